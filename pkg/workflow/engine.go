@@ -1,0 +1,289 @@
+package workflow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"os"
+	"reflect"
+	"runtime/debug"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/aceworks/ace/pkg/agents"
+	"github.com/aceworks/ace/pkg/config"
+	"github.com/aceworks/ace/pkg/store"
+)
+
+// Node is one step of the graph. It may change the run's fields; the engine persists them.
+type Node func(ctx context.Context, r *store.Run) (Result, error)
+
+// Progress is what the engine tells an observer (the foreground `ace run` display) as it goes.
+type Progress struct {
+	Run     *store.Run
+	Kind    string // "step" when a step starts, else the event kind
+	Step    Step
+	Message string
+}
+
+// Options wires an Engine to its collaborators.
+type Options struct {
+	Config     *config.Config
+	Store      Store
+	Tracker    Tracker
+	Workspaces Workspaces
+	Sessions   Sessions
+	Secrets    Secrets
+	// Profile resolves an agent name to its profile (built-in merged with config).
+	Profile func(name string) (agents.Profile, error)
+	// Launcher is the argv prefix of the env-file launcher (`ace __launch`) that starts agents with secrets.
+	Launcher []string
+	// Root is workspace.root: logs, runtime files and homes live under it.
+	Root     string
+	Logger   *slog.Logger
+	Now      func() time.Time
+	Observer func(Progress)
+	// Owner names this process in issue claims; default "<host>:<pid>".
+	Owner string
+	// IssueCheckEvery bounds how often the monitor asks the tracker whether the issue was closed or unlabelled.
+	IssueCheckEvery time.Duration
+	// MaxRetries bounds retries of a step that fails with a retryable error.
+	MaxRetries int
+}
+
+// Engine drives runs through ace's graph.
+type Engine struct {
+	o     Options
+	cfg   *config.Config
+	log   *slog.Logger
+	nodes map[Step]Node
+
+	mu   sync.Mutex
+	seen map[int64]*observed // per-run screen cache: what the monitor saw last (an optimisation, never the truth)
+}
+
+// New returns an engine. Every collaborator in o is required except Observer, Now, Owner and Logger.
+func New(o Options) (*Engine, error) {
+	if o.Config == nil || o.Store == nil || o.Tracker == nil || o.Workspaces == nil || o.Sessions == nil ||
+		o.Secrets == nil || o.Profile == nil {
+		return nil, errors.New("workflow: incomplete options")
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Owner == "" {
+		host, _ := os.Hostname()
+		o.Owner = host + ":" + strconv.Itoa(os.Getpid())
+	}
+	if o.IssueCheckEvery <= 0 {
+		o.IssueCheckEvery = 30 * time.Second
+	}
+	if o.MaxRetries <= 0 {
+		o.MaxRetries = 5
+	}
+	e := &Engine{o: o, cfg: o.Config, log: o.Logger, seen: map[int64]*observed{}}
+	e.nodes = map[Step]Node{
+		StepClaim:        e.claim,
+		StepPrepare:      e.prepareWorkspace,
+		StepWriteTask:    e.writeTask,
+		StepStartSession: e.startSession,
+		StepDeliver:      e.deliverPrompt,
+		StepMonitor:      e.monitor,
+		StepWaitingInput: e.waitingInput,
+		StepFinalize:     e.finalize,
+		StepReport:       e.report,
+		StepFailed:       e.failed,
+		StepCancelled:    e.cancelled,
+	}
+	return e, nil
+}
+
+// StopWhen decides, after each node, whether Drive hands control back to its caller.
+type StopWhen func(r *store.Run, res Result) bool
+
+// UntilSettled drives until the run is finished or waits for a human.
+func UntilSettled(r *store.Run, _ Result) bool {
+	return r.Status.Terminal() || r.Status == store.StatusWaitingInput
+}
+
+// UntilMonitoring drives until the prompt is delivered (the run is being monitored) or the run settles.
+func UntilMonitoring(r *store.Run, res Result) bool {
+	return UntilSettled(r, res) || Step(r.Step) == StepMonitor
+}
+
+// OneTick drives until the first node that asks to wait: one pass of `ace poll`.
+func OneTick(r *store.Run, res Result) bool {
+	return UntilSettled(r, res) || res.Wait > 0
+}
+
+// Drive runs nodes until stop says so, the run finishes, or ctx ends. Waits between visits sleep on ctx.
+func (e *Engine) Drive(ctx context.Context, r *store.Run, stop StopWhen) error {
+	for {
+		if r.Status.Terminal() {
+			return nil
+		}
+		res, err := e.Step(ctx, r)
+		if err != nil {
+			return err
+		}
+		if stop(r, res) {
+			return nil
+		}
+		if res.Wait > 0 {
+			t := time.NewTimer(res.Wait)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return ctx.Err()
+			case <-t.C:
+			}
+		}
+	}
+}
+
+// Step runs the run's current node once and persists what changed. The returned error is only for failures of
+// the engine itself (store unavailable, ctx cancelled); a node's own errors are handled by retry or failure.
+func (e *Engine) Step(ctx context.Context, r *store.Run) (Result, error) {
+	step := Step(r.Step)
+	node, ok := e.nodes[step]
+	if !ok {
+		return Result{}, fmt.Errorf("run %d: unknown step %q (written by a newer ace?)", r.ID, step)
+	}
+	before := snapshot(r)
+	res, err := e.call(ctx, node, r)
+	if err != nil && ctx.Err() != nil {
+		return Result{}, ctx.Err()
+	}
+	var ev *store.Event
+	if err != nil {
+		res, ev = e.onError(r, step, err)
+	} else if res.Next != "" {
+		delete(r.Vars, varRetries)
+	}
+	if res.Next != "" && res.Next != step {
+		r.Step = string(res.Next)
+		if ev == nil {
+			ev = &store.Event{Kind: "transition", Step: string(res.Next), Message: string(step) + " → " + string(res.Next)}
+		}
+		e.notify(Progress{Run: r, Kind: "step", Step: res.Next})
+	}
+	if ev != nil || !reflect.DeepEqual(before, snapshot(r)) {
+		if err := e.o.Store.UpdateRun(ctx, r, ev); err != nil {
+			if errors.Is(err, store.ErrConflict) {
+				// Another process moved the run on; continue from what it wrote.
+				fresh, gerr := e.o.Store.GetRun(ctx, r.ID)
+				if gerr != nil {
+					return Result{}, fmt.Errorf("reload run %d after conflict: %w", r.ID, gerr)
+				}
+				*r = *fresh
+				return Stay(time.Second), nil
+			}
+			return Result{}, fmt.Errorf("save run %d: %w", r.ID, err)
+		}
+	}
+	return res, nil
+}
+
+// call runs a node with panic recovery: a bug in one node fails that run, never the process.
+func (e *Engine) call(ctx context.Context, node Node, r *store.Run) (res Result, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			e.log.ErrorContext(ctx, "node panicked", "run", r.ID, "step", r.Step, "panic", p, "stack", string(debug.Stack()))
+			err = Terminalf("internal error in step %s: %v", r.Step, p)
+		}
+	}()
+	if r.Vars == nil {
+		r.Vars = map[string]string{}
+	}
+	return node(ctx, r)
+}
+
+// onError turns a node's error into the run's next move: a bounded number of retries with backoff for errors that
+// may pass, the failed step for the rest. Failing to report a failure is retried the same way and then given up.
+func (e *Engine) onError(r *store.Run, step Step, err error) (Result, *store.Event) {
+	n, _ := strconv.Atoi(r.Vars[varRetries])
+	e.log.Warn("step failed", "run", r.ID, "repo", r.Repo, "issue", r.Issue, "step", step, "attempt", n+1, "err", err)
+	if !IsTerminal(err) && n < e.o.MaxRetries {
+		r.Vars[varRetries] = strconv.Itoa(n + 1)
+		wait := backoff(n)
+		e.notify(Progress{Run: r, Kind: "retry", Step: step, Message: err.Error()})
+		return Stay(wait), &store.Event{Kind: "retry", Step: string(step),
+			Message: fmt.Sprintf("%v (retry %d/%d in %s)", err, n+1, e.o.MaxRetries, wait)}
+	}
+	delete(r.Vars, varRetries)
+	if step == StepFailed || step == StepCancelled {
+		// Reporting the end failed for good: end the run anyway, the reason stays in the store.
+		r.Status = endStatus(step)
+		now := e.o.Now()
+		r.FinishedAt = &now
+		return Result{}, &store.Event{Kind: "error", Step: string(step), Message: "could not report: " + err.Error()}
+	}
+	r.Error = err.Error()
+	return Goto(StepFailed), &store.Event{Kind: "error", Step: string(step), Message: err.Error()}
+}
+
+func endStatus(s Step) store.Status {
+	if s == StepCancelled {
+		return store.StatusCancelled
+	}
+	return store.StatusFailed
+}
+
+// backoff is 2s, 4s, 8s … capped at one minute.
+func backoff(n int) time.Duration {
+	d := 2 * time.Second << n
+	if d > time.Minute || d <= 0 {
+		d = time.Minute
+	}
+	return d
+}
+
+// event appends an event for a side effect and tells the observer.
+func (e *Engine) event(ctx context.Context, r *store.Run, kind, msg string) {
+	if err := e.o.Store.AppendEvent(ctx, r.ID, store.Event{Kind: kind, Step: r.Step, Message: msg}); err != nil {
+		e.log.WarnContext(ctx, "record event", "run", r.ID, "kind", kind, "err", err)
+	}
+	e.notify(Progress{Run: r, Kind: kind, Step: Step(r.Step), Message: msg})
+}
+
+func (e *Engine) notify(p Progress) {
+	if e.o.Observer != nil {
+		e.o.Observer(p)
+	}
+}
+
+// snapshot copies the fields of a run that matter for "did anything change".
+func snapshot(r *store.Run) store.Run {
+	c := *r
+	c.Vars = maps.Clone(r.Vars)
+	if c.Vars == nil {
+		c.Vars = map[string]string{}
+	}
+	c.UpdatedAt = time.Time{}
+	c.Version = 0
+	return c
+}
+
+// Keys of store.Run.Vars the engine uses. Kept short: they are persisted.
+const (
+	varRetries      = "retries"
+	varRemoteURL    = "remote_url"
+	varTitle        = "title"
+	varDelivered    = "prompt_delivered"
+	varResume       = "resume"
+	varMonitorSince = "monitor_since"
+	varIssueChecked = "issue_checked"
+	varQuestionAt   = "question_at"
+	varQuestion     = "question"
+	varSummary      = "summary"
+	varLastScreen   = "last_screen"
+	varNudgedAt     = "nudged_at"
+	varModel        = "model"
+	varLabeled      = "labeled"
+)

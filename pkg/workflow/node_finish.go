@@ -1,0 +1,158 @@
+package workflow
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/aceworks/ace/pkg/store"
+	"github.com/aceworks/ace/pkg/tracker"
+)
+
+// finalize commits what the agent left uncommitted, pushes the branch and finds or opens the pull request.
+func (e *Engine) finalize(ctx context.Context, r *store.Run) (Result, error) {
+	ws, err := e.o.Workspaces.Open(ctx, r.Repo, r.Issue)
+	if err != nil {
+		return Result{}, fmt.Errorf("open working copy: %w", err)
+	}
+	if _, _, err := ws.CommitAll(ctx, fmt.Sprintf("ace: work on #%d: %s", r.Issue, r.Vars[varTitle])); err != nil {
+		return Result{}, fmt.Errorf("commit remaining changes: %w", err)
+	}
+	ahead, err := ws.CommitsAhead(ctx)
+	if err != nil {
+		return Result{}, fmt.Errorf("count commits: %w", err)
+	}
+	if ahead == 0 {
+		r.Error = "the agent made no changes"
+		if r.Session != "" {
+			if s, err := e.o.Sessions.Capture(ctx, r.Session, 0); err == nil {
+				r.Vars[varLastScreen] = s
+			}
+		}
+		return Goto(StepFailed), nil
+	}
+	token, err := e.gitToken(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := ws.Push(ctx, token); err != nil {
+		return Result{}, fmt.Errorf("push %s: %w", r.Branch, err)
+	}
+	e.event(ctx, r, "pushed", fmt.Sprintf("pushed %s (%d commits)", r.Branch, ahead))
+	pr, err := e.o.Tracker.FindPR(ctx, r.Repo, r.Branch)
+	if err != nil {
+		return Result{}, trackerErr(fmt.Errorf("look for an open pull request: %w", err))
+	}
+	if pr == nil {
+		pr, err = e.o.Tracker.CreatePR(ctx, r.Repo, tracker.NewPR{
+			Title: r.Vars[varTitle], Body: e.prBody(r, ahead), Head: r.Branch, Base: r.BaseBranch, Draft: e.cfg.PR.Draft,
+		})
+		if err != nil {
+			return Result{}, trackerErr(fmt.Errorf("open the pull request: %w", err))
+		}
+		e.event(ctx, r, "pull-request", "opened "+pr.URL)
+	}
+	r.PRNumber, r.PRURL = pr.Number, pr.URL
+	return Goto(StepReport), nil
+}
+
+func (e *Engine) prBody(r *store.Run, commits int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Closes #%d\n\n", r.Issue)
+	if s := r.Vars[varSummary]; s != "" {
+		b.WriteString("## Summary (from the agent)\n\n" + s + "\n\n")
+	}
+	fmt.Fprintf(&b, "---\nMade by ace: agent `%s`, attempt %d, %d commit(s), %s.\n", r.Agent, r.Attempt, commits,
+		e.o.Now().Sub(r.CreatedAt).Round(time.Second))
+	return b.String()
+}
+
+// report ends a successful run: the agent's session is closed, labels and the status comment say done.
+func (e *Engine) report(ctx context.Context, r *store.Run) (Result, error) {
+	if err := e.endSession(ctx, r); err != nil {
+		return Result{}, err
+	}
+	l := e.cfg.Labels
+	if err := e.setLabels(ctx, r, []string{l.Done}, l.Running, l.NeedsInput); err != nil {
+		return Result{}, trackerErr(err)
+	}
+	r.Status = store.StatusDone
+	if err := e.postStatus(ctx, r, statusView{Headline: "done — pull request " + r.PRURL}); err != nil {
+		r.Status = store.StatusActive
+		return Result{}, trackerErr(err)
+	}
+	e.finish(r)
+	return Goto(StepDone), nil
+}
+
+// failed reports why a run failed, with the agent's last screen, and closes its session; the working copy stays.
+func (e *Engine) failed(ctx context.Context, r *store.Run) (Result, error) {
+	if r.Vars[varLastScreen] == "" && r.Session != "" {
+		if s, err := e.o.Sessions.Capture(ctx, r.Session, 0); err == nil {
+			r.Vars[varLastScreen] = s
+		}
+	}
+	if err := e.endSession(ctx, r); err != nil {
+		return Result{}, err
+	}
+	l := e.cfg.Labels
+	if err := e.setLabels(ctx, r, []string{l.Failed}, l.Running, l.NeedsInput); err != nil {
+		return Result{}, trackerErr(err)
+	}
+	detail := ""
+	if s := strings.TrimSpace(r.Vars[varLastScreen]); s != "" {
+		detail = "The agent's last screen:\n\n" + quote(s)
+	}
+	detail += fmt.Sprintf("\n\nThe working copy is kept. To try again, remove `%s` (keep `%s`), or run `ace run --issue %d`.",
+		l.Failed, e.cfg.Trigger.Label, r.Issue)
+	r.Status = store.StatusFailed
+	if err := e.postStatus(ctx, r, statusView{Headline: "failed: " + r.Error, Detail: detail}); err != nil {
+		r.Status = store.StatusActive
+		return Result{}, trackerErr(err)
+	}
+	e.finish(r)
+	return Result{}, nil
+}
+
+// cancelled stops the agent of an issue that was closed, unlabelled or stopped by `ace stop`.
+func (e *Engine) cancelled(ctx context.Context, r *store.Run) (Result, error) {
+	if err := e.endSession(ctx, r); err != nil {
+		return Result{}, err
+	}
+	l := e.cfg.Labels
+	if err := e.setLabels(ctx, r, nil, l.Running, l.NeedsInput); err != nil {
+		return Result{}, trackerErr(err)
+	}
+	r.Status = store.StatusCancelled
+	if err := e.postStatus(ctx, r, statusView{Headline: "cancelled: " + r.Error + "; the working copy is kept"}); err != nil {
+		r.Status = store.StatusActive
+		return Result{}, trackerErr(err)
+	}
+	e.finish(r)
+	return Result{}, nil
+}
+
+// endSession kills the agent's session and everything it started, if it is still there.
+func (e *Engine) endSession(ctx context.Context, r *store.Run) error {
+	if r.Session == "" {
+		return nil
+	}
+	alive, err := e.o.Sessions.HasSession(ctx, r.Session)
+	if err != nil {
+		return fmt.Errorf("look for session %s: %w", r.Session, err)
+	}
+	if alive {
+		if err := e.o.Sessions.Kill(ctx, r.Session); err != nil {
+			return fmt.Errorf("stop session %s: %w", r.Session, err)
+		}
+		e.event(ctx, r, "session", "closed "+r.Session)
+	}
+	e.forget(r.ID)
+	return nil
+}
+
+func (e *Engine) finish(r *store.Run) {
+	now := e.o.Now()
+	r.FinishedAt = &now
+}

@@ -1,0 +1,161 @@
+package workflow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/aceworks/ace/pkg/store"
+	"github.com/aceworks/ace/pkg/tracker"
+)
+
+// askHuman posts the agent's question on the issue, labels it as needing input and parks the run in
+// waiting_input. Comments after the question by a trusted user become the answer.
+func (e *Engine) askHuman(ctx context.Context, r *store.Run, question, screen string) error {
+	n := strings.Count(r.Vars["questions"], ",") + 1
+	marker := fmt.Sprintf("<!-- ace:question:%d:%d -->", r.ID, n)
+	body := marker + "\n**ace** · the agent working on this issue needs input.\n\n" + quote(question)
+	if screen != "" {
+		body += "\n\nIts screen:\n\n" + quote(screen)
+	}
+	body += fmt.Sprintf("\n\nReply in a comment: ace types your answer into the agent's session. "+
+		"(Or answer directly: `ace attach %d`, `ace send %d \"…\"`.)", r.Issue, r.Issue)
+	existing, err := e.o.Tracker.FindComment(ctx, r.Repo, r.Issue, marker)
+	if err != nil {
+		return trackerErr(fmt.Errorf("find question comment: %w", err))
+	}
+	if existing == nil {
+		if _, err := e.o.Tracker.CreateComment(ctx, r.Repo, r.Issue, body); err != nil {
+			return trackerErr(fmt.Errorf("post the question: %w", err))
+		}
+	}
+	if err := e.setLabels(ctx, r, []string{e.cfg.Labels.NeedsInput}); err != nil {
+		return trackerErr(err)
+	}
+	r.Status = store.StatusWaitingInput
+	r.Vars[varQuestion] = question
+	r.Vars[varQuestionAt] = e.stamp()
+	r.Vars["questions"] += ","
+	if err := e.postStatus(ctx, r, statusView{Headline: "waiting for your answer (see the question below)"}); err != nil {
+		return trackerErr(err)
+	}
+	e.event(ctx, r, "question", firstLine(question))
+	return nil
+}
+
+// waitingInput relays a trusted human's answer from the issue into the session and resumes monitoring.
+func (e *Engine) waitingInput(ctx context.Context, r *store.Run) (Result, error) {
+	if next, ok := e.checkIssue(ctx, r); ok {
+		return next, nil
+	}
+	if summary, ok := readProtocolFile(r.Workdir, doneFile); ok {
+		// Someone helped the agent directly (ace attach) and it finished.
+		r.Vars[varSummary] = summary
+		r.Status = store.StatusActive
+		return Goto(StepFinalize), nil
+	}
+	asked, err := time.Parse(time.RFC3339Nano, r.Vars[varQuestionAt])
+	if err != nil {
+		asked = r.UpdatedAt
+	}
+	who, answer, err := e.findAnswer(ctx, r, asked)
+	if err != nil {
+		return Result{}, err
+	}
+	if answer == "" {
+		return Stay(e.cfg.Poll.Interval.Duration), nil
+	}
+	if err := e.Answer(ctx, r, who, answer); err != nil {
+		return Result{}, err
+	}
+	return Goto(StepMonitor), nil
+}
+
+// Answer types a human's answer into the session and moves the run back to monitoring. `ace send` uses it too.
+func (e *Engine) Answer(ctx context.Context, r *store.Run, who, answer string) error {
+	// The answer goes in exactly as the human wrote it: no prefix, no rewording.
+	if err := e.type_(ctx, r, answer); err != nil {
+		return fmt.Errorf("type the answer into %s: %w", r.Session, err)
+	}
+	if err := os.Remove(filepath.Join(r.Workdir, questionFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("clear the question: %w", err)
+	}
+	if r.Status == store.StatusWaitingInput {
+		if err := e.setLabels(ctx, r, nil, e.cfg.Labels.NeedsInput); err != nil {
+			return trackerErr(err)
+		}
+		r.Status = store.StatusActive
+		r.Step = string(StepMonitor)
+		r.Nudges = 0
+		delete(r.Vars, varQuestion)
+		// Time spent waiting for a human does not count against monitor.timeout.
+		r.Vars[varMonitorSince] = e.stamp()
+		if err := e.postStatus(ctx, r, statusView{Headline: "working (answer received)"}); err != nil {
+			return trackerErr(err)
+		}
+	}
+	src := "ace send"
+	if who != "" {
+		src = "@" + who
+	}
+	e.event(ctx, r, "answer", "answer from "+src+" typed into the session")
+	return nil
+}
+
+// findAnswer returns the comments made after the question by trusted humans (never ace itself), joined.
+func (e *Engine) findAnswer(ctx context.Context, r *store.Run, asked time.Time) (who, answer string, err error) {
+	comments, err := e.o.Tracker.Comments(ctx, r.Repo, r.Issue, asked)
+	if err != nil {
+		return "", "", trackerErr(fmt.Errorf("read comments: %w", err))
+	}
+	self, err := e.o.Tracker.Self(ctx)
+	if err != nil {
+		return "", "", trackerErr(fmt.Errorf("who am I: %w", err))
+	}
+	var parts []string
+	for _, c := range comments {
+		if !c.CreatedAt.After(asked) || isAceComment(c.Body) || strings.EqualFold(c.Author, self) {
+			continue
+		}
+		ok, err := e.trustedUser(ctx, r.Repo, c.Author)
+		if err != nil {
+			return "", "", err
+		}
+		if !ok {
+			e.log.InfoContext(ctx, "ignoring a comment from an untrusted user", "repo", r.Repo, "issue", r.Issue, "user", c.Author)
+			continue
+		}
+		who = c.Author
+		parts = append(parts, strings.TrimSpace(c.Body))
+	}
+	return who, strings.Join(parts, "\n\n"), nil
+}
+
+// trustedUser applies the trigger policy to a commenter: allowed_users, else at least min_permission.
+func (e *Engine) trustedUser(ctx context.Context, repo, user string) (bool, error) {
+	t := e.cfg.Trigger
+	if slices.ContainsFunc(t.AllowedUsers, func(u string) bool { return strings.EqualFold(u, user) }) {
+		return true, nil
+	}
+	if strings.HasSuffix(user, "[bot]") {
+		return false, nil
+	}
+	p, err := e.o.Tracker.Permission(ctx, repo, user)
+	if err != nil {
+		if errors.Is(err, tracker.ErrNotFound) {
+			return false, nil
+		}
+		return false, trackerErr(fmt.Errorf("permission of %s: %w", user, err))
+	}
+	return p.AtLeast(tracker.Permission(t.MinPermission)), nil
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
+}

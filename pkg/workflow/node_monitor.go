@@ -1,0 +1,254 @@
+package workflow
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/aceworks/ace/pkg/agents"
+	"github.com/aceworks/ace/pkg/store"
+	"github.com/aceworks/ace/pkg/tmuxops"
+	"github.com/aceworks/ace/pkg/workspace"
+)
+
+// observed is what the monitor saw of a session last time: with it, a tick whose pane shows no new activity
+// needs no screen capture. It is a cache; losing it (a restart) only costs one capture.
+type observed struct {
+	activity   time.Time
+	screen     string
+	state      agents.State
+	changedAt  time.Time // when the screen last differed from the one before
+	capturedAt time.Time
+}
+
+// recaptureEvery bounds how stale a cached screen may get even when tmux reports no activity.
+const recaptureEvery = 30 * time.Second
+
+// monitor is one level-based look at the run: it decides from what is true now, never from remembered events.
+func (e *Engine) monitor(ctx context.Context, r *store.Run) (Result, error) {
+	m := e.cfg.Monitor
+	if next, ok := e.checkIssue(ctx, r); ok {
+		return next, nil
+	}
+	if summary, ok := readProtocolFile(r.Workdir, doneFile); ok {
+		r.Vars[varSummary] = summary
+		e.event(ctx, r, "done", "the agent wrote .ace/DONE")
+		return Goto(StepFinalize), nil
+	}
+	if q, ok := readProtocolFile(r.Workdir, questionFile); ok && q != "" {
+		if err := e.askHuman(ctx, r, q, ""); err != nil {
+			return Result{}, err
+		}
+		return Goto(StepWaitingInput), nil
+	}
+	pane, found, err := e.pane(ctx, r.Session)
+	if err != nil {
+		return Result{}, err
+	}
+	if !found || pane.Dead {
+		return e.onAgentExit(ctx, r, pane, found)
+	}
+	prof, err := e.profile(r)
+	if err != nil {
+		return Result{}, err
+	}
+	o, err := e.look(ctx, r, prof, pane)
+	if err != nil {
+		return Result{}, err
+	}
+	if e.since(r.Vars[varMonitorSince]) > m.Timeout.Duration && r.Vars[varMonitorSince] != "" {
+		r.Error = fmt.Sprintf("the agent did not finish within monitor.timeout (%s)", m.Timeout.Duration)
+		r.Vars[varLastScreen] = o.screen
+		return Goto(StepFailed), nil
+	}
+	switch o.state {
+	case agents.StateApproval:
+		if prof.AutoApprove && len(prof.ApproveKeys) > 0 {
+			if err := e.o.Sessions.SendKeys(ctx, r.Session, prof.ApproveKeys...); err != nil {
+				return Result{}, fmt.Errorf("approve: %w", err)
+			}
+			e.event(ctx, r, "approved", "answered a permission dialog (auto_approve)")
+			e.forget(r.ID)
+			return Stay(m.Interval.Duration), nil
+		}
+		if err := e.askHuman(ctx, r, "The agent asks for permission:", o.screen); err != nil {
+			return Result{}, err
+		}
+		return Goto(StepWaitingInput), nil
+	case agents.StateQuestion:
+		if err := e.askHuman(ctx, r, "The agent asks a question on its screen:", o.screen); err != nil {
+			return Result{}, err
+		}
+		return Goto(StepWaitingInput), nil
+	case agents.StateDialog:
+		if keys, name, ok := prof.DialogResponse(o.screen); ok {
+			if err := e.o.Sessions.SendKeys(ctx, r.Session, keys...); err != nil {
+				return Result{}, fmt.Errorf("answer %s dialog: %w", name, err)
+			}
+			e.event(ctx, r, "dialog", "answered the agent's "+name+" dialog")
+			e.forget(r.ID)
+		}
+	case agents.StateReady:
+		idle := e.o.Now().Sub(latest(o.changedAt, pane.Activity))
+		if idle >= m.IdleAfter.Duration && e.since(r.Vars[varNudgedAt]) >= m.IdleAfter.Duration {
+			return e.onIdle(ctx, r, o.screen)
+		}
+	}
+	return Stay(m.Interval.Duration), nil
+}
+
+// onIdle nudges an agent that sits at its prompt without having finished, up to max_nudges times; then a human
+// is asked to look.
+func (e *Engine) onIdle(ctx context.Context, r *store.Run, screen string) (Result, error) {
+	m := e.cfg.Monitor
+	if r.Nudges >= m.MaxNudges {
+		msg := fmt.Sprintf("The agent has been idle for %s after %d nudges without finishing. Its screen:", m.IdleAfter.Duration, r.Nudges)
+		if err := e.askHuman(ctx, r, msg, screen); err != nil {
+			return Result{}, err
+		}
+		return Goto(StepWaitingInput), nil
+	}
+	if err := e.type_(ctx, r, e.nudgePrompt()); err != nil {
+		return Result{}, fmt.Errorf("nudge: %w", err)
+	}
+	r.Nudges++
+	r.Vars[varNudgedAt] = e.stamp()
+	e.event(ctx, r, "nudge", fmt.Sprintf("nudged the idle agent (%d/%d)", r.Nudges, m.MaxNudges))
+	return Stay(m.Interval.Duration), nil
+}
+
+// onAgentExit handles a dead pane (or a vanished session): keep what the agent committed, else restart it a
+// bounded number of times, else give up with its last screen.
+func (e *Engine) onAgentExit(ctx context.Context, r *store.Run, pane tmuxops.Pane, found bool) (Result, error) {
+	screen := ""
+	if found {
+		screen, _ = e.o.Sessions.Capture(ctx, r.Session, 0)
+	}
+	ws, err := e.o.Workspaces.Open(ctx, r.Repo, r.Issue)
+	if err != nil {
+		return Result{}, fmt.Errorf("open working copy: %w", err)
+	}
+	ahead, err := ws.CommitsAhead(ctx)
+	if err != nil {
+		return Result{}, fmt.Errorf("count commits: %w", err)
+	}
+	changed, err := ws.HasChanges(ctx)
+	if err != nil {
+		return Result{}, fmt.Errorf("look for changes: %w", err)
+	}
+	how := "the agent's session disappeared"
+	if found {
+		how = fmt.Sprintf("the agent exited with status %d", pane.ExitStatus)
+	}
+	if ahead > 0 || changed {
+		e.event(ctx, r, "agent-exited", how+"; finalizing what it did")
+		return Goto(StepFinalize), nil
+	}
+	if r.Restarts < e.cfg.Monitor.MaxRestarts {
+		r.Restarts++
+		e.event(ctx, r, "agent-exited", fmt.Sprintf("%s without changes; restarting it (%d/%d)", how, r.Restarts, e.cfg.Monitor.MaxRestarts))
+		e.forget(r.ID)
+		if err := e.launch(ctx, r, tmuxops.SessionName(r.Repo, r.Issue), found); err != nil {
+			return Result{}, err
+		}
+		delete(r.Vars, varDelivered)
+		r.Vars[varResume] = "1"
+		return Goto(StepDeliver), nil
+	}
+	r.Error = fmt.Sprintf("%s %d times without making changes", how, r.Restarts+1)
+	r.Vars[varLastScreen] = screen
+	return Goto(StepFailed), nil
+}
+
+// look returns the session's screen and state, capturing only when tmux reports new output (or the cached
+// screen is old): with many sessions, capture-pane is the expensive call.
+func (e *Engine) look(ctx context.Context, r *store.Run, prof agents.Profile, pane tmuxops.Pane) (*observed, error) {
+	now := e.o.Now()
+	e.mu.Lock()
+	o := e.seen[r.ID]
+	if o == nil {
+		o = &observed{}
+		e.seen[r.ID] = o
+	}
+	e.mu.Unlock()
+	fresh := !o.capturedAt.IsZero() && pane.Activity.Equal(o.activity) && !pane.Activity.IsZero() &&
+		now.Sub(o.capturedAt) < recaptureEvery
+	if fresh {
+		return o, nil
+	}
+	screen, err := e.o.Sessions.Capture(ctx, r.Session, 0)
+	if err != nil {
+		return nil, fmt.Errorf("capture screen: %w", err)
+	}
+	if screen != o.screen || o.capturedAt.IsZero() {
+		o.changedAt = now
+	}
+	o.screen, o.activity, o.capturedAt = screen, pane.Activity, now
+	o.state = prof.Classify(screen, pane.Dead, pane.ExitStatus)
+	return o, nil
+}
+
+func (e *Engine) forget(runID int64) {
+	e.mu.Lock()
+	delete(e.seen, runID)
+	e.mu.Unlock()
+}
+
+// checkIssue asks the tracker, at most every IssueCheckEvery, whether the issue is still wanted.
+func (e *Engine) checkIssue(ctx context.Context, r *store.Run) (Result, bool) {
+	if e.since(r.Vars[varIssueChecked]) < e.o.IssueCheckEvery {
+		return Result{}, false
+	}
+	iss, err := e.o.Tracker.Issue(ctx, r.Repo, r.Issue)
+	if err != nil {
+		// A tracker outage must not stop a working agent; look again next time.
+		e.log.WarnContext(ctx, "check issue", "repo", r.Repo, "issue", r.Issue, "err", err)
+		return Result{}, false
+	}
+	r.Vars[varIssueChecked] = e.stamp()
+	switch {
+	case iss.State == "closed":
+		r.Error = "the issue was closed"
+	case r.Vars[varLabeled] == "1" && !slices.Contains(iss.Labels, e.cfg.Trigger.Label):
+		r.Error = fmt.Sprintf("the %q label was removed", e.cfg.Trigger.Label)
+	default:
+		return Result{}, false
+	}
+	return Goto(StepCancelled), true
+}
+
+// type_ pastes one line into the agent and submits it.
+func (e *Engine) type_(ctx context.Context, r *store.Run, text string) error {
+	prof, err := e.profile(r)
+	if err != nil {
+		return err
+	}
+	o := e.deliverOptions(ctx, r, prof)
+	o.Ready = func(screen string) bool {
+		st := prof.Classify(screen, false, 0)
+		return st == agents.StateReady || st == agents.StateQuestion || st == agents.StateApproval
+	}
+	e.forget(r.ID)
+	return e.o.Sessions.Deliver(ctx, r.Session, text, o)
+}
+
+// readProtocolFile reads a done-protocol file of the working copy, sanitized like any agent output.
+func readProtocolFile(workdir, rel string) (string, bool) {
+	b, err := os.ReadFile(filepath.Join(workdir, rel))
+	if err != nil {
+		return "", false
+	}
+	return strings.TrimSpace(workspace.Sanitize(string(b))), true
+}
+
+func latest(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+

@@ -1,0 +1,142 @@
+package workflow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/aceworks/ace/pkg/store"
+	"github.com/aceworks/ace/pkg/tracker"
+	"github.com/aceworks/ace/pkg/workspace"
+)
+
+// claim marks the issue as taken: status labels and the sticky status comment.
+func (e *Engine) claim(ctx context.Context, r *store.Run) (Result, error) {
+	iss, err := e.o.Tracker.Issue(ctx, r.Repo, r.Issue)
+	if err != nil {
+		return Result{}, trackerErr(fmt.Errorf("read issue %s#%d: %w", r.Repo, r.Issue, err))
+	}
+	if iss.IsPR {
+		return Result{}, Terminalf("%s#%d is a pull request, not an issue", r.Repo, r.Issue)
+	}
+	if iss.State == "closed" {
+		r.Error = "the issue is closed"
+		return Goto(StepCancelled), nil
+	}
+	r.Vars[varTitle] = iss.Title
+	if slices.Contains(iss.Labels, e.cfg.Trigger.Label) {
+		// Only a run started by the label is cancelled when the label goes; `ace run` works on any issue.
+		r.Vars[varLabeled] = "1"
+	}
+	l := e.cfg.Labels
+	if err := e.setLabels(ctx, r, []string{l.Running}, l.Failed, l.Done, l.NeedsInput); err != nil {
+		return Result{}, trackerErr(err)
+	}
+	if err := e.postStatus(ctx, r, statusView{Headline: "on it — preparing a working copy"}); err != nil {
+		return Result{}, trackerErr(err)
+	}
+	return Goto(StepPrepare), nil
+}
+
+// prepareWorkspace makes the per-issue working copy on the run's branch (reused when it exists).
+func (e *Engine) prepareWorkspace(ctx context.Context, r *store.Run) (Result, error) {
+	repo, err := e.o.Tracker.Repo(ctx, r.Repo)
+	if err != nil {
+		return Result{}, trackerErr(fmt.Errorf("read repository %s: %w", r.Repo, err))
+	}
+	if r.Branch == "" {
+		r.Branch = workspace.BranchName(e.cfg.PR.Branch, r.Issue, r.Vars[varTitle])
+	}
+	base := r.BaseBranch
+	if base == "" {
+		base = repo.DefaultBranch
+	}
+	token, err := e.gitToken(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	ws, err := e.o.Workspaces.Prepare(ctx, workspace.Spec{
+		Repo: r.Repo, Issue: r.Issue, RemoteURL: repo.CloneURL, BaseBranch: base, Branch: r.Branch, Token: token,
+	})
+	if err != nil {
+		return Result{}, fmt.Errorf("prepare working copy: %w", err)
+	}
+	r.Workdir, r.BaseBranch = ws.Dir, ws.BaseBranch
+	r.Vars[varRemoteURL] = repo.CloneURL
+	e.event(ctx, r, "workspace", ws.Dir+" on "+ws.Branch)
+	return Goto(StepWriteTask), nil
+}
+
+// gitToken is the token for clone, fetch and push: GitHub's when the tracker is GitHub, none otherwise.
+func (e *Engine) gitToken(ctx context.Context) (string, error) {
+	if e.cfg.Tracker.Kind != "github" {
+		return "", nil
+	}
+	tok, err := e.o.Secrets.GitHubToken(ctx, e.cfg.GitHub.TokenEnv)
+	if err != nil {
+		return "", Terminalf("no GitHub token (looked for %s): %w", strings.Join(e.cfg.GitHub.TokenEnv, ", "), err)
+	}
+	return tok, nil
+}
+
+// writeTask writes ACE_TASK.md from the issue as it is now, and clears done-protocol files left by an earlier
+// attempt (a stale .ace/DONE would end this attempt before it began).
+func (e *Engine) writeTask(ctx context.Context, r *store.Run) (Result, error) {
+	iss, err := e.o.Tracker.Issue(ctx, r.Repo, r.Issue)
+	if err != nil {
+		return Result{}, trackerErr(fmt.Errorf("read issue: %w", err))
+	}
+	comments, err := e.o.Tracker.Comments(ctx, r.Repo, r.Issue, time.Time{})
+	if err != nil {
+		return Result{}, trackerErr(fmt.Errorf("read comments: %w", err))
+	}
+	t := workspace.Task{
+		Repo: r.Repo, Issue: r.Issue, Title: iss.Title, URL: iss.URL, Author: iss.Author, Labels: iss.Labels,
+		Body: iss.Body, Branch: r.Branch, BaseBranch: r.BaseBranch, TriggeredAt: r.TriggeredAt, Agent: r.Agent,
+	}
+	for _, c := range comments {
+		if isAceComment(c.Body) {
+			continue
+		}
+		t.Comments = append(t.Comments, workspace.TaskComment{Author: c.Author, Body: c.Body, CreatedAt: c.CreatedAt})
+	}
+	if err := workspace.WriteTask(r.Workdir, t); err != nil {
+		return Result{}, fmt.Errorf("write ACE_TASK.md: %w", err)
+	}
+	dir := filepath.Join(r.Workdir, ".ace")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return Result{}, fmt.Errorf("create %s: %w", dir, err)
+	}
+	for _, f := range []string{doneFile, questionFile} {
+		if err := os.Remove(filepath.Join(r.Workdir, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return Result{}, fmt.Errorf("clear %s: %w", f, err)
+		}
+	}
+	return Goto(StepStartSession), nil
+}
+
+// The done protocol's files, relative to the working copy (ACE_TASK.md tells the agent about them).
+const (
+	doneFile     = ".ace/DONE"
+	questionFile = ".ace/QUESTION"
+)
+
+// isAceComment reports whether a comment was written by ace itself (status, questions): those are not part of
+// the task and never count as a human's answer.
+func isAceComment(body string) bool {
+	return strings.Contains(body, "<!-- ace:")
+}
+
+// trackerErr marks tracker errors that retrying cannot fix (missing issue, bad token, validation) as terminal;
+// the rest (rate limits, 5xx, network) stay retryable.
+func trackerErr(err error) error {
+	if errors.Is(err, tracker.ErrNotFound) || errors.Is(err, tracker.ErrUnauthorized) || errors.Is(err, tracker.ErrValidation) {
+		return Terminal(err)
+	}
+	return err
+}

@@ -1,0 +1,203 @@
+package workflow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/aceworks/ace/pkg/agents"
+	"github.com/aceworks/ace/pkg/store"
+	"github.com/aceworks/ace/pkg/tmuxops"
+)
+
+// startSession opens the agent's tmux session, or re-attaches to the one a previous ace process left running.
+func (e *Engine) startSession(ctx context.Context, r *store.Run) (Result, error) {
+	name := tmuxops.SessionName(r.Repo, r.Issue)
+	pane, found, err := e.pane(ctx, name)
+	if err != nil {
+		return Result{}, err
+	}
+	switch {
+	case found && !pane.Dead:
+		r.Session = name
+		e.event(ctx, r, "session", "re-attached to running session "+name)
+	case found:
+		// A dead pane from an earlier attempt: start the agent afresh in it.
+		if err := e.launch(ctx, r, name, true); err != nil {
+			return Result{}, err
+		}
+	default:
+		if err := e.launch(ctx, r, name, false); err != nil {
+			return Result{}, err
+		}
+	}
+	if r.Vars[varDelivered] == "1" {
+		return Goto(StepMonitor), nil
+	}
+	return Goto(StepDeliver), nil
+}
+
+// launch starts (or, with respawn, restarts in place) the agent in session name with its secrets injected.
+func (e *Engine) launch(ctx context.Context, r *store.Run, name string, respawn bool) error {
+	prof, err := e.profile(r)
+	if err != nil {
+		return err
+	}
+	spec, err := e.sessionSpec(ctx, r, prof, name)
+	if err != nil {
+		return err
+	}
+	if respawn {
+		err = e.o.Sessions.Respawn(ctx, spec)
+	} else {
+		err = e.o.Sessions.NewSession(ctx, spec)
+	}
+	if err != nil {
+		return fmt.Errorf("start %s in tmux session %s: %w", prof.Name, name, err)
+	}
+	r.Session = name
+	verb := "started"
+	if respawn {
+		verb = "restarted"
+	}
+	e.event(ctx, r, "session", fmt.Sprintf("%s %s in %s (attach: ace attach %d)", verb, prof.Name, name, r.Issue))
+	return nil
+}
+
+// sessionSpec builds everything tmux needs to run the agent: argv (no shell), plain env, secrets, home.
+func (e *Engine) sessionSpec(ctx context.Context, r *store.Run, prof agents.Profile, name string) (tmuxops.SessionSpec, error) {
+	vars := agents.Vars{
+		Model: prof.Model, TaskFile: filepath.Join(r.Workdir, "ACE_TASK.md"), Workdir: r.Workdir,
+		Repo: r.Repo, Issue: r.Issue,
+	}
+	argv, err := prof.Argv(vars)
+	if err != nil {
+		return tmuxops.SessionSpec{}, Terminal(fmt.Errorf("agent %s: %w", prof.Name, err))
+	}
+	if err := checkExecutable(argv[0], r.Workdir, prof); err != nil {
+		return tmuxops.SessionSpec{}, Terminal(err)
+	}
+	env := map[string]string{"ACE_ISSUE": fmt.Sprint(r.Issue), "ACE_REPO": r.Repo, "ACE_TASK_FILE": vars.TaskFile}
+	for k, v := range prof.Env {
+		env[k] = v
+	}
+	if prof.Home == "isolated" {
+		homeEnv, err := agents.PrepareHome(prof, e.o.Root, r.Workdir, agents.MCPConfig{})
+		if err != nil {
+			return tmuxops.SessionSpec{}, fmt.Errorf("prepare isolated home for %s: %w", prof.Name, err)
+		}
+		for k, v := range homeEnv {
+			env[k] = v
+		}
+	}
+	secrets, err := e.o.Secrets.ResolveAll(ctx, prof.Secrets)
+	if err != nil {
+		return tmuxops.SessionSpec{}, Terminal(fmt.Errorf("secrets for agent %s: %w", prof.Name, err))
+	}
+	t := e.cfg.Tmux
+	return tmuxops.SessionSpec{
+		Name: name, Dir: r.Workdir, Argv: argv, Env: env, Secrets: secrets,
+		Width: t.Width, Height: t.Height, HistoryLimit: t.HistoryLimit,
+		LogPath:    filepath.Join(e.o.Root, "logs", name+".log"),
+		Launcher:   e.o.Launcher,
+		RuntimeDir: filepath.Join(e.o.Root, "run"),
+	}, nil
+}
+
+// checkExecutable fails early, with the install command, when the agent's program is not there: a session that
+// dies at once with "command not found" would otherwise only show up as a crash.
+func checkExecutable(exe, workdir string, prof agents.Profile) error {
+	if strings.Contains(exe, "/") {
+		p := exe
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(workdir, p)
+		}
+		if _, err := os.Stat(p); err == nil {
+			return nil
+		}
+	} else if _, err := exec.LookPath(exe); err == nil {
+		return nil
+	}
+	msg := fmt.Sprintf("agent %s: %s not found", prof.Name, exe)
+	if hint := agents.InstallHint(filepath.Base(exe)); hint != "" {
+		msg += "; install it with: " + hint
+	} else if prof.InstallHint != "" {
+		msg += "; install it with: " + prof.InstallHint
+	}
+	return errors.New(msg)
+}
+
+// deliverPrompt waits for the agent's composer, pastes the prompt, and makes sure it was submitted.
+func (e *Engine) deliverPrompt(ctx context.Context, r *store.Run) (Result, error) {
+	if r.Vars[varDelivered] == "1" {
+		return Goto(StepMonitor), nil
+	}
+	prof, err := e.profile(r)
+	if err != nil {
+		return Result{}, err
+	}
+	text := e.taskPrompt(r)
+	if r.Vars[varResume] == "1" {
+		text = e.resumePrompt(r)
+	}
+	if err := e.o.Sessions.Deliver(ctx, r.Session, text, e.deliverOptions(ctx, r, prof)); err != nil {
+		if pane, found, perr := e.pane(ctx, r.Session); perr == nil && (!found || pane.Dead) {
+			// The agent died before it was ready: the monitor decides (restart or give up).
+			e.event(ctx, r, "agent-exited", "the agent exited before it took the prompt")
+			return Goto(StepMonitor), nil
+		}
+		return Result{}, fmt.Errorf("deliver the prompt: %w", err)
+	}
+	r.Vars[varDelivered] = "1"
+	delete(r.Vars, varResume)
+	r.Vars[varMonitorSince] = e.stamp()
+	e.event(ctx, r, "prompt", "prompt delivered")
+	return Goto(StepMonitor), nil
+}
+
+func (e *Engine) deliverOptions(ctx context.Context, r *store.Run, prof agents.Profile) tmuxops.DeliverOptions {
+	t := e.cfg.Tmux
+	return tmuxops.DeliverOptions{
+		Ready:         prof.IsReady,
+		ReadyTimeout:  t.StartupTimeout.Duration,
+		EnterCount:    t.EnterCount,
+		EnterDelay:    t.EnterDelay.Duration,
+		SubmitRetries: t.SubmitRetries,
+		OnDialog: func(screen string) ([]string, bool) {
+			keys, name, ok := prof.DialogResponse(screen)
+			if ok {
+				e.event(ctx, r, "dialog", "answered the agent's "+name+" dialog")
+			}
+			return keys, ok
+		},
+	}
+}
+
+func (e *Engine) profile(r *store.Run) (agents.Profile, error) {
+	prof, err := e.o.Profile(r.Agent)
+	if err != nil {
+		return agents.Profile{}, Terminal(fmt.Errorf("agent %q: %w", r.Agent, err))
+	}
+	if m := r.Vars[varModel]; m != "" {
+		prof.Model = m
+	}
+	return prof, nil
+}
+
+// pane finds the session's pane in one list of every pane: cheap enough to do on every tick.
+func (e *Engine) pane(ctx context.Context, name string) (tmuxops.Pane, bool, error) {
+	panes, err := e.o.Sessions.Panes(ctx)
+	if err != nil {
+		return tmuxops.Pane{}, false, fmt.Errorf("list tmux panes: %w", err)
+	}
+	for _, p := range panes {
+		if p.Session == name {
+			return p, true, nil
+		}
+	}
+	return tmuxops.Pane{}, false, nil
+}

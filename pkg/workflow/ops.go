@@ -1,0 +1,75 @@
+package workflow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/aceworks/ace/pkg/store"
+)
+
+// ErrNoSession is returned by operations that need the agent's live session when there is none.
+var ErrNoSession = errors.New("the run has no live agent session")
+
+// Stop cancels a run: its session (and every process it started) is killed, the run is marked cancelled and the
+// issue says so. The working copy is kept.
+func (e *Engine) Stop(ctx context.Context, r *store.Run, reason string) error {
+	if r.Status.Terminal() {
+		return nil
+	}
+	r.Error = reason
+	r.Step = string(StepCancelled)
+	if err := e.o.Store.UpdateRun(ctx, r, &store.Event{Kind: "stop", Step: r.Step, Message: reason}); err != nil {
+		return fmt.Errorf("save run: %w", err)
+	}
+	return e.Drive(ctx, r, UntilSettled)
+}
+
+// Nudge types the nudge text into the agent's session now, whatever its idle time.
+func (e *Engine) Nudge(ctx context.Context, r *store.Run) error {
+	if err := e.requireSession(ctx, r); err != nil {
+		return err
+	}
+	if err := e.type_(ctx, r, e.nudgePrompt()); err != nil {
+		return fmt.Errorf("nudge: %w", err)
+	}
+	e.event(ctx, r, "nudge", "nudged by hand (ace nudge)")
+	return nil
+}
+
+// Send types text into the agent's session exactly as given. A run waiting for input resumes monitoring.
+func (e *Engine) Send(ctx context.Context, r *store.Run, text string) error {
+	if err := e.requireSession(ctx, r); err != nil {
+		return err
+	}
+	before := r.Status
+	if err := e.Answer(ctx, r, "", text); err != nil {
+		return err
+	}
+	if before != r.Status {
+		return e.o.Store.UpdateRun(ctx, r, &store.Event{Kind: "transition", Step: r.Step, Message: "waiting_input → monitor"})
+	}
+	return nil
+}
+
+// Screen returns the agent's current screen (plus historyLines lines of scrollback).
+func (e *Engine) Screen(ctx context.Context, r *store.Run, historyLines int) (string, error) {
+	if err := e.requireSession(ctx, r); err != nil {
+		return "", err
+	}
+	return e.o.Sessions.Capture(ctx, r.Session, historyLines)
+}
+
+func (e *Engine) requireSession(ctx context.Context, r *store.Run) error {
+	if r.Session == "" {
+		return fmt.Errorf("%s#%d: %w", r.Repo, r.Issue, ErrNoSession)
+	}
+	ok, err := e.o.Sessions.HasSession(ctx, r.Session)
+	if err != nil {
+		return fmt.Errorf("look for session %s: %w", r.Session, err)
+	}
+	if !ok {
+		return fmt.Errorf("%s#%d (session %s is gone): %w", r.Repo, r.Issue, r.Session, ErrNoSession)
+	}
+	return nil
+}

@@ -1,0 +1,198 @@
+package workflow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/aceworks/ace/pkg/store"
+	"github.com/aceworks/ace/pkg/tracker"
+)
+
+// PollReport says what one poll pass did.
+type PollReport struct {
+	Ticked    int // active runs looked at
+	Started   int // new runs started
+	Skipped   int // labelled issues left alone (running, done, failed, busy elsewhere)
+	Untrusted int // labelled by someone without the required permission
+	Errors    []error
+}
+
+// untrustedMarker tags the one comment ace leaves when an untrusted user applies the trigger label.
+const untrustedMarker = "<!-- ace:untrusted -->"
+
+// PollOnce is one reconcile pass: every unfinished run gets one monitor tick (which also relays answers and
+// notices closed issues), then labelled issues on repos become new runs, oldest first, up to maxConcurrent runs in
+// total. Each new run is driven until its prompt is delivered; later passes watch it. Errors of one issue never
+// stop the pass: they are collected in the report.
+func (e *Engine) PollOnce(ctx context.Context, repos []string, maxConcurrent int) (PollReport, error) {
+	var rep PollReport
+	runs, err := e.o.Store.ListRuns(ctx, store.Filter{Statuses: []store.Status{store.StatusActive, store.StatusWaitingInput}})
+	if err != nil {
+		return rep, fmt.Errorf("list active runs: %w", err)
+	}
+	for _, r := range runs {
+		if ctx.Err() != nil {
+			return rep, ctx.Err()
+		}
+		if err := e.tick(ctx, r); err != nil && !errors.Is(err, ErrBusy) {
+			rep.Errors = append(rep.Errors, fmt.Errorf("%s#%d: %w", r.Repo, r.Issue, err))
+		}
+		rep.Ticked++
+	}
+	for _, repo := range repos {
+		if ctx.Err() != nil {
+			return rep, ctx.Err()
+		}
+		if err := e.dispatch(ctx, repo, maxConcurrent, &rep); err != nil {
+			rep.Errors = append(rep.Errors, fmt.Errorf("%s: %w", repo, err))
+		}
+	}
+	return rep, nil
+}
+
+// tick drives one run for one monitor tick under its claim.
+func (e *Engine) tick(ctx context.Context, r *store.Run) error {
+	release, err := e.Acquire(ctx, r.Repo, r.Issue)
+	if err != nil {
+		return err
+	}
+	defer release()
+	fresh, err := e.o.Store.GetRun(ctx, r.ID)
+	if err != nil {
+		return err
+	}
+	if fresh.Status == store.StatusWaitingInput && Step(fresh.Step) != StepWaitingInput {
+		fresh.Step = string(StepWaitingInput)
+	}
+	return e.Drive(ctx, fresh, OneTick)
+}
+
+// dispatch starts runs for the open issues of repo that carry the trigger label and are not taken yet.
+func (e *Engine) dispatch(ctx context.Context, repo string, maxConcurrent int, rep *PollReport) error {
+	issues, err := e.o.Tracker.ListLabeled(ctx, repo, e.cfg.Trigger.Label)
+	if err != nil {
+		return fmt.Errorf("list issues labelled %s: %w", e.cfg.Trigger.Label, err)
+	}
+	sort.SliceStable(issues, func(i, j int) bool { return issues[i].CreatedAt.Before(issues[j].CreatedAt) })
+	l := e.cfg.Labels
+	for _, iss := range issues {
+		if iss.IsPR || iss.State == "closed" {
+			continue
+		}
+		if hasAny(iss.Labels, l.Running, l.Done, l.Failed) {
+			rep.Skipped++
+			continue
+		}
+		latest, err := e.o.Store.LatestRun(ctx, repo, iss.Number)
+		if err == nil && !latest.Status.Terminal() {
+			rep.Skipped++ // watched by the tick above
+			continue
+		}
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		active, err := e.o.Store.CountActive(ctx)
+		if err != nil {
+			return err
+		}
+		if maxConcurrent > 0 && active >= maxConcurrent {
+			return nil
+		}
+		ok, who, err := e.labelTrusted(ctx, repo, iss.Number)
+		if err != nil {
+			rep.Errors = append(rep.Errors, fmt.Errorf("%s#%d: %w", repo, iss.Number, err))
+			continue
+		}
+		if !ok {
+			rep.Untrusted++
+			if err := e.explainUntrusted(ctx, repo, iss.Number, who); err != nil {
+				rep.Errors = append(rep.Errors, err)
+			}
+			continue
+		}
+		if err := e.startFromLabel(ctx, iss); err != nil {
+			if errors.Is(err, ErrBusy) {
+				rep.Skipped++
+				continue
+			}
+			rep.Errors = append(rep.Errors, fmt.Errorf("%s#%d: %w", repo, iss.Number, err))
+			continue
+		}
+		rep.Started++
+	}
+	return nil
+}
+
+// startFromLabel claims the issue and drives a new run until the prompt is delivered.
+func (e *Engine) startFromLabel(ctx context.Context, iss tracker.Issue) error {
+	release, err := e.Acquire(ctx, iss.Repo, iss.Number)
+	if err != nil {
+		return err
+	}
+	defer release()
+	// Re-check under the claim: another pass may have started this issue a moment ago.
+	if latest, err := e.o.Store.LatestRun(ctx, iss.Repo, iss.Number); err == nil && !latest.Status.Terminal() {
+		return ErrBusy
+	}
+	agent, model := e.labelChoice(iss.Labels)
+	r, err := e.Open(ctx, Request{Repo: iss.Repo, Issue: iss.Number, Agent: agent, Model: model, NewAttempt: true, TriggeredAt: e.o.Now()})
+	if err != nil {
+		return err
+	}
+	return e.Drive(ctx, r, UntilMonitoring)
+}
+
+// labelChoice reads ace:agent:<name> and ace:model:<name> labels.
+func (e *Engine) labelChoice(labels []string) (agent, model string) {
+	for _, l := range labels {
+		if v, ok := strings.CutPrefix(l, e.cfg.Labels.AgentPrefix); ok && e.cfg.Labels.AgentPrefix != "" {
+			agent = v
+		}
+		if v, ok := strings.CutPrefix(l, e.cfg.Labels.ModelPrefix); ok && e.cfg.Labels.ModelPrefix != "" {
+			model = v
+		}
+	}
+	return agent, model
+}
+
+// labelTrusted checks who applied the trigger label.
+func (e *Engine) labelTrusted(ctx context.Context, repo string, number int) (bool, string, error) {
+	who, err := e.o.Tracker.Labeler(ctx, repo, number, e.cfg.Trigger.Label)
+	if err != nil {
+		return false, "", trackerErr(fmt.Errorf("who labelled the issue: %w", err))
+	}
+	if who == "" {
+		return false, "", nil
+	}
+	ok, err := e.trustedUser(ctx, repo, who)
+	return ok, who, err
+}
+
+// explainUntrusted leaves one comment (never a second) saying why ace does not start.
+func (e *Engine) explainUntrusted(ctx context.Context, repo string, number int, who string) error {
+	c, err := e.o.Tracker.FindComment(ctx, repo, number, untrustedMarker)
+	if err != nil || c != nil {
+		return err
+	}
+	body := fmt.Sprintf("%s\n**ace** will not start on this issue: the `%s` label was applied by @%s, who does not have "+
+		"`%s` permission on this repository (and is not in `trigger.allowed_users`). A maintainer can remove and re-apply the label.",
+		untrustedMarker, e.cfg.Trigger.Label, who, e.cfg.Trigger.MinPermission)
+	_, err = e.o.Tracker.CreateComment(ctx, repo, number, body)
+	return err
+}
+
+func hasAny(labels []string, want ...string) bool {
+	for _, w := range want {
+		if w != "" && slices.Contains(labels, w) {
+			return true
+		}
+	}
+	return false
+}
+
+var _ = time.Second

@@ -1,0 +1,40 @@
+package workflow
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/aceworks/ace/pkg/store"
+)
+
+// Prompts are one line: every agent TUI takes a single pasted line the same way, and the task itself is in
+// ACE_TASK.md, so nothing long or untrusted is ever typed into a session.
+
+const doneProtocol = "When the task is done, commit your work with git and write a short summary to .ace/DONE. " +
+	"If you need a decision from a human, write your question to .ace/QUESTION and stop."
+
+func (e *Engine) taskPrompt(r *store.Run) string {
+	return fmt.Sprintf("Read ACE_TASK.md in this folder: it describes issue #%d of %s, which you are to resolve on branch %s. %s",
+		r.Issue, r.Repo, r.Branch, doneProtocol)
+}
+
+func (e *Engine) resumePrompt(r *store.Run) string {
+	return fmt.Sprintf("You were restarted after an interruption. Resume the task in ACE_TASK.md (issue #%d) from where "+
+		"the working copy stands: check git status and git log first. %s", r.Issue, doneProtocol)
+}
+
+func (e *Engine) nudgePrompt() string {
+	return e.cfg.Monitor.Nudge + ". " + doneProtocol
+}
+
+// stamp is the engine's clock as persisted in run vars.
+func (e *Engine) stamp() string { return e.o.Now().UTC().Format(time.RFC3339Nano) }
+
+// since parses a stamp; a missing or bad one counts as "long ago".
+func (e *Engine) since(stamp string) time.Duration {
+	t, err := time.Parse(time.RFC3339Nano, stamp)
+	if err != nil {
+		return 1<<63 - 1
+	}
+	return e.o.Now().Sub(t)
+}

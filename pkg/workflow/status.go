@@ -1,0 +1,102 @@
+package workflow
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/aceworks/ace/pkg/store"
+)
+
+// StatusMarker identifies ace's sticky status comment, so that a restarted ace edits it instead of posting another.
+const StatusMarker = "<!-- ace:status -->"
+
+// statusView is what the sticky status comment shows.
+type statusView struct {
+	Headline string // one line: what is happening
+	Detail   string // optional Markdown below the table (a question, a last screen, a reason)
+}
+
+func (e *Engine) renderStatus(r *store.Run, v statusView) string {
+	var b strings.Builder
+	b.WriteString(StatusMarker + "\n")
+	fmt.Fprintf(&b, "**ace** · %s\n\n", v.Headline)
+	b.WriteString("| | |\n|---|---|\n")
+	fmt.Fprintf(&b, "| state | `%s` |\n", stateLabel(r))
+	fmt.Fprintf(&b, "| attempt | %d |\n", r.Attempt)
+	fmt.Fprintf(&b, "| agent | %s |\n", r.Agent)
+	if r.Branch != "" {
+		fmt.Fprintf(&b, "| branch | `%s` |\n", r.Branch)
+	}
+	if r.Session != "" {
+		fmt.Fprintf(&b, "| session | `%s` (`ace attach %d`) |\n", r.Session, r.Issue)
+	}
+	if r.PRURL != "" {
+		fmt.Fprintf(&b, "| pull request | %s |\n", r.PRURL)
+	}
+	fmt.Fprintf(&b, "| updated | %s |\n", e.o.Now().UTC().Format(time.RFC3339))
+	if v.Detail != "" {
+		b.WriteString("\n" + v.Detail + "\n")
+	}
+	return b.String()
+}
+
+func stateLabel(r *store.Run) string {
+	if r.Status == store.StatusActive {
+		return r.Step
+	}
+	return string(r.Status)
+}
+
+// postStatus creates or edits the sticky status comment. It finds an existing one by its marker before creating,
+// so a crash between posting and saving the comment's id never leaves two.
+func (e *Engine) postStatus(ctx context.Context, r *store.Run, v statusView) error {
+	body := e.renderStatus(r, v)
+	if r.StatusCommentID == 0 {
+		c, err := e.o.Tracker.FindComment(ctx, r.Repo, r.Issue, StatusMarker)
+		if err != nil {
+			return fmt.Errorf("find status comment: %w", err)
+		}
+		if c != nil {
+			r.StatusCommentID = c.ID
+		}
+	}
+	if r.StatusCommentID != 0 {
+		if _, err := e.o.Tracker.EditComment(ctx, r.Repo, r.StatusCommentID, body); err != nil {
+			return fmt.Errorf("edit status comment: %w", err)
+		}
+		return nil
+	}
+	c, err := e.o.Tracker.CreateComment(ctx, r.Repo, r.Issue, body)
+	if err != nil {
+		return fmt.Errorf("post status comment: %w", err)
+	}
+	r.StatusCommentID = c.ID
+	e.event(ctx, r, "comment", "status comment posted")
+	return nil
+}
+
+// setLabels adds and removes labels on the issue; both are idempotent in every tracker.
+func (e *Engine) setLabels(ctx context.Context, r *store.Run, add []string, remove ...string) error {
+	if len(add) > 0 {
+		if err := e.o.Tracker.AddLabels(ctx, r.Repo, r.Issue, add...); err != nil {
+			return fmt.Errorf("add labels %v: %w", add, err)
+		}
+	}
+	for _, l := range remove {
+		if err := e.o.Tracker.RemoveLabel(ctx, r.Repo, r.Issue, l); err != nil {
+			return fmt.Errorf("remove label %s: %w", l, err)
+		}
+	}
+	return nil
+}
+
+// quote renders text as a Markdown code block that the text cannot break out of.
+func quote(text string) string {
+	fence := "```"
+	for strings.Contains(text, fence) {
+		fence += "`"
+	}
+	return fence + "text\n" + strings.TrimRight(text, "\n") + "\n" + fence
+}

@@ -1,0 +1,65 @@
+package workflow
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Step names a node of the graph. Steps are stored as strings so that a store written by one version of ace
+// stays readable by the next.
+type Step string
+
+// The steps of ace's graph, in order.
+const (
+	StepClaim        Step = "claim"
+	StepPrepare      Step = "prepare_workspace"
+	StepWriteTask    Step = "write_task"
+	StepStartSession Step = "start_session"
+	StepDeliver      Step = "deliver_prompt"
+	StepMonitor      Step = "monitor"
+	StepWaitingInput Step = "waiting_input"
+	StepFinalize     Step = "finalize"
+	StepReport       Step = "report"
+	StepDone         Step = "done"
+	StepFailed       Step = "failed"
+	StepCancelled    Step = "cancelled"
+)
+
+// Result is what a node decides: go to another step, or stay and be visited again after Wait.
+type Result struct {
+	Next Step
+	Wait time.Duration
+}
+
+// Goto moves the run to step s at once.
+func Goto(s Step) Result { return Result{Next: s} }
+
+// Stay keeps the run at its step and asks to be visited again after d.
+func Stay(d time.Duration) Result { return Result{Wait: d} }
+
+// TerminalError is an error that retrying will not fix: the run goes to failed at once.
+type TerminalError struct{ Err error }
+
+func (e *TerminalError) Error() string { return e.Err.Error() }
+func (e *TerminalError) Unwrap() error { return e.Err }
+
+// Terminal marks err as not worth retrying.
+func Terminal(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &TerminalError{Err: err}
+}
+
+// Terminalf is Terminal(fmt.Errorf(format, args...)).
+func Terminalf(format string, args ...any) error { return Terminal(fmt.Errorf(format, args...)) }
+
+// IsTerminal reports whether err (or anything it wraps) is a TerminalError.
+func IsTerminal(err error) bool {
+	var t *TerminalError
+	return errors.As(err, &t)
+}
+
+// ErrBusy is returned when another ace process holds the issue's claim.
+var ErrBusy = errors.New("another ace process is driving this issue")
