@@ -16,6 +16,7 @@ import (
 	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/store"
+	"github.com/aceworks/ace/pkg/tmuxops"
 )
 
 // Node is one step of the graph. It may change the run's fields; the engine persists them.
@@ -61,8 +62,10 @@ type Engine struct {
 	log   *slog.Logger
 	nodes map[Step]Node
 
-	mu   sync.Mutex
-	seen map[int64]*observed // per-run screen cache: what the monitor saw last (an optimisation, never the truth)
+	mu      sync.Mutex
+	seen    map[int64]*observed // per-run screen cache: what the monitor saw last (an optimisation, never the truth)
+	panes   []tmuxops.Pane      // the last pane list, shared by runs ticked close together
+	panesAt time.Time
 }
 
 // New returns an engine. Every collaborator in o is required except Observer, Now, Owner and Logger.

@@ -143,7 +143,9 @@ func (e *Engine) endSession(ctx context.Context, r *store.Run) error {
 		return fmt.Errorf("look for session %s: %w", r.Session, err)
 	}
 	if alive {
-		if err := e.o.Sessions.Kill(ctx, r.Session); err != nil {
+		err := e.o.Sessions.Kill(ctx, r.Session)
+		e.invalidatePanes()
+		if err != nil {
 			return fmt.Errorf("stop session %s: %w", r.Session, err)
 		}
 		e.event(ctx, r, "session", "closed "+r.Session)

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/store"
@@ -56,6 +57,7 @@ func (e *Engine) launch(ctx context.Context, r *store.Run, name string, respawn 
 	} else {
 		err = e.o.Sessions.NewSession(ctx, spec)
 	}
+	e.invalidatePanes()
 	if err != nil {
 		return fmt.Errorf("start %s in tmux session %s: %w", prof.Name, name, err)
 	}
@@ -72,7 +74,7 @@ func (e *Engine) launch(ctx context.Context, r *store.Run, name string, respawn 
 func (e *Engine) sessionSpec(ctx context.Context, r *store.Run, prof agents.Profile, name string) (tmuxops.SessionSpec, error) {
 	vars := agents.Vars{
 		Model: prof.Model, TaskFile: filepath.Join(r.Workdir, "ACE_TASK.md"), Workdir: r.Workdir,
-		Repo: r.Repo, Issue: r.Issue,
+		Repo: r.Repo, Issue: r.Issue, AceBin: filepath.Join(e.o.Root, "bin"),
 	}
 	argv, err := prof.Argv(vars)
 	if err != nil {
@@ -111,17 +113,28 @@ func (e *Engine) sessionSpec(ctx context.Context, r *store.Run, prof agents.Prof
 // checkExecutable fails early, with the install command, when the agent's program is not there: a session that
 // dies at once with "command not found" would otherwise only show up as a crash.
 func checkExecutable(exe, workdir string, prof agents.Profile) error {
-	if strings.Contains(exe, "/") {
-		p := exe
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(workdir, p)
-		}
-		if _, err := os.Stat(p); err == nil {
-			return nil
-		}
-	} else if _, err := exec.LookPath(exe); err == nil {
-		return nil
+	if !found(exe, workdir) {
+		return missing(exe, prof)
 	}
+	if prof.InstallHint != "" && filepath.Base(exe) != prof.Name && !found(prof.Name, workdir) {
+		return missing(prof.Name, prof) // a wrapper such as codex-gh is there, but not the CLI it runs
+	}
+	return nil
+}
+
+func found(exe, workdir string) bool {
+	if strings.Contains(exe, "/") {
+		if !filepath.IsAbs(exe) {
+			exe = filepath.Join(workdir, exe)
+		}
+		_, err := os.Stat(exe)
+		return err == nil
+	}
+	_, err := exec.LookPath(exe)
+	return err == nil
+}
+
+func missing(exe string, prof agents.Profile) error {
 	msg := fmt.Sprintf("agent %s: %s not found", prof.Name, exe)
 	if hint := agents.InstallHint(filepath.Base(exe)); hint != "" {
 		msg += "; install it with: " + hint
@@ -188,11 +201,20 @@ func (e *Engine) profile(r *store.Run) (agents.Profile, error) {
 	return prof, nil
 }
 
-// pane finds the session's pane in one list of every pane: cheap enough to do on every tick.
+// pane finds the session's pane in one list of every pane. The list is shared by all runs ticked within
+// panesTTL, so a poll pass over many runs costs one `tmux list-panes`, not one per run.
 func (e *Engine) pane(ctx context.Context, name string) (tmuxops.Pane, bool, error) {
-	panes, err := e.o.Sessions.Panes(ctx)
-	if err != nil {
-		return tmuxops.Pane{}, false, fmt.Errorf("list tmux panes: %w", err)
+	e.mu.Lock()
+	panes, at := e.panes, e.panesAt
+	e.mu.Unlock()
+	if at.IsZero() || time.Since(at) > panesTTL {
+		var err error
+		if panes, err = e.o.Sessions.Panes(ctx); err != nil {
+			return tmuxops.Pane{}, false, fmt.Errorf("list tmux panes: %w", err)
+		}
+		e.mu.Lock()
+		e.panes, e.panesAt = panes, time.Now()
+		e.mu.Unlock()
 	}
 	for _, p := range panes {
 		if p.Session == name {
@@ -200,4 +222,14 @@ func (e *Engine) pane(ctx context.Context, name string) (tmuxops.Pane, bool, err
 		}
 	}
 	return tmuxops.Pane{}, false, nil
+}
+
+// panesTTL bounds how stale a shared pane list may be.
+const panesTTL = 250 * time.Millisecond
+
+// invalidatePanes drops the shared pane list after ace itself started, restarted or killed a session.
+func (e *Engine) invalidatePanes() {
+	e.mu.Lock()
+	e.panesAt = time.Time{}
+	e.mu.Unlock()
 }

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/tracker"
@@ -195,4 +194,3 @@ func hasAny(labels []string, want ...string) bool {
 	return false
 }
 
-var _ = time.Second

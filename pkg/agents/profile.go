@@ -1,0 +1,122 @@
+// Package agents describes coding-agent CLIs as ace drives them: how to start them (argv templates, no shell),
+// how to read their screens (markers → states), which first-run dialogs to answer, and how to give them an
+// isolated home. Markers are regexes over the visible screen, built in per agent and overridable in ace.toml,
+// because the CLIs' wording moves between versions.
+package agents
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/aceworks/ace/pkg/secrets"
+)
+
+// State is what an agent's screen says it is doing.
+type State string
+
+// Agent states, from the screen and the pane.
+const (
+	StateStarting State = "starting"
+	StateReady    State = "ready"
+	StateBusy     State = "busy"
+	StateApproval State = "approval"
+	StateQuestion State = "question"
+	StateDialog   State = "dialog"
+	StateExited   State = "exited"
+	StateCrashed  State = "crashed"
+)
+
+// Markers are compiled screen regexes; nil never matches.
+type Markers struct {
+	Ready, Busy, Approval, Question *regexp.Regexp
+}
+
+// Dialog is a first-run or permission screen and the keys that answer it.
+type Dialog struct {
+	Name  string
+	Match *regexp.Regexp
+	Keys  []string
+	// Permission dialogs are answered only when the profile auto-approves; the others always.
+	Permission bool
+}
+
+// Profile is everything ace knows about one agent CLI.
+type Profile struct {
+	Name string
+	// Command is an argv template: split like a shell would split words, then {model}, {task_file}, {workdir},
+	// {issue}, {repo} and {ace_bin} are expanded inside each word — so a value never becomes two arguments
+	// and nothing is ever interpreted by a shell.
+	Command        string
+	Model          string
+	Markers        Markers
+	Dialogs        []Dialog
+	ApproveKeys    []string
+	Nudge          string
+	CompactCommand string
+	// Headless is the argv template of the non-interactive runner (prompt on stdin).
+	Headless    string
+	InstallHint string
+	Home        string // "" or "isolated"
+	AutoApprove bool
+	Env         map[string]string
+	Secrets     []string
+	Runner      string // "tmux" or "exec"
+}
+
+// Vars fill a command template.
+type Vars struct {
+	Model    string
+	TaskFile string
+	Workdir  string
+	Repo     string
+	Issue    int
+	// AceBin is where ace keeps its helper scripts (codex-gh).
+	AceBin string
+}
+
+// Argv expands the command template.
+func (p Profile) Argv(v Vars) ([]string, error) { return expand(p.Command, v, p.Name+".command") }
+
+// HeadlessArgv expands the headless template.
+func (p Profile) HeadlessArgv(v Vars) ([]string, error) {
+	if p.Headless == "" {
+		return nil, fmt.Errorf("agent %s has no headless command (agents.%s.headless)", p.Name, p.Name)
+	}
+	return expand(p.Headless, v, p.Name+".headless")
+}
+
+func expand(tmpl string, v Vars, key string) ([]string, error) {
+	words, err := secrets.SplitCommand(tmpl)
+	if err != nil {
+		return nil, fmt.Errorf("agents.%s: %w", key, err)
+	}
+	if len(words) == 0 {
+		return nil, fmt.Errorf("agents.%s: empty", key)
+	}
+	r := strings.NewReplacer("{model}", v.Model, "{task_file}", v.TaskFile, "{workdir}", v.Workdir,
+		"{repo}", v.Repo, "{issue}", fmt.Sprint(v.Issue), "{ace_bin}", v.AceBin)
+	var out []string
+	for i := 0; i < len(words); i++ {
+		w := words[i]
+		// "--model {model}" with no model: leave the choice to the CLI.
+		if v.Model == "" && i+1 < len(words) && words[i+1] == "{model}" && strings.HasPrefix(w, "-") {
+			i++
+			continue
+		}
+		if v.Model == "" && strings.HasSuffix(w, "={model}") {
+			continue
+		}
+		out = append(out, r.Replace(w))
+	}
+	return out, nil
+}
+
+// Executable is the program the command runs.
+func (p Profile) Executable() string {
+	words, err := secrets.SplitCommand(p.Command)
+	if err != nil || len(words) == 0 {
+		return ""
+	}
+	return words[0]
+}

@@ -1,0 +1,187 @@
+// Package config is ace.toml: defaults, then the file, then the environment. Unknown keys are rejected with
+// their line, parse errors carry line and column, and semantic errors name the key.
+package config
+
+import (
+	"fmt"
+	"time"
+)
+
+// Config is ace's whole configuration. Field tags are the keys of ace.toml.
+type Config struct {
+	Workspace WorkspaceConfig        `toml:"workspace"`
+	GitHub    GitHubConfig           `toml:"github"`
+	Tracker   TrackerConfig          `toml:"tracker"`
+	Trigger   TriggerConfig          `toml:"trigger"`
+	Labels    LabelsConfig           `toml:"labels"`
+	Agent     AgentDefaults          `toml:"agent"`
+	Agents    map[string]AgentConfig `toml:"agents"`
+	Tmux      TmuxConfig             `toml:"tmux"`
+	Monitor   MonitorConfig          `toml:"monitor"`
+	Poll      PollConfig             `toml:"poll"`
+	PR        PRConfig               `toml:"pr"`
+	Git       GitConfig              `toml:"git"`
+	Secrets   SecretsConfig          `toml:"secrets"`
+}
+
+// WorkspaceConfig says where ace keeps working copies, mirrors, logs and its store.
+type WorkspaceConfig struct {
+	Root string `toml:"root"`
+}
+
+// GitHubConfig is the GitHub API and the repositories ace watches.
+type GitHubConfig struct {
+	APIURL   string   `toml:"api_url"`
+	TokenEnv []string `toml:"token_env"`
+	Repos    []string `toml:"repos"`
+}
+
+// TrackerConfig picks the issue tracker.
+type TrackerConfig struct {
+	Kind string `toml:"kind"`
+	Path string `toml:"path"`
+}
+
+// TriggerConfig says which label starts a run and whose labelling counts.
+type TriggerConfig struct {
+	Label         string   `toml:"label"`
+	MinPermission string   `toml:"min_permission"`
+	AllowedUsers  []string `toml:"allowed_users"`
+}
+
+// LabelsConfig names the status labels ace puts on issues.
+type LabelsConfig struct {
+	Running     string `toml:"running"`
+	NeedsInput  string `toml:"needs_input"`
+	Done        string `toml:"done"`
+	Failed      string `toml:"failed"`
+	AgentPrefix string `toml:"agent_prefix"`
+	ModelPrefix string `toml:"model_prefix"`
+}
+
+// AgentDefaults chooses the agent when an issue does not.
+type AgentDefaults struct {
+	Default string `toml:"default"`
+}
+
+// AgentConfig configures one agent; for the built-in ones (claude, codex, gemini) every field is optional.
+type AgentConfig struct {
+	Command        string            `toml:"command"`
+	Model          string            `toml:"model"`
+	Secrets        []string          `toml:"secrets"`
+	Env            map[string]string `toml:"env"`
+	Runner         string            `toml:"runner"`
+	Home           string            `toml:"home"`
+	AutoApprove    bool              `toml:"auto_approve"`
+	Markers        Markers           `toml:"markers"`
+	Headless       string            `toml:"headless"`
+	Nudge          string            `toml:"nudge"`
+	CompactCommand string            `toml:"compact_command"`
+}
+
+// Markers are regular expressions over an agent's visible screen.
+type Markers struct {
+	Ready    string `toml:"ready"`
+	Busy     string `toml:"busy"`
+	Approval string `toml:"approval"`
+	Question string `toml:"question"`
+	Dialog   string `toml:"dialog"`
+}
+
+// TmuxConfig shapes the agents' tmux sessions and how prompts are typed into them.
+type TmuxConfig struct {
+	Socket         string   `toml:"socket"`
+	Width          int      `toml:"width"`
+	Height         int      `toml:"height"`
+	HistoryLimit   int      `toml:"history_limit"`
+	EnterCount     int      `toml:"enter_count"`
+	EnterDelay     Duration `toml:"enter_delay"`
+	SubmitRetries  int      `toml:"submit_retries"`
+	StartupTimeout Duration `toml:"startup_timeout"`
+}
+
+// MonitorConfig tunes how ace watches a working agent.
+type MonitorConfig struct {
+	Interval         Duration `toml:"interval"`
+	IdleAfter        Duration `toml:"idle_after"`
+	Nudge            string   `toml:"nudge"`
+	MaxNudges        int      `toml:"max_nudges"`
+	MaxRestarts      int      `toml:"max_restarts"`
+	Timeout          Duration `toml:"timeout"`
+	ExecIdleTimeout  Duration `toml:"exec_idle_timeout"`
+	ExecTurnTimeout  Duration `toml:"exec_turn_timeout"`
+	CompactThreshold int64    `toml:"compact_threshold"`
+}
+
+// PollConfig tunes `ace poll`.
+type PollConfig struct {
+	Interval      Duration `toml:"interval"`
+	MaxConcurrent int      `toml:"max_concurrent"`
+}
+
+// PRConfig shapes branches and pull requests.
+type PRConfig struct {
+	Draft  bool   `toml:"draft"`
+	Branch string `toml:"branch"`
+}
+
+// GitConfig is the identity of ace's own commits.
+type GitConfig struct {
+	AuthorName  string `toml:"author_name"`
+	AuthorEmail string `toml:"author_email"`
+}
+
+// SecretsConfig says where named secrets come from besides the environment.
+type SecretsConfig struct {
+	File           string            `toml:"file"`
+	CommandTimeout Duration          `toml:"command_timeout"`
+	Commands       map[string]string `toml:"commands"`
+}
+
+// Duration is a time.Duration written as a string in TOML ("300ms", "2h").
+type Duration struct{ time.Duration }
+
+// D makes a Duration.
+func D(d time.Duration) Duration { return Duration{d} }
+
+// UnmarshalText parses "300ms", "2h" and the like.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return fmt.Errorf("invalid duration %q (use e.g. \"300ms\", \"90s\", \"2h\")", b)
+	}
+	d.Duration = v
+	return nil
+}
+
+// MarshalText writes the duration the way it is read.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(d.Duration.String()), nil }
+
+// Default is the configuration with nothing set.
+func Default() *Config {
+	return &Config{
+		Workspace: WorkspaceConfig{Root: "~/.local/share/ace"},
+		GitHub:    GitHubConfig{TokenEnv: []string{"GITHUB_TOKEN", "GITHUB_CONTROL_API_KEY"}},
+		Tracker:   TrackerConfig{Kind: "github"},
+		Trigger:   TriggerConfig{Label: "ace", MinPermission: "write"},
+		Labels: LabelsConfig{Running: "ace:running", NeedsInput: "ace:needs-input", Done: "ace:done", Failed: "ace:failed",
+			AgentPrefix: "ace:agent:", ModelPrefix: "ace:model:"},
+		Agent:  AgentDefaults{Default: "codex"},
+		Agents: map[string]AgentConfig{},
+		Tmux: TmuxConfig{Socket: "ace", Width: 220, Height: 50, HistoryLimit: 50000, EnterCount: 2,
+			EnterDelay: D(300 * time.Millisecond), SubmitRetries: 3, StartupTimeout: D(60 * time.Second)},
+		Monitor: MonitorConfig{Interval: D(time.Second), IdleAfter: D(3 * time.Minute), Nudge: "please continue",
+			MaxNudges: 3, MaxRestarts: 2, Timeout: D(2 * time.Hour), ExecIdleTimeout: D(120 * time.Second),
+			ExecTurnTimeout: D(300 * time.Second), CompactThreshold: 50 << 10},
+		Poll:    PollConfig{Interval: D(2 * time.Minute), MaxConcurrent: 4},
+		PR:      PRConfig{Draft: true, Branch: "ace/{issue}-{slug}"},
+		Git:     GitConfig{AuthorName: "ace", AuthorEmail: "ace@localhost"},
+		Secrets: SecretsConfig{CommandTimeout: D(10 * time.Second), Commands: map[string]string{}},
+	}
+}
+
+// AgentConfigFor returns the configuration of agent name (zero for a built-in agent left unconfigured).
+func (c *Config) AgentConfigFor(name string) (AgentConfig, bool) {
+	a, ok := c.Agents[name]
+	return a, ok
+}

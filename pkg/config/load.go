@@ -1,0 +1,201 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+)
+
+// Error is a problem with the configuration, located when possible.
+type Error struct {
+	File string
+	Line int
+	Col  int
+	Key  string
+	Msg  string
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	if e.File != "" {
+		b.WriteString(e.File)
+		if e.Line > 0 {
+			fmt.Fprintf(&b, ":%d", e.Line)
+			if e.Col > 0 {
+				fmt.Fprintf(&b, ":%d", e.Col)
+			}
+		}
+		b.WriteString(": ")
+	}
+	if e.Key != "" {
+		b.WriteString(e.Key + ": ")
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// ErrInvalid is wrapped by every configuration error, so callers can tell them from I/O trouble.
+var ErrInvalid = errors.New("invalid configuration")
+
+func (e *Error) Unwrap() error { return ErrInvalid }
+
+// Load reads the configuration: defaults, then the first file found (explicit path, $ACE_CONFIG,
+// $XDG_CONFIG_HOME/ace/ace.toml, ~/.config/ace/ace.toml, ./ace.toml), then environment overrides. No file at
+// all is fine; an explicit path that does not exist is not. It returns the path used ("" for none).
+func Load(explicit string, getenv func(string) string) (*Config, string, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	path, err := discover(explicit, getenv)
+	if err != nil {
+		return nil, "", err
+	}
+	cfg := Default()
+	if path != "" {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, path, fmt.Errorf("read config: %w", err)
+		}
+		if cfg, err = Parse(path, data); err != nil {
+			return nil, path, err
+		}
+	}
+	if root := getenv("AGENT_WORKSPACE_ROOT"); root != "" {
+		cfg.Workspace.Root = root
+	}
+	cfg.Workspace.Root = expandHome(cfg.Workspace.Root, getenv)
+	cfg.Tracker.Path = expandHome(cfg.Tracker.Path, getenv)
+	cfg.Secrets.File = expandHome(cfg.Secrets.File, getenv)
+	if err := cfg.Validate(); err != nil {
+		return nil, path, withFile(err, path)
+	}
+	return cfg, path, nil
+}
+
+func discover(explicit string, getenv func(string) string) (string, error) {
+	if explicit != "" {
+		if _, err := os.Stat(explicit); err != nil {
+			return "", fmt.Errorf("config file %s: %w", explicit, err)
+		}
+		return explicit, nil
+	}
+	if p := getenv("ACE_CONFIG"); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			return "", fmt.Errorf("config file %s (from ACE_CONFIG): %w", p, err)
+		}
+		return p, nil
+	}
+	var candidates []string
+	if x := getenv("XDG_CONFIG_HOME"); x != "" {
+		candidates = append(candidates, filepath.Join(x, "ace", "ace.toml"))
+	}
+	if h := getenv("HOME"); h != "" {
+		candidates = append(candidates, filepath.Join(h, ".config", "ace", "ace.toml"))
+	}
+	candidates = append(candidates, "ace.toml")
+	for _, c := range candidates {
+		if _, err := os.Stat(c); err == nil {
+			return c, nil
+		}
+	}
+	return "", nil
+}
+
+func expandHome(p string, getenv func(string) string) string {
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		if h := getenv("HOME"); h != "" {
+			return filepath.Join(h, strings.TrimPrefix(p, "~"))
+		}
+	}
+	return p
+}
+
+// Parse decodes a configuration file over the defaults. name is used in error messages.
+func Parse(name string, data []byte) (*Config, error) {
+	cfg := Default()
+	md, err := toml.Decode(string(data), cfg)
+	if err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			e := &Error{File: name, Line: pe.Position.Line, Col: pe.Position.Col, Msg: pe.Message}
+			if pe.LastKey != "" && !strings.Contains(pe.Message, "expected") {
+				e.Key = pe.LastKey
+			}
+			return nil, e
+		}
+		return nil, &Error{File: name, Msg: err.Error()}
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		var errs []error
+		for _, k := range und {
+			if len(k) >= 2 && k[0] == "agents" && len(k) == 2 {
+				continue // an agent table's own key; its fields are reported below
+			}
+			errs = append(errs, &Error{File: name, Line: lineOf(data, k), Key: k.String(), Msg: "unknown key"})
+		}
+		if len(errs) > 0 {
+			return nil, errors.Join(errs...)
+		}
+	}
+	return cfg, nil
+}
+
+// lineOf finds the line of a key in the file: toml's metadata knows the positions of keys but does not export them.
+func lineOf(data []byte, k toml.Key) int {
+	lines := strings.Split(string(data), "\n")
+	section := strings.Join(k[:len(k)-1], ".")
+	last := k[len(k)-1]
+	keyRe := regexp.MustCompile(`^\s*("?)` + regexp.QuoteMeta(last) + `("?)\s*=`)
+	current := ""
+	fallback := 0
+	for i, l := range lines {
+		t := strings.TrimSpace(l)
+		if strings.HasPrefix(t, "[") {
+			current = strings.Trim(strings.TrimSpace(strings.SplitN(t, "#", 2)[0]), "[] ")
+			if current == strings.Join(k, ".") {
+				return i + 1
+			}
+			continue
+		}
+		if keyRe.MatchString(l) {
+			if current == section {
+				return i + 1
+			}
+			if fallback == 0 {
+				fallback = i + 1
+			}
+		}
+		// Dotted keys and inline tables: "markers = { ready = … }" or "markers.ready = …".
+		if fallback == 0 && strings.Contains(l, last) && strings.Contains(l, "=") && strings.HasPrefix(section, current) {
+			fallback = i + 1
+		}
+	}
+	return fallback
+}
+
+func withFile(err error, file string) error {
+	if file == "" {
+		return err
+	}
+	var out []error
+	for _, e := range unjoin(err) {
+		var ce *Error
+		if errors.As(e, &ce) && ce.File == "" {
+			ce.File = file
+		}
+		out = append(out, e)
+	}
+	return errors.Join(out...)
+}
+
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}

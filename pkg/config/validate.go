@@ -1,0 +1,152 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// builtinAgents may be configured without a command: their profile supplies it.
+var builtinAgents = []string{"claude", "codex", "gemini", "fake"}
+
+var permissions = []string{"read", "triage", "write", "maintain", "admin"}
+
+var repoRe = regexp.MustCompile(`^[A-Za-z0-9._-]+/[A-Za-z0-9._-]+$`)
+
+// Validate checks meaning, not syntax: every problem found, each naming its key.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, &Error{Key: key, Msg: fmt.Sprintf(format, args...)})
+	}
+	if strings.TrimSpace(c.Workspace.Root) == "" {
+		bad("workspace.root", "empty")
+	}
+	switch c.Tracker.Kind {
+	case "github":
+	case "local":
+		if c.Tracker.Path == "" {
+			bad("tracker.path", "empty (the local tracker needs a folder)")
+		}
+	default:
+		bad("tracker.kind", "%q is not \"github\" or \"local\"", c.Tracker.Kind)
+	}
+	if c.GitHub.APIURL != "" {
+		if u, err := url.Parse(c.GitHub.APIURL); err != nil || u.Scheme == "" || u.Host == "" {
+			bad("github.api_url", "%q is not an absolute URL", c.GitHub.APIURL)
+		}
+	}
+	if c.Tracker.Kind == "github" && len(c.GitHub.TokenEnv) == 0 {
+		bad("github.token_env", "empty (name at least one environment variable or secret holding the token)")
+	}
+	for i, r := range c.GitHub.Repos {
+		if !repoRe.MatchString(r) {
+			bad(fmt.Sprintf("github.repos[%d]", i), "%q is not owner/name", r)
+		}
+	}
+	if c.Trigger.Label == "" {
+		bad("trigger.label", "empty")
+	}
+	if !slices.Contains(permissions, c.Trigger.MinPermission) {
+		bad("trigger.min_permission", "%q is not one of %s", c.Trigger.MinPermission, strings.Join(permissions, ", "))
+	}
+	for key, v := range map[string]string{"labels.running": c.Labels.Running, "labels.needs_input": c.Labels.NeedsInput,
+		"labels.done": c.Labels.Done, "labels.failed": c.Labels.Failed} {
+		if v == "" {
+			bad(key, "empty")
+		}
+	}
+	if c.Agent.Default == "" {
+		bad("agent.default", "empty")
+	} else if _, ok := c.Agents[c.Agent.Default]; !ok && !slices.Contains(builtinAgents, c.Agent.Default) {
+		bad("agent.default", "%q is neither a built-in agent (%s) nor defined under [agents]", c.Agent.Default,
+			strings.Join(builtinAgents, ", "))
+	}
+	names := make([]string, 0, len(c.Agents))
+	for n := range c.Agents {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		c.validateAgent(n, c.Agents[n], bad)
+	}
+	t := c.Tmux
+	if t.Socket == "" || strings.ContainsAny(t.Socket, "/ ") {
+		bad("tmux.socket", "%q must be a plain name", t.Socket)
+	}
+	positive := map[string]int{"tmux.width": t.Width, "tmux.height": t.Height, "tmux.history_limit": t.HistoryLimit,
+		"tmux.enter_count": t.EnterCount, "poll.max_concurrent": c.Poll.MaxConcurrent}
+	for k, v := range positive {
+		if v <= 0 {
+			bad(k, "must be positive, is %d", v)
+		}
+	}
+	for k, v := range map[string]int{"tmux.submit_retries": t.SubmitRetries, "monitor.max_nudges": c.Monitor.MaxNudges,
+		"monitor.max_restarts": c.Monitor.MaxRestarts} {
+		if v < 0 {
+			bad(k, "must not be negative, is %d", v)
+		}
+	}
+	m := c.Monitor
+	for k, d := range map[string]Duration{"tmux.startup_timeout": t.StartupTimeout, "monitor.interval": m.Interval,
+		"monitor.idle_after": m.IdleAfter, "monitor.timeout": m.Timeout, "monitor.exec_idle_timeout": m.ExecIdleTimeout,
+		"monitor.exec_turn_timeout": m.ExecTurnTimeout, "poll.interval": c.Poll.Interval,
+		"secrets.command_timeout": c.Secrets.CommandTimeout} {
+		if d.Duration <= 0 {
+			bad(k, "must be a positive duration, is %s", d.Duration)
+		}
+	}
+	if t.EnterDelay.Duration < 0 {
+		bad("tmux.enter_delay", "must not be negative")
+	}
+	if !strings.Contains(c.PR.Branch, "{issue}") {
+		bad("pr.branch", "%q must contain {issue} so that every issue gets its own branch", c.PR.Branch)
+	}
+	if c.Git.AuthorName == "" || c.Git.AuthorEmail == "" {
+		bad("git", "author_name and author_email must be set")
+	}
+	sort.SliceStable(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
+	return errors.Join(errs...)
+}
+
+func (c *Config) validateAgent(name string, a AgentConfig, bad func(key, format string, args ...any)) {
+	key := "agents." + name
+	if strings.TrimSpace(a.Command) == "" && !slices.Contains(builtinAgents, name) {
+		bad(key+".command", "empty")
+	}
+	switch a.Runner {
+	case "", "tmux", "exec":
+	default:
+		bad(key+".runner", "%q is not \"tmux\" or \"exec\"", a.Runner)
+	}
+	switch a.Home {
+	case "", "isolated":
+	default:
+		bad(key+".home", "%q is not \"\" or \"isolated\"", a.Home)
+	}
+	for k, re := range map[string]string{"ready": a.Markers.Ready, "busy": a.Markers.Busy, "approval": a.Markers.Approval,
+		"question": a.Markers.Question, "dialog": a.Markers.Dialog} {
+		if re == "" {
+			continue
+		}
+		if _, err := regexp.Compile(re); err != nil {
+			bad(key+".markers."+k, "%v", err)
+		}
+	}
+}
+
+// AgentNames lists the agents the configuration uses: the default and every configured one.
+func (c *Config) AgentNames() []string {
+	names := []string{c.Agent.Default}
+	for n := range c.Agents {
+		if n != c.Agent.Default {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names[1:])
+	return names
+}

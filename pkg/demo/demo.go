@@ -1,0 +1,189 @@
+// Package demo runs ace's whole loop offline: a local git remote, a local-tracker issue and the scripted fake
+// agent in a real tmux session, driven by the same engine `ace run` uses. It is README's first command.
+package demo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aceworks/ace/pkg/config"
+	"github.com/aceworks/ace/pkg/secrets"
+	"github.com/aceworks/ace/pkg/service"
+	"github.com/aceworks/ace/pkg/store"
+	"github.com/aceworks/ace/pkg/workflow"
+)
+
+// Options configure a demo run.
+type Options struct {
+	// Dir holds everything the demo creates; "" = a temporary directory removed afterwards.
+	Dir string
+	// Executable is the ace binary (it runs the launcher and the fake agent in tmux).
+	Executable string
+	Out        io.Writer
+	Logger     *slog.Logger
+	// Timeout bounds the whole demo.
+	Timeout time.Duration
+}
+
+// Repo and Issue are what the demo works on.
+const (
+	Repo  = "demo/hello"
+	Issue = 1
+)
+
+// Run performs the demo and reports on Out. It leaves no process behind: the demo's private tmux server is
+// killed at the end, whatever happened.
+func Run(ctx context.Context, o Options) (err error) {
+	if o.Out == nil {
+		o.Out = io.Discard
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 2 * time.Minute
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	dir := o.Dir
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "ace-demo-"); err != nil {
+			return fmt.Errorf("create a demo directory: %w", err)
+		}
+		defer os.RemoveAll(dir)
+	} else if dir, err = filepath.Abs(dir); err != nil {
+		return err
+	}
+	if err := needTools(); err != nil {
+		return err
+	}
+	w := o.Out
+	fmt.Fprintf(w, "ace demo in %s\n\n", dir)
+	cfgPath, err := scaffold(ctx, dir, o.Executable)
+	if err != nil {
+		return err
+	}
+	cfg, _, err := config.Load(cfgPath, func(string) string { return "" })
+	if err != nil {
+		return fmt.Errorf("demo config: %w", err)
+	}
+	fmt.Fprintf(w, "  remote      %s (a bare git repository)\n", filepath.Join(dir, "remote.git"))
+	fmt.Fprintf(w, "  issue       %s#%d in %s\n", Repo, Issue, filepath.Join(dir, "tracker", "issues", "1.md"))
+	fmt.Fprintf(w, "  agent       the scripted fake agent, in tmux\n")
+	fmt.Fprintf(w, "  watch it    ace --config %s attach %d   (or peek %d)\n\n", cfgPath, Issue, Issue)
+
+	start := time.Now()
+	svc, err := service.Open(ctx, service.Options{
+		Config:     cfg,
+		Secrets:    secrets.NewResolver(secrets.Options{LookupEnv: func(string) (string, bool) { return "", false }}),
+		Logger:     o.Logger,
+		Executable: o.Executable,
+		Observer:   func(p workflow.Progress) { progress(w, start, p) },
+	})
+	if err != nil {
+		return err
+	}
+	defer svc.Close()
+	defer func() {
+		// The demo's tmux server is its own: end it (and so every process it started) by PID.
+		kctx, kcancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer kcancel()
+		if kerr := svc.Tmux.KillServer(kctx); kerr != nil && err == nil {
+			o.Logger.Debug("kill demo tmux server", "err", kerr)
+		}
+	}()
+
+	release, err := svc.Engine.Acquire(ctx, Repo, Issue)
+	if err != nil {
+		return err
+	}
+	defer release()
+	run, err := svc.Engine.Open(ctx, workflow.Request{Repo: Repo, Issue: Issue, NewAttempt: true})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "  %5.1fs  run %d, attempt %d\n", time.Since(start).Seconds(), run.ID, run.Attempt)
+	if err := svc.Engine.Drive(ctx, run, workflow.UntilSettled); err != nil {
+		return fmt.Errorf("drive the demo run: %w", err)
+	}
+	return summarize(ctx, w, dir, run, time.Since(start))
+}
+
+// needTools fails early, saying what to install, when git or tmux is missing.
+func needTools() error {
+	var missing []string
+	for _, t := range []string{"git", "tmux"} {
+		if _, err := exec.LookPath(t); err != nil {
+			missing = append(missing, t)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("the demo needs %s: install with `sudo apt-get install %s` (or your system's package manager)",
+			strings.Join(missing, " and "), strings.Join(missing, " "))
+	}
+	return nil
+}
+
+func progress(w io.Writer, start time.Time, p workflow.Progress) {
+	t := time.Since(start).Seconds()
+	switch p.Kind {
+	case "step":
+		fmt.Fprintf(w, "  %5.1fs  → %s\n", t, p.Step)
+	default:
+		fmt.Fprintf(w, "  %5.1fs      %s: %s\n", t, p.Kind, p.Message)
+	}
+}
+
+// summarize prints the outcome: the branch, its diff against the base, and the "pull request" the local tracker
+// recorded.
+func summarize(ctx context.Context, w io.Writer, dir string, r *store.Run, took time.Duration) error {
+	fmt.Fprintf(w, "\nrun %d ended %s after %s\n", r.ID, r.Status, took.Round(100*time.Millisecond))
+	if r.Status != store.StatusDone {
+		return fmt.Errorf("the demo run ended %s: %s", r.Status, r.Error)
+	}
+	remote := filepath.Join(dir, "remote.git")
+	fmt.Fprintf(w, "\nbranch %s pushed to the remote:\n", r.Branch)
+	out, err := git(ctx, remote, "log", "--format=  %h %s (%an)", r.BaseBranch+".."+r.Branch)
+	if err != nil {
+		return err
+	}
+	fmt.Fprint(w, out)
+	diff, err := git(ctx, remote, "diff", "--stat", "-p", r.BaseBranch+"..."+r.Branch)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\ndiff:\n%s", indent(diff))
+	pr, err := os.ReadFile(filepath.Join(dir, "tracker", "pulls", strconv.Itoa(r.PRNumber)+".md"))
+	if err != nil {
+		return fmt.Errorf("read the pull request the local tracker recorded: %w", err)
+	}
+	fmt.Fprintf(w, "\npull request #%d (%s):\n%s\n", r.PRNumber, r.PRURL, indent(string(pr)))
+	return nil
+}
+
+func git(ctx context.Context, dir string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
+	out, err := cmd.Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return "", fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, ee.Stderr)
+		}
+		return "", fmt.Errorf("git %s: %w", strings.Join(args, " "), err)
+	}
+	return string(out), nil
+}
+
+func indent(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = "    " + l
+	}
+	return strings.Join(lines, "\n") + "\n"
+}

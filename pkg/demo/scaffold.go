@@ -1,0 +1,105 @@
+package demo
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+)
+
+// The issue the demo asks the agent to resolve.
+const (
+	issueTitle = "Greet visitors in hello.txt"
+	issueBody  = "Please add a file `hello.txt` at the top of the repository that says `Hello from ace!`.\n\n" +
+		"Done means: the file exists on a branch, committed, with a pull request that closes this issue.\n"
+)
+
+// agentScript is what the fake agent does with its first prompt: the work a real agent would do for the issue,
+// then the done protocol of ACE_TASK.md.
+const agentScript = `# The fake agent's script for ace demo: one turn per submitted prompt.
+busy 1s
+say Reading ACE_TASK.md: add hello.txt saying "Hello from ace!"
+write hello.txt Hello from ace!\n
+busy 1s
+sh git add hello.txt && git commit -q -m "Add hello.txt greeting (#1)"
+say Committed hello.txt.
+done Added hello.txt with the greeting "Hello from ace!".
+`
+
+// scaffold creates the demo's world under dir — a bare remote with one commit, a local tracker with one
+// labelled issue, the fake agent's script and an ace.toml tying them together — and returns the config path.
+func scaffold(ctx context.Context, dir, exe string) (string, error) {
+	for _, d := range []string{"seed", "tracker/issues", "root"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			return "", err
+		}
+	}
+	remote := filepath.Join(dir, "remote.git")
+	if _, err := git(ctx, dir, "init", "-q", "--bare", "-b", "main", remote); err != nil {
+		return "", err
+	}
+	seed := filepath.Join(dir, "seed")
+	files := map[string]string{
+		"README.md": "# hello\n\nA tiny repository for `ace demo`.\n",
+	}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(seed, name), []byte(body), 0o644); err != nil {
+			return "", err
+		}
+	}
+	for _, args := range [][]string{
+		{"init", "-q", "-b", "main"},
+		{"add", "-A"},
+		{"-c", "user.name=ace demo", "-c", "user.email=demo@ace.invalid", "commit", "-q", "-m", "Initial commit"},
+		{"push", "-q", remote, "main"},
+	} {
+		if _, err := git(ctx, seed, args...); err != nil {
+			return "", err
+		}
+	}
+	tr := filepath.Join(dir, "tracker")
+	repoTOML := fmt.Sprintf("name = %s\nremote = %s\ndefault_branch = \"main\"\n", strconv.Quote(Repo), strconv.Quote(remote))
+	if err := os.WriteFile(filepath.Join(tr, "repo.toml"), []byte(repoTOML), 0o644); err != nil {
+		return "", err
+	}
+	issue := fmt.Sprintf("+++\ntitle = %s\nlabels = [\"ace\"]\nstate = \"open\"\nauthor = \"you\"\nlabeled_by = \"you\"\n+++\n%s",
+		strconv.Quote(issueTitle), issueBody)
+	if err := os.WriteFile(filepath.Join(tr, "issues", strconv.Itoa(Issue)+".md"), []byte(issue), 0o644); err != nil {
+		return "", err
+	}
+	script := filepath.Join(dir, "agent-script.txt")
+	if err := os.WriteFile(script, []byte(agentScript), 0o644); err != nil {
+		return "", err
+	}
+	cfg := map[string]any{
+		"workspace": map[string]any{"root": filepath.Join(dir, "root")},
+		"tracker":   map[string]any{"kind": "local", "path": tr},
+		"agent":     map[string]any{"default": "fake"},
+		"agents": map[string]any{"fake": map[string]any{
+			"command": shellQuote(exe) + " demo-agent --script " + shellQuote(script) + " --splash 500ms",
+		}},
+		"tmux":    map[string]any{"socket": "ace-demo-" + strconv.Itoa(os.Getpid()), "startup_timeout": "30s", "enter_delay": "150ms"},
+		"monitor": map[string]any{"interval": "250ms", "idle_after": "15s", "timeout": "90s"},
+		"pr":      map[string]any{"draft": false},
+	}
+	var buf bytes.Buffer
+	buf.WriteString("# Written by `ace demo`: a local remote, a local tracker and the scripted fake agent.\n")
+	if err := toml.NewEncoder(&buf).Encode(cfg); err != nil {
+		return "", fmt.Errorf("encode the demo config: %w", err)
+	}
+	path := filepath.Join(dir, "ace.toml")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		return "", err
+	}
+	return path, nil
+}
+
+// shellQuote quotes s for the command template's shell-like splitting (the template is split, never run by a shell).
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

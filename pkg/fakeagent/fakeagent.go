@@ -1,0 +1,429 @@
+// Package fakeagent is a scripted stand-in for a coding-agent TUI (claude, codex, gemini) used by tests, by
+// `ace demo` and by benchmarks. It behaves like one in tmux: raw terminal, bracketed paste, a banner and a
+// splash that swallows early input, an optional trust dialog, an idle composer with a ready marker, a busy
+// marker while working, and scripted turns.
+//
+// Script format: one action per line; blank lines and lines starting with # are ignored. Each submitted prompt
+// runs actions in order until one that ends the turn (idle, done, question, ask, hang, crash, or a line ---):
+//
+//	say TEXT            print TEXT
+//	busy DUR, sleep DUR show the busy marker for DUR ("500ms", "2s")
+//	write PATH TEXT     write TEXT (\n, \t and \\ escapes) to PATH, relative to the working directory
+//	append PATH TEXT    append TEXT to PATH
+//	sh COMMAND          run COMMAND with /bin/sh -c; its output is printed
+//	done TEXT           write TEXT to .ace/DONE; ends the turn
+//	question TEXT       write TEXT to .ace/QUESTION; ends the turn
+//	ask TEXT            show an on-screen question (a numbered list, "Enter to select"); waits for a key or text
+//	approve TEXT        show a permission dialog ("Do you want to proceed?"); 1/y continues, 2/n/Esc ends the turn
+//	idle                do nothing; ends the turn
+//	hang                stay busy forever, ignoring input
+//	crash CODE          exit with CODE at once
+//
+// When the script is used up, each further prompt is answered "ok". Every submitted prompt is appended to
+// --record as one JSON line {"prompt": "…"}, byte-exact.
+package fakeagent
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/term"
+)
+
+type options struct {
+	script        string
+	record        string
+	splash        time.Duration
+	trust         bool
+	swallowEnters int
+	tick          time.Duration
+	readyMarker   string
+	status        string
+}
+
+// Main runs the fake agent with command-line args and returns its exit code.
+func Main(args []string) int {
+	var o options
+	fs := flag.NewFlagSet("fake-agent", flag.ContinueOnError)
+	fs.StringVar(&o.script, "script", "", "script `file`")
+	fs.StringVar(&o.record, "record", "", "append each submitted prompt to this JSONL `file`")
+	fs.DurationVar(&o.splash, "splash", 0, "show a splash screen that discards input for this long")
+	fs.BoolVar(&o.trust, "trust", false, "ask \"Trust this folder?\" first")
+	fs.IntVar(&o.swallowEnters, "swallow-enters", 0, "ignore the first N Enters after each paste")
+	fs.DurationVar(&o.tick, "tick", 0, "print a line this often")
+	fs.StringVar(&o.readyMarker, "ready-marker", "› Ask fake-agent anything", "composer placeholder when idle")
+	fs.StringVar(&o.status, "status-line", "? for shortcuts", "status line when idle")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	var actions []action
+	if o.script != "" {
+		var err error
+		if actions, err = parseScript(o.script); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
+	}
+	a := &agent{o: o, script: actions, out: os.Stdout}
+	return a.run()
+}
+
+type action struct {
+	verb, arg string
+	line      int
+}
+
+func parseScript(path string) ([]action, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []action
+	sc := bufio.NewScanner(f)
+	n := 0
+	for sc.Scan() {
+		n++
+		l := strings.TrimSpace(sc.Text())
+		if l == "" || strings.HasPrefix(l, "#") {
+			continue
+		}
+		verb, arg, _ := strings.Cut(l, " ")
+		switch verb {
+		case "say", "busy", "sleep", "write", "append", "sh", "done", "question", "ask", "approve", "idle", "hang", "crash", "---":
+		default:
+			return nil, fmt.Errorf("%s:%d: unknown action %q", path, n, verb)
+		}
+		out = append(out, action{verb: verb, arg: strings.TrimSpace(arg), line: n})
+	}
+	return out, sc.Err()
+}
+
+// input is what the terminal sent: a paste, a key, or a submitted Enter.
+type input struct {
+	paste string
+	key   byte
+	enter bool
+}
+
+type agent struct {
+	o      options
+	script []action
+	pc     int
+	out    io.Writer
+
+	lines    []string
+	composer string
+	busy     bool
+	dialog   []string
+	swallow  int
+	inputs   chan input
+}
+
+func (a *agent) run() int {
+	fd := int(os.Stdin.Fd())
+	if term.IsTerminal(fd) {
+		old, err := term.MakeRaw(fd)
+		if err == nil {
+			defer term.Restore(fd, old)
+		}
+	}
+	fmt.Fprint(a.out, "\x1b[?2004h") // bracketed paste on
+	defer fmt.Fprint(a.out, "\x1b[?2004l")
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGINT)
+	a.inputs = make(chan input, 64)
+	go a.readInput(os.Stdin)
+
+	a.say("fake-agent 1.0 — a scripted stand-in for a coding agent")
+	a.say("cwd: " + mustGetwd())
+	if a.o.splash > 0 {
+		a.drawSplash()
+		end := time.After(a.o.splash)
+	splash:
+		for {
+			select {
+			case <-end:
+				break splash
+			case <-a.inputs: // lost, as real CLIs lose what is pasted into their splash
+			case <-sigs:
+				return 0
+			}
+		}
+	}
+	if a.o.trust {
+		a.dialog = []string{"Trust this folder?", "› 1. Trust and continue", "  2. Exit", "Enter to confirm"}
+		a.draw()
+		for in := range a.inputs {
+			if in.enter || in.key == '1' {
+				break
+			}
+			if in.key == '2' {
+				return 1
+			}
+		}
+		a.dialog = nil
+	}
+	a.draw()
+	var tick <-chan time.Time
+	if a.o.tick > 0 {
+		t := time.NewTicker(a.o.tick)
+		defer t.Stop()
+		tick = t.C
+	}
+	n := 0
+	for {
+		select {
+		case <-sigs:
+			return 0
+		case <-tick:
+			n++
+			a.say(fmt.Sprintf("tick %d", n))
+			a.draw()
+		case in := <-a.inputs:
+			if code, exit := a.handle(in, sigs); exit {
+				return code
+			}
+		}
+	}
+}
+
+func mustGetwd() string {
+	wd, _ := os.Getwd()
+	return wd
+}
+
+// handle applies one input at the idle composer.
+func (a *agent) handle(in input, sigs chan os.Signal) (int, bool) {
+	switch {
+	case in.paste != "":
+		a.composer += in.paste
+		a.swallow = a.o.swallowEnters
+	case in.enter:
+		if a.swallow > 0 {
+			a.swallow--
+			return 0, false
+		}
+		prompt := a.composer
+		if strings.TrimSpace(prompt) == "" {
+			return 0, false
+		}
+		a.composer = ""
+		if strings.TrimSpace(prompt) == "/exit" {
+			return 0, true
+		}
+		a.record(prompt)
+		a.say("› " + firstLine(prompt))
+		return a.turn(sigs)
+	case in.key == 0x7f && a.composer != "":
+		a.composer = a.composer[:len(a.composer)-1]
+	case in.key == 0x03:
+		return 130, true
+	case in.key >= 0x20 && in.key < 0x7f:
+		a.composer += string(in.key)
+	}
+	a.draw()
+	return 0, false
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(s, "\n")
+	if len(l) > 100 {
+		l = l[:100] + "…"
+	}
+	return l
+}
+
+func (a *agent) record(prompt string) {
+	if a.o.record == "" {
+		return
+	}
+	f, err := os.OpenFile(a.o.record, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		a.say("record: " + err.Error())
+		return
+	}
+	defer f.Close()
+	b, _ := json.Marshal(map[string]string{"prompt": prompt})
+	f.Write(append(b, '\n'))
+}
+
+// turn runs script actions until one ends the turn.
+func (a *agent) turn(sigs chan os.Signal) (int, bool) {
+	start := time.Now()
+	defer func() {
+		a.busy = false
+		a.say(fmt.Sprintf("Worked for %s", time.Since(start).Round(time.Second)))
+		a.draw()
+	}()
+	a.busy = true
+	a.draw()
+	if a.pc >= len(a.script) {
+		a.say("ok")
+		return 0, false
+	}
+	for a.pc < len(a.script) {
+		act := a.script[a.pc]
+		a.pc++
+		code, exit, end := a.do(act, sigs)
+		if exit || end {
+			return code, exit
+		}
+	}
+	return 0, false
+}
+
+// do performs one action: exit says to quit the program with code, end that the turn is over.
+func (a *agent) do(act action, sigs chan os.Signal) (code int, exit, end bool) {
+	switch act.verb {
+	case "---", "idle":
+		return 0, false, true
+	case "say":
+		a.say(act.arg)
+	case "busy", "sleep":
+		d, err := time.ParseDuration(act.arg)
+		if err != nil {
+			a.say("bad duration " + act.arg)
+			break
+		}
+		a.draw()
+		select {
+		case <-time.After(d):
+		case <-sigs:
+			return 0, true, true
+		}
+	case "write", "append":
+		path, text, _ := strings.Cut(act.arg, " ")
+		flags := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
+		if act.verb == "append" {
+			flags = os.O_CREATE | os.O_WRONLY | os.O_APPEND
+		}
+		if err := writeFile(path, unescape(text), flags); err != nil {
+			a.say("error: " + err.Error())
+		} else {
+			a.say("Wrote " + path)
+		}
+	case "sh":
+		out, err := exec.Command("/bin/sh", "-c", act.arg).CombinedOutput()
+		for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			if l != "" {
+				a.say("  " + l)
+			}
+		}
+		if err != nil {
+			a.say("  (" + err.Error() + ")")
+		}
+	case "done":
+		if err := writeFile(filepath.Join(".ace", "DONE"), act.arg+"\n", os.O_CREATE|os.O_WRONLY|os.O_TRUNC); err != nil {
+			a.say("error: " + err.Error())
+		}
+		a.say("Done: " + act.arg)
+		return 0, false, true
+	case "question":
+		if err := writeFile(filepath.Join(".ace", "QUESTION"), act.arg+"\n", os.O_CREATE|os.O_WRONLY|os.O_TRUNC); err != nil {
+			a.say("error: " + err.Error())
+		}
+		a.say("Question for a human: " + act.arg)
+		return 0, false, true
+	case "ask":
+		a.busy = false
+		a.dialog = []string{act.arg, "❯ 1. Yes", "  2. No", "  3. Type something", "Enter to select · ↑/↓ to navigate · Esc to cancel"}
+		a.draw()
+		answer := a.waitDialog(sigs, func(in input) (string, bool) {
+			switch {
+			case in.paste != "":
+				return strings.TrimSpace(in.paste), true
+			case in.enter:
+				return "1", true
+			case in.key >= '1' && in.key <= '9':
+				return string(in.key), true
+			case in.key == 0x1b:
+				return "cancelled", true
+			}
+			return "", false
+		})
+		a.dialog = nil
+		a.record("answer: " + answer)
+		a.say("Answer: " + answer)
+		return 0, false, true
+	case "approve":
+		a.busy = false
+		a.dialog = []string{act.arg, "Do you want to proceed?", "❯ 1. Yes", "  2. No, and tell me what to do differently (esc)"}
+		a.draw()
+		answer := a.waitDialog(sigs, func(in input) (string, bool) {
+			switch in.key {
+			case '1', 'y':
+				return "yes", true
+			case '2', 'n', 0x1b:
+				return "no", true
+			}
+			if in.enter {
+				return "yes", true
+			}
+			return "", false
+		})
+		a.dialog = nil
+		a.busy = true
+		a.say("Permission: " + answer)
+		if answer != "yes" {
+			return 0, false, true
+		}
+	case "hang":
+		a.draw()
+		<-sigs
+		return 0, true, true
+	case "crash":
+		code, _ := strconv.Atoi(act.arg)
+		if code == 0 {
+			code = 1
+		}
+		fmt.Fprintf(a.out, "\r\nfatal: scripted crash (exit %d)\r\n", code)
+		return code, true, true
+	}
+	a.draw()
+	return 0, false, false
+}
+
+func (a *agent) waitDialog(sigs chan os.Signal, accept func(input) (string, bool)) string {
+	for {
+		select {
+		case <-sigs:
+			return "cancelled"
+		case in := <-a.inputs:
+			if s, ok := accept(in); ok {
+				return s
+			}
+		}
+	}
+}
+
+func writeFile(path, text string, flags int) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, flags, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteString(text); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func unescape(s string) string {
+	r := strings.NewReplacer(`\\`, `\`, `\n`, "\n", `\t`, "\t")
+	return r.Replace(s)
+}

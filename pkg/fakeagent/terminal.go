@@ -1,0 +1,117 @@
+package fakeagent
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strings"
+
+	"golang.org/x/term"
+	"os"
+)
+
+// readInput turns terminal bytes into inputs: bracketed pastes (tmux turns pasted newlines into CR; they are
+// mapped back to LF), Enter, and single keys.
+func (a *agent) readInput(r io.Reader) {
+	br := bufio.NewReader(r)
+	const start, end = "\x1b[200~", "\x1b[201~"
+	for {
+		b, err := br.ReadByte()
+		if err != nil {
+			return
+		}
+		if b == 0x1b {
+			peek, _ := br.Peek(5)
+			if string(peek) == start[1:] {
+				br.Discard(5)
+				var sb strings.Builder
+				for {
+					c, err := br.ReadByte()
+					if err != nil {
+						return
+					}
+					sb.WriteByte(c)
+					if strings.HasSuffix(sb.String(), end) {
+						break
+					}
+				}
+				text := strings.TrimSuffix(sb.String(), end)
+				a.inputs <- input{paste: strings.ReplaceAll(text, "\r", "\n")}
+				continue
+			}
+			// Another escape sequence (arrow keys …): drop it, but report a lone Esc.
+			if br.Buffered() == 0 {
+				a.inputs <- input{key: 0x1b}
+				continue
+			}
+			if next, _ := br.Peek(1); len(next) == 1 && next[0] == '[' {
+				br.ReadByte()
+				for {
+					c, err := br.ReadByte()
+					if err != nil || (c >= 0x40 && c <= 0x7e) {
+						break
+					}
+				}
+			}
+			continue
+		}
+		if b == '\r' || b == '\n' {
+			a.inputs <- input{enter: true}
+			continue
+		}
+		a.inputs <- input{key: b}
+	}
+}
+
+func (a *agent) say(line string) {
+	for _, l := range strings.Split(line, "\n") {
+		a.lines = append(a.lines, l)
+	}
+	if len(a.lines) > 500 {
+		a.lines = a.lines[len(a.lines)-500:]
+	}
+}
+
+func size() (int, int) {
+	w, h, err := term.GetSize(int(os.Stdout.Fd()))
+	if err != nil || w <= 0 || h <= 0 {
+		return 100, 30
+	}
+	return w, h
+}
+
+func (a *agent) drawSplash() {
+	fmt.Fprint(a.out, "\x1b[H\x1b[2J\r\n  fake-agent is starting…\r\n")
+}
+
+// draw repaints the whole screen: transcript, then the dialog or the composer and the status line.
+func (a *agent) draw() {
+	w, h := size()
+	var bottom []string
+	switch {
+	case a.dialog != nil:
+		bottom = append([]string{strings.Repeat("─", min(w, 60))}, a.dialog...)
+	case a.busy:
+		bottom = []string{strings.Repeat("─", min(w, 60)), "› ", "• Working (esc to interrupt)"}
+	default:
+		comp := a.o.readyMarker
+		if a.composer != "" {
+			comp = "› " + firstLine(a.composer)
+		}
+		bottom = []string{strings.Repeat("─", min(w, 60)), comp, a.o.status}
+	}
+	room := max(h-len(bottom)-1, 1)
+	lines := a.lines
+	if len(lines) > room {
+		lines = lines[len(lines)-room:]
+	}
+	var b strings.Builder
+	b.WriteString("\x1b[H\x1b[2J")
+	for _, l := range append(lines, bottom...) {
+		if len(l) > w {
+			l = l[:w]
+		}
+		b.WriteString(l + "\r\n")
+	}
+	fmt.Fprint(a.out, strings.TrimSuffix(b.String(), "\r\n"))
+}

@@ -1,0 +1,118 @@
+// Package gittest provides real git remotes for tests: bare repositories seeded with a commit, served over
+// smart HTTP by `git http-backend` behind basic auth, the way GitHub serves https clones.
+package gittest
+
+import (
+	"context"
+	"crypto/subtle"
+	"net/http"
+	"net/http/cgi"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// Run runs git in dir and fails the test on error, returning trimmed stdout.
+func Run(t testing.TB, dir string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_TERMINAL_PROMPT=0",
+		"GIT_AUTHOR_NAME=test", "GIT_AUTHOR_EMAIL=test@ace.invalid",
+		"GIT_COMMITTER_NAME=test", "GIT_COMMITTER_EMAIL=test@ace.invalid")
+	out, err := cmd.Output()
+	if err != nil {
+		stderr := ""
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = string(ee.Stderr)
+		}
+		t.Fatalf("git %s in %s: %v\n%s", strings.Join(args, " "), dir, err, stderr)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// BareRepo creates <parent>/<name>.git, a bare repository whose branch "main" holds one commit with files
+// (path → content; nil gives a README), and returns its path.
+func BareRepo(t testing.TB, parent, name string, files map[string]string) string {
+	t.Helper()
+	if files == nil {
+		files = map[string]string{"README.md": "# " + name + "\n"}
+	}
+	bare := filepath.Join(parent, name+".git")
+	if err := os.MkdirAll(filepath.Dir(bare), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	Run(t, parent, "init", "-q", "--bare", "-b", "main", bare)
+	seed := t.TempDir()
+	Run(t, seed, "init", "-q", "-b", "main")
+	for p, body := range files {
+		full := filepath.Join(seed, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	Run(t, seed, "add", "-A")
+	Run(t, seed, "commit", "-q", "-m", "initial commit")
+	Run(t, seed, "push", "-q", bare, "main")
+	return bare
+}
+
+// HTTPServer serves every bare repository under Root over git's smart HTTP protocol. Requests must carry basic
+// auth with the given password (any user name, as GitHub accepts "x-access-token"); others get 401.
+type HTTPServer struct {
+	Root   string
+	server *httptest.Server
+	denied atomic.Int64
+	pushes atomic.Int64
+}
+
+// NewHTTPServer starts a smart-HTTP server for the bare repositories under root, closed when the test ends.
+func NewHTTPServer(t testing.TB, root, password string) *HTTPServer {
+	t.Helper()
+	gitPath, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("git not installed")
+	}
+	s := &HTTPServer{Root: root}
+	backend := &cgi.Handler{
+		Path: gitPath,
+		Args: []string{"http-backend"},
+		// REMOTE_USER set means "authenticated" to http-backend, which only then accepts pushes; the wrapper below
+		// does the authentication.
+		Env: []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1", "GIT_CONFIG_NOSYSTEM=1", "REMOTE_USER=gittest"},
+	}
+	s.server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, pass, ok := r.BasicAuth()
+		if !ok || subtle.ConstantTimeCompare([]byte(pass), []byte(password)) != 1 {
+			s.denied.Add(1)
+			w.Header().Set("WWW-Authenticate", `Basic realm="gittest"`)
+			http.Error(w, "authentication required", http.StatusUnauthorized)
+			return
+		}
+		if strings.HasSuffix(r.URL.Path, "/git-receive-pack") {
+			s.pushes.Add(1)
+		}
+		backend.ServeHTTP(w, r)
+	}))
+	t.Cleanup(s.server.Close)
+	return s
+}
+
+// URL is the clone URL of the bare repository <Root>/<rel> (e.g. "acme/widgets.git").
+func (s *HTTPServer) URL(rel string) string { return s.server.URL + "/" + rel }
+
+// Denied counts requests refused for missing or wrong credentials.
+func (s *HTTPServer) Denied() int64 { return s.denied.Load() }
+
+// Pushes counts receive-pack requests (pushes) that were let through.
+func (s *HTTPServer) Pushes() int64 { return s.pushes.Load() }

@@ -1,0 +1,125 @@
+// Package service wires ace's parts together from a configuration: the store, the tracker, working copies,
+// tmux, secrets and agent profiles, behind one workflow engine. Every command that touches runs (run, poll, ls,
+// stop, demo …) opens a Service, so they all see the same world.
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/aceworks/ace/pkg/config"
+	"github.com/aceworks/ace/pkg/secrets"
+	"github.com/aceworks/ace/pkg/store"
+	"github.com/aceworks/ace/pkg/tmuxops"
+	"github.com/aceworks/ace/pkg/tracker"
+	"github.com/aceworks/ace/pkg/workflow"
+	"github.com/aceworks/ace/pkg/workspace"
+	"github.com/aceworks/ace/scripts"
+)
+
+// Options are what a Service needs besides the configuration.
+type Options struct {
+	Config  *config.Config
+	Secrets *secrets.Resolver
+	Logger  *slog.Logger
+	// Executable is the ace binary that tmux panes run as the secret-injecting launcher; default os.Executable().
+	Executable string
+	// Observer receives the engine's progress (the foreground display of `ace run` and `ace demo`).
+	Observer func(workflow.Progress)
+	// Tracker replaces the tracker built from the configuration (tests).
+	Tracker tracker.Tracker
+	// Tune adjusts the engine's options before it is built (tests shorten intervals this way).
+	Tune func(*workflow.Options)
+}
+
+// Service is ace assembled: one engine and the parts behind it, for commands to share.
+type Service struct {
+	Config     *config.Config
+	Root       string
+	Store      *store.Store
+	Tracker    tracker.Tracker
+	Tmux       *tmuxops.Client
+	Workspaces *workspace.Manager
+	Engine     *workflow.Engine
+	Logger     *slog.Logger
+}
+
+// Open assembles a Service. The store is created under workspace.root when missing.
+func Open(ctx context.Context, o Options) (*Service, error) {
+	cfg := o.Config
+	if cfg == nil {
+		return nil, errors.New("service: no configuration")
+	}
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	root := cfg.Workspace.Root
+	if err := os.MkdirAll(root, 0o700); err != nil {
+		return nil, fmt.Errorf("create workspace root %s: %w", root, err)
+	}
+	exe := o.Executable
+	if exe == "" {
+		var err error
+		if exe, err = os.Executable(); err != nil {
+			return nil, fmt.Errorf("find the ace binary (tmux panes run it to start agents): %w", err)
+		}
+	}
+	res := o.Secrets
+	if res == nil {
+		res = secrets.NewResolver(secrets.Options{})
+	}
+	trk := o.Tracker
+	if trk == nil {
+		var err error
+		if trk, err = NewTracker(ctx, cfg, res, log); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := scripts.Install(filepath.Join(root, "bin")); err != nil {
+		return nil, fmt.Errorf("install helper scripts: %w", err)
+	}
+	st, err := store.Open(ctx, filepath.Join(root, "ace.db"))
+	if err != nil {
+		return nil, fmt.Errorf("open the state store: %w", err)
+	}
+	ws, err := workspace.New(workspace.Options{
+		Root: root, AuthorName: cfg.Git.AuthorName, AuthorEmail: cfg.Git.AuthorEmail, Logger: log,
+	})
+	if err != nil {
+		st.Close()
+		return nil, fmt.Errorf("workspaces: %w", err)
+	}
+	tmux := tmuxops.New(cfg.Tmux.Socket)
+	s := &Service{Config: cfg, Root: root, Store: st, Tracker: trk, Tmux: tmux, Workspaces: ws, Logger: log}
+	eo := workflow.Options{
+		Config:     cfg,
+		Store:      st,
+		Tracker:    trk,
+		Workspaces: ws,
+		Sessions:   tmux,
+		Secrets:    res,
+		Profile:    s.Profile,
+		Launcher:   []string{exe, "__launch"},
+		Root:       root,
+		Logger:     log,
+		Observer:   o.Observer,
+	}
+	if o.Tune != nil {
+		o.Tune(&eo)
+	}
+	eng, err := workflow.New(eo)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	s.Engine = eng
+	return s, nil
+}
+
+// Close releases the store. Agents keep running in tmux.
+func (s *Service) Close() error { return s.Store.Close() }

@@ -1,0 +1,271 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Status is where a run stands as a whole. Stored as text so that stores stay readable across versions.
+type Status string
+
+// Run statuses.
+const (
+	StatusActive       Status = "active"
+	StatusWaitingInput Status = "waiting_input"
+	StatusDone         Status = "done"
+	StatusFailed       Status = "failed"
+	StatusCancelled    Status = "cancelled"
+)
+
+// Terminal reports whether a run with this status has ended.
+func (s Status) Terminal() bool {
+	return s == StatusDone || s == StatusFailed || s == StatusCancelled
+}
+
+// Run is one attempt at one issue.
+type Run struct {
+	ID              int64             `json:"id"`
+	Repo            string            `json:"repo"`
+	Issue           int               `json:"issue"`
+	Attempt         int               `json:"attempt"`
+	Agent           string            `json:"agent"`
+	Runner          string            `json:"runner"`
+	Step            string            `json:"step"`
+	Status          Status            `json:"status"`
+	Session         string            `json:"session,omitempty"`
+	AgentSessionID  string            `json:"agent_session_id,omitempty"`
+	Workdir         string            `json:"workdir,omitempty"`
+	Branch          string            `json:"branch,omitempty"`
+	BaseBranch      string            `json:"base_branch,omitempty"`
+	PRNumber        int               `json:"pr_number,omitempty"`
+	PRURL           string            `json:"pr_url,omitempty"`
+	StatusCommentID int64             `json:"status_comment_id,omitempty"`
+	Nudges          int               `json:"nudges"`
+	Restarts        int               `json:"restarts"`
+	Error           string            `json:"error,omitempty"`
+	Vars            map[string]string `json:"vars,omitempty"`
+	Version         int64             `json:"version"`
+	TriggeredAt     time.Time         `json:"triggered_at"`
+	CreatedAt       time.Time         `json:"created_at"`
+	UpdatedAt       time.Time         `json:"updated_at"`
+	FinishedAt      *time.Time        `json:"finished_at,omitempty"`
+}
+
+// Event is one entry of a run's append-only log: a transition or a side effect.
+type Event struct {
+	ID      int64     `json:"id"`
+	RunID   int64     `json:"run_id"`
+	Time    time.Time `json:"time"`
+	Kind    string    `json:"kind"`
+	Step    string    `json:"step,omitempty"`
+	Message string    `json:"message,omitempty"`
+	Data    string    `json:"data,omitempty"`
+}
+
+// Filter selects runs; zero fields match everything.
+type Filter struct {
+	Repo     string
+	Issue    int
+	Statuses []Status
+	Limit    int
+}
+
+const runColumns = `id, repo, issue, attempt, agent, runner, step, status, session, agent_session_id, workdir, branch,
+	base_branch, pr_number, pr_url, status_comment_id, nudges, restarts, error, vars, version, triggered_at,
+	created_at, updated_at, finished_at`
+
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+func parseStamp(s string) time.Time {
+	t, _ := time.Parse(time.RFC3339Nano, s)
+	return t
+}
+
+// CreateRun inserts r (ID, Version and timestamps are set) with a "created" event.
+func (s *Store) CreateRun(ctx context.Context, r *Run) error {
+	now := time.Now()
+	if r.TriggeredAt.IsZero() {
+		r.TriggeredAt = now
+	}
+	if r.Runner == "" {
+		r.Runner = "tmux"
+	}
+	vars, err := json.Marshal(nonNil(r.Vars))
+	if err != nil {
+		return err
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	defer tx.Rollback()
+	res, err := tx.ExecContext(ctx, `INSERT INTO runs (repo, issue, attempt, agent, runner, step, status, session,
+		agent_session_id, workdir, branch, base_branch, pr_number, pr_url, status_comment_id, nudges, restarts, error,
+		vars, version, triggered_at, created_at, updated_at)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,1,?,?,?)`,
+		r.Repo, r.Issue, r.Attempt, r.Agent, r.Runner, r.Step, r.Status, r.Session, r.AgentSessionID, r.Workdir,
+		r.Branch, r.BaseBranch, r.PRNumber, r.PRURL, r.StatusCommentID, r.Nudges, r.Restarts, r.Error, string(vars),
+		stamp(r.TriggeredAt), stamp(now), stamp(now))
+	if err != nil {
+		return fmt.Errorf("insert run: %w", err)
+	}
+	id, err := res.LastInsertId()
+	if err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	r.ID, r.Version, r.CreatedAt, r.UpdatedAt = id, 1, now, now
+	return nil
+}
+
+// UpdateRun saves r if nobody changed it since it was read (else ErrConflict), together with ev when given, in
+// one transaction.
+func (s *Store) UpdateRun(ctx context.Context, r *Run, ev *Event) error {
+	vars, err := json.Marshal(nonNil(r.Vars))
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	var finished any
+	if r.FinishedAt != nil {
+		finished = stamp(*r.FinishedAt)
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	defer tx.Rollback()
+	res, err := tx.ExecContext(ctx, `UPDATE runs SET agent=?, runner=?, step=?, status=?, session=?, agent_session_id=?,
+		workdir=?, branch=?, base_branch=?, pr_number=?, pr_url=?, status_comment_id=?, nudges=?, restarts=?, error=?,
+		vars=?, version=version+1, updated_at=?, finished_at=? WHERE id=? AND version=?`,
+		r.Agent, r.Runner, r.Step, r.Status, r.Session, r.AgentSessionID, r.Workdir, r.Branch, r.BaseBranch,
+		r.PRNumber, r.PRURL, r.StatusCommentID, r.Nudges, r.Restarts, r.Error, string(vars), stamp(now), finished,
+		r.ID, r.Version)
+	if err != nil {
+		return fmt.Errorf("update run %d: %w", r.ID, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n == 0 {
+		return fmt.Errorf("run %d (version %d): %w", r.ID, r.Version, ErrConflict)
+	}
+	if ev != nil {
+		if err := insertEvent(ctx, tx, r.ID, *ev, now); err != nil {
+			return err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	r.Version++
+	r.UpdatedAt = now
+	return nil
+}
+
+// GetRun reads one run.
+func (s *Store) GetRun(ctx context.Context, id int64) (*Run, error) {
+	row := s.db.QueryRowContext(ctx, "SELECT "+runColumns+" FROM runs WHERE id=?", id)
+	r, err := scanRun(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("run %d: %w", id, ErrNotFound)
+	}
+	return r, err
+}
+
+// LatestRun returns the run with the highest attempt for the issue.
+func (s *Store) LatestRun(ctx context.Context, repo string, issue int) (*Run, error) {
+	row := s.db.QueryRowContext(ctx, "SELECT "+runColumns+" FROM runs WHERE repo=? AND issue=? ORDER BY attempt DESC LIMIT 1", repo, issue)
+	r, err := scanRun(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("no run for %s#%d: %w", repo, issue, ErrNotFound)
+	}
+	return r, err
+}
+
+// ListRuns returns the runs matching f, oldest first.
+func (s *Store) ListRuns(ctx context.Context, f Filter) ([]*Run, error) {
+	var where []string
+	var args []any
+	if f.Repo != "" {
+		where, args = append(where, "repo=?"), append(args, f.Repo)
+	}
+	if f.Issue != 0 {
+		where, args = append(where, "issue=?"), append(args, f.Issue)
+	}
+	if len(f.Statuses) > 0 {
+		ph := strings.TrimSuffix(strings.Repeat("?,", len(f.Statuses)), ",")
+		where = append(where, "status IN ("+ph+")")
+		for _, st := range f.Statuses {
+			args = append(args, string(st))
+		}
+	}
+	q := "SELECT " + runColumns + " FROM runs"
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	q += " ORDER BY id"
+	if f.Limit > 0 {
+		q += fmt.Sprintf(" LIMIT %d", f.Limit)
+	}
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	defer rows.Close()
+	var out []*Run
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// CountActive counts unfinished runs (active or waiting for input): what poll.max_concurrent bounds.
+func (s *Store) CountActive(ctx context.Context) (int, error) {
+	var n int
+	err := s.db.QueryRowContext(ctx, "SELECT count(*) FROM runs WHERE status IN (?, ?)", StatusActive, StatusWaitingInput).Scan(&n)
+	return n, err
+}
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanRun(sc scanner) (*Run, error) {
+	var r Run
+	var vars, triggered, created, updated string
+	var finished sql.NullString
+	err := sc.Scan(&r.ID, &r.Repo, &r.Issue, &r.Attempt, &r.Agent, &r.Runner, &r.Step, &r.Status, &r.Session,
+		&r.AgentSessionID, &r.Workdir, &r.Branch, &r.BaseBranch, &r.PRNumber, &r.PRURL, &r.StatusCommentID, &r.Nudges,
+		&r.Restarts, &r.Error, &vars, &r.Version, &triggered, &created, &updated, &finished)
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(vars), &r.Vars); err != nil {
+		return nil, fmt.Errorf("run %d: vars: %w", r.ID, err)
+	}
+	if r.Vars == nil {
+		r.Vars = map[string]string{}
+	}
+	r.TriggeredAt, r.CreatedAt, r.UpdatedAt = parseStamp(triggered), parseStamp(created), parseStamp(updated)
+	if finished.Valid {
+		t := parseStamp(finished.String)
+		r.FinishedAt = &t
+	}
+	return &r, nil
+}
+
+func nonNil(m map[string]string) map[string]string {
+	if m == nil {
+		return map[string]string{}
+	}
+	return m
+}

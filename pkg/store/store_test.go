@@ -1,0 +1,201 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+)
+
+func open(t *testing.T, path string) *Store {
+	t.Helper()
+	s, err := Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestRunRoundTripAndOptimisticUpdate(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, filepath.Join(t.TempDir(), "ace.db"))
+	r := &Run{Repo: "acme/widgets", Issue: 193, Attempt: 1, Agent: "codex", Step: "claim", Status: StatusActive,
+		Vars: map[string]string{"title": "Fix it"}}
+	if err := s.CreateRun(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	stale, err := s.GetRun(ctx, r.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Step, r.Branch = "prepare_workspace", "ace/193-fix-it"
+	if err := s.UpdateRun(ctx, r, &Event{Kind: "transition", Step: r.Step, Message: "claim → prepare_workspace"}); err != nil {
+		t.Fatal(err)
+	}
+	stale.Step = "monitor"
+	if err := s.UpdateRun(ctx, stale, nil); !errors.Is(err, ErrConflict) {
+		t.Fatalf("stale update: err = %v, want ErrConflict", err)
+	}
+	got, err := s.LatestRun(ctx, "acme/widgets", 193)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Step != "prepare_workspace" || got.Branch != "ace/193-fix-it" || got.Vars["title"] != "Fix it" || got.Version != 2 {
+		t.Fatalf("read back %+v", got)
+	}
+	evs, err := s.Events(ctx, r.ID)
+	if err != nil || len(evs) != 1 || evs[0].Message != "claim → prepare_workspace" {
+		t.Fatalf("events %+v, %v", evs, err)
+	}
+	if _, err := s.LatestRun(ctx, "acme/widgets", 1); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("missing run: %v", err)
+	}
+	if n, _ := s.CountActive(ctx); n != 1 {
+		t.Fatalf("active = %d", n)
+	}
+	runs, err := s.ListRuns(ctx, Filter{Statuses: []Status{StatusDone}})
+	if err != nil || len(runs) != 0 {
+		t.Fatalf("done runs %v %v", runs, err)
+	}
+}
+
+func TestClaimIsExclusiveUntilExpiry(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, filepath.Join(t.TempDir(), "ace.db"))
+	if ok, err := s.Claim(ctx, "o/r", 1, "a", time.Minute); !ok || err != nil {
+		t.Fatalf("first claim: %v %v", ok, err)
+	}
+	if ok, _ := s.Claim(ctx, "o/r", 1, "b", time.Minute); ok {
+		t.Fatal("second owner got a held claim")
+	}
+	if ok, _ := s.Claim(ctx, "o/r", 1, "a", time.Minute); !ok {
+		t.Fatal("holder could not re-claim")
+	}
+	if err := s.RenewClaim(ctx, "o/r", 1, "b", time.Minute); !errors.Is(err, ErrConflict) {
+		t.Fatalf("renew by non-holder: %v", err)
+	}
+	if ok, _ := s.Claim(ctx, "o/r", 2, "a", -time.Second); !ok {
+		t.Fatal("claim issue 2")
+	}
+	if ok, _ := s.Claim(ctx, "o/r", 2, "b", time.Minute); !ok {
+		t.Fatal("expired claim was not taken over")
+	}
+	if err := s.ReleaseClaim(ctx, "o/r", 1, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if who, _, _ := s.ClaimHolder(ctx, "o/r", 1); who != "" {
+		t.Fatalf("released claim still held by %q", who)
+	}
+}
+
+// TestConcurrentProcessesClaimEachIssueOnce runs claimers in two processes and many goroutines against one file.
+func TestConcurrentProcessesClaimEachIssueOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ace.db")
+	open(t, path) // create the schema first
+	var wg sync.WaitGroup
+	outs := make([][]byte, 2)
+	for i := range outs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cmd := exec.Command(os.Args[0], "-test.run=^TestHelperClaimer$")
+			cmd.Env = append(os.Environ(), "ACE_STORE_HELPER="+path, "ACE_STORE_OWNER=p"+strconv.Itoa(i))
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Errorf("helper %d: %v\n%s", i, err, out)
+			}
+			outs[i] = out
+		}()
+	}
+	wg.Wait()
+	s := open(t, path)
+	total := 0
+	for issue := 1; issue <= 20; issue++ {
+		who, _, err := s.ClaimHolder(context.Background(), "o/r", issue)
+		if err != nil || who == "" {
+			t.Fatalf("issue %d unclaimed: %v", issue, err)
+		}
+		total++
+	}
+	var won int
+	for _, o := range outs {
+		var n int
+		fmt.Sscanf(lastLine(string(o)), "won %d", &n)
+		won += n
+	}
+	if won != 20 {
+		t.Fatalf("claims won across processes = %d, want exactly 20 (outputs %q)", won, outs)
+	}
+}
+
+func TestHelperClaimer(t *testing.T) {
+	path := os.Getenv("ACE_STORE_HELPER")
+	if path == "" {
+		t.Skip("helper process only")
+	}
+	s := open(t, path)
+	owner := os.Getenv("ACE_STORE_OWNER")
+	var mu sync.Mutex
+	won := 0
+	var wg sync.WaitGroup
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for issue := 1; issue <= 20; issue++ {
+				ok, err := s.Claim(context.Background(), "o/r", issue, fmt.Sprintf("%s-%d", owner, g), time.Hour)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if ok {
+					mu.Lock()
+					won++
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	fmt.Printf("won %d\n", won)
+}
+
+func lastLine(s string) string {
+	for _, l := range splitLines(s) {
+		if len(l) > 4 && l[:4] == "won " {
+			return l
+		}
+	}
+	return ""
+}
+
+func splitLines(s string) []string {
+	var out []string
+	start := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\n' {
+			out = append(out, s[start:i])
+			start = i + 1
+		}
+	}
+	return append(out, s[start:])
+}
+
+func TestNewerSchemaIsRefused(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ace.db")
+	s := open(t, path)
+	if _, err := s.db.Exec("PRAGMA user_version = 99"); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if _, err := Open(context.Background(), path); err == nil {
+		t.Fatal("a store from a newer ace was opened")
+	}
+}

@@ -1,0 +1,142 @@
+package tmuxops
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// DeliverOptions tune prompt delivery.
+type DeliverOptions struct {
+	// Ready says the agent's composer takes input. Nil: ready at once.
+	Ready func(screen string) bool
+	// Submitted says the prompt was taken, comparing the screen before Enter with the one after. Nil: the
+	// screen changed.
+	Submitted     func(before, after string) bool
+	ReadyTimeout  time.Duration
+	EnterCount    int
+	EnterDelay    time.Duration
+	SubmitRetries int
+	Poll          time.Duration
+	// OnDialog answers first-run dialogs seen while waiting for Ready: the keys to send, or false.
+	OnDialog func(screen string) (keys []string, ok bool)
+}
+
+// NotReadyError is returned when the agent never became ready; it carries the last screen.
+type NotReadyError struct {
+	Waited time.Duration
+	Screen string
+}
+
+func (e *NotReadyError) Error() string {
+	return fmt.Sprintf("the agent was not ready for input after %s", e.Waited)
+}
+
+// ErrNotSubmitted is returned when every Enter left the prompt unsubmitted.
+var ErrNotSubmitted = errors.New("the prompt was pasted but never submitted")
+
+// Deliver waits for the agent to be ready, pastes text, presses Enter EnterCount times and verifies the prompt
+// was submitted, pressing Enter again up to SubmitRetries times.
+func (c *Client) Deliver(ctx context.Context, name, text string, o DeliverOptions) error {
+	if o.Poll <= 0 {
+		o.Poll = 200 * time.Millisecond
+	}
+	if o.ReadyTimeout <= 0 {
+		o.ReadyTimeout = 60 * time.Second
+	}
+	if o.EnterCount <= 0 {
+		o.EnterCount = 1
+	}
+	if o.Submitted == nil {
+		o.Submitted = func(before, after string) bool { return before != after }
+	}
+	if err := c.waitReady(ctx, name, o); err != nil {
+		return err
+	}
+	if err := c.Paste(ctx, name, text); err != nil {
+		return err
+	}
+	if err := sleep(ctx, max(o.EnterDelay, 50*time.Millisecond)); err != nil {
+		return err
+	}
+	before, err := c.Capture(ctx, name, 0)
+	if err != nil {
+		return err
+	}
+	for i := 0; i < o.EnterCount; i++ {
+		if i > 0 {
+			if err := sleep(ctx, o.EnterDelay); err != nil {
+				return err
+			}
+		}
+		if err := c.SendKeys(ctx, name, "Enter"); err != nil {
+			return err
+		}
+	}
+	for try := 0; ; try++ {
+		deadline := time.Now().Add(max(2*time.Second, 4*o.EnterDelay))
+		for time.Now().Before(deadline) {
+			if err := sleep(ctx, o.Poll); err != nil {
+				return err
+			}
+			after, err := c.Capture(ctx, name, 0)
+			if err != nil {
+				return err
+			}
+			if o.Submitted(before, after) {
+				return nil
+			}
+		}
+		if try >= o.SubmitRetries {
+			return fmt.Errorf("%s: %w", name, ErrNotSubmitted)
+		}
+		if err := c.SendKeys(ctx, name, "Enter"); err != nil {
+			return err
+		}
+	}
+}
+
+func (c *Client) waitReady(ctx context.Context, name string, o DeliverOptions) error {
+	if o.Ready == nil {
+		return nil
+	}
+	start := time.Now()
+	screen := ""
+	for {
+		var err error
+		if screen, err = c.Capture(ctx, name, 0); err != nil {
+			return err
+		}
+		if o.Ready(screen) {
+			return nil
+		}
+		if o.OnDialog != nil {
+			if keys, ok := o.OnDialog(screen); ok {
+				if err := c.SendKeys(ctx, name, keys...); err != nil {
+					return err
+				}
+			}
+		}
+		if time.Since(start) > o.ReadyTimeout {
+			return &NotReadyError{Waited: o.ReadyTimeout, Screen: screen}
+		}
+		if err := sleep(ctx, o.Poll); err != nil {
+			return err
+		}
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

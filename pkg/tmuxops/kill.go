@@ -1,0 +1,166 @@
+package tmuxops
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// killGrace is how long processes get between SIGTERM and SIGKILL.
+const killGrace = 2 * time.Second
+
+// Kill ends the session and every process it started: the pane's process, its process group and all its
+// descendants (agents leave daemons behind), by PID — SIGTERM, then SIGKILL after a grace period.
+func (c *Client) Kill(ctx context.Context, name string) error {
+	out, err := c.run(ctx, nil, "list-panes", "-t", target(name), "-F", "#{pane_pid}")
+	if err != nil {
+		if ok, herr := c.HasSession(ctx, name); herr == nil && !ok {
+			return nil
+		}
+		return err
+	}
+	var roots []int
+	for _, f := range strings.Fields(out) {
+		if pid, err := strconv.Atoi(f); err == nil && pid > 0 {
+			roots = append(roots, pid)
+		}
+	}
+	killTree(roots)
+	if _, err := c.run(ctx, nil, "kill-session", "-t", target(name)); err != nil {
+		if ok, herr := c.HasSession(ctx, name); herr == nil && !ok {
+			return nil
+		}
+		return err
+	}
+	return nil
+}
+
+// ServerPID is the tmux server's process id.
+func (c *Client) ServerPID(ctx context.Context) (int, error) {
+	out, err := c.run(ctx, nil, "display-message", "-p", "#{pid}")
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(strings.TrimSpace(out))
+}
+
+// KillServer ends the socket's tmux server and every process below it, by PID. No server is not an error.
+func (c *Client) KillServer(ctx context.Context) error {
+	pid, err := c.ServerPID(ctx)
+	if err != nil {
+		if noServer(err) {
+			return nil
+		}
+		return err
+	}
+	kids := descendants(pid)
+	killTree(kids)
+	_, _ = c.run(ctx, nil, "kill-server")
+	if alive(pid) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	return nil
+}
+
+// killTree signals roots, their process groups and all descendants, then waits for them to go.
+func killTree(roots []int) {
+	if len(roots) == 0 {
+		return
+	}
+	pids := map[int]bool{}
+	for _, r := range roots {
+		pids[r] = true
+		for _, d := range descendants(r) {
+			pids[d] = true
+		}
+	}
+	signal := func(sig syscall.Signal) {
+		for _, r := range roots {
+			if pgid, err := syscall.Getpgid(r); err == nil && pgid == r {
+				_ = syscall.Kill(-pgid, sig)
+			}
+		}
+		for p := range pids {
+			_ = syscall.Kill(p, sig)
+		}
+	}
+	signal(syscall.SIGTERM)
+	deadline := time.Now().Add(killGrace)
+	for time.Now().Before(deadline) {
+		if !anyAlive(pids) {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	signal(syscall.SIGKILL)
+}
+
+func anyAlive(pids map[int]bool) bool {
+	for p := range pids {
+		if alive(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// alive reports whether pid exists and is not a zombie.
+func alive(pid int) bool {
+	if err := syscall.Kill(pid, 0); err != nil && errors.Is(err, syscall.ESRCH) {
+		return false
+	}
+	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(st)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
+		return s[i+2] != 'Z'
+	}
+	return true
+}
+
+// descendants lists every process below pid, from /proc.
+func descendants(pid int) []int {
+	children := map[int][]int{}
+	entries, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, e := range entries {
+		b, err := os.ReadFile(e)
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) < 2 {
+			continue
+		}
+		ppid, _ := strconv.Atoi(f[1])
+		p, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(e, "/proc/"), "/stat"))
+		children[ppid] = append(children[ppid], p)
+	}
+	var out []int
+	queue := []int{pid}
+	seen := map[int]bool{pid: true}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		for _, c := range children[p] {
+			if !seen[c] {
+				seen[c] = true
+				out = append(out, c)
+				queue = append(queue, c)
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,244 @@
+package tmuxops
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// ErrSessionExists is returned by NewSession when the session is already there.
+var ErrSessionExists = errors.New("tmux session already exists")
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
+
+// maxNameLen keeps session names readable in `tmux ls` and status lines.
+const maxNameLen = 48
+
+// SessionName is the session of repo's issue: "ace-<name>-<issue>" where name is the repository name. Characters
+// tmux does not accept in names ('.', ':') and anything else unusual are replaced; when that (or the length bound)
+// changed the name, a short hash of the full repository is appended so that two repositories never share one.
+func SessionName(repo string, issue int) string {
+	_, name, ok := strings.Cut(repo, "/")
+	if !ok {
+		name = repo
+	}
+	clean := strings.Trim(unsafeName.ReplaceAllString(name, "_"), "_")
+	changed := clean != name
+	if len(clean) > maxNameLen {
+		clean, changed = clean[:maxNameLen], true
+	}
+	if changed || clean == "" {
+		sum := sha256.Sum256([]byte(repo))
+		clean += "_" + hex.EncodeToString(sum[:3])
+	}
+	return "ace-" + clean + "-" + strconv.Itoa(issue)
+}
+
+// SessionSpec describes an agent session.
+type SessionSpec struct {
+	Name string
+	Dir  string
+	// Argv is the agent's command, run without a shell.
+	Argv []string
+	// Env holds plain variables; Secrets holds secret ones. Both reach the agent only through the env file.
+	Env     map[string]string
+	Secrets map[string]string
+	Width   int
+	Height  int
+	// HistoryLimit is the scrollback kept by the pane.
+	HistoryLimit int
+	// LogPath, when set, receives the pane's output (capped at TranscriptCap bytes).
+	LogPath string
+	// Launcher is the argv prefix of the program that reads the env file and execs Argv (`ace __launch`).
+	Launcher []string
+	// RuntimeDir holds env files (created 0700); they live only until the launcher reads them.
+	RuntimeDir string
+}
+
+// TranscriptCap bounds a session transcript: an agent that prints forever must not fill the disk.
+const TranscriptCap = 64 << 20
+
+// NewSession starts spec's agent in a new detached session with remain-on-exit on, so that a crash's last
+// screen and exit status stay readable.
+func (c *Client) NewSession(ctx context.Context, spec SessionSpec) error {
+	if ok, err := c.HasSession(ctx, spec.Name); err != nil {
+		return err
+	} else if ok {
+		return fmt.Errorf("%s: %w", spec.Name, ErrSessionExists)
+	}
+	cmd, err := launchArgv(spec)
+	if err != nil {
+		return err
+	}
+	w, h := spec.Width, spec.Height
+	if w <= 0 {
+		w = 220
+	}
+	if h <= 0 {
+		h = 50
+	}
+	hist := spec.HistoryLimit
+	if hist <= 0 {
+		hist = 50000
+	}
+	// Options the pane needs from birth are set globally first (the socket is ace's own), in the same invocation.
+	args := []string{"start-server", ";",
+		"set-option", "-g", "history-limit", strconv.Itoa(hist), ";",
+		"set-option", "-g", "remain-on-exit", "on", ";",
+		"new-session", "-d", "-s", spec.Name, "-c", spec.Dir, "-x", strconv.Itoa(w), "-y", strconv.Itoa(h), "--"}
+	args = append(args, cmd...)
+	if _, err := c.run(ctx, nil, args...); err != nil {
+		return fmt.Errorf("start session %s: %w", spec.Name, err)
+	}
+	if spec.LogPath != "" {
+		if err := c.PipeToFile(ctx, spec.Name, spec.LogPath); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Respawn restarts the agent in spec's existing session (after a crash), with a fresh env file.
+func (c *Client) Respawn(ctx context.Context, spec SessionSpec) error {
+	cmd, err := launchArgv(spec)
+	if err != nil {
+		return err
+	}
+	args := append([]string{"respawn-pane", "-k", "-t", paneTarget(spec.Name), "-c", spec.Dir, "--"}, cmd...)
+	if _, err := c.run(ctx, nil, args...); err != nil {
+		return fmt.Errorf("restart the agent in %s: %w", spec.Name, err)
+	}
+	if spec.LogPath != "" {
+		return c.PipeToFile(ctx, spec.Name, spec.LogPath)
+	}
+	return nil
+}
+
+// launchArgv writes the env file and returns the pane command: Launcher ENVFILE -- ARGV…
+func launchArgv(spec SessionSpec) ([]string, error) {
+	if len(spec.Argv) == 0 {
+		return nil, errors.New("empty agent command")
+	}
+	if len(spec.Env)+len(spec.Secrets) == 0 {
+		return spec.Argv, nil
+	}
+	if len(spec.Launcher) == 0 || spec.RuntimeDir == "" {
+		return nil, errors.New("variables to inject but no launcher or runtime dir")
+	}
+	if err := os.MkdirAll(spec.RuntimeDir, 0o700); err != nil {
+		return nil, err
+	}
+	if err := os.Chmod(spec.RuntimeDir, 0o700); err != nil {
+		return nil, err
+	}
+	vars := map[string]string{}
+	for k, v := range spec.Env {
+		vars[k] = v
+	}
+	for k, v := range spec.Secrets {
+		vars[k] = v
+	}
+	data, err := json.Marshal(vars)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.CreateTemp(spec.RuntimeDir, "env-*")
+	if err != nil {
+		return nil, fmt.Errorf("write env file: %w", err)
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, err
+	}
+	if err := f.Close(); err != nil {
+		return nil, err
+	}
+	out := append([]string{}, spec.Launcher...)
+	out = append(out, f.Name(), "--")
+	return append(out, spec.Argv...), nil
+}
+
+// LaunchMain is the body of `ace __launch ENVFILE -- ARGV…`: it reads and deletes the env file, then replaces
+// itself with ARGV with those variables added to its environment. Secrets thus reach the agent's environment
+// without ever appearing in a command line.
+func LaunchMain(args []string) int {
+	if len(args) < 3 || args[1] != "--" {
+		fmt.Fprintln(os.Stderr, "usage: ace __launch ENVFILE -- COMMAND [ARGS…]")
+		return 2
+	}
+	data, err := os.ReadFile(args[0])
+	os.Remove(args[0])
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "ace: read env file: %v\n", err)
+		return 127
+	}
+	var vars map[string]string
+	if err := json.Unmarshal(data, &vars); err != nil {
+		fmt.Fprintf(os.Stderr, "ace: env file: %v\n", err)
+		return 127
+	}
+	env := os.Environ()
+	for k, v := range vars {
+		env = append(env, k+"="+v)
+	}
+	return execve(args[2:], env)
+}
+
+// HasSession reports whether a session named exactly name exists.
+func (c *Client) HasSession(ctx context.Context, name string) (bool, error) {
+	_, err := c.run(ctx, nil, "has-session", "-t", target(name))
+	if err == nil {
+		return true, nil
+	}
+	var te *Error
+	if noServer(err) || (errors.As(err, &te) && strings.Contains(te.Stderr, "can't find session")) {
+		return false, nil
+	}
+	return false, err
+}
+
+// Sessions lists session names starting with prefix.
+func (c *Client) Sessions(ctx context.Context, prefix string) ([]string, error) {
+	out, err := c.run(ctx, nil, "list-sessions", "-F", "#{session_name}")
+	if err != nil {
+		if noServer(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	var names []string
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		if l != "" && strings.HasPrefix(l, prefix) {
+			names = append(names, l)
+		}
+	}
+	return names, nil
+}
+
+// PipeToFile appends the session's output to path, capped at TranscriptCap bytes.
+func (c *Client) PipeToFile(ctx context.Context, name, path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	cmd := fmt.Sprintf("exec head -c %d >> %s", TranscriptCap, shellQuote(path))
+	if _, err := c.run(ctx, nil, "pipe-pane", "-t", paneTarget(name), cmd); err != nil {
+		return fmt.Errorf("transcript of %s: %w", name, err)
+	}
+	return nil
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// AttachArgv is the command that attaches a terminal to the session.
+func (c *Client) AttachArgv(name string) []string {
+	return []string{c.tmux, "-L", c.socket, "attach-session", "-t", target(name)}
+}

@@ -1,0 +1,103 @@
+package local
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/aceworks/ace/pkg/tracker"
+)
+
+type pullMeta struct {
+	Title string `toml:"title" yaml:"title"`
+	Head  string `toml:"head" yaml:"head"`
+	Base  string `toml:"base" yaml:"base"`
+	Draft bool   `toml:"draft" yaml:"draft"`
+	State string `toml:"state" yaml:"state"`
+	URL   string `toml:"url" yaml:"url"`
+}
+
+func (t *Tracker) pulls() ([]tracker.PullRequest, error) {
+	paths, err := filepath.Glob(filepath.Join(t.dir, "pulls", "*.md"))
+	if err != nil {
+		return nil, err
+	}
+	var out []tracker.PullRequest
+	for _, p := range paths {
+		n, err := strconv.Atoi(strings.TrimSuffix(filepath.Base(p), ".md"))
+		if err != nil {
+			continue
+		}
+		f, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		var m pullMeta
+		var body string
+		if err := splitFrontMatter(p, f, &m, &body); err != nil {
+			return nil, err
+		}
+		out = append(out, tracker.PullRequest{Number: n, URL: m.URL, State: m.State, Head: m.Head, Base: m.Base,
+			Title: m.Title, Body: body, Draft: m.Draft})
+	}
+	return out, nil
+}
+
+func (t *Tracker) FindPR(_ context.Context, repo, head string) (*tracker.PullRequest, error) {
+	if err := t.check(repo); err != nil {
+		return nil, err
+	}
+	prs, err := t.pulls()
+	if err != nil {
+		return nil, err
+	}
+	for _, pr := range prs {
+		if pr.Head == head && pr.State == "open" {
+			return &pr, nil
+		}
+	}
+	return nil, nil
+}
+
+// CreatePR records the pull request as pulls/<n>.md; one already open for the head is returned instead.
+func (t *Tracker) CreatePR(ctx context.Context, repo string, pr tracker.NewPR) (*tracker.PullRequest, error) {
+	if err := t.check(repo); err != nil {
+		return nil, err
+	}
+	var out *tracker.PullRequest
+	err := t.locked(ctx, func() error {
+		prs, err := t.pulls()
+		if err != nil {
+			return err
+		}
+		n := 1
+		for _, p := range prs {
+			if p.Head == pr.Head && p.State == "open" {
+				out = &p
+				return nil
+			}
+			if p.Number >= n {
+				n = p.Number + 1
+			}
+		}
+		path := filepath.Join(t.dir, "pulls", strconv.Itoa(n)+".md")
+		m := pullMeta{Title: pr.Title, Head: pr.Head, Base: pr.Base, Draft: pr.Draft, State: "open", URL: "file://" + path}
+		var b bytes.Buffer
+		b.WriteString("+++\n")
+		if err := toml.NewEncoder(&b).Encode(m); err != nil {
+			return err
+		}
+		b.WriteString("+++\n" + pr.Body)
+		if err := atomicWrite(path, b.Bytes()); err != nil {
+			return err
+		}
+		out = &tracker.PullRequest{Number: n, URL: m.URL, State: "open", Head: pr.Head, Base: pr.Base, Title: pr.Title, Body: pr.Body, Draft: pr.Draft}
+		return nil
+	})
+	return out, err
+}

@@ -1,0 +1,215 @@
+package workflow_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aceworks/ace/pkg/config"
+	"github.com/aceworks/ace/pkg/fakeagent"
+	"github.com/aceworks/ace/pkg/gittest"
+	"github.com/aceworks/ace/pkg/secrets"
+	"github.com/aceworks/ace/pkg/service"
+	"github.com/aceworks/ace/pkg/store"
+	"github.com/aceworks/ace/pkg/tmuxops"
+	"github.com/aceworks/ace/pkg/tracker/github/fakegithub"
+	"github.com/aceworks/ace/pkg/workflow"
+)
+
+// TestMain lets the test binary play the parts tmux panes run: the secret-injecting launcher and the fake agent.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case "__launch":
+			os.Exit(tmuxops.LaunchMain(os.Args[2:]))
+		case "demo-agent":
+			os.Exit(fakeagent.Main(os.Args[2:]))
+		}
+	}
+	os.Exit(m.Run())
+}
+
+const (
+	testRepo   = "acme/widgets"
+	testIssue  = 193
+	botToken   = "ghs_botTokenValue0123456789"
+	humanToken = "ghp_aliceTokenValue987654321"
+)
+
+// world is one hermetic ace installation: fake GitHub, a smart-HTTP git remote, a private tmux server, a store.
+type world struct {
+	t      *testing.T
+	dir    string
+	gh     *fakegithub.Server
+	git    *gittest.HTTPServer
+	remote string // bare repository path
+	cfg    *config.Config
+	svc    *service.Service
+	bin    string
+	events []workflow.Progress
+}
+
+// newWorld builds the world with the fake agent running script (one turn per submitted prompt).
+func newWorld(t *testing.T, script string, tune func(*config.Config)) *world {
+	t.Helper()
+	w := &world{t: t, dir: t.TempDir()}
+	gitRoot := filepath.Join(w.dir, "git")
+	w.remote = gittest.BareRepo(t, filepath.Join(gitRoot, "acme"), "widgets", map[string]string{"README.md": "# widgets\n"})
+	w.git = gittest.NewHTTPServer(t, gitRoot, botToken)
+
+	w.gh = fakegithub.New(t)
+	w.gh.AddUser("ace-bot", botToken)
+	w.gh.AddUser("alice", humanToken)
+	w.gh.AddRepo(testRepo, fakegithub.RepoOptions{DefaultBranch: "main", CloneURL: w.git.URL("acme/widgets.git")})
+	w.gh.SetPermission(testRepo, "alice", "write")
+	w.gh.AddIssue(testRepo, fakegithub.IssueOptions{Number: testIssue, Title: "Add a greeting", Body: "Please add GREETING.md saying hello.", Author: "alice"})
+	w.gh.Label(testRepo, testIssue, "ace", "alice")
+
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.bin = exe
+	scriptPath := filepath.Join(w.dir, "agent-script.txt")
+	if err := os.WriteFile(scriptPath, []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	cfg := config.Default()
+	cfg.Workspace.Root = filepath.Join(w.dir, "root")
+	cfg.Tracker.Kind = "github"
+	cfg.GitHub.APIURL = w.gh.URL()
+	cfg.GitHub.Repos = []string{testRepo}
+	cfg.GitHub.TokenEnv = []string{"GITHUB_TOKEN"}
+	cfg.Agent.Default = "fake"
+	cfg.Agents = map[string]config.AgentConfig{"fake": {
+		Command: fmt.Sprintf("%s demo-agent --script %s --record %s", exe, scriptPath, w.recordPath()),
+		Secrets: []string{"FAKE_AGENT_KEY"},
+	}}
+	cfg.Tmux.Socket = "ace-test-" + randomHex(4)
+	cfg.Tmux.StartupTimeout = config.Duration{Duration: 20 * time.Second}
+	cfg.Tmux.EnterDelay = config.Duration{Duration: 100 * time.Millisecond}
+	cfg.Monitor.Interval = config.Duration{Duration: 200 * time.Millisecond}
+	cfg.Monitor.IdleAfter = config.Duration{Duration: 30 * time.Second}
+	cfg.Monitor.Timeout = config.Duration{Duration: time.Minute}
+	cfg.Poll.Interval = config.Duration{Duration: 200 * time.Millisecond}
+	if tune != nil {
+		tune(cfg)
+	}
+	w.cfg = cfg
+	w.open()
+	return w
+}
+
+func (w *world) recordPath() string { return filepath.Join(w.dir, "prompts.jsonl") }
+
+// open (re)assembles ace as a fresh process would: new store handle, tracker client and engine.
+func (w *world) open() {
+	w.t.Helper()
+	env := map[string]string{"GITHUB_TOKEN": botToken, "FAKE_AGENT_KEY": "fake-agent-secret-value-42"}
+	res := secrets.NewResolver(secrets.Options{LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
+	svc, err := service.Open(context.Background(), service.Options{
+		Config:     w.cfg,
+		Secrets:    res,
+		Logger:     slog.New(slog.NewTextHandler(testWriter{w.t}, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Executable: w.bin,
+		Observer:   func(p workflow.Progress) { w.events = append(w.events, p) },
+		Tune:       func(o *workflow.Options) { o.IssueCheckEvery = 100 * time.Millisecond },
+	})
+	if err != nil {
+		w.t.Fatalf("open ace: %v", err)
+	}
+	w.svc = svc
+	w.t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = svc.Tmux.KillServer(ctx)
+		_ = svc.Close()
+	})
+}
+
+// run drives issue 193 until it settles (done, failed, cancelled or waiting for input).
+func (w *world) run(stop workflow.StopWhen) *store.Run {
+	w.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	release, err := w.svc.Engine.Acquire(ctx, testRepo, testIssue)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	defer release()
+	r, err := w.svc.Engine.Open(ctx, workflow.Request{Repo: testRepo, Issue: testIssue, NewAttempt: true})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	if err := w.svc.Engine.Drive(ctx, r, stop); err != nil {
+		w.t.Fatalf("drive: %v (run at %s, %s)", err, r.Step, r.Error)
+	}
+	return r
+}
+
+// prompts are the prompts the fake agent received, in order, byte-exact.
+func (w *world) prompts() []string {
+	w.t.Helper()
+	b, err := os.ReadFile(w.recordPath())
+	if err != nil && !os.IsNotExist(err) {
+		w.t.Fatal(err)
+	}
+	var out []string
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if line == "" {
+			continue
+		}
+		var rec struct {
+			Prompt string `json:"prompt"`
+		}
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			w.t.Fatalf("record line %q: %v", line, err)
+		}
+		out = append(out, rec.Prompt)
+	}
+	return out
+}
+
+// statusComments are ace's sticky status comments on the issue.
+func (w *world) statusComments() []string {
+	var out []string
+	for _, c := range w.gh.Comments(testRepo, testIssue) {
+		if strings.Contains(c.Body, workflow.StatusMarker) {
+			out = append(out, c.Body)
+		}
+	}
+	return out
+}
+
+func (w *world) labels() []string { return w.gh.Issue(testRepo, testIssue).Labels }
+
+// sessionAlive reports whether issue 193's tmux session exists.
+func (w *world) sessionAlive() bool {
+	ok, err := w.svc.Tmux.HasSession(context.Background(), tmuxops.SessionName(testRepo, testIssue))
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return ok
+}
+
+type testWriter struct{ t *testing.T }
+
+func (tw testWriter) Write(p []byte) (int, error) {
+	tw.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

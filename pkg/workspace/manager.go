@@ -1,0 +1,306 @@
+// Package workspace turns (repo, issue, branch) into a ready working copy under
+// <root>/worktrees/<owner>/<repo>/<issue>/ and later pushes what the agent did. A bare mirror per repository
+// (<root>/mirrors/<owner>/<repo>.git, fetched once per run) holds the objects; each working copy is a clone that
+// shares them (alternates), so it is as isolated as a clone and nearly as fast as `git worktree add`. Network
+// operations use go-git with the token as basic auth in memory: no credential is ever written to disk.
+package workspace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5"
+	gitconfig "github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/transport"
+	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+	"github.com/gofrs/flock"
+)
+
+// Options configure a Manager.
+type Options struct {
+	Root        string
+	AuthorName  string
+	AuthorEmail string
+	Logger      *slog.Logger
+	// GitPath is the git binary used for local operations (status, add, commit); default "git" on PATH.
+	GitPath string
+}
+
+// Manager provisions working copies under Root.
+type Manager struct {
+	o Options
+}
+
+// New returns a manager for root.
+func New(o Options) (*Manager, error) {
+	if o.Root == "" {
+		return nil, errors.New("workspace: empty root")
+	}
+	abs, err := filepath.Abs(o.Root)
+	if err != nil {
+		return nil, err
+	}
+	o.Root = abs
+	if o.AuthorName == "" {
+		o.AuthorName = "ace"
+	}
+	if o.AuthorEmail == "" {
+		o.AuthorEmail = "ace@localhost"
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.GitPath == "" {
+		o.GitPath = "git"
+	}
+	return &Manager{o: o}, nil
+}
+
+// Spec asks for a working copy.
+type Spec struct {
+	Repo       string // owner/name
+	Issue      int
+	RemoteURL  string // https URL, file URL or local path
+	BaseBranch string
+	Branch     string
+	Token      string // for https remotes; used in memory only
+}
+
+var nameRe = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
+
+// repoParts validates "owner/name" before it becomes part of a path.
+func repoParts(repo string) (string, string, error) {
+	owner, name, ok := strings.Cut(repo, "/")
+	for _, p := range []string{owner, name} {
+		if !ok || !nameRe.MatchString(p) || p == "." || p == ".." {
+			return "", "", fmt.Errorf("repository %q: want owner/name of letters, digits, '.', '_' and '-'", repo)
+		}
+	}
+	return owner, name, nil
+}
+
+// under joins elems to root and makes sure the result stays under root.
+func (m *Manager) under(elems ...string) (string, error) {
+	p := filepath.Clean(filepath.Join(append([]string{m.o.Root}, elems...)...))
+	if !strings.HasPrefix(p, m.o.Root+string(filepath.Separator)) {
+		return "", fmt.Errorf("path %s escapes the workspace root", p)
+	}
+	return p, nil
+}
+
+// Path is where the working copy of repo's issue lives.
+func (m *Manager) Path(repo string, issue int) (string, error) {
+	owner, name, err := repoParts(repo)
+	if err != nil {
+		return "", err
+	}
+	if issue <= 0 {
+		return "", fmt.Errorf("issue number %d: must be positive", issue)
+	}
+	return m.under("worktrees", owner, name, strconv.Itoa(issue))
+}
+
+func (m *Manager) mirrorPath(repo string) (string, error) {
+	owner, name, err := repoParts(repo)
+	if err != nil {
+		return "", err
+	}
+	return m.under("mirrors", owner, name+".git")
+}
+
+func auth(url, token string) transport.AuthMethod {
+	if token == "" || !strings.HasPrefix(url, "http") {
+		return nil
+	}
+	return &githttp.BasicAuth{Username: "x-access-token", Password: token}
+}
+
+// Prepare returns the working copy for spec, creating or reusing it. Local commits of an existing copy are
+// never thrown away; a broken copy is moved aside, not deleted.
+func (m *Manager) Prepare(ctx context.Context, spec Spec) (*Workspace, error) {
+	dir, err := m.Path(spec.Repo, spec.Issue)
+	if err != nil {
+		return nil, err
+	}
+	if spec.Branch == "" || spec.BaseBranch == "" {
+		return nil, errors.New("workspace: branch and base branch are required")
+	}
+	mirror, err := m.syncMirror(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(dir); err == nil {
+		ws, err := m.Open(ctx, spec.Repo, spec.Issue)
+		if err == nil {
+			m.o.Logger.InfoContext(ctx, "reusing working copy", "dir", dir)
+			return ws, nil
+		}
+		aside := fmt.Sprintf("%s.broken-%s", dir, time.Now().UTC().Format("20060102T150405"))
+		m.o.Logger.WarnContext(ctx, "working copy is broken; moving it aside", "dir", dir, "to", aside, "err", err)
+		if err := os.Rename(dir, aside); err != nil {
+			return nil, fmt.Errorf("move broken working copy aside: %w", err)
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return nil, err
+	}
+	repo, err := git.PlainCloneContext(ctx, dir, false, &git.CloneOptions{
+		URL: mirror, Shared: true, ReferenceName: plumbing.NewBranchReferenceName(spec.BaseBranch), SingleBranch: false,
+	})
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("clone %s from its mirror: %w", spec.Repo, err)
+	}
+	base, err := repo.Reference(plumbing.NewBranchReferenceName(spec.BaseBranch), true)
+	if err != nil {
+		return nil, fmt.Errorf("base branch %s: %w", spec.BaseBranch, err)
+	}
+	start := base.Hash()
+	// A branch pushed by an earlier attempt continues where it stopped.
+	if prev, err := repo.Reference(plumbing.NewRemoteReferenceName("origin", spec.Branch), true); err == nil {
+		start = prev.Hash()
+	}
+	wt, err := repo.Worktree()
+	if err != nil {
+		return nil, err
+	}
+	if err := wt.Checkout(&git.CheckoutOptions{Branch: plumbing.NewBranchReferenceName(spec.Branch), Hash: start, Create: true}); err != nil {
+		return nil, fmt.Errorf("check out %s: %w", spec.Branch, err)
+	}
+	cfg, err := repo.Config()
+	if err != nil {
+		return nil, err
+	}
+	// origin is the real remote, without credentials; the mirror stays reachable as "mirror".
+	cfg.Remotes["origin"].URLs = []string{spec.RemoteURL}
+	cfg.Remotes["mirror"] = &gitconfig.RemoteConfig{Name: "mirror", URLs: []string{mirror},
+		Fetch: []gitconfig.RefSpec{"+refs/heads/*:refs/remotes/mirror/*"}}
+	cfg.Raw.Section("ace").SetOption("base", spec.BaseBranch)
+	cfg.Raw.Section("ace").SetOption("basecommit", base.Hash().String())
+	cfg.Raw.Section("ace").SetOption("repo", spec.Repo)
+	if err := repo.SetConfig(cfg); err != nil {
+		return nil, fmt.Errorf("configure working copy: %w", err)
+	}
+	ws, err := m.Open(ctx, spec.Repo, spec.Issue)
+	if err != nil {
+		return nil, err
+	}
+	if err := ws.Exclude(DefaultExcludes...); err != nil {
+		return nil, err
+	}
+	return ws, nil
+}
+
+// DefaultExcludes are ace's files in a working copy: never committed, never in .gitignore.
+var DefaultExcludes = []string{"/ACE_TASK.md", "/.ace/", "/.mcp.json"}
+
+// syncMirror creates or fetches the bare mirror of spec's repository under a per-mirror lock.
+func (m *Manager) syncMirror(ctx context.Context, spec Spec) (string, error) {
+	mirror, err := m.mirrorPath(spec.Repo)
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(filepath.Dir(mirror), 0o755); err != nil {
+		return "", err
+	}
+	lock := flock.New(mirror + ".lock")
+	if ok, err := lock.TryLockContext(ctx, 50*time.Millisecond); err != nil || !ok {
+		return "", fmt.Errorf("lock mirror %s: %w", mirror, errors.Join(err, ctx.Err()))
+	}
+	defer lock.Unlock()
+	a := auth(spec.RemoteURL, spec.Token)
+	repo, err := git.PlainOpen(mirror)
+	if errors.Is(err, git.ErrRepositoryNotExists) {
+		start := time.Now()
+		if _, err := git.PlainCloneContext(ctx, mirror, true, &git.CloneOptions{URL: spec.RemoteURL, Auth: a, Mirror: true}); err != nil {
+			os.RemoveAll(mirror)
+			return "", fmt.Errorf("mirror %s: %w", redactURL(spec.RemoteURL), err)
+		}
+		m.o.Logger.InfoContext(ctx, "created mirror", "repo", spec.Repo, "took", time.Since(start).Round(time.Millisecond))
+		return mirror, nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("open mirror %s: %w", mirror, err)
+	}
+	err = repo.FetchContext(ctx, &git.FetchOptions{RemoteURL: spec.RemoteURL, Auth: a, Force: true, Prune: true,
+		RefSpecs: []gitconfig.RefSpec{"+refs/heads/*:refs/heads/*"}})
+	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
+		return "", fmt.Errorf("fetch %s into its mirror: %w", redactURL(spec.RemoteURL), err)
+	}
+	return mirror, nil
+}
+
+// redactURL drops userinfo from a URL for messages.
+func redactURL(u string) string {
+	if i := strings.Index(u, "://"); i >= 0 {
+		if j := strings.LastIndex(u[i+3:], "@"); j >= 0 {
+			return u[:i+3] + u[i+3+j+1:]
+		}
+	}
+	return u
+}
+
+// Open returns the existing working copy of repo's issue.
+func (m *Manager) Open(_ context.Context, repo string, issue int) (*Workspace, error) {
+	dir, err := m.Path(repo, issue)
+	if err != nil {
+		return nil, err
+	}
+	r, err := git.PlainOpen(dir)
+	if err != nil {
+		return nil, fmt.Errorf("open working copy %s: %w", dir, err)
+	}
+	head, err := r.Head()
+	if err != nil {
+		return nil, fmt.Errorf("working copy %s has no HEAD: %w", dir, err)
+	}
+	cfg, err := r.Config()
+	if err != nil {
+		return nil, err
+	}
+	sec := cfg.Raw.Section("ace")
+	ws := &Workspace{Dir: dir, Repo: repo, Issue: issue, Branch: head.Name().Short(), BaseBranch: sec.Option("base"),
+		BaseCommit: sec.Option("basecommit"), m: m, repo: r}
+	if o := cfg.Remotes["origin"]; o != nil && len(o.URLs) > 0 {
+		ws.RemoteURL = o.URLs[0]
+	}
+	if ws.BaseCommit == "" {
+		return nil, fmt.Errorf("working copy %s was not made by ace (no ace.basecommit)", dir)
+	}
+	return ws, nil
+}
+
+// Remove deletes the working copy of repo's issue.
+func (m *Manager) Remove(_ context.Context, repo string, issue int) error {
+	dir, err := m.Path(repo, issue)
+	if err != nil {
+		return err
+	}
+	return os.RemoveAll(dir)
+}
+
+func (m *Manager) git(ctx context.Context, dir string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, m.o.GitPath, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_AUTHOR_NAME="+m.o.AuthorName, "GIT_AUTHOR_EMAIL="+m.o.AuthorEmail,
+		"GIT_COMMITTER_NAME="+m.o.AuthorName, "GIT_COMMITTER_EMAIL="+m.o.AuthorEmail)
+	out, err := cmd.Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return "", fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(ee.Stderr)))
+		}
+		return "", fmt.Errorf("git %s: %w", strings.Join(args, " "), err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
