@@ -82,6 +82,9 @@ func scaffold(ctx context.Context, dir, exe string) (string, error) {
 		"agent":     map[string]any{"default": "fake"},
 		"agents": map[string]any{"fake": map[string]any{
 			"command": shellQuote(exe) + " demo-agent --script " + shellQuote(script) + " --splash 500ms",
+			// The fake agent commits with git: give it an identity even on a machine that has none.
+			"env": map[string]string{"GIT_AUTHOR_NAME": "fake agent", "GIT_AUTHOR_EMAIL": "agent@ace.invalid",
+				"GIT_COMMITTER_NAME": "fake agent", "GIT_COMMITTER_EMAIL": "agent@ace.invalid"},
 		}},
 		"tmux":    map[string]any{"socket": "ace-demo-" + strconv.Itoa(os.Getpid()), "startup_timeout": "30s", "enter_delay": "150ms"},
 		"monitor": map[string]any{"interval": "250ms", "idle_after": "15s", "timeout": "90s"},

@@ -93,6 +93,8 @@ func newWorld(t *testing.T, script string, tune func(*config.Config)) *world {
 	cfg.Agents = map[string]config.AgentConfig{"fake": {
 		Command: fmt.Sprintf("%s demo-agent --script %s --record %s", exe, scriptPath, w.recordPath()),
 		Secrets: []string{"FAKE_AGENT_KEY"},
+		Env: map[string]string{"GIT_AUTHOR_NAME": "fake agent", "GIT_AUTHOR_EMAIL": "agent@ace.invalid",
+			"GIT_COMMITTER_NAME": "fake agent", "GIT_COMMITTER_EMAIL": "agent@ace.invalid"},
 	}}
 	cfg.Tmux.Socket = "ace-test-" + randomHex(4)
 	cfg.Tmux.StartupTimeout = config.Duration{Duration: 20 * time.Second}

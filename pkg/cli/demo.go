@@ -1,0 +1,29 @@
+package cli
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/aceworks/ace/pkg/demo"
+)
+
+func newCmdDemo(app *App) *cobra.Command {
+	var o demo.Options
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "Run the whole loop offline: local remote, local issue, a scripted agent in tmux",
+		Long: `Demo shows ace end to end without GitHub or a real agent: it creates a bare git repository as the
+remote, a local-tracker issue asking for a small change, and runs the scripted fake agent in a real tmux
+session through the same graph as ace run. It prints each step, then the pushed branch, its diff and the pull
+request. Everything lives in a temporary directory (or --dir, kept afterwards); no process is left behind.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.Executable = executable()
+			o.Out = app.Stdout
+			o.Logger = app.Logger
+			return demo.Run(cmd.Context(), o)
+		},
+	}
+	cmd.Flags().StringVar(&o.Dir, "dir", "", "keep the demo's files in this `directory`")
+	cmd.Flags().DurationVar(&o.Timeout, "timeout", 0, "give up after this long (default 2m)")
+	return cmd
+}

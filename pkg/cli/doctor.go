@@ -1,0 +1,153 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/aceworks/ace/pkg/agents"
+	"github.com/aceworks/ace/pkg/service"
+	"github.com/aceworks/ace/pkg/store"
+)
+
+func newCmdDoctor(app *App) *cobra.Command {
+	return &cobra.Command{
+		Use:   "doctor",
+		Short: "Check that ace can work here: tmux, git, agent CLIs, token, workspace, store",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runDoctor(cmd.Context(), app)
+		},
+	}
+}
+
+type check struct {
+	app    *App
+	failed bool
+}
+
+func (c *check) ok(what, detail string) { fmt.Fprintf(c.app.Stdout, "ok    %-22s %s\n", what, detail) }
+func (c *check) warn(what, detail string) {
+	fmt.Fprintf(c.app.Stdout, "warn  %-22s %s\n", what, detail)
+}
+func (c *check) fail(what, detail string) {
+	c.failed = true
+	fmt.Fprintf(c.app.Stdout, "FAIL  %-22s %s\n", what, detail)
+}
+
+var tmuxVersion = regexp.MustCompile(`tmux (\d+)\.(\d+)`)
+
+func runDoctor(ctx context.Context, app *App) error {
+	c := &check{app: app}
+	if out, err := exec.CommandContext(ctx, "tmux", "-V").Output(); err != nil {
+		c.fail("tmux", "not found; install: "+agents.InstallHint("tmux"))
+	} else if m := tmuxVersion.FindStringSubmatch(string(out)); m == nil {
+		c.warn("tmux", "unrecognised version "+string(out))
+	} else if maj, _ := strconv.Atoi(m[1]); maj < 3 || (maj == 3 && atoi(m[2]) < 2) {
+		c.fail("tmux", fmt.Sprintf("version %s.%s is too old: ace needs 3.2 or newer", m[1], m[2]))
+	} else {
+		c.ok("tmux", m[0])
+	}
+	if out, err := exec.CommandContext(ctx, "git", "--version").Output(); err != nil {
+		c.fail("git", "not found; install: "+agents.InstallHint("git"))
+	} else {
+		c.ok("git", string(trimNL(out)))
+	}
+	for _, name := range app.Config.AgentNames() {
+		p, err := service.Profile(app.Config, name)
+		if err != nil {
+			c.fail("agent "+name, err.Error())
+			continue
+		}
+		exe := p.Executable()
+		if name == "codex" {
+			exe = "codex" // codex-gh is ace's own wrapper, installed by ace
+		}
+		if name == "fake" {
+			c.ok("agent "+name, "built into ace")
+			continue
+		}
+		if path, err := exec.LookPath(exe); err == nil {
+			c.ok("agent "+name, path)
+		} else if hint := agents.InstallHint(filepath.Base(exe)); hint != "" {
+			c.fail("agent "+name, exe+" not found; install: "+hint)
+		} else {
+			c.fail("agent "+name, exe+" not found (agents."+name+".command)")
+		}
+	}
+	if app.Config.Tracker.Kind == "github" {
+		tok, err := app.Secrets.GitHubToken(ctx, app.Config.GitHub.TokenEnv)
+		if err != nil {
+			c.fail("github token", err.Error())
+		} else {
+			checkGitHub(ctx, c, app.Config.GitHub.APIURL, tok)
+		}
+	} else {
+		c.ok("tracker", "local: "+app.Config.Tracker.Path)
+	}
+	root := app.Config.Workspace.Root
+	if err := os.MkdirAll(root, 0o700); err != nil {
+		c.fail("workspace root", err.Error())
+	} else if f, err := os.CreateTemp(root, ".doctor-*"); err != nil {
+		c.fail("workspace root", root+" is not writable: "+err.Error())
+	} else {
+		f.Close()
+		os.Remove(f.Name())
+		c.ok("workspace root", root)
+		if st, err := store.Open(ctx, filepath.Join(root, "ace.db")); err != nil {
+			c.fail("store", err.Error())
+		} else {
+			st.Close()
+			c.ok("store", filepath.Join(root, "ace.db"))
+		}
+	}
+	if c.failed {
+		return fmt.Errorf("doctor found problems: %w", ErrMissingDependency)
+	}
+	return nil
+}
+
+func checkGitHub(ctx context.Context, c *check, apiURL, token string) {
+	if apiURL == "" {
+		apiURL = "https://api.github.com/"
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, apiURL+"user", nil)
+	if err != nil {
+		c.warn("github", err.Error())
+		return
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		c.warn("github", "token present; API unreachable ("+c.app.Redactor.Redact(err.Error())+")")
+		return
+	}
+	resp.Body.Close()
+	switch resp.StatusCode {
+	case http.StatusOK:
+		c.ok("github", "token accepted by "+apiURL)
+	case http.StatusUnauthorized:
+		c.fail("github", "the token was refused (401): check github.token_env")
+	default:
+		c.warn("github", "GET /user answered "+resp.Status)
+	}
+}
+
+func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
+
+func trimNL(b []byte) []byte {
+	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
+		b = b[:len(b)-1]
+	}
+	return b
+}

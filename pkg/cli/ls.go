@@ -1,0 +1,111 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/aceworks/ace/pkg/store"
+)
+
+func newCmdLs(app *App) *cobra.Command {
+	var asJSON, all bool
+	cmd := &cobra.Command{
+		Use:   "ls",
+		Short: "List runs",
+		Long:  "List the latest run of every issue (all attempts with --all): repo, issue, agent, step, status, age, session, PR.",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runLs(cmd.Context(), app, asJSON, all)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print runs as JSON")
+	cmd.Flags().BoolVar(&all, "all", false, "show every attempt, not only the latest per issue")
+	return cmd
+}
+
+func runLs(ctx context.Context, app *App, asJSON, all bool) error {
+	st, err := app.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	runs, err := st.ListRuns(ctx, store.Filter{})
+	if err != nil {
+		return err
+	}
+	if !all {
+		runs = latestPerIssue(runs)
+	}
+	if asJSON {
+		enc := json.NewEncoder(app.Stdout)
+		enc.SetIndent("", "  ")
+		if runs == nil {
+			runs = []*store.Run{}
+		}
+		return enc.Encode(runs)
+	}
+	if len(runs) == 0 {
+		fmt.Fprintln(app.Stdout, "no runs yet: start one with `ace run --issue N` or label an issue and run `ace poll`")
+		return nil
+	}
+	tw := tabwriter.NewWriter(app.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "REPO\tISSUE\tATTEMPT\tAGENT\tSTEP\tSTATUS\tAGE\tSESSION\tPR")
+	now := time.Now()
+	for _, r := range runs {
+		pr := "-"
+		if r.PRURL != "" {
+			pr = r.PRURL
+		}
+		session := r.Session
+		if session == "" {
+			session = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Repo, r.Issue, r.Attempt, r.Agent, r.Step, r.Status,
+			age(now.Sub(r.CreatedAt)), session, pr)
+	}
+	return tw.Flush()
+}
+
+// latestPerIssue keeps the newest attempt of each issue, in the order given.
+func latestPerIssue(runs []*store.Run) []*store.Run {
+	type key struct {
+		repo  string
+		issue int
+	}
+	best := map[key]*store.Run{}
+	var order []key
+	for _, r := range runs {
+		k := key{r.Repo, r.Issue}
+		b, ok := best[k]
+		if !ok {
+			order = append(order, k)
+		}
+		if !ok || r.Attempt > b.Attempt {
+			best[k] = r
+		}
+	}
+	out := make([]*store.Run, 0, len(order))
+	for _, k := range order {
+		out = append(out, best[k])
+	}
+	return out
+}
+
+// age renders a duration the way people read ages: 45s, 12m, 3h, 2d.
+func age(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	default:
+		return fmt.Sprintf("%dd", int(d.Hours()/24))
+	}
+}

@@ -1,0 +1,55 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/aceworks/ace/pkg/tmuxops"
+)
+
+func newCmdPeek(app *App) *cobra.Command {
+	var repo string
+	var history int
+	cmd := &cobra.Command{
+		Use:   "peek N",
+		Short: "Print the agent's current screen",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			n, err := issueArg(args[0])
+			if err != nil {
+				return err
+			}
+			return runPeek(cmd.Context(), app, repo, n, history)
+		},
+	}
+	cmd.Flags().StringVar(&repo, "repo", "", "repository `owner/name` when issue N exists in several")
+	cmd.Flags().IntVar(&history, "history", 0, "also print this many `lines` of scrollback")
+	return cmd
+}
+
+func runPeek(ctx context.Context, app *App, repo string, n, history int) error {
+	st, r, err := app.findRun(ctx, repo, n)
+	if err != nil {
+		return err
+	}
+	st.Close()
+	if r.Session == "" {
+		return fmt.Errorf("%s#%d has no agent session (run %d is at %s)", r.Repo, n, r.ID, r.Step)
+	}
+	tmux := tmuxops.New(app.Config.Tmux.Socket)
+	ok, err := tmux.HasSession(ctx, r.Session)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("session %s is gone (run %d is %s); its transcript: ace logs %d", r.Session, r.ID, r.Status, n)
+	}
+	screen, err := tmux.Capture(ctx, r.Session, history)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(app.Stdout, screen)
+	return nil
+}

@@ -1,0 +1,69 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+func newCmdShow(app *App) *cobra.Command {
+	var repo string
+	cmd := &cobra.Command{
+		Use:   "show N",
+		Short: "Show a run: its fields and its event log",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			n, err := issueArg(args[0])
+			if err != nil {
+				return err
+			}
+			return runShow(cmd.Context(), app, repo, n)
+		},
+	}
+	cmd.Flags().StringVar(&repo, "repo", "", "repository `owner/name` when issue N exists in several")
+	return cmd
+}
+
+func runShow(ctx context.Context, app *App, repo string, n int) error {
+	st, r, err := app.findRun(ctx, repo, n)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	w := app.Stdout
+	field := func(k, v string) {
+		if v != "" && v != "0" {
+			fmt.Fprintf(w, "%-14s %s\n", k, v)
+		}
+	}
+	field("run", fmt.Sprint(r.ID))
+	field("issue", fmt.Sprintf("%s#%d", r.Repo, r.Issue))
+	field("attempt", fmt.Sprint(r.Attempt))
+	field("agent", r.Agent)
+	field("runner", r.Runner)
+	field("status", string(r.Status))
+	field("step", r.Step)
+	field("session", r.Session)
+	field("workdir", r.Workdir)
+	field("branch", r.Branch)
+	field("base", r.BaseBranch)
+	field("pull request", r.PRURL)
+	field("nudges", fmt.Sprint(r.Nudges))
+	field("restarts", fmt.Sprint(r.Restarts))
+	field("error", r.Error)
+	field("created", r.CreatedAt.Local().Format(time.DateTime))
+	if r.FinishedAt != nil {
+		field("finished", r.FinishedAt.Local().Format(time.DateTime))
+	}
+	evs, err := st.Events(ctx, r.ID)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\nevents:\n")
+	for _, ev := range evs {
+		fmt.Fprintf(w, "  %s  %-14s %-18s %s\n", ev.Time.Local().Format("15:04:05"), ev.Kind, ev.Step, ev.Message)
+	}
+	return nil
+}
