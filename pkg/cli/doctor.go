@@ -77,7 +77,7 @@ func runDoctor(ctx context.Context, app *App) error {
 		}
 		if path, err := exec.LookPath(exe); err == nil {
 			c.ok("agent "+name, path)
-		} else if hint := agents.InstallHint(filepath.Base(exe)); hint != "" {
+		} else if hint := installHint(exe, p.InstallHint); hint != "" {
 			c.fail("agent "+name, exe+" not found; install: "+hint)
 		} else {
 			c.fail("agent "+name, exe+" not found (agents."+name+".command)")
@@ -150,4 +150,11 @@ func trimNL(b []byte) []byte {
 		b = b[:len(b)-1]
 	}
 	return b
+}
+
+func installHint(exe, profileHint string) string {
+	if h := agents.InstallHint(filepath.Base(exe)); h != "" {
+		return h
+	}
+	return profileHint
 }
