@@ -64,9 +64,7 @@ func (a *agent) readInput(r io.Reader) {
 }
 
 func (a *agent) say(line string) {
-	for _, l := range strings.Split(line, "\n") {
-		a.lines = append(a.lines, l)
-	}
+	a.lines = append(a.lines, strings.Split(line, "\n")...)
 	if len(a.lines) > 500 {
 		a.lines = a.lines[len(a.lines)-500:]
 	}

@@ -20,7 +20,7 @@ func New(w io.Writer, format string, level slog.Level, r *secrets.Redactor) *slo
 	if format == "json" {
 		h = slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level})
 	} else {
-		h = tint.NewHandler(w, &tint.Options{Level: level, TimeFormat: time.TimeOnly, NoColor: !colour(w)})
+		h = tint.NewTextHandler(w, &tint.Options{Level: level, TimeFormat: time.TimeOnly, NoColor: !colour(w)})
 	}
 	if r == nil {
 		r = secrets.NewRedactor()

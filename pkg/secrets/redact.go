@@ -65,7 +65,9 @@ type redactingHandler struct {
 	r *Redactor
 }
 
-func (rh *redactingHandler) Enabled(ctx context.Context, l slog.Level) bool { return rh.h.Enabled(ctx, l) }
+func (rh *redactingHandler) Enabled(ctx context.Context, l slog.Level) bool {
+	return rh.h.Enabled(ctx, l)
+}
 
 func (rh *redactingHandler) Handle(ctx context.Context, rec slog.Record) error {
 	out := slog.NewRecord(rec.Time, rec.Level, rh.r.Redact(rec.Message), rec.PC)

@@ -111,7 +111,6 @@ func (r *Resolver) GitHubToken(ctx context.Context, names []string) (string, err
 	if len(tried) == 0 || (contains(tried, "GITHUB_TOKEN") && !contains(tried, "GITHUB_CONTROL_API_KEY")) {
 		tried = append(tried, "GITHUB_TOKEN", "GITHUB_CONTROL_API_KEY")
 	}
-	var errs []error
 	for _, n := range tried {
 		v, err := r.Resolve(ctx, n)
 		if err == nil {
@@ -120,7 +119,6 @@ func (r *Resolver) GitHubToken(ctx context.Context, names []string) (string, err
 		if !errors.Is(err, ErrNotFound) {
 			return "", err
 		}
-		errs = append(errs, err)
 	}
 	return "", fmt.Errorf("no GitHub token (tried %s): %w", strings.Join(tried, ", "), ErrNotFound)
 }

@@ -251,4 +251,3 @@ func latest(a, b time.Time) time.Time {
 	}
 	return b
 }
-

@@ -193,4 +193,3 @@ func hasAny(labels []string, want ...string) bool {
 	}
 	return false
 }
-

@@ -1,0 +1,241 @@
+package tmuxops_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aceworks/ace/pkg/fakeagent"
+	"github.com/aceworks/ace/pkg/tmuxops"
+)
+
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case "__launch":
+			os.Exit(tmuxops.LaunchMain(os.Args[2:]))
+		case "fakeagent":
+			os.Exit(fakeagent.Main(os.Args[2:]))
+		}
+	}
+	os.Exit(m.Run())
+}
+
+// newClient starts nothing: the server appears with the first session and is killed by PID at cleanup.
+func newClient(t *testing.T) *tmuxops.Client {
+	t.Helper()
+	c := tmuxops.New(fmt.Sprintf("ace-test-%d-%d", os.Getpid(), time.Now().UnixNano()%1e6))
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := c.KillServer(ctx); err != nil {
+			t.Errorf("kill tmux server: %v", err)
+		}
+	})
+	return c
+}
+
+type agentOpts struct {
+	script  string
+	flags   []string
+	secrets map[string]string
+}
+
+// startAgent runs the fake agent in a session and returns the session name, work dir and record file.
+func startAgent(t *testing.T, c *tmuxops.Client, name string, o agentOpts) (dir, record string) {
+	t.Helper()
+	dir = t.TempDir()
+	record = filepath.Join(dir, "record.jsonl")
+	argv := []string{os.Args[0], "fakeagent", "--record", record}
+	if o.script != "" {
+		sp := filepath.Join(dir, "script.txt")
+		if err := os.WriteFile(sp, []byte(o.script), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		argv = append(argv, "--script", sp)
+	}
+	argv = append(argv, o.flags...)
+	spec := tmuxops.SessionSpec{Name: name, Dir: dir, Argv: argv, Width: 120, Height: 40,
+		Env: map[string]string{"PLAIN": "visible"}, Secrets: o.secrets,
+		Launcher: []string{os.Args[0], "__launch"}, RuntimeDir: filepath.Join(dir, "run"),
+		LogPath: filepath.Join(dir, "session.log")}
+	if err := c.NewSession(context.Background(), spec); err != nil {
+		t.Fatal(err)
+	}
+	return dir, record
+}
+
+func ready(s string) bool { return strings.Contains(s, "? for shortcuts") }
+
+func deliverOpts() tmuxops.DeliverOptions {
+	return tmuxops.DeliverOptions{Ready: ready, ReadyTimeout: 20 * time.Second, EnterCount: 1,
+		EnterDelay: 100 * time.Millisecond, SubmitRetries: 3, Poll: 50 * time.Millisecond}
+}
+
+func records(t *testing.T, path string) []string {
+	t.Helper()
+	b, _ := os.ReadFile(path)
+	var out []string
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if l == "" {
+			continue
+		}
+		var r struct{ Prompt string }
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, r.Prompt)
+	}
+	return out
+}
+
+func waitFor(t *testing.T, what string, f func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if f() {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("timed out waiting for %s", what)
+}
+
+func TestLongPromptArrivesByteExactOnceDespiteSplashAndSwallowedEnter(t *testing.T) {
+	c := newClient(t)
+	_, record := startAgent(t, c, "ace-paste-1", agentOpts{flags: []string{"--splash", "700ms", "--swallow-enters", "1"}})
+	var b strings.Builder
+	for b.Len() < 64<<10 {
+		b.WriteString("/start \"quotes\" 'single' $(whoami) `ticks` \\back\\slash\ttab — ünïcödé ✓ $HOME ${USER}\n")
+	}
+	prompt := strings.TrimRight(b.String(), "\n")
+	if err := c.Deliver(context.Background(), "ace-paste-1", prompt, deliverOpts()); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the prompt to be recorded", func() bool { return len(records(t, record)) >= 1 })
+	time.Sleep(300 * time.Millisecond)
+	got := records(t, record)
+	if len(got) != 1 {
+		t.Fatalf("agent received %d prompts, want exactly 1", len(got))
+	}
+	if got[0] != prompt {
+		t.Fatalf("prompt differs: got %d bytes, want %d", len(got[0]), len(prompt))
+	}
+}
+
+func TestSecretsReachTheAgentButNoCommandLine(t *testing.T) {
+	c := newClient(t)
+	secret := "s3cr3t-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	dir, _ := startAgent(t, c, "ace-secret-1", agentOpts{
+		script:  "sh printf '%s|%s' \"$ACE_SECRET\" \"$PLAIN\" > env.out\nidle\n",
+		secrets: map[string]string{"ACE_SECRET": secret},
+	})
+	if err := c.Deliver(context.Background(), "ace-secret-1", "go", deliverOpts()); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "env.out")
+	waitFor(t, "the agent to write env.out", func() bool { _, err := os.Stat(out); return err == nil })
+	if b, _ := os.ReadFile(out); string(b) != secret+"|visible" {
+		t.Fatalf("agent environment: %q", b)
+	}
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err == nil && strings.Contains(string(b), secret) {
+			t.Errorf("secret found in %s: %q", p, strings.ReplaceAll(string(b), "\x00", " "))
+		}
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, "run", "*")); len(left) != 0 {
+		t.Errorf("env files left behind: %v", left)
+	}
+}
+
+func TestExactTargetsDeadPanesAndKillingDaemons(t *testing.T) {
+	c := newClient(t)
+	ctx := context.Background()
+	dir12, _ := startAgent(t, c, "ace-x-12", agentOpts{script: "sh sleep 1000 & echo $! > daemon.pid\nidle\n"})
+	if ok, _ := c.HasSession(ctx, "ace-x-1"); ok {
+		t.Fatal("ace-x-1 matched ace-x-12")
+	}
+	startAgent(t, c, "ace-x-1", agentOpts{script: "crash 3\n"})
+	if err := c.Deliver(ctx, "ace-x-1", "crash now", deliverOpts()); err != nil && !strings.Contains(err.Error(), "can't find") {
+		// The agent may die before submission is verified; the pane state below is what matters.
+		t.Logf("deliver: %v", err)
+	}
+	waitFor(t, "ace-x-1 to die", func() bool {
+		panes, err := c.Panes(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range panes {
+			if p.Session == "ace-x-1" {
+				return p.Dead && p.ExitStatus == 3
+			}
+		}
+		return false
+	})
+	if err := c.Deliver(ctx, "ace-x-12", "start a daemon", deliverOpts()); err != nil {
+		t.Fatal(err)
+	}
+	pidFile := filepath.Join(dir12, "daemon.pid")
+	waitFor(t, "the daemon pid", func() bool { b, _ := os.ReadFile(pidFile); return len(strings.TrimSpace(string(b))) > 0 })
+	b, _ := os.ReadFile(pidFile)
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err := c.Kill(ctx, "ace-x-12"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the daemon to die", func() bool {
+		err := syscall.Kill(pid, 0)
+		st, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		return errors.Is(err, syscall.ESRCH) || strings.Contains(string(st), ") Z ")
+	})
+	if ok, _ := c.HasSession(ctx, "ace-x-12"); ok {
+		t.Fatal("session survived Kill")
+	}
+	if ok, _ := c.HasSession(ctx, "ace-x-1"); !ok {
+		t.Fatal("killing ace-x-12 took ace-x-1 with it")
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir12, "session.log")); !strings.Contains(string(b), "fake-agent") {
+		t.Errorf("transcript lacks the agent's banner: %q", b)
+	}
+}
+
+func TestErrorsCarryExitCodeAndStderr(t *testing.T) {
+	c := newClient(t)
+	startAgent(t, c, "ace-err-1", agentOpts{})
+	err := c.SendKeys(context.Background(), "ace-no-such-session", "Enter")
+	var te *tmuxops.Error
+	if !errors.As(err, &te) || te.ExitCode == 0 || !strings.Contains(te.Stderr, "can't find") {
+		t.Fatalf("err = %#v", err)
+	}
+}
+
+func TestSessionNames(t *testing.T) {
+	cases := map[string]string{
+		"acme/widgets": "ace-widgets-7",
+		"acme/api.v2":  "", // sanitized: gets a hash
+	}
+	for repo, want := range cases {
+		got := tmuxops.SessionName(repo, 7)
+		if want != "" && got != want {
+			t.Errorf("SessionName(%q) = %q, want %q", repo, got, want)
+		}
+		if strings.ContainsAny(got, ".:") {
+			t.Errorf("SessionName(%q) = %q contains characters tmux rejects", repo, got)
+		}
+	}
+	if tmuxops.SessionName("a/api.v2", 1) == tmuxops.SessionName("a/api_v2", 1) {
+		t.Error("sanitizing made two repositories share a session name")
+	}
+	if long := tmuxops.SessionName("o/"+strings.Repeat("x", 200), 1); len(long) > 80 {
+		t.Errorf("name not bounded: %d chars", len(long))
+	}
+}
