@@ -22,6 +22,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/BurntSushi/toml"
@@ -37,6 +38,9 @@ const Self = "ace"
 type Tracker struct {
 	dir  string
 	repo repoFile
+	// mu serializes this process's writers; lock (a file lock) serializes processes. A flock alone would let
+	// goroutines of one process in together.
+	mu   sync.Mutex
 	lock *flock.Flock
 }
 
@@ -87,6 +91,8 @@ func (t *Tracker) check(repo string) error {
 
 // locked runs fn under the folder's lock.
 func (t *Tracker) locked(ctx context.Context, fn func() error) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	ok, err := t.lock.TryLockContext(ctx, 20*time.Millisecond)
 	if err != nil || !ok {
 		return fmt.Errorf("lock %s: %w", t.lock.Path(), errors.Join(err, ctx.Err()))

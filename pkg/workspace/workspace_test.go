@@ -1,0 +1,171 @@
+package workspace
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aceworks/ace/pkg/gittest"
+)
+
+const token = "ghs_workspaceTestToken123"
+
+func setup(t *testing.T) (*Manager, Spec, string) {
+	t.Helper()
+	gitRoot := t.TempDir()
+	bare := gittest.BareRepo(t, filepath.Join(gitRoot, "acme"), "widgets", map[string]string{"README.md": "hi\n", "src/a.go": "package a\n"})
+	srv := gittest.NewHTTPServer(t, gitRoot, token)
+	m, err := New(Options{Root: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := Spec{Repo: "acme/widgets", Issue: 7, RemoteURL: srv.URL("acme/widgets.git"), BaseBranch: "main",
+		Branch: "ace/7-fix", Token: token}
+	return m, spec, bare
+}
+
+func TestPrepareCommitPushOverSmartHTTPWithoutTokenOnDisk(t *testing.T) {
+	ctx := context.Background()
+	m, spec, bare := setup(t)
+	ws, err := m.Prepare(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(m.o.Root, "worktrees", "acme", "widgets", "7"); ws.Dir != want {
+		t.Fatalf("dir %s, want %s", ws.Dir, want)
+	}
+	if ws.Branch != "ace/7-fix" || ws.BaseBranch != "main" {
+		t.Fatalf("branch %s base %s", ws.Branch, ws.BaseBranch)
+	}
+	// Objects are shared with the mirror, not copied.
+	if b, err := os.ReadFile(filepath.Join(ws.Dir, ".git", "objects", "info", "alternates")); err != nil || !strings.Contains(string(b), "mirrors") {
+		t.Fatalf("alternates: %q %v", b, err)
+	}
+	if err := WriteTask(ws.Dir, Task{Repo: spec.Repo, Issue: 7, Title: "Fix", Body: "body", Branch: ws.Branch, BaseBranch: "main"}); err != nil {
+		t.Fatal(err)
+	}
+	if changed, _ := ws.HasChanges(ctx); changed {
+		t.Fatal("ACE_TASK.md shows up as a change: it must be git-excluded")
+	}
+	if n, _ := ws.CommitsAhead(ctx); n != 0 {
+		t.Fatalf("ahead = %d before any work", n)
+	}
+	if err := os.WriteFile(filepath.Join(ws.Dir, "fix.txt"), []byte("fixed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, committed, err := ws.CommitAll(ctx, "fix"); err != nil || !committed {
+		t.Fatalf("commit: %v %v", committed, err)
+	}
+	if n, _ := ws.CommitsAhead(ctx); n != 1 {
+		t.Fatalf("ahead = %d, want 1", n)
+	}
+	if err := ws.Push(ctx, "wrong-token"); err == nil {
+		t.Fatal("push with a wrong token succeeded")
+	}
+	if err := ws.Push(ctx, token); err != nil {
+		t.Fatal(err)
+	}
+	if got := gittest.Run(t, bare, "log", "--format=%s", "-1", "ace/7-fix"); got != "fix" {
+		t.Fatalf("remote branch head %q", got)
+	}
+	_ = filepath.Walk(m.o.Root, func(p string, fi os.FileInfo, err error) error {
+		if err == nil && !fi.IsDir() {
+			if b, _ := os.ReadFile(p); strings.Contains(string(b), token) {
+				t.Errorf("token written to %s", p)
+			}
+		}
+		return nil
+	})
+	cfg, _ := os.ReadFile(filepath.Join(ws.Dir, ".git", "config"))
+	if !strings.Contains(string(cfg), spec.RemoteURL) || strings.Contains(string(cfg), "@") {
+		t.Errorf(".git/config origin: %s", cfg)
+	}
+}
+
+func TestPrepareReusesCopyAndKeepsLocalCommits(t *testing.T) {
+	ctx := context.Background()
+	m, spec, _ := setup(t)
+	ws, err := m.Prepare(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(ws.Dir, "work.txt"), []byte("x"), 0o644)
+	if _, _, err := ws.CommitAll(ctx, "local work"); err != nil {
+		t.Fatal(err)
+	}
+	again, err := m.Prepare(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := again.CommitsAhead(ctx); n != 1 {
+		t.Fatalf("re-prepare lost local commits: ahead = %d", n)
+	}
+}
+
+func TestBrokenCopyIsMovedAside(t *testing.T) {
+	ctx := context.Background()
+	m, spec, _ := setup(t)
+	dir, _ := m.Path(spec.Repo, spec.Issue)
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, "junk"), []byte("not a repo"), 0o644)
+	if _, err := m.Prepare(ctx, spec); err != nil {
+		t.Fatal(err)
+	}
+	aside, _ := filepath.Glob(dir + ".broken-*")
+	if len(aside) != 1 {
+		t.Fatalf("broken copy not moved aside: %v", aside)
+	}
+	if _, err := os.Stat(filepath.Join(aside[0], "junk")); err != nil {
+		t.Fatal("the broken copy's files were lost")
+	}
+}
+
+func TestPathSafety(t *testing.T) {
+	m, _ := New(Options{Root: t.TempDir()})
+	for _, bad := range []struct {
+		repo  string
+		issue int
+	}{{"../x", 1}, {"a/b/c", 1}, {"a/..", 1}, {"a", 1}, {"a/b", 0}, {"a/b", -3}, {"a b/c", 1}} {
+		if p, err := m.Path(bad.repo, bad.issue); err == nil {
+			t.Errorf("Path(%q, %d) = %s, want an error", bad.repo, bad.issue, p)
+		}
+	}
+}
+
+func TestTaskSanitizesAndFilters(t *testing.T) {
+	dir := t.TempDir()
+	trig := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	err := WriteTask(dir, Task{Repo: "o/r", Issue: 3, Title: "T\x1b[31mred", Branch: "b", BaseBranch: "main", TriggeredAt: trig,
+		Body:     "visible<!-- hidden instructions -->\u202eevil\u200b\x00" + strings.Repeat("x", maxBody+10),
+		Comments: []TaskComment{{Author: "a", Body: "early", CreatedAt: trig.Add(-time.Hour)}, {Author: "b", Body: "late", CreatedAt: trig.Add(time.Hour)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "ACE_TASK.md"))
+	s := string(b)
+	for _, bad := range []string{"hidden instructions", "\u202e", "\u200b", "\x00", "\x1b", "late"} {
+		if strings.Contains(s, bad) {
+			t.Errorf("ACE_TASK.md contains %q", bad)
+		}
+	}
+	for _, want := range []string{"visibleevil", "early", "cut by ace", ".ace/DONE", ".ace/QUESTION"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("ACE_TASK.md lacks %q", want)
+		}
+	}
+}
+
+func TestBranchName(t *testing.T) {
+	if got := BranchName("ace/{issue}-{slug}", 193, "Fix: the *login* page — ünïcode & stuff!"); got != "ace/193-fix-the-login-page-n-code-stuff" {
+		t.Errorf("got %q", got)
+	}
+	if got := BranchName("", 5, strings.Repeat("word ", 30)); len(got) > len("ace/5-")+40 {
+		t.Errorf("slug too long: %q", got)
+	}
+	if got := BranchName("", 5, "!!!"); got != "ace/5-issue" {
+		t.Errorf("got %q", got)
+	}
+}
