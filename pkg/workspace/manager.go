@@ -18,11 +18,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5"
 	gitconfig "github.com/go-git/go-git/v5/config"
-	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/gofrs/flock"
 )
 
@@ -154,42 +156,36 @@ func (m *Manager) Prepare(ctx context.Context, spec Spec) (*Workspace, error) {
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return nil, err
 	}
-	repo, err := git.PlainCloneContext(ctx, dir, false, &git.CloneOptions{
-		URL: mirror, Shared: true, ReferenceName: plumbing.NewBranchReferenceName(spec.BaseBranch), SingleBranch: false,
-	})
-	if err != nil {
+	// The local clone and checkout use git itself: go-git's checkout of a large tree is many times slower, and
+	// nothing here touches the network or a credential.
+	if _, err := m.git(ctx, filepath.Dir(dir), "clone", "-q", "--shared", "--no-checkout", "--branch", spec.BaseBranch, mirror, dir); err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("clone %s from its mirror: %w", spec.Repo, err)
 	}
-	base, err := repo.Reference(plumbing.NewBranchReferenceName(spec.BaseBranch), true)
+	base, err := m.git(ctx, dir, "rev-parse", "refs/remotes/origin/"+spec.BaseBranch)
 	if err != nil {
 		return nil, fmt.Errorf("base branch %s: %w", spec.BaseBranch, err)
 	}
-	start := base.Hash()
+	start := base
 	// A branch pushed by an earlier attempt continues where it stopped.
-	if prev, err := repo.Reference(plumbing.NewRemoteReferenceName("origin", spec.Branch), true); err == nil {
-		start = prev.Hash()
+	if prev, err := m.git(ctx, dir, "rev-parse", "-q", "--verify", "refs/remotes/origin/"+spec.Branch); err == nil && prev != "" {
+		start = prev
 	}
-	wt, err := repo.Worktree()
-	if err != nil {
-		return nil, err
-	}
-	if err := wt.Checkout(&git.CheckoutOptions{Branch: plumbing.NewBranchReferenceName(spec.Branch), Hash: start, Create: true}); err != nil {
+	if _, err := m.git(ctx, dir, "checkout", "-q", "-b", spec.Branch, start); err != nil {
 		return nil, fmt.Errorf("check out %s: %w", spec.Branch, err)
 	}
-	cfg, err := repo.Config()
-	if err != nil {
-		return nil, err
-	}
 	// origin is the real remote, without credentials; the mirror stays reachable as "mirror".
-	cfg.Remotes["origin"].URLs = []string{spec.RemoteURL}
-	cfg.Remotes["mirror"] = &gitconfig.RemoteConfig{Name: "mirror", URLs: []string{mirror},
-		Fetch: []gitconfig.RefSpec{"+refs/heads/*:refs/remotes/mirror/*"}}
-	cfg.Raw.Section("ace").SetOption("base", spec.BaseBranch)
-	cfg.Raw.Section("ace").SetOption("basecommit", base.Hash().String())
-	cfg.Raw.Section("ace").SetOption("repo", spec.Repo)
-	if err := repo.SetConfig(cfg); err != nil {
-		return nil, fmt.Errorf("configure working copy: %w", err)
+	for _, kv := range [][]string{
+		{"remote.origin.url", spec.RemoteURL},
+		{"remote.mirror.url", mirror},
+		{"remote.mirror.fetch", "+refs/heads/*:refs/remotes/mirror/*"},
+		{"ace.base", spec.BaseBranch},
+		{"ace.basecommit", base},
+		{"ace.repo", spec.Repo},
+	} {
+		if _, err := m.git(ctx, dir, "config", kv[0], kv[1]); err != nil {
+			return nil, fmt.Errorf("configure working copy: %w", err)
+		}
 	}
 	ws, err := m.Open(ctx, spec.Repo, spec.Issue)
 	if err != nil {
@@ -256,7 +252,7 @@ func (m *Manager) Open(_ context.Context, repo string, issue int) (*Workspace, e
 	if err != nil {
 		return nil, err
 	}
-	r, err := git.PlainOpen(dir)
+	r, err := openShared(dir)
 	if err != nil {
 		return nil, fmt.Errorf("open working copy %s: %w", dir, err)
 	}
@@ -303,4 +299,19 @@ func (m *Manager) git(ctx context.Context, dir string, args ...string) (string, 
 		return "", fmt.Errorf("git %s: %w", strings.Join(args, " "), err)
 	}
 	return strings.TrimSpace(string(out)), nil
+}
+
+// openShared opens a working copy whose objects live partly in its mirror (alternates with absolute paths,
+// which go-git resolves only against a filesystem rooted at /).
+func openShared(dir string) (*git.Repository, error) {
+	if _, err := os.Stat(filepath.Join(dir, ".git")); err != nil {
+		return nil, git.ErrRepositoryNotExists
+	}
+	wt := osfs.New(dir)
+	dot, err := wt.Chroot(".git")
+	if err != nil {
+		return nil, err
+	}
+	st := filesystem.NewStorageWithOptions(dot, cache.NewObjectLRUDefault(), filesystem.Options{AlternatesFS: osfs.New("/")})
+	return git.Open(st, wt)
 }

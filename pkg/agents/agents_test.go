@@ -1,0 +1,107 @@
+package agents
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestFixturesClassify(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "screens", "*", "*.txt"))
+	if len(files) < 12 {
+		t.Fatalf("only %d fixtures", len(files))
+	}
+	for _, f := range files {
+		agent := filepath.Base(filepath.Dir(f))
+		want := State(strings.SplitN(filepath.Base(f), "-", 2)[0])
+		p, ok := Builtin(agent)
+		if !ok {
+			t.Fatalf("no profile %s", agent)
+		}
+		b, _ := os.ReadFile(f)
+		if got := p.Classify(string(b), false, 0); got != want {
+			t.Errorf("%s: %s, want %s", f, got, want)
+		}
+	}
+	p, _ := Builtin("claude")
+	if p.Classify("", true, 0) != StateExited || p.Classify("", true, 2) != StateCrashed {
+		t.Error("dead panes")
+	}
+}
+
+func TestArgvKeepsValuesWhole(t *testing.T) {
+	p := Profile{Name: "mine", Command: `my-agent --task {task_file} --title "{repo} #{issue}" --model {model}`}
+	argv, err := p.Argv(Vars{TaskFile: "/w/ACE_TASK.md", Repo: `o/r $(rm -rf /) "q"`, Issue: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"my-agent", "--task", "/w/ACE_TASK.md", "--title", `o/r $(rm -rf /) "q" #3`}
+	if strings.Join(argv, "\x00") != strings.Join(want, "\x00") {
+		t.Fatalf("argv %q, want %q (no model: --model dropped)", argv, want)
+	}
+	argv, _ = p.Argv(Vars{Model: "big model"})
+	if argv[len(argv)-1] != "big model" {
+		t.Fatalf("model with a space split: %q", argv)
+	}
+}
+
+func TestResolveOverridesAndErrors(t *testing.T) {
+	yes := true
+	p, err := Resolve("claude", Override{Model: "opus", AutoApprove: &yes, Markers: MarkerOverride{Ready: `READY>`}})
+	if err != nil || p.Model != "opus" || !p.AutoApprove || !p.IsReady("READY> ") {
+		t.Fatalf("%+v %v", p, err)
+	}
+	if _, err := Resolve("claude", Override{Markers: MarkerOverride{Busy: "("}}); err == nil || !strings.Contains(err.Error(), "markers.busy") {
+		t.Fatalf("bad regex: %v", err)
+	}
+	if _, err := Resolve("mine", Override{}); err == nil {
+		t.Fatal("a custom agent without a command was accepted")
+	}
+}
+
+func TestDialogsAndPermissions(t *testing.T) {
+	p, _ := Builtin("claude")
+	trust, _ := os.ReadFile("testdata/screens/claude/dialog-1.txt")
+	if keys, name, ok := p.DialogResponse(string(trust)); !ok || name != "trust" || keys[0] != "Enter" {
+		t.Fatalf("trust: %v %s %v", keys, name, ok)
+	}
+	perm, _ := os.ReadFile("testdata/screens/claude/approval-1.txt")
+	if _, _, ok := p.DialogResponse(string(perm)); ok {
+		t.Fatal("a permission dialog was answered without auto_approve")
+	}
+	p.AutoApprove = true
+	if keys, _, ok := p.DialogResponse(string(perm)); !ok || keys[0] != "1" {
+		t.Fatal("auto_approve did not answer the permission dialog")
+	}
+}
+
+func TestPrepareHome(t *testing.T) {
+	root, work := t.TempDir(), "/w/acme/widgets/7"
+	for _, name := range []string{"claude", "codex", "gemini"} {
+		p, _ := Builtin(name)
+		env, err := PrepareHome(p, root, work, MCPConfig{GitHubURL: "http://127.0.0.1/mcp", GitHubTokenEnv: "GITHUB_TOKEN"})
+		if err != nil || len(env) != 1 {
+			t.Fatalf("%s: %v %v", name, env, err)
+		}
+		_ = filepath.Walk(filepath.Join(root, "homes", name), func(path string, fi os.FileInfo, err error) error {
+			if err != nil {
+				return err
+			}
+			want := os.FileMode(0o600)
+			if fi.IsDir() {
+				want = 0o700
+			}
+			if fi.Mode().Perm() != want {
+				t.Errorf("%s: mode %v, want %v", path, fi.Mode().Perm(), want)
+			}
+			if b, _ := os.ReadFile(path); !fi.IsDir() && filepath.Base(path) != "settings.json" && !strings.Contains(string(b), work) {
+				t.Errorf("%s does not trust the working copy", path)
+			}
+			return nil
+		})
+	}
+	if InstallHint("gemini") != "npm install -g @google/gemini-cli" {
+		t.Error("install hint")
+	}
+}

@@ -1,0 +1,123 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/BurntSushi/toml"
+)
+
+func TestExampleValidatesAndDocumentsEveryKey(t *testing.T) {
+	path := filepath.Join("..", "..", "ace.toml.example")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Parse(path, data)
+	if err != nil {
+		t.Fatalf("the example does not parse: %v", err)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatalf("the example does not validate: %v", err)
+	}
+	var raw map[string]any
+	if _, err := toml.Decode(string(data), &raw); err != nil {
+		t.Fatal(err)
+	}
+	var missing []string
+	walk(reflect.TypeOf(Config{}), "", func(key string) {
+		if !has(raw, strings.Split(key, ".")) {
+			missing = append(missing, key)
+		}
+	})
+	if len(missing) > 0 {
+		t.Fatalf("keys missing from ace.toml.example: %v", missing)
+	}
+}
+
+// walk calls f with the dotted key of every leaf field; agents are checked through [agents.claude].
+func walk(t reflect.Type, prefix string, f func(string)) {
+	for i := 0; i < t.NumField(); i++ {
+		fl := t.Field(i)
+		key := strings.Split(fl.Tag.Get("toml"), ",")[0]
+		full := strings.TrimPrefix(prefix+"."+key, ".")
+		switch {
+		case fl.Type == reflect.TypeOf(Duration{}):
+			f(full)
+		case fl.Type.Kind() == reflect.Struct:
+			walk(fl.Type, full, f)
+		case fl.Type.Kind() == reflect.Map && fl.Type.Elem() == reflect.TypeOf(AgentConfig{}):
+			walk(fl.Type.Elem(), full+".claude", f)
+		default:
+			f(full)
+		}
+	}
+}
+
+func has(m map[string]any, path []string) bool {
+	v, ok := m[path[0]]
+	if !ok {
+		return false
+	}
+	if len(path) == 1 {
+		return true
+	}
+	sub, ok := v.(map[string]any)
+	return ok && has(sub, path[1:])
+}
+
+func TestErrorsNameFileLineAndKey(t *testing.T) {
+	cases := []struct{ name, data, want string }{
+		{"unknown", "[monitor]\ninterval = \"1s\"\nintervall = \"2s\"\n", "x.toml:3: monitor.intervall: unknown key"},
+		{"duration", "[poll]\ninterval = \"soon\"\n", "x.toml:2:"},
+		{"syntax", "[tmux]\nwidth = = 3\n", "x.toml:2:"},
+	}
+	for _, c := range cases {
+		_, err := Parse("x.toml", []byte(c.data))
+		if err == nil || !strings.Contains(err.Error(), c.want) || !errors.Is(err, ErrInvalid) {
+			t.Errorf("%s: err = %v, want it to contain %q", c.name, err, c.want)
+		}
+	}
+	cfg := Default()
+	cfg.Agents["mine"] = AgentConfig{Markers: Markers{Ready: "("}}
+	cfg.Monitor.Interval = D(0)
+	err := cfg.Validate()
+	for _, want := range []string{"agents.mine.command: empty", "agents.mine.markers.ready:", "monitor.interval: must be a positive duration"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Validate() = %v, want %q", err, want)
+		}
+	}
+}
+
+func TestDiscoveryAndEnvironment(t *testing.T) {
+	home := t.TempDir()
+	env := map[string]string{"HOME": home}
+	getenv := func(k string) string { return env[k] }
+	cfg, path, err := Load("", getenv)
+	if err != nil || path != "" || cfg.Workspace.Root != filepath.Join(home, ".local/share/ace") {
+		t.Fatalf("defaults: %v %q %q", err, path, cfg.Workspace.Root)
+	}
+	p := filepath.Join(home, ".config", "ace", "ace.toml")
+	os.MkdirAll(filepath.Dir(p), 0o755)
+	os.WriteFile(p, []byte("[poll]\nmax_concurrent = 9\n"), 0o644)
+	cfg, path, err = Load("", getenv)
+	if err != nil || path != p || cfg.Poll.MaxConcurrent != 9 {
+		t.Fatalf("~/.config: %v %q %d", err, path, cfg.Poll.MaxConcurrent)
+	}
+	x := filepath.Join(home, "xdg")
+	os.MkdirAll(filepath.Join(x, "ace"), 0o755)
+	os.WriteFile(filepath.Join(x, "ace", "ace.toml"), []byte("[poll]\nmax_concurrent = 7\n"), 0o644)
+	env["XDG_CONFIG_HOME"] = x
+	env["AGENT_WORKSPACE_ROOT"] = "/srv/ace"
+	cfg, _, err = Load("", getenv)
+	if err != nil || cfg.Poll.MaxConcurrent != 7 || cfg.Workspace.Root != "/srv/ace" {
+		t.Fatalf("XDG + env: %v %d %q", err, cfg.Poll.MaxConcurrent, cfg.Workspace.Root)
+	}
+	if _, _, err := Load(filepath.Join(home, "missing.toml"), getenv); err == nil {
+		t.Fatal("an explicit missing file was accepted")
+	}
+}
