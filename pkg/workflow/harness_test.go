@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aceworks/ace/pkg/cli"
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/fakeagent"
 	"github.com/aceworks/ace/pkg/gittest"
@@ -32,6 +33,9 @@ func TestMain(m *testing.M) {
 			os.Exit(tmuxops.LaunchMain(os.Args[2:]))
 		case "demo-agent":
 			os.Exit(fakeagent.Main(os.Args[2:]))
+		case "ace":
+			os.Args = os.Args[1:]
+			os.Exit(cli.Main())
 		}
 	}
 	os.Exit(m.Run())
