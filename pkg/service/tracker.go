@@ -31,7 +31,8 @@ func NewTracker(ctx context.Context, cfg *config.Config, res *secrets.Resolver, 
 		if err != nil {
 			return nil, fmt.Errorf("GitHub token (github.token_env): %w", err)
 		}
-		c, err := github.New(ctx, github.Options{APIURL: cfg.GitHub.APIURL, Token: tok, Logger: log})
+		c, err := github.New(ctx, github.Options{APIURL: cfg.GitHub.APIURL, Token: tok, Logger: log,
+			CacheDir: filepath.Join(cfg.Workspace.Root, "cache", "github")})
 		if err != nil {
 			return nil, fmt.Errorf("GitHub client: %w", err)
 		}

@@ -32,6 +32,9 @@ type Options struct {
 	Sleep func(context.Context, time.Duration) error
 	// LabelColor is the colour of labels ace creates; default "5319e7".
 	LabelColor string
+	// CacheDir keeps conditional-request entries (ETag and body) across processes; "" = memory only. Entries
+	// are keyed by URL and a hash of the token, never the token itself.
+	CacheDir string
 }
 
 // Client is the GitHub tracker.
@@ -70,7 +73,7 @@ func New(_ context.Context, o Options) (*Client, error) {
 	}
 	auth := &oauth2.Transport{Source: oauth2.StaticTokenSource(&oauth2.Token{AccessToken: o.Token}), Base: base}
 	rt := &retrier{
-		next:       &etagCache{next: auth, max: 2048, entries: map[string]*cached{}},
+		next:       &etagCache{next: auth, max: 2048, entries: map[string]*cached{}, dir: o.CacheDir},
 		maxRetries: o.MaxRetries, maxWait: o.MaxWait, sleep: o.Sleep, log: o.Logger, now: time.Now,
 	}
 	c := gh.NewClient(&http.Client{Transport: rt, Timeout: 60 * time.Second})

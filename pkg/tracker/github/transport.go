@@ -4,11 +4,15 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,6 +24,9 @@ import (
 type etagCache struct {
 	next http.RoundTripper
 	max  int
+	// dir, when set, keeps entries on disk too, so that `ace poll --once` from cron, a new process every time,
+	// still sends If-None-Match.
+	dir string
 
 	mu      sync.Mutex
 	entries map[string]*cached
@@ -27,10 +34,10 @@ type etagCache struct {
 }
 
 type cached struct {
-	etag   string
-	status int
-	header http.Header
-	body   []byte
+	ETag   string      `json:"etag"`
+	Status int         `json:"status"`
+	Header http.Header `json:"header"`
+	Body   []byte      `json:"body"`
 }
 
 func (c *etagCache) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -41,9 +48,12 @@ func (c *etagCache) RoundTrip(req *http.Request) (*http.Response, error) {
 	c.mu.Lock()
 	e := c.entries[key]
 	c.mu.Unlock()
+	if e == nil {
+		e = c.load(key)
+	}
 	if e != nil {
 		req = req.Clone(req.Context())
-		req.Header.Set("If-None-Match", e.etag)
+		req.Header.Set("If-None-Match", e.ETag)
 	}
 	resp, err := c.next.RoundTrip(req)
 	if err != nil {
@@ -51,14 +61,14 @@ func (c *etagCache) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	if resp.StatusCode == http.StatusNotModified && e != nil {
 		resp.Body.Close()
-		h := e.header.Clone()
+		h := e.Header.Clone()
 		for _, k := range []string{"X-Ratelimit-Remaining", "X-Ratelimit-Reset", "X-Ratelimit-Limit"} {
 			if v := resp.Header.Get(k); v != "" {
 				h.Set(k, v)
 			}
 		}
-		return &http.Response{Status: "200 OK", StatusCode: e.status, Header: h, Body: io.NopCloser(bytes.NewReader(e.body)),
-			ContentLength: int64(len(e.body)), Request: req, Proto: resp.Proto, ProtoMajor: resp.ProtoMajor, ProtoMinor: resp.ProtoMinor}, nil
+		return &http.Response{Status: "200 OK", StatusCode: e.Status, Header: h, Body: io.NopCloser(bytes.NewReader(e.Body)),
+			ContentLength: int64(len(e.Body)), Request: req, Proto: resp.Proto, ProtoMajor: resp.ProtoMajor, ProtoMinor: resp.ProtoMinor}, nil
 	}
 	if etag := resp.Header.Get("ETag"); etag != "" && resp.StatusCode == http.StatusOK {
 		body, err := io.ReadAll(resp.Body)
@@ -67,12 +77,13 @@ func (c *etagCache) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 		resp.Body = io.NopCloser(bytes.NewReader(body))
-		c.store(key, &cached{etag: etag, status: resp.StatusCode, header: resp.Header.Clone(), body: body})
+		c.store(key, &cached{ETag: etag, Status: resp.StatusCode, Header: resp.Header.Clone(), Body: body})
 	}
 	return resp, nil
 }
 
 func (c *etagCache) store(key string, e *cached) {
+	c.save(key, e)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.entries[key]; !ok {
@@ -82,6 +93,50 @@ func (c *etagCache) store(key string, e *cached) {
 	for len(c.order) > c.max {
 		delete(c.entries, c.order[0])
 		c.order = c.order[1:]
+	}
+}
+
+func (c *etagCache) file(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return filepath.Join(c.dir, hex.EncodeToString(sum[:16])+".json")
+}
+
+// load reads a persisted entry; a missing or damaged one is a miss.
+func (c *etagCache) load(key string) *cached {
+	if c.dir == "" {
+		return nil
+	}
+	b, err := os.ReadFile(c.file(key))
+	if err != nil {
+		return nil
+	}
+	var e cached
+	if json.Unmarshal(b, &e) != nil || e.ETag == "" {
+		return nil
+	}
+	return &e
+}
+
+// save persists an entry atomically (temp file + rename); failures only cost a full response later.
+func (c *etagCache) save(key string, e *cached) {
+	if c.dir == "" || os.MkdirAll(c.dir, 0o700) != nil {
+		return
+	}
+	b, err := json.Marshal(e)
+	if err != nil {
+		return
+	}
+	tmp, err := os.CreateTemp(c.dir, ".tmp-*")
+	if err != nil {
+		return
+	}
+	_, werr := tmp.Write(b)
+	if cerr := tmp.Close(); werr != nil || cerr != nil {
+		os.Remove(tmp.Name())
+		return
+	}
+	if os.Rename(tmp.Name(), c.file(key)) != nil {
+		os.Remove(tmp.Name())
 	}
 }
 
