@@ -3,6 +3,7 @@ package secrets
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -27,7 +28,7 @@ func (r *Redactor) Add(values ...string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, v := range values {
-		if len(v) >= minSecretLen && !contains(r.values, v) {
+		if len(v) >= minSecretLen && !slices.Contains(r.values, v) {
 			r.values = append(r.values, v)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -108,7 +109,7 @@ func (r *Resolver) ResolveAll(ctx context.Context, names []string) (map[string]s
 // GitHubToken returns the first of names that resolves. GITHUB_TOKEN falls back to GITHUB_CONTROL_API_KEY.
 func (r *Resolver) GitHubToken(ctx context.Context, names []string) (string, error) {
 	tried := append([]string{}, names...)
-	if len(tried) == 0 || (contains(tried, "GITHUB_TOKEN") && !contains(tried, "GITHUB_CONTROL_API_KEY")) {
+	if len(tried) == 0 || (slices.Contains(tried, "GITHUB_TOKEN") && !slices.Contains(tried, "GITHUB_CONTROL_API_KEY")) {
 		tried = append(tried, "GITHUB_TOKEN", "GITHUB_CONTROL_API_KEY")
 	}
 	for _, n := range tried {
@@ -121,15 +122,6 @@ func (r *Resolver) GitHubToken(ctx context.Context, names []string) (string, err
 		}
 	}
 	return "", fmt.Errorf("no GitHub token (tried %s): %w", strings.Join(tried, ", "), ErrNotFound)
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // readFile loads the secrets file, refusing one that others can read.

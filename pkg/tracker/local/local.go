@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -153,7 +154,7 @@ func (t *Tracker) ListLabeled(_ context.Context, repo, label string) ([]tracker.
 			continue
 		}
 		iss := t.toIssue(n, f)
-		if iss.State == "open" && contains(iss.Labels, label) {
+		if iss.State == "open" && slices.Contains(iss.Labels, label) {
 			out = append(out, *iss)
 		}
 	}
@@ -169,7 +170,7 @@ func (t *Tracker) ListLabeled(_ context.Context, repo, label string) ([]tracker.
 func (t *Tracker) AddLabels(ctx context.Context, repo string, number int, labels ...string) error {
 	return t.editIssue(ctx, repo, number, func(m *issueMeta) {
 		for _, l := range labels {
-			if !contains(m.Labels, l) {
+			if !slices.Contains(m.Labels, l) {
 				m.Labels = append(m.Labels, l)
 			}
 		}
@@ -215,7 +216,7 @@ func (t *Tracker) Labeler(_ context.Context, repo string, number int, label stri
 	if err != nil {
 		return "", err
 	}
-	if !contains(f.Meta.Labels, label) {
+	if !slices.Contains(f.Meta.Labels, label) {
 		return "", nil
 	}
 	if f.Meta.LabeledBy != "" {
@@ -245,12 +246,3 @@ func (t *Tracker) Repo(_ context.Context, repo string) (*tracker.Repo, error) {
 }
 
 func (t *Tracker) Self(context.Context) (string, error) { return Self, nil }
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
