@@ -1,0 +1,177 @@
+package headless
+
+import (
+	"encoding/json"
+	"strings"
+)
+
+// claudeParser reads `claude -p --output-format stream-json --verbose` (optionally with
+// --include-partial-messages, which adds stream_event lines carrying text deltas).
+type claudeParser struct {
+	buf deltaBuf
+}
+
+type claudeLine struct {
+	Type      string `json:"type"`
+	Subtype   string `json:"subtype"`
+	SessionID string `json:"session_id"`
+	Model     string `json:"model"`
+	Message   *struct {
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"` // a string or a list of blocks
+	} `json:"message"`
+	Event *struct {
+		Type  string `json:"type"`
+		Delta *struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"delta"`
+	} `json:"event"`
+	IsError    bool            `json:"is_error"`
+	Result     string          `json:"result"`
+	Errors     json.RawMessage `json:"errors"`
+	NumTurns   int             `json:"num_turns"`
+	DurationMS int64           `json:"duration_ms"`
+	Usage      *struct {
+		InputTokens          int64 `json:"input_tokens"`
+		OutputTokens         int64 `json:"output_tokens"`
+		CacheReadInputTokens int64 `json:"cache_read_input_tokens"`
+	} `json:"usage"`
+}
+
+type claudeBlock struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+	ToolUseID string          `json:"tool_use_id"`
+	Content   json.RawMessage `json:"content"`
+	IsError   bool            `json:"is_error"`
+}
+
+// Parse implements Parser.
+func (p *claudeParser) Parse(line []byte) []Event {
+	var m claudeLine
+	line, blank, ok := decodeLine(line, &m, &m.Type)
+	if blank {
+		return nil
+	}
+	if !ok {
+		return []Event{rawEvent(line)}
+	}
+	switch m.Type {
+	case "stream_event":
+		// Only text deltas matter; the other stream events (message_start, content_block_stop…) do not end the
+		// message, because the complete assistant message that follows them carries the same text.
+		if m.Event != nil && m.Event.Type == "content_block_delta" && m.Event.Delta != nil &&
+			m.Event.Delta.Type == "text_delta" {
+			p.buf.add(m.Event.Delta.Text)
+		}
+		return nil
+	case "system":
+		out := p.buf.flush()
+		if m.Subtype == "init" {
+			out = append(out, Event{Kind: KindInit, SessionID: m.SessionID, Model: m.Model})
+		}
+		return out // other subtypes (hooks, compaction) are bookkeeping, not conversation
+	case "assistant":
+		if m.Message == nil {
+			return []Event{rawEvent(line)}
+		}
+		return p.assistant(m.Message.Content)
+	case "user":
+		if m.Message == nil {
+			return []Event{rawEvent(line)}
+		}
+		return append(p.buf.flush(), claudeUser(m.Message.Content)...)
+	case "result":
+		return append(p.buf.flush(), claudeResult(&m))
+	}
+	return []Event{rawEvent(line)}
+}
+
+// Flush implements Parser.
+func (p *claudeParser) Flush() []Event { return p.buf.flush() }
+
+// assistant turns one message's blocks into events, joining consecutive text blocks into one event.
+func (p *claudeParser) assistant(content json.RawMessage) []Event {
+	var blocks []claudeBlock
+	if json.Unmarshal(content, &blocks) != nil {
+		return append(p.buf.flush(), Event{Kind: KindAssistant, Text: textOf(content)})
+	}
+	var out []Event
+	var text []string
+	hasText := false
+	endText := func() {
+		if len(text) > 0 {
+			out = append(out, Event{Kind: KindAssistant, Text: strings.Join(text, "\n")})
+			text = nil
+		}
+	}
+	for _, b := range blocks {
+		switch b.Type {
+		case "text":
+			hasText = true
+			text = append(text, b.Text)
+		case "tool_use":
+			endText()
+			out = append(out, Event{Kind: KindToolCall, Tool: b.Name, ToolID: b.ID, Input: compact(b.Input)})
+		}
+		// thinking blocks are skipped: they are not part of the conversation.
+	}
+	endText()
+	if hasText {
+		// The complete message repeats the text its deltas streamed; emitting both would double it.
+		p.buf.reset()
+		return out
+	}
+	return append(p.buf.flush(), out...)
+}
+
+// claudeUser reads a user message: tool results, or text the CLI echoes back.
+func claudeUser(content json.RawMessage) []Event {
+	var blocks []claudeBlock
+	if json.Unmarshal(content, &blocks) != nil {
+		if s := textOf(content); s != "" {
+			return []Event{{Kind: KindUser, Text: s}}
+		}
+		return nil
+	}
+	var out []Event
+	for _, b := range blocks {
+		switch b.Type {
+		case "tool_result":
+			out = append(out, Event{Kind: KindToolResult, ToolID: b.ToolUseID,
+				Output: truncate(textOf(b.Content)), IsError: b.IsError})
+		case "text":
+			out = append(out, Event{Kind: KindUser, Text: b.Text})
+		}
+	}
+	return out
+}
+
+func claudeResult(m *claudeLine) Event {
+	e := Event{Kind: KindResult, SessionID: m.SessionID, Status: m.Subtype, Text: m.Result,
+		IsError: m.IsError || strings.HasPrefix(m.Subtype, "error")}
+	if e.Status == "" {
+		e.Status = "success"
+	}
+	if e.IsError && e.Status == "success" {
+		e.Status = "error" // an API failure can report subtype success with is_error set
+	}
+	if e.Text == "" && len(m.Errors) > 0 {
+		var errs []string
+		if json.Unmarshal(m.Errors, &errs) == nil {
+			e.Text = strings.Join(errs, "\n")
+		}
+	}
+	u := &Usage{Turns: m.NumTurns, DurationMS: m.DurationMS}
+	if m.Usage != nil {
+		u.InputTokens = m.Usage.InputTokens
+		u.OutputTokens = m.Usage.OutputTokens
+		u.CachedTokens = m.Usage.CacheReadInputTokens
+	}
+	e.Usage = u
+	return e
+}
