@@ -218,9 +218,18 @@ func (m *Manager) syncMirror(ctx context.Context, spec Spec) (string, error) {
 	repo, err := git.PlainOpen(mirror)
 	if errors.Is(err, git.ErrRepositoryNotExists) {
 		start := time.Now()
-		if _, err := git.PlainCloneContext(ctx, mirror, true, &git.CloneOptions{URL: spec.RemoteURL, Auth: a, Mirror: true}); err != nil {
-			os.RemoveAll(mirror)
+		// Cloned aside and renamed into place: a process killed mid-clone must not leave a mirror that opens
+		// but has no remote or half its objects. Under the lock, a leftover from such a kill is ours to remove.
+		tmp := mirror + ".partial"
+		if err := os.RemoveAll(tmp); err != nil {
+			return "", fmt.Errorf("remove an unfinished mirror: %w", err)
+		}
+		if _, err := git.PlainCloneContext(ctx, tmp, true, &git.CloneOptions{URL: spec.RemoteURL, Auth: a, Mirror: true}); err != nil {
+			os.RemoveAll(tmp)
 			return "", fmt.Errorf("mirror %s: %w", redactURL(spec.RemoteURL), err)
+		}
+		if err := os.Rename(tmp, mirror); err != nil {
+			return "", fmt.Errorf("move the new mirror into place: %w", err)
 		}
 		m.o.Logger.InfoContext(ctx, "created mirror", "repo", spec.Repo, "took", time.Since(start).Round(time.Millisecond))
 		return mirror, nil
