@@ -105,3 +105,70 @@ func TestPrepareHome(t *testing.T) {
 		t.Error("install hint")
 	}
 }
+
+// TestRealFirstRunDialogsAnswers: the real first-run screens get the keys AGENT-CLIS.md and the captures call
+// for, and a screen in transition gets none, though it still shows the dialog it leaves.
+func TestRealFirstRunDialogsAnswers(t *testing.T) {
+	for _, tc := range []struct {
+		agent, file string
+		keys        []string
+	}{
+		{"codex", "dialog-real-signin.txt", []string{"3"}},
+		{"codex", "dialog-real-apikey.txt", []string{"Enter"}},
+		{"codex", "dialog-real-trust.txt", []string{"Enter"}},
+		{"claude", "dialog-real-trust.txt", []string{"Enter"}},
+		{"claude", "dialog-real-apikey.txt", []string{"1"}},
+		{"gemini", "dialog-real-trust.txt", []string{"Enter"}},
+		{"gemini", "starting-real-restarting.txt", nil},
+	} {
+		p, _ := Builtin(tc.agent)
+		b, err := os.ReadFile(filepath.Join("testdata", "screens", tc.agent, tc.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys, name, ok := p.DialogResponse(string(b))
+		if strings.Join(keys, " ") != strings.Join(tc.keys, " ") || ok != (tc.keys != nil) {
+			t.Errorf("%s/%s: keys %q (%s, %v), want %q", tc.agent, tc.file, keys, name, ok, tc.keys)
+		}
+	}
+}
+
+// TestMCPConfigNamesTheTokenVariable: a GitHub MCP server lands where each agent reads it — codex's and gemini's
+// isolated homes, claude's working copy — with the token variable's name, never a token.
+func TestMCPConfigNamesTheTokenVariable(t *testing.T) {
+	root, work := t.TempDir(), t.TempDir()
+	mcp := MCPConfig{GitHubURL: "http://127.0.0.1:9/mcp/", GitHubTokenEnv: "GITHUB_TOKEN"}
+	files := map[string][]string{
+		"codex":  {filepath.Join(root, "homes", "codex", ".codex", "config.toml"), `bearer_token_env_var = "GITHUB_TOKEN"`},
+		"gemini": {filepath.Join(root, "homes", "gemini", ".gemini", "settings.json"), `"Authorization": "Bearer $GITHUB_TOKEN"`},
+		"claude": {filepath.Join(work, ".mcp.json"), `"Authorization": "Bearer ${GITHUB_TOKEN}"`},
+	}
+	for name, want := range files {
+		p, _ := Builtin(name)
+		if _, err := PrepareHome(p, root, work, mcp); err != nil {
+			t.Fatal(err)
+		}
+		if err := WriteProjectMCP(p, work, mcp); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(want[0])
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !strings.Contains(string(b), mcp.GitHubURL) || !strings.Contains(string(b), want[1]) {
+			t.Errorf("%s: %s lacks the server or %s:\n%s", name, want[0], want[1], b)
+		}
+	}
+	// Writing again keeps the user's other servers.
+	p, _ := Builtin("claude")
+	path := filepath.Join(work, ".mcp.json")
+	if err := os.WriteFile(path, []byte(`{"mcpServers":{"mine":{"command":"x"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteProjectMCP(p, work, mcp); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(path); !strings.Contains(string(b), `"mine"`) || !strings.Contains(string(b), `"github"`) {
+		t.Errorf(".mcp.json after a second write: %s", b)
+	}
+}

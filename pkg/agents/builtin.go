@@ -28,11 +28,19 @@ func Builtin(name string) (Profile, bool) {
 	case "codex":
 		return Profile{
 			Name: "codex", Command: "{ace_bin}/codex-gh --model {model} --sandbox workspace-write --ask-for-approval on-request",
-			Markers: Markers{Ready: re(`default · |Worked for`), Busy: re(`esc to interrupt`),
+			Markers: Markers{Ready: re(`default · |Worked for`),
+				// A prompt submitted while codex is still connecting is queued, not lost: pasting it again would
+				// queue it twice.
+				Busy:     re(`esc to interrupt|Queued follow-up inputs|edit last queued message`),
 				Approval: re(`Would you like to run the following command\?|Press enter to confirm or esc to cancel`),
 				Question: re(`Enter to select`)},
 			Dialogs: []Dialog{
 				{Name: "trust", Match: re(`Trust this folder\?|trust the files in this folder`), Keys: []string{"Enter"}},
+				// A fresh CODEX_HOME asks how to sign in, even with OPENAI_API_KEY set: "Sign in another way" (3),
+				// "Use an OpenAI API key" (Enter), then save the detected key (Enter). Checked most specific first.
+				{Name: "api-key", Match: re(`Detected OPENAI_API_KEY environment variable`), Keys: []string{"Enter"}},
+				{Name: "sign-in-method", Match: re(`Use an OpenAI API key`), Keys: []string{"Enter"}},
+				{Name: "sign-in", Match: re(`Sign in with ChatGPT`), Keys: []string{"3"}},
 				{Name: "model-notice", Match: re(`Use existing model`), Keys: []string{"2"}},
 				{Name: "approval", Match: re(`Would you like to run the following command\?`), Keys: []string{"y"}, Permission: true},
 			},
@@ -44,6 +52,7 @@ func Builtin(name string) (Profile, bool) {
 		return Profile{
 			Name: "gemini", Command: "gemini --model {model}",
 			Markers: Markers{Ready: re(`Type your message or @path/to/file`), Busy: re(`esc to cancel`),
+				Starting: re(`Gemini CLI is restarting`),
 				Approval: re(`Apply this change\?|Allow execution of`), Question: re(`Enter to select`)},
 			Dialogs: []Dialog{
 				{Name: "trust", Match: re(`Do you trust the files in this folder\?`), Keys: []string{"Enter"}},
@@ -70,16 +79,16 @@ func Builtin(name string) (Profile, bool) {
 
 // MarkerOverride holds regex strings from ace.toml; empty keeps the built-in marker.
 type MarkerOverride struct {
-	Ready, Busy, Approval, Question, Dialog string
+	Ready, Busy, Approval, Question, Dialog, Starting string
 }
 
 // Override is [agents.<name>] from ace.toml; empty fields keep the built-in values.
 type Override struct {
-	Command, Model, Home, Nudge, CompactCommand, Headless, Runner string
-	Markers                                                       MarkerOverride
-	AutoApprove                                                   *bool
-	Env                                                           map[string]string
-	Secrets                                                       []string
+	Command, Model, Home, Nudge, CompactCommand, Headless, Runner, GitHubMCP string
+	Markers                                                                  MarkerOverride
+	AutoApprove                                                              *bool
+	Env                                                                      map[string]string
+	Secrets                                                                  []string
 }
 
 // Resolve lays o over the built-in profile name; an agent that is not built in needs a command.
@@ -103,6 +112,7 @@ func Resolve(name string, o Override) (Profile, error) {
 	set(&p.CompactCommand, o.CompactCommand)
 	set(&p.Headless, o.Headless)
 	set(&p.Runner, o.Runner)
+	set(&p.GitHubMCP, o.GitHubMCP)
 	if p.Runner == "" {
 		p.Runner = "tmux"
 	}
@@ -119,7 +129,8 @@ func Resolve(name string, o Override) (Profile, error) {
 		src string
 		dst **regexp.Regexp
 	}{"ready": {o.Markers.Ready, &p.Markers.Ready}, "busy": {o.Markers.Busy, &p.Markers.Busy},
-		"approval": {o.Markers.Approval, &p.Markers.Approval}, "question": {o.Markers.Question, &p.Markers.Question}} {
+		"approval": {o.Markers.Approval, &p.Markers.Approval}, "question": {o.Markers.Question, &p.Markers.Question},
+		"starting": {o.Markers.Starting, &p.Markers.Starting}} {
 		if pair.src == "" {
 			continue
 		}

@@ -25,6 +25,9 @@ func (p Profile) Classify(screen string, paneDead bool, exitStatus int) State {
 	}
 	b := bottom(screen)
 	m := p.Markers
+	if m.Starting != nil && m.Starting.MatchString(b) {
+		return StateStarting
+	}
 	for _, d := range p.Dialogs {
 		if !d.Permission && d.Match != nil && d.Match.MatchString(b) {
 			return StateDialog
@@ -53,6 +56,9 @@ func (p Profile) IsBusy(screen string) bool { return p.Classify(screen, false, 0
 // dialogs only when the profile auto-approves.
 func (p Profile) DialogResponse(screen string) (keys []string, name string, ok bool) {
 	b := bottom(screen)
+	if p.Markers.Starting != nil && p.Markers.Starting.MatchString(b) {
+		return nil, "", false
+	}
 	for _, d := range p.Dialogs {
 		if d.Match == nil || !d.Match.MatchString(b) {
 			continue

@@ -72,6 +72,11 @@ func PrepareHome(p Profile, root, workdir string, mcp MCPConfig) (map[string]str
 			return nil, err
 		}
 		err := mergeJSON(filepath.Join(dir, "settings.json"), func(m map[string]any) {
+			if mcp.GitHubURL != "" {
+				// gemini expands $VAR in settings: the file names the variable, the token stays in the env.
+				setMCPServer(m, map[string]any{"httpUrl": mcp.GitHubURL,
+					"headers": map[string]any{"Authorization": "Bearer $" + mcp.GitHubTokenEnv}})
+			}
 			sec, _ := m["security"].(map[string]any)
 			if sec == nil {
 				sec = map[string]any{}
@@ -87,6 +92,29 @@ func PrepareHome(p Profile, root, workdir string, mcp MCPConfig) (map[string]str
 		return map[string]string{"GEMINI_CLI_HOME": home}, err
 	}
 	return map[string]string{"HOME": home}, nil
+}
+
+// WriteProjectMCP writes the MCP servers an agent reads from the working copy itself: claude's .mcp.json
+// (git-excluded by the workspace). Other agents read theirs from their home (see PrepareHome). The file holds
+// the NAME of the token variable, which claude expands at start; never the token.
+func WriteProjectMCP(p Profile, workdir string, mcp MCPConfig) error {
+	if p.Name != "claude" || mcp.GitHubURL == "" {
+		return nil
+	}
+	return mergeJSON(filepath.Join(workdir, ".mcp.json"), func(m map[string]any) {
+		setMCPServer(m, map[string]any{"type": "http", "url": mcp.GitHubURL,
+			"headers": map[string]any{"Authorization": "Bearer ${" + mcp.GitHubTokenEnv + "}"}})
+	})
+}
+
+// setMCPServer puts server under mcpServers.github, keeping the other servers of the file.
+func setMCPServer(m map[string]any, server map[string]any) {
+	servers, _ := m["mcpServers"].(map[string]any)
+	if servers == nil {
+		servers = map[string]any{}
+	}
+	servers["github"] = server
+	m["mcpServers"] = servers
 }
 
 func mergeJSON(path string, edit func(map[string]any)) error {

@@ -27,9 +27,11 @@ const (
 	StateCrashed  State = "crashed"
 )
 
-// Markers are compiled screen regexes; nil never matches.
+// Markers are compiled screen regexes; nil never matches. Starting wins over everything else: it marks a
+// screen in transition (a CLI restarting after a dialog) that still shows what it is leaving, and answering
+// that again would send keys into the next screen.
 type Markers struct {
-	Ready, Busy, Approval, Question *regexp.Regexp
+	Ready, Busy, Approval, Question, Starting *regexp.Regexp
 }
 
 // Dialog is a first-run or permission screen and the keys that answer it.
@@ -62,6 +64,9 @@ type Profile struct {
 	Env         map[string]string
 	Secrets     []string
 	Runner      string // "tmux" or "exec"
+	// GitHubMCP is the URL of a GitHub MCP server to give the agent ("" = none), authenticated with the
+	// GitHub token ace injects as GITHUB_TOKEN.
+	GitHubMCP string
 }
 
 // Vars fill a command template.

@@ -77,6 +77,7 @@ type AgentConfig struct {
 	Headless       string            `toml:"headless"`
 	Nudge          string            `toml:"nudge"`
 	CompactCommand string            `toml:"compact_command"`
+	GitHubMCP      string            `toml:"github_mcp"`
 }
 
 // Markers are regular expressions over an agent's visible screen.
@@ -86,6 +87,7 @@ type Markers struct {
 	Approval string `toml:"approval"`
 	Question string `toml:"question"`
 	Dialog   string `toml:"dialog"`
+	Starting string `toml:"starting"`
 }
 
 // TmuxConfig shapes the agents' tmux sessions and how prompts are typed into them.
@@ -104,6 +106,7 @@ type TmuxConfig struct {
 type MonitorConfig struct {
 	Interval         Duration `toml:"interval"`
 	IdleAfter        Duration `toml:"idle_after"`
+	Settle           Duration `toml:"settle"`
 	Nudge            string   `toml:"nudge"`
 	MaxNudges        int      `toml:"max_nudges"`
 	MaxRestarts      int      `toml:"max_restarts"`
@@ -170,7 +173,7 @@ func Default() *Config {
 		Agents: map[string]AgentConfig{},
 		Tmux: TmuxConfig{Socket: "ace", Width: 220, Height: 50, HistoryLimit: 50000, EnterCount: 2,
 			EnterDelay: D(300 * time.Millisecond), SubmitRetries: 3, StartupTimeout: D(60 * time.Second)},
-		Monitor: MonitorConfig{Interval: D(time.Second), IdleAfter: D(3 * time.Minute), Nudge: "please continue",
+		Monitor: MonitorConfig{Interval: D(time.Second), IdleAfter: D(3 * time.Minute), Settle: D(5 * time.Second), Nudge: "please continue",
 			MaxNudges: 3, MaxRestarts: 2, Timeout: D(2 * time.Hour), ExecIdleTimeout: D(120 * time.Second),
 			ExecTurnTimeout: D(300 * time.Second), CompactThreshold: 50 << 10},
 		Poll:    PollConfig{Interval: D(2 * time.Minute), MaxConcurrent: 4},

@@ -93,7 +93,7 @@ func (c *Config) Validate() error {
 	}
 	m := c.Monitor
 	for k, d := range map[string]Duration{"tmux.startup_timeout": t.StartupTimeout, "monitor.interval": m.Interval,
-		"monitor.idle_after": m.IdleAfter, "monitor.timeout": m.Timeout, "monitor.exec_idle_timeout": m.ExecIdleTimeout,
+		"monitor.idle_after": m.IdleAfter, "monitor.settle": m.Settle, "monitor.timeout": m.Timeout, "monitor.exec_idle_timeout": m.ExecIdleTimeout,
 		"monitor.exec_turn_timeout": m.ExecTurnTimeout, "poll.interval": c.Poll.Interval,
 		"secrets.command_timeout": c.Secrets.CommandTimeout} {
 		if d.Duration <= 0 {
@@ -128,8 +128,13 @@ func (c *Config) validateAgent(name string, a AgentConfig, bad func(key, format 
 	default:
 		bad(key+".home", "%q is not \"\" or \"isolated\"", a.Home)
 	}
+	if a.GitHubMCP != "" {
+		if u, err := url.Parse(a.GitHubMCP); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			bad(key+".github_mcp", "%q is not an http(s) URL", a.GitHubMCP)
+		}
+	}
 	for k, re := range map[string]string{"ready": a.Markers.Ready, "busy": a.Markers.Busy, "approval": a.Markers.Approval,
-		"question": a.Markers.Question, "dialog": a.Markers.Dialog} {
+		"question": a.Markers.Question, "dialog": a.Markers.Dialog, "starting": a.Markers.Starting} {
 		if re == "" {
 			continue
 		}

@@ -24,11 +24,12 @@ func Profile(cfg *config.Config, name string) (agents.Profile, error) {
 		CompactCommand: ac.CompactCommand,
 		Headless:       ac.Headless,
 		Runner:         ac.Runner,
+		GitHubMCP:      ac.GitHubMCP,
 		Env:            ac.Env,
 		Secrets:        ac.Secrets,
 		Markers: agents.MarkerOverride{
 			Ready: ac.Markers.Ready, Busy: ac.Markers.Busy, Approval: ac.Markers.Approval,
-			Question: ac.Markers.Question, Dialog: ac.Markers.Dialog,
+			Question: ac.Markers.Question, Dialog: ac.Markers.Dialog, Starting: ac.Markers.Starting,
 		},
 	}
 	if ac.AutoApprove {

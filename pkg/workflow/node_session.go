@@ -87,8 +87,16 @@ func (e *Engine) sessionSpec(ctx context.Context, r *store.Run, prof agents.Prof
 	for k, v := range prof.Env {
 		env[k] = v
 	}
+	var mcp agents.MCPConfig
+	if prof.GitHubMCP != "" {
+		mcp = agents.MCPConfig{GitHubURL: prof.GitHubMCP, GitHubTokenEnv: mcpTokenEnv}
+		env["GITHUB_MCP_TOKEN_ENV"] = mcpTokenEnv // the variable's name, for scripts/codex-gh
+		if err := agents.WriteProjectMCP(prof, r.Workdir, mcp); err != nil {
+			return tmuxops.SessionSpec{}, fmt.Errorf("write MCP config for %s: %w", prof.Name, err)
+		}
+	}
 	if prof.Home == "isolated" {
-		homeEnv, err := agents.PrepareHome(prof, e.o.Root, r.Workdir, agents.MCPConfig{})
+		homeEnv, err := agents.PrepareHome(prof, e.o.Root, r.Workdir, mcp)
 		if err != nil {
 			return tmuxops.SessionSpec{}, fmt.Errorf("prepare isolated home for %s: %w", prof.Name, err)
 		}
@@ -100,6 +108,13 @@ func (e *Engine) sessionSpec(ctx context.Context, r *store.Run, prof agents.Prof
 	if err != nil {
 		return tmuxops.SessionSpec{}, Terminal(fmt.Errorf("secrets for agent %s: %w", prof.Name, err))
 	}
+	if prof.GitHubMCP != "" && secrets[mcpTokenEnv] == "" {
+		tok, err := e.o.Secrets.GitHubToken(ctx, e.cfg.GitHub.TokenEnv)
+		if err != nil {
+			return tmuxops.SessionSpec{}, Terminal(fmt.Errorf("agents.%s.github_mcp needs a GitHub token: %w", prof.Name, err))
+		}
+		secrets[mcpTokenEnv] = tok
+	}
 	t := e.cfg.Tmux
 	return tmuxops.SessionSpec{
 		Name: name, Dir: r.Workdir, Argv: argv, Env: env, Secrets: secrets,
@@ -109,6 +124,9 @@ func (e *Engine) sessionSpec(ctx context.Context, r *store.Run, prof agents.Prof
 		RuntimeDir: filepath.Join(e.o.Root, "run"),
 	}, nil
 }
+
+// mcpTokenEnv is the variable that carries the GitHub token to an agent's GitHub MCP server.
+const mcpTokenEnv = "GITHUB_TOKEN"
 
 // checkExecutable fails early, with the install command, when the agent's program is not there: a session that
 // dies at once with "command not found" would otherwise only show up as a crash.
