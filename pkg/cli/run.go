@@ -48,7 +48,7 @@ agent running; --detach returns once the prompt is delivered (ace poll or a late
 
 func runRun(ctx context.Context, app *App, o runOptions) error {
 	out := app.Stdout
-	svc, err := app.openService(ctx, func(p workflow.Progress) { printProgress(out, p) })
+	svc, err := app.openWatchingService(ctx, func(p workflow.Progress) { printProgress(out, p) })
 	if err != nil {
 		return err
 	}

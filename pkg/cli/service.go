@@ -16,13 +16,24 @@ import (
 
 // openService assembles ace for a command that works with runs.
 func (a *App) openService(ctx context.Context, obs func(workflow.Progress)) (*service.Service, error) {
-	return service.Open(ctx, service.Options{
+	return service.Open(ctx, a.serviceOptions(obs))
+}
+
+// openWatchingService is openService for commands that watch agents for long (run, poll).
+func (a *App) openWatchingService(ctx context.Context, obs func(workflow.Progress)) (*service.Service, error) {
+	o := a.serviceOptions(obs)
+	o.Watching = true
+	return service.Open(ctx, o)
+}
+
+func (a *App) serviceOptions(obs func(workflow.Progress)) service.Options {
+	return service.Options{
 		Config:     a.Config,
 		Secrets:    a.Secrets,
 		Logger:     a.Logger,
 		Executable: executable(),
 		Observer:   obs,
-	})
+	}
 }
 
 // executable is the path tmux panes use to run this ace again (the secret-injecting launcher, the demo agent).

@@ -32,6 +32,9 @@ type Options struct {
 	Observer func(workflow.Progress)
 	// Tracker replaces the tracker built from the configuration (tests).
 	Tracker tracker.Tracker
+	// Watching says the process will watch agents for long (ace run, ace poll): tmux is then read through one
+	// persistent control-mode connection instead of a tmux process per look.
+	Watching bool
 	// Tune adjusts the engine's options before it is built (tests shorten intervals this way).
 	Tune func(*workflow.Options)
 }
@@ -94,7 +97,11 @@ func Open(ctx context.Context, o Options) (*Service, error) {
 		st.Close()
 		return nil, fmt.Errorf("workspaces: %w", err)
 	}
-	tmux := tmuxops.New(cfg.Tmux.Socket)
+	var topts []tmuxops.Option
+	if o.Watching {
+		topts = append(topts, tmuxops.WithControl())
+	}
+	tmux := tmuxops.New(cfg.Tmux.Socket, topts...)
 	s := &Service{Config: cfg, Root: root, Store: st, Tracker: trk, Tmux: tmux, Workspaces: ws, Logger: log}
 	eo := workflow.Options{
 		Config:     cfg,
@@ -121,5 +128,5 @@ func Open(ctx context.Context, o Options) (*Service, error) {
 	return s, nil
 }
 
-// Close releases the store. Agents keep running in tmux.
-func (s *Service) Close() error { return s.Store.Close() }
+// Close releases the store and the tmux connection. Agents keep running in tmux.
+func (s *Service) Close() error { return errors.Join(s.Tmux.Close(), s.Store.Close()) }

@@ -19,6 +19,7 @@ type Client struct {
 	tmux    string
 	timeout time.Duration
 	command func(ctx context.Context, name string, args ...string) *exec.Cmd
+	ctl     controlState
 }
 
 // Option configures a Client.

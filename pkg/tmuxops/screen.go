@@ -48,7 +48,7 @@ func (c *Client) Capture(ctx context.Context, name string, historyLines int) (st
 	if historyLines > 0 {
 		args = append(args, "-S", "-"+strconv.Itoa(historyLines))
 	}
-	out, err := c.run(ctx, nil, args...)
+	out, err := c.query(ctx, args...)
 	if err != nil {
 		return "", fmt.Errorf("capture %s: %w", name, err)
 	}
@@ -72,10 +72,11 @@ type Pane struct {
 
 // Panes lists the pane of every session in one tmux call; no server means no panes.
 func (c *Client) Panes(ctx context.Context) ([]Pane, error) {
-	out, err := c.run(ctx, nil, "list-panes", "-a", "-F",
+	out, err := c.query(ctx, "list-panes", "-a", "-F",
 		"#{session_name}\t#{pane_dead}\t#{pane_dead_status}\t#{pane_pid}\t#{window_activity}\t#{pane_current_command}")
 	if err != nil {
 		if noServer(err) {
+			c.serverSeen(false)
 			return nil, nil
 		}
 		return nil, err
@@ -83,7 +84,7 @@ func (c *Client) Panes(ctx context.Context) ([]Pane, error) {
 	var panes []Pane
 	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
 		f := strings.Split(l, "\t")
-		if len(f) < 6 {
+		if len(f) < 6 || strings.HasPrefix(f[0], ControlPrefix) {
 			continue
 		}
 		status, _ := strconv.Atoi(f[2])
@@ -92,5 +93,6 @@ func (c *Client) Panes(ctx context.Context) ([]Pane, error) {
 		panes = append(panes, Pane{Session: f[0], Dead: f[1] == "1", ExitStatus: status, PID: pid,
 			Activity: time.Unix(act, 0), Command: f[5]})
 	}
+	c.serverSeen(len(panes) > 0)
 	return panes, nil
 }

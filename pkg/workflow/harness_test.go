@@ -105,6 +105,7 @@ func newWorld(t *testing.T, script string, tune func(*config.Config)) *world {
 	cfg.Tmux.EnterDelay = config.Duration{Duration: 100 * time.Millisecond}
 	cfg.Monitor.Interval = config.Duration{Duration: 200 * time.Millisecond}
 	cfg.Monitor.IdleAfter = config.Duration{Duration: 30 * time.Second}
+	cfg.Monitor.Settle = config.Duration{Duration: 100 * time.Millisecond}
 	cfg.Monitor.Timeout = config.Duration{Duration: time.Minute}
 	cfg.Poll.Interval = config.Duration{Duration: 200 * time.Millisecond}
 	if tune != nil {

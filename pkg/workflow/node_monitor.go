@@ -164,8 +164,8 @@ func (e *Engine) onAgentExit(ctx context.Context, r *store.Run, pane tmuxops.Pan
 	return Goto(StepFailed), nil
 }
 
-// look returns the session's screen and state, capturing only when tmux reports new output (or the cached
-// screen is old): with many sessions, capture-pane is the expensive call.
+// look returns the session's screen and state, capturing only when needCapture says the screen may tell
+// something new: with many sessions, capture-pane is the expensive call.
 func (e *Engine) look(ctx context.Context, r *store.Run, prof agents.Profile, pane tmuxops.Pane) (*observed, error) {
 	now := e.o.Now()
 	e.mu.Lock()
@@ -175,9 +175,7 @@ func (e *Engine) look(ctx context.Context, r *store.Run, prof agents.Profile, pa
 		e.seen[r.ID] = o
 	}
 	e.mu.Unlock()
-	fresh := !o.capturedAt.IsZero() && pane.Activity.Equal(o.activity) && !pane.Activity.IsZero() &&
-		now.Sub(o.capturedAt) < recaptureEvery
-	if fresh {
+	if !needCapture(o, pane, now, e.cfg.Monitor.Settle.Duration) {
 		return o, nil
 	}
 	screen, err := e.o.Sessions.Capture(ctx, r.Session, 0)
@@ -190,6 +188,21 @@ func (e *Engine) look(ctx context.Context, r *store.Run, prof agents.Profile, pa
 	o.screen, o.activity, o.capturedAt = screen, pane.Activity, now
 	o.state = prof.Classify(screen, pane.Dead, pane.ExitStatus)
 	return o, nil
+}
+
+// needCapture decides whether the cached screen o may be stale in a way that matters. Output that is still
+// flowing means the agent is working: nothing on its screen waits for an answer, so it is read only once the
+// output has stopped for settle (a dialog, a question, an idle composer are all still screens). The cached
+// screen is also refreshed every recaptureEvery, and always read when tmux reports no activity time at all.
+func needCapture(o *observed, pane tmuxops.Pane, now time.Time, settle time.Duration) bool {
+	switch {
+	case o.capturedAt.IsZero(), pane.Activity.IsZero(), now.Sub(o.capturedAt) >= recaptureEvery:
+		return true
+	case pane.Activity.Equal(o.activity):
+		return false // nothing printed since the last capture
+	}
+	// tmux reports activity in whole seconds, so the output may be up to a second younger than it says.
+	return now.Sub(pane.Activity) >= settle+time.Second
 }
 
 func (e *Engine) forget(runID int64) {

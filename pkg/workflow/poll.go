@@ -43,15 +43,22 @@ func (e *Engine) PollOnce(ctx context.Context, repos []string, maxConcurrent int
 		}
 		rep.Ticked++
 	}
+	err = e.Dispatch(ctx, repos, maxConcurrent, &rep)
+	return rep, err
+}
+
+// Dispatch starts runs for the labelled issues of repos, oldest first, up to maxConcurrent runs in total, and adds
+// what it did to rep. A long-running `ace poll` calls it every poll.interval while a Watcher ticks the runs.
+func (e *Engine) Dispatch(ctx context.Context, repos []string, maxConcurrent int, rep *PollReport) error {
 	for _, repo := range repos {
 		if ctx.Err() != nil {
-			return rep, ctx.Err()
+			return ctx.Err()
 		}
-		if err := e.dispatch(ctx, repo, maxConcurrent, &rep); err != nil {
+		if err := e.dispatch(ctx, repo, maxConcurrent, rep); err != nil {
 			rep.Errors = append(rep.Errors, fmt.Errorf("%s: %w", repo, err))
 		}
 	}
-	return rep, nil
+	return nil
 }
 
 // tick drives one run for one monitor tick under its claim.

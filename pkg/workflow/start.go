@@ -33,22 +33,8 @@ type Request struct {
 // Acquire takes the issue's claim for this process and keeps it renewed until release is called. A claim left by
 // a dead ace process on this host is taken over at once; one held by a live process is ErrBusy.
 func (e *Engine) Acquire(ctx context.Context, repo string, issue int) (release func(), err error) {
-	ok, err := e.o.Store.Claim(ctx, repo, issue, e.o.Owner, claimTTL)
-	if err != nil {
-		return nil, fmt.Errorf("claim %s#%d: %w", repo, issue, err)
-	}
-	if !ok {
-		holder, _, herr := e.o.Store.ClaimHolder(ctx, repo, issue)
-		if herr != nil || !deadLocalOwner(holder) {
-			return nil, fmt.Errorf("%s#%d is held by %s: %w", repo, issue, holder, ErrBusy)
-		}
-		e.log.InfoContext(ctx, "taking over the claim of a dead ace process", "repo", repo, "issue", issue, "holder", holder)
-		if err := e.o.Store.ReleaseClaim(ctx, repo, issue, holder); err != nil {
-			return nil, fmt.Errorf("release stale claim of %s: %w", holder, err)
-		}
-		if ok, err = e.o.Store.Claim(ctx, repo, issue, e.o.Owner, claimTTL); err != nil || !ok {
-			return nil, errors.Join(fmt.Errorf("claim %s#%d: %w", repo, issue, ErrBusy), err)
-		}
+	if err := e.claimIssue(ctx, repo, issue); err != nil {
+		return nil, err
 	}
 	renewCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{})
@@ -76,6 +62,29 @@ func (e *Engine) Acquire(ctx context.Context, repo string, issue int) (release f
 			e.log.Warn("release claim", "repo", repo, "issue", issue, "err", err)
 		}
 	}, nil
+}
+
+// claimIssue takes the issue's claim for this process once (no renewal): ErrBusy when a live process holds it.
+func (e *Engine) claimIssue(ctx context.Context, repo string, issue int) error {
+	ok, err := e.o.Store.Claim(ctx, repo, issue, e.o.Owner, claimTTL)
+	if err != nil {
+		return fmt.Errorf("claim %s#%d: %w", repo, issue, err)
+	}
+	if ok {
+		return nil
+	}
+	holder, _, herr := e.o.Store.ClaimHolder(ctx, repo, issue)
+	if herr != nil || !deadLocalOwner(holder) {
+		return fmt.Errorf("%s#%d is held by %s: %w", repo, issue, holder, ErrBusy)
+	}
+	e.log.InfoContext(ctx, "taking over the claim of a dead ace process", "repo", repo, "issue", issue, "holder", holder)
+	if err := e.o.Store.ReleaseClaim(ctx, repo, issue, holder); err != nil {
+		return fmt.Errorf("release stale claim of %s: %w", holder, err)
+	}
+	if ok, err = e.o.Store.Claim(ctx, repo, issue, e.o.Owner, claimTTL); err != nil || !ok {
+		return errors.Join(fmt.Errorf("claim %s#%d: %w", repo, issue, ErrBusy), err)
+	}
+	return nil
 }
 
 // deadLocalOwner reports whether a claim owner "<host>:<pid>" is a process of this host that no longer exists.

@@ -1,0 +1,272 @@
+package tmuxops
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// ControlPrefix starts the names of the hidden sessions that hold ace's control-mode connections; they are not
+// agent sessions and Panes leaves them out.
+const ControlPrefix = "_ace-ctl-"
+
+// control is one persistent control-mode client (`tmux -C`). A monitor that lists panes every second through
+// it spawns no process per tick: a tmux client start costs more CPU than everything the server does for the
+// command. Commands are answered in order in %begin/%end blocks, so one at a time under a mutex suffices.
+type control struct {
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	out    *bufio.Reader
+	broken bool
+}
+
+// errControlDown says the connection is gone; the caller falls back to running tmux as a process.
+var errControlDown = errors.New("tmux control connection is down")
+
+// dialControl starts a control client on a hidden session of its own that tmux destroys when the client goes.
+func (c *Client) dialControl(ctx context.Context) (*control, error) {
+	name := ControlPrefix + strconv.Itoa(os.Getpid())
+	args := []string{"-L", c.socket, "-f", "/dev/null", "-C", "new-session", "-A", "-s", name, "-x", "20", "-y", "5", "cat"}
+	// Not CommandContext: the connection outlives the call that opened it; close ends it.
+	cmd := exec.Command(c.tmux, args...)
+	// Inside a tmux pane $TMUX makes tmux refuse to attach ("sessions should be nested with care").
+	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "TMUX=") })
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start tmux control client: %w", err)
+	}
+	ct := &control{cmd: cmd, stdin: stdin, out: bufio.NewReaderSize(stdout, 64<<10)}
+	// Commands sent before the client is attached are run before its session exists.
+	if err := ct.awaitAttach(ctx, name); err != nil {
+		ct.close()
+		return nil, err
+	}
+	// The first command proves the connection works and makes tmux end the session when this client goes (no
+	// target: it applies to the client's own session).
+	if _, err := ct.exec(ctx, []string{"set-option", "destroy-unattached", "on"}); err != nil {
+		ct.close()
+		return nil, err
+	}
+	return ct, nil
+}
+
+// exec runs one tmux command over the connection and returns its output.
+func (ct *control) exec(ctx context.Context, args []string) (string, error) {
+	line, ok := controlLine(args)
+	if !ok {
+		return "", fmt.Errorf("argument not expressible over control mode: %w", errControlDown)
+	}
+	ct.mu.Lock()
+	defer ct.mu.Unlock()
+	if ct.broken {
+		return "", errControlDown
+	}
+	// A stuck server must not hang the monitor: a deadline breaks the connection for good.
+	stop := context.AfterFunc(ctx, ct.kill)
+	defer stop()
+	if _, err := io.WriteString(ct.stdin, line+"\n"); err != nil {
+		ct.broken = true
+		return "", fmt.Errorf("%w: %v", errControlDown, err)
+	}
+	out, failed, err := ct.readBlock()
+	if err != nil {
+		ct.broken = true
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		return "", fmt.Errorf("%w: %v", errControlDown, err)
+	}
+	if failed {
+		return "", &Error{Args: args, ExitCode: 1, Stderr: out}
+	}
+	return out, nil
+}
+
+// awaitAttach reads up to the notification that the client is attached to its session.
+func (ct *control) awaitAttach(ctx context.Context, name string) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	stop := context.AfterFunc(ctx, ct.kill)
+	defer stop()
+	for {
+		l, err := ct.out.ReadString('\n')
+		if err != nil {
+			return fmt.Errorf("attach tmux control client: %w", err)
+		}
+		if f := strings.Fields(l); len(f) == 3 && f[0] == "%session-changed" && f[2] == name {
+			return nil
+		}
+	}
+}
+
+// readBlock skips notifications up to the next block sent for a command of ours (flags 1) and returns its body.
+func (ct *control) readBlock() (body string, failed bool, err error) {
+	var begin string
+	var lines []string
+	for {
+		l, err := ct.out.ReadString('\n')
+		if err != nil {
+			return "", false, err
+		}
+		l = strings.TrimSuffix(l, "\n")
+		if begin == "" {
+			if strings.HasPrefix(l, "%begin ") {
+				begin = strings.TrimPrefix(l, "%begin ")
+			}
+			if l == "%exit" || strings.HasPrefix(l, "%exit ") {
+				return "", false, io.EOF
+			}
+			continue
+		}
+		// The end marker repeats the begin's time, number and flags, which output cannot know in advance.
+		if l == "%end "+begin || l == "%error "+begin {
+			if !strings.HasSuffix(begin, " 1") {
+				begin, lines = "", lines[:0]
+				continue
+			}
+			return strings.Join(lines, "\n") + "\n", strings.HasPrefix(l, "%error"), nil
+		}
+		lines = append(lines, l)
+	}
+}
+
+// controlLine quotes args for tmux's command parser; arguments it cannot carry safely make it refuse.
+func controlLine(args []string) (string, bool) {
+	q := make([]string, len(args))
+	for i, a := range args {
+		if strings.ContainsAny(a, "'\n\r") {
+			return "", false
+		}
+		q[i] = "'" + a + "'"
+	}
+	return strings.Join(q, " "), true
+}
+
+func (ct *control) kill() {
+	if ct.cmd.Process != nil {
+		_ = ct.cmd.Process.Kill()
+	}
+}
+
+func (ct *control) close() {
+	_ = ct.stdin.Close()
+	exited := make(chan struct{})
+	go func() { _ = ct.cmd.Wait(); close(exited) }()
+	select {
+	case <-exited:
+	case <-time.After(2 * time.Second):
+		ct.kill()
+		<-exited
+	}
+}
+
+// controlState is the Client's optional control connection (see WithControl).
+type controlState struct {
+	mu      sync.Mutex
+	enabled bool
+	conn    *control
+	// live says the last pane listing found a running server: a connection is only opened to a server that
+	// exists, because opening one to none would start a server just to watch nothing.
+	live bool
+}
+
+// WithControl makes Panes and Capture go through one persistent control-mode client instead of a tmux process
+// per call — for long-running monitors. Close the Client to end it.
+func WithControl() Option { return func(c *Client) { c.ctl.enabled = true } }
+
+// query runs a read-only command over the control connection when there is one, else as a process.
+func (c *Client) query(ctx context.Context, args ...string) (string, error) {
+	if ct := c.controlConn(ctx); ct != nil {
+		cctx, cancel := context.WithTimeout(ctx, c.timeout)
+		out, err := ct.exec(cctx, args)
+		cancel()
+		if err == nil || (!errors.Is(err, errControlDown) && !ct.isBroken()) {
+			return out, err
+		}
+		c.dropControl(ct)
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+	}
+	return c.run(ctx, nil, args...)
+}
+
+func (c *Client) controlConn(ctx context.Context) *control {
+	s := &c.ctl
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.enabled || !s.live {
+		return nil
+	}
+	if s.conn == nil {
+		ct, err := c.dialControl(ctx)
+		if err != nil {
+			s.live = false
+			return nil
+		}
+		s.conn = ct
+	}
+	return s.conn
+}
+
+// serverSeen records whether the last listing found a server, so a connection is (re)opened only to one.
+// With no agent session left the connection is closed, letting an otherwise empty server exit.
+func (c *Client) serverSeen(live bool) {
+	c.ctl.mu.Lock()
+	c.ctl.live = live
+	ct := c.ctl.conn
+	if !live {
+		c.ctl.conn = nil
+	}
+	c.ctl.mu.Unlock()
+	if !live && ct != nil {
+		ct.close()
+	}
+}
+
+func (c *Client) dropControl(ct *control) {
+	s := &c.ctl
+	s.mu.Lock()
+	if s.conn == ct {
+		s.conn = nil
+		s.live = false
+	}
+	s.mu.Unlock()
+	ct.close()
+}
+
+func (ct *control) isBroken() bool {
+	ct.mu.Lock()
+	defer ct.mu.Unlock()
+	return ct.broken
+}
+
+// Close ends the control connection, if any; the Client stays usable without it.
+func (c *Client) Close() error {
+	c.ctl.mu.Lock()
+	ct := c.ctl.conn
+	c.ctl.conn, c.ctl.live = nil, false
+	c.ctl.enabled = false
+	c.ctl.mu.Unlock()
+	if ct != nil {
+		ct.close()
+	}
+	return nil
+}

@@ -1,0 +1,142 @@
+package workflow_test
+
+import (
+	"bytes"
+	"context"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aceworks/ace/pkg/store"
+	"github.com/aceworks/ace/pkg/tracker/github/fakegithub"
+	"github.com/aceworks/ace/pkg/workflow"
+)
+
+// lockedBuffer collects a process's output while the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// startPoll starts `ace poll` as a service; the test ends it by PID if it is still running.
+func (w *world) startPoll() (*exec.Cmd, *lockedBuffer) {
+	w.t.Helper()
+	out := &lockedBuffer{}
+	cmd := w.aceCmd("poll", "--interval", "300ms")
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		w.t.Fatal(err)
+	}
+	w.t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	return cmd, out
+}
+
+func (w *world) waitUntil(what string, d time.Duration, cond func() bool) {
+	w.t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			w.t.Fatalf("timed out waiting until %s", what)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func (w *world) runsDone(issues ...int) bool {
+	for _, n := range issues {
+		r, err := w.svc.Store.LatestRun(context.Background(), testRepo, n)
+		if err != nil || r.Status != store.StatusDone {
+			return false
+		}
+	}
+	return true
+}
+
+// TestPollServiceWatchesAndHandsOver: `ace poll` as a service starts and finishes labelled issues by itself; a
+// second one waits while the first runs, and takes over — finishing a newly labelled issue — once it is stopped.
+func TestPollServiceWatchesAndHandsOver(t *testing.T) {
+	w := newWorld(t, workScript, nil)
+	second := w.gh.AddIssue(testRepo, fakegithub.IssueOptions{Title: "Another greeting", Author: "alice"})
+	w.gh.Label(testRepo, second, "ace", "alice")
+
+	first, firstOut := w.startPoll()
+	w.waitUntil("the first service has finished both issues", 90*time.Second, func() bool { return w.runsDone(testIssue, second) })
+	standby, standbyOut := w.startPoll()
+	w.waitUntil("the second service says it waits", 30*time.Second, func() bool {
+		return strings.Contains(standbyOut.String(), "waiting to take over")
+	})
+
+	if err := first.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Wait(); err != nil {
+		t.Fatalf("first ace poll ended with %v:\n%s", err, firstOut)
+	}
+	third := w.gh.AddIssue(testRepo, fakegithub.IssueOptions{Title: "A third greeting", Author: "alice"})
+	w.gh.Label(testRepo, third, "ace", "alice")
+	w.waitUntil("the second service has finished the new issue", 90*time.Second, func() bool { return w.runsDone(third) })
+
+	if prs := w.gh.PRs(testRepo); len(prs) != 3 {
+		t.Fatalf("%d pull requests, want 3", len(prs))
+	}
+	if err := standby.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if err := standby.Wait(); err != nil {
+		t.Fatalf("second ace poll ended with %v:\n%s", err, standbyOut)
+	}
+	// Both services let go of every claim they held.
+	for _, n := range []int{testIssue, second, third} {
+		if holder, _, err := w.svc.Store.ClaimHolder(context.Background(), testRepo, n); err != nil || holder != "" {
+			t.Errorf("issue %d still claimed by %q (%v)", n, holder, err)
+		}
+	}
+}
+
+// TestWatcherKeepsClaimsBetweenPasses: a Watcher holds the claim of each run it drives from one pass to the
+// next (so no other process drives it meanwhile), and lets go when the run ends or the Watcher closes.
+func TestWatcherKeepsClaimsBetweenPasses(t *testing.T) {
+	w := newWorld(t, "busy 1s\n"+workScript, nil)
+	r := w.run(workflow.UntilMonitoring)
+	ctx := context.Background()
+	watcher := w.svc.Engine.NewWatcher()
+	rep, err := watcher.Pass(ctx)
+	if err != nil || rep.Ticked != 1 {
+		t.Fatalf("first pass: %+v %v", rep, err)
+	}
+	holder, _, err := w.svc.Store.ClaimHolder(ctx, r.Repo, r.Issue)
+	if err != nil || holder == "" {
+		t.Fatalf("between passes the claim is held by %q (%v), want the watcher's process", holder, err)
+	}
+	if ok, err := w.svc.Store.Claim(ctx, r.Repo, r.Issue, "elsewhere:1", time.Minute); err != nil || ok {
+		t.Fatalf("another owner claimed a watched run: %v %v", ok, err)
+	}
+	w.waitUntil("the run is done", 60*time.Second, func() bool {
+		if _, err := watcher.Pass(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return w.runsDone(testIssue)
+	})
+	if holder, _, _ := w.svc.Store.ClaimHolder(ctx, r.Repo, r.Issue); holder != "" {
+		t.Fatalf("the finished run is still claimed by %q", holder)
+	}
+	watcher.Close(ctx)
+}
