@@ -25,6 +25,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -54,6 +55,7 @@ func main() {
 	flag.IntVar(&o.sessions, "sessions", 100, "agent sessions to watch")
 	flag.DurationVar(&o.every, "every", 3*time.Second, "each agent prints one line this often")
 	flag.DurationVar(&o.duration, "duration", 60*time.Second, "length of each phase")
+	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the ace phase to `file`")
 	flag.Parse()
 	if err := run(context.Background(), o); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -62,9 +64,10 @@ func main() {
 }
 
 type options struct {
-	sessions int
-	every    time.Duration
-	duration time.Duration
+	sessions   int
+	every      time.Duration
+	duration   time.Duration
+	cpuProfile string
 }
 
 // cpu is CPU time consumed so far: this process, its reaped children, and the tmux server.
@@ -98,11 +101,22 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	var passes int
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+	}
 	ace, err := w.measure(ctx, o.duration, func(ctx context.Context) error {
 		n, err := w.ace(ctx)
 		passes = n
 		return err
 	})
+	pprof.StopCPUProfile()
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,9 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 
+	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/secrets"
 	"github.com/aceworks/ace/pkg/store"
@@ -49,6 +51,9 @@ type Service struct {
 	Workspaces *workspace.Manager
 	Engine     *workflow.Engine
 	Logger     *slog.Logger
+
+	profilesMu sync.Mutex
+	profiles   map[string]agents.Profile
 }
 
 // Open assembles a Service. The store is created under workspace.root when missing.
