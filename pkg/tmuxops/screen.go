@@ -67,13 +67,14 @@ type Pane struct {
 	PID        int
 	// Activity is when the pane last produced output (tmux's window_activity, second resolution).
 	Activity time.Time
-	Command  string
 }
 
 // Panes lists the pane of every session in one tmux call; no server means no panes.
 func (c *Client) Panes(ctx context.Context) ([]Pane, error) {
+	// Only fields tmux keeps in memory: #{pane_current_command}, say, would make the server read /proc for
+	// every pane on every listing.
 	out, err := c.query(ctx, "list-panes", "-a", "-F",
-		"#{session_name}\t#{pane_dead}\t#{pane_dead_status}\t#{pane_pid}\t#{window_activity}\t#{pane_current_command}")
+		"#{session_name}\t#{pane_dead}\t#{pane_dead_status}\t#{pane_pid}\t#{window_activity}")
 	if err != nil {
 		if noServer(err) {
 			c.serverSeen(false)
@@ -84,14 +85,14 @@ func (c *Client) Panes(ctx context.Context) ([]Pane, error) {
 	var panes []Pane
 	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
 		f := strings.Split(l, "\t")
-		if len(f) < 6 || strings.HasPrefix(f[0], ControlPrefix) {
+		if len(f) < 5 || strings.HasPrefix(f[0], ControlPrefix) {
 			continue
 		}
 		status, _ := strconv.Atoi(f[2])
 		pid, _ := strconv.Atoi(f[3])
 		act, _ := strconv.ParseInt(f[4], 10, 64)
 		panes = append(panes, Pane{Session: f[0], Dead: f[1] == "1", ExitStatus: status, PID: pid,
-			Activity: time.Unix(act, 0), Command: f[5]})
+			Activity: time.Unix(act, 0)})
 	}
 	c.serverSeen(len(panes) > 0)
 	return panes, nil
