@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/tracker/github/fakegithub"
 	"github.com/aceworks/ace/pkg/workflow"
@@ -139,4 +140,47 @@ func TestWatcherKeepsClaimsBetweenPasses(t *testing.T) {
 		t.Fatalf("the finished run is still claimed by %q", holder)
 	}
 	watcher.Close(ctx)
+}
+
+// TestWatcherLooksAtWaitingRunsEveryPollInterval: a run waiting for a human is looked at (its comments fetched)
+// once per poll.interval, not on every pass; a change to the run (ace send, ace stop) is looked at at once.
+func TestWatcherLooksAtWaitingRunsEveryPollInterval(t *testing.T) {
+	w := newWorld(t, "question Formal or casual?\n"+workScript, func(c *config.Config) {
+		c.Poll.Interval = config.Duration{Duration: time.Hour}
+	})
+	w.run(workflow.UntilMonitoring)
+	ctx := context.Background()
+	watcher := w.svc.Engine.NewWatcher()
+	defer watcher.Close(ctx)
+	w.waitUntil("the run waits for a human", 60*time.Second, func() bool {
+		if _, err := watcher.Pass(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return w.latest(testIssue).Status == store.StatusWaitingInput
+	})
+	// The pass after the question reads the comments once, and asks to come back in an hour.
+	if _, err := watcher.Pass(ctx); err != nil {
+		t.Fatal(err)
+	}
+	before := w.gh.PathCount("/comments")
+	for range 5 {
+		rep, err := watcher.Pass(ctx)
+		if err != nil || rep.Ticked != 0 {
+			t.Fatalf("pass over a run not due: %+v %v", rep, err)
+		}
+	}
+	if n := w.gh.PathCount("/comments") - before; n != 0 {
+		t.Fatalf("%d comment requests for a run not due", n)
+	}
+	// ace send changes the run: the next pass looks at it.
+	r := w.latest(testIssue)
+	if err := w.svc.Engine.Send(ctx, r, "casual"); err != nil {
+		t.Fatal(err)
+	}
+	w.waitUntil("the answered run is done", 60*time.Second, func() bool {
+		if _, err := watcher.Pass(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return w.runsDone(testIssue)
+	})
 }

@@ -18,6 +18,15 @@ type Watcher struct {
 	e         *Engine
 	held      map[claimKey]bool
 	renewedAt time.Time
+	// due is when each run asked to be looked at again (a run waiting for a human asks for poll.interval, so
+	// the issue's comments are not fetched every second), with the run's version then: a run changed meanwhile
+	// (ace send, ace stop) is looked at at once.
+	due map[int64]visit
+}
+
+type visit struct {
+	at      time.Time
+	version int64
 }
 
 type claimKey struct {
@@ -27,7 +36,7 @@ type claimKey struct {
 
 // NewWatcher returns a Watcher that holds no claim yet.
 func (e *Engine) NewWatcher() *Watcher {
-	return &Watcher{e: e, held: map[claimKey]bool{}}
+	return &Watcher{e: e, held: map[claimKey]bool{}, due: map[int64]visit{}}
 }
 
 // WatchReport says what one Pass did.
@@ -58,6 +67,9 @@ func (w *Watcher) Pass(ctx context.Context) (WatchReport, error) {
 		}
 		k := claimKey{r.Repo, r.Issue}
 		listed[k] = true
+		if v, ok := w.due[r.ID]; ok && v.version == r.Version && time.Now().Before(v.at) {
+			continue
+		}
 		if !w.held[k] {
 			if err := e.claimIssue(ctx, r.Repo, r.Issue); err != nil {
 				if errors.Is(err, ErrBusy) {
@@ -75,15 +87,19 @@ func (w *Watcher) Pass(ctx context.Context) (WatchReport, error) {
 		if r.Status == store.StatusWaitingInput && Step(r.Step) != StepWaitingInput {
 			r.Step = string(StepWaitingInput)
 		}
-		if err := e.Drive(ctx, r, OneTick); err != nil {
+		wait, err := w.tick(ctx, r)
+		if err != nil {
 			if ctx.Err() != nil {
 				return rep, ctx.Err()
 			}
 			rep.Errors = append(rep.Errors, fmt.Errorf("%s#%d: %w", r.Repo, r.Issue, err))
 		}
 		rep.Ticked++
+		delete(w.due, r.ID)
 		if r.Status.Terminal() {
 			w.release(ctx, k)
+		} else if wait > 0 {
+			w.due[r.ID] = visit{at: time.Now().Add(wait), version: r.Version}
 		}
 	}
 	for k := range w.held {
@@ -92,6 +108,20 @@ func (w *Watcher) Pass(ctx context.Context) (WatchReport, error) {
 		}
 	}
 	return rep, nil
+}
+
+// tick steps the run until a node asks to wait (returned) or the run settles.
+func (w *Watcher) tick(ctx context.Context, r *store.Run) (time.Duration, error) {
+	for !r.Status.Terminal() {
+		res, err := w.e.Step(ctx, r)
+		if err != nil {
+			return 0, err
+		}
+		if UntilSettled(r, res) || res.Wait > 0 {
+			return res.Wait, nil
+		}
+	}
+	return 0, nil
 }
 
 // Close drops every claim the Watcher holds; the agents keep running and the next ace picks them up at once.
