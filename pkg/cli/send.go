@@ -2,11 +2,14 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/aceworks/ace/pkg/workflow"
 )
 
 func newCmdSend(app *App) *cobra.Command {
@@ -50,11 +53,15 @@ func runSend(ctx context.Context, app *App, repo string, n int, text string) err
 	if err != nil {
 		return err
 	}
+	// `ace poll` or a foreground `ace run` may hold the claim: send anyway. The text goes into the session
+	// either way, and the store's optimistic versions make that process see the run change on its next write.
 	release, err := svc.Engine.Acquire(ctx, r.Repo, r.Issue)
-	if err != nil {
+	switch {
+	case err == nil:
+		defer release()
+	case !errors.Is(err, workflow.ErrBusy):
 		return err
 	}
-	defer release()
 	if r, err = svc.Store.GetRun(ctx, r.ID); err != nil {
 		return err
 	}

@@ -184,3 +184,26 @@ func TestWatcherLooksAtWaitingRunsEveryPollInterval(t *testing.T) {
 		return w.runsDone(testIssue)
 	})
 }
+
+// TestSendWhilePollServes: `ace send` reaches an agent whose run `ace poll` is serving (and holds the claim of).
+func TestSendWhilePollServes(t *testing.T) {
+	w := newWorld(t, "question Formal or casual?\n"+workScript, nil)
+	poll, pollOut := w.startPoll()
+	w.waitUntil("the run waits for a human", 60*time.Second, func() bool {
+		r, err := w.svc.Store.LatestRun(context.Background(), testRepo, testIssue)
+		return err == nil && r.Status == store.StatusWaitingInput
+	})
+	if out, err := w.aceCmd("send", "193", "casual, please").CombinedOutput(); err != nil {
+		t.Fatalf("ace send while ace poll serves: %v\n%s", err, out)
+	}
+	w.waitUntil("the run is done", 60*time.Second, func() bool { return w.runsDone(testIssue) })
+	if p := w.prompts(); len(p) < 2 || p[1] != "casual, please" {
+		t.Fatalf("prompts %q, want the answer byte-exact second", p)
+	}
+	if err := poll.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if err := poll.Wait(); err != nil {
+		t.Fatalf("ace poll: %v\n%s", err, pollOut)
+	}
+}
