@@ -126,12 +126,18 @@ func servePass(ctx context.Context, app *App, svc *service.Service, w *workflow.
 	if err := svc.Engine.Dispatch(ctx, repos, app.Config.Poll.MaxConcurrent, &rep); err != nil {
 		return err
 	}
+	rep.Ticked = wrep.Ticked
+	logPass(app, len(repos), rep, start)
+	return nil
+}
+
+// logPass logs what a pass did, and each error of it.
+func logPass(app *App, repos int, rep workflow.PollReport, start time.Time) {
 	for _, e := range rep.Errors {
 		app.Logger.Warn("poll", "err", e)
 	}
-	app.Logger.Info("poll pass", "repos", len(repos), "watching", wrep.Ticked, "started", rep.Started,
-		"skipped", rep.Skipped, "untrusted", rep.Untrusted, "errors", len(rep.Errors), "took", time.Since(start).Round(time.Millisecond))
-	return nil
+	app.Logger.Info("poll pass", "repos", repos, "ticked", rep.Ticked, "started", rep.Started, "skipped", rep.Skipped,
+		"untrusted", rep.Untrusted, "errors", len(rep.Errors), "took", time.Since(start).Round(time.Millisecond))
 }
 
 // pollPass makes one reconcile pass under the poll lock; a pass already running elsewhere is not an error.
@@ -157,10 +163,6 @@ func pollPass(ctx context.Context, app *App, svc *service.Service, lock *flock.F
 		}
 		return err
 	}
-	for _, e := range rep.Errors {
-		app.Logger.Warn("poll", "err", e)
-	}
-	app.Logger.Info("poll pass", "repos", len(repos), "ticked", rep.Ticked, "started", rep.Started,
-		"skipped", rep.Skipped, "untrusted", rep.Untrusted, "errors", len(rep.Errors), "took", time.Since(start).Round(time.Millisecond))
+	logPass(app, len(repos), rep, start)
 	return nil
 }
