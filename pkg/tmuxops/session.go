@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -229,7 +230,13 @@ func (c *Client) PipeToFile(ctx context.Context, name, path string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	cmd := fmt.Sprintf("exec head -c %d >> %s", TranscriptCap, shellQuote(path))
+	// head buffers its output when it writes to a file, which would hold back the last few KiB of a quiet
+	// agent (ace logs -f, the compaction threshold); stdbuf -o0 makes it write each read at once.
+	unbuffered := ""
+	if _, err := exec.LookPath("stdbuf"); err == nil {
+		unbuffered = "stdbuf -o0 "
+	}
+	cmd := fmt.Sprintf("exec %shead -c %d >> %s", unbuffered, TranscriptCap, shellQuote(path))
 	if _, err := c.run(ctx, nil, "pipe-pane", "-t", paneTarget(name), cmd); err != nil {
 		return fmt.Errorf("transcript of %s: %w", name, err)
 	}

@@ -239,3 +239,20 @@ func TestSessionNames(t *testing.T) {
 		t.Errorf("name not bounded: %d chars", len(long))
 	}
 }
+
+// TestTranscriptIsWrittenAsItComes: a line the agent printed is in the transcript while the agent still runs,
+// not held back in a buffer until 4 KiB more arrive or the pane ends.
+func TestTranscriptIsWrittenAsItComes(t *testing.T) {
+	c := newClient(t)
+	dir := t.TempDir()
+	log := filepath.Join(dir, "session.log")
+	spec := tmuxops.SessionSpec{Name: "ace-transcript-1", Dir: dir, Width: 80, Height: 20, LogPath: log,
+		Argv: []string{"sh", "-c", "sleep 1; echo first-line-of-output; exec sleep 600"}}
+	if err := c.NewSession(context.Background(), spec); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the line in the transcript", func() bool {
+		b, _ := os.ReadFile(log)
+		return strings.Contains(string(b), "first-line-of-output")
+	})
+}
