@@ -22,6 +22,7 @@ func Profile(cfg *config.Config, name string) (agents.Profile, error) {
 		Home:           ac.Home,
 		Nudge:          ac.Nudge,
 		CompactCommand: ac.CompactCommand,
+		ContextFile:    ac.ContextFile,
 		Headless:       ac.Headless,
 		Runner:         ac.Runner,
 		Env:            ac.Env,
