@@ -104,7 +104,7 @@ func (e *Engine) sessionSpec(ctx context.Context, r *store.Run, prof agents.Prof
 	return tmuxops.SessionSpec{
 		Name: name, Dir: r.Workdir, Argv: argv, Env: env, Secrets: secrets,
 		Width: t.Width, Height: t.Height, HistoryLimit: t.HistoryLimit,
-		LogPath:    filepath.Join(e.o.Root, "logs", name+".log"),
+		LogPath:    e.transcriptPath(name),
 		Launcher:   e.o.Launcher,
 		RuntimeDir: filepath.Join(e.o.Root, "run"),
 	}, nil
@@ -168,6 +168,7 @@ func (e *Engine) deliverPrompt(ctx context.Context, r *store.Run) (Result, error
 	r.Vars[varDelivered] = "1"
 	delete(r.Vars, varResume)
 	r.Vars[varMonitorSince] = e.stamp()
+	e.markTranscript(r)
 	e.event(ctx, r, "prompt", "prompt delivered")
 	return Goto(StepMonitor), nil
 }
