@@ -171,3 +171,40 @@ func writeAtomic(path string, data []byte, perm os.FileMode) error {
 	}
 	return os.Rename(tmp.Name(), path)
 }
+
+// AgentsPath is where repo's AGENTS.md lives (it may not exist yet).
+func (s *Store) AgentsPath(repo string) (string, error) {
+	dir, err := s.Dir(repo)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, AgentsFile), nil
+}
+
+// Replace writes edited as repo's AGENTS.md, a human's edit of original. Lines that runs merged while the human
+// was editing (in the file now, not in original, not in edited) are kept after the edit: an editor left open must
+// neither block runs (the lock is not held while editing) nor drop what they added meanwhile.
+func (s *Store) Replace(ctx context.Context, repo, original, edited string) error {
+	return s.locked(ctx, repo, func(dir string) error {
+		path := filepath.Join(dir, AgentsFile)
+		cur, err := readFile(path)
+		if err != nil {
+			return err
+		}
+		known := map[string]bool{}
+		for _, l := range strings.Split(original+"\n"+edited, "\n") {
+			known[norm(l)] = true
+		}
+		out := ensureNewline(edited)
+		for _, l := range strings.Split(cur, "\n") {
+			if strings.TrimSpace(l) != "" && !known[norm(l)] {
+				out += l + "\n"
+				known[norm(l)] = true
+			}
+		}
+		if err := writeAtomic(path, []byte(out), 0o600); err != nil {
+			return fmt.Errorf("write AGENTS.md: %w", err)
+		}
+		return nil
+	})
+}

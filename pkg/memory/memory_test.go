@@ -278,3 +278,21 @@ func TestDirRejectsPathTricks(t *testing.T) {
 		}
 	}
 }
+
+func TestReplaceKeepsLinesMergedDuringTheEdit(t *testing.T) {
+	s, _ := New(t.TempDir(), Options{})
+	ctx := context.Background()
+	s.Merge(ctx, "acme/widgets", "", "- old\n- wrong\n")
+	f, _ := s.Read(ctx, "acme/widgets")
+	original := f.Agents
+	// While the human edits, a run merges a line.
+	s.Merge(ctx, "acme/widgets", "", "- from a run\n")
+	edited := strings.Replace(original, "- wrong\n", "- right\n", 1)
+	if err := s.Replace(ctx, "acme/widgets", original, edited); err != nil {
+		t.Fatal(err)
+	}
+	f, _ = s.Read(ctx, "acme/widgets")
+	if f.Agents != edited+"- from a run\n" {
+		t.Errorf("AGENTS.md after the edit:\n%s", f.Agents)
+	}
+}
