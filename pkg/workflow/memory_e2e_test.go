@@ -202,3 +202,42 @@ done Wrote CLAUDE.md.
 		t.Errorf("pushed CLAUDE.md = %q, want the agent's", got)
 	}
 }
+
+func TestCancelledRunIsRecordedInMemory(t *testing.T) {
+	w := newWorld(t, "hang\n", nil)
+	if r := w.run(workflow.UntilMonitoring); r.Status != store.StatusActive {
+		t.Fatalf("run %s before closing", r.Status)
+	}
+	w.gh.Close(testRepo, testIssue)
+	if r := w.run(workflow.UntilSettled); r.Status != store.StatusCancelled {
+		t.Fatalf("run ended %s (%s), want cancelled", r.Status, r.Error)
+	}
+	mem, _ := memory.New(w.cfg.Workspace.Root, memory.Options{})
+	f, err := mem.Read(context.Background(), testRepo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(f.Status, "· #193 · fake · cancelled · the issue was closed\n") || strings.Count(f.Status, "\n") != 1 {
+		t.Errorf("status.md:\n%s", f.Status)
+	}
+}
+
+func TestMemoryDisabled(t *testing.T) {
+	w := newWorld(t, "done Nothing to do.\n", func(c *config.Config) {
+		c.Memory.Enabled = false
+		withContextFile(c)
+	})
+	r := w.run(workflow.UntilSettled)
+	if r.Status != store.StatusFailed {
+		t.Fatalf("run ended %s: %s", r.Status, r.Error)
+	}
+	for _, p := range []string{filepath.Join(r.Workdir, memory.CopyDir), filepath.Join(r.Workdir, "CLAUDE.md"),
+		filepath.Join(w.cfg.Workspace.Root, "memory")} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("%s exists with memory disabled", p)
+		}
+	}
+	if task := readText(t, filepath.Join(r.Workdir, "ACE_TASK.md")); strings.Contains(task, "memory") {
+		t.Error("ACE_TASK.md mentions the memory with memory disabled")
+	}
+}
