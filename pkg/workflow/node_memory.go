@@ -48,7 +48,12 @@ func (e *Engine) provideMemory(ctx context.Context, r *store.Run, ws *workspace.
 	}
 	path := filepath.Join(ws.Dir, name)
 	if b, err := os.ReadFile(path); err == nil && !strings.HasPrefix(string(b), pointerHeading) {
-		return // an untracked file ace did not write: not ours to replace
+		// An untracked file ace did not write (an earlier attempt's agent replaced the pointer, say): not ours
+		// to replace, and git must see it.
+		if err := ws.Unexclude("/" + name); err != nil {
+			e.memoryTrouble(ctx, r, "un-exclude "+name, err)
+		}
+		return
 	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
 		e.memoryTrouble(ctx, r, "read "+name, err)
 		return
