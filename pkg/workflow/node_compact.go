@@ -65,7 +65,7 @@ func (e *Engine) transcriptSize(r *store.Run) (int64, error) {
 	return fi.Size(), nil
 }
 
-// transcriptPath is where tmux pipes a session's output.
+// transcriptPath is where tmux pipes a session's output (the LogPath sessionSpec gives tmux).
 func (e *Engine) transcriptPath(session string) string {
 	return filepath.Join(e.o.Root, "logs", session+".log")
 }

@@ -16,7 +16,7 @@ func (e *Engine) finalize(ctx context.Context, r *store.Run) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("open working copy: %w", err)
 	}
-	e.keepAgentsContextFile(ctx, r, ws)
+	e.keepAgentContextFile(ctx, r, ws)
 	if _, _, err := ws.CommitAll(ctx, fmt.Sprintf("ace: work on #%d: %s", r.Issue, r.Vars[varTitle])); err != nil {
 		return Result{}, fmt.Errorf("commit remaining changes: %w", err)
 	}

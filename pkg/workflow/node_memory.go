@@ -107,9 +107,9 @@ func (e *Engine) memorySection(r *store.Run) string {
 	return s
 }
 
-// keepAgentsContextFile un-excludes ace's pointer file when the agent replaced it with its own (the task was to
+// keepAgentContextFile un-excludes ace's pointer file when the agent replaced it with its own (the task was to
 // write a CLAUDE.md, say), so that the agent's file is committed; ace's untouched pointer is deleted instead.
-func (e *Engine) keepAgentsContextFile(ctx context.Context, r *store.Run, ws *workspace.Workspace) {
+func (e *Engine) keepAgentContextFile(ctx context.Context, r *store.Run, ws *workspace.Workspace) {
 	name := r.Vars[varPointer]
 	if name == "" {
 		return

@@ -104,7 +104,7 @@ func (e *Engine) sessionSpec(ctx context.Context, r *store.Run, prof agents.Prof
 	return tmuxops.SessionSpec{
 		Name: name, Dir: r.Workdir, Argv: argv, Env: env, Secrets: secrets,
 		Width: t.Width, Height: t.Height, HistoryLimit: t.HistoryLimit,
-		LogPath:    e.transcriptPath(name),
+		LogPath:    filepath.Join(e.o.Root, "logs", name+".log"),
 		Launcher:   e.o.Launcher,
 		RuntimeDir: filepath.Join(e.o.Root, "run"),
 	}, nil
