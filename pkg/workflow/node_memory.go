@@ -58,12 +58,14 @@ func (e *Engine) provideMemory(ctx context.Context, r *store.Run, ws *workspace.
 		e.memoryTrouble(ctx, r, "read "+name, err)
 		return
 	}
-	if err := os.WriteFile(path, []byte(pointer(name)), 0o644); err != nil {
-		e.memoryTrouble(ctx, r, "write "+name, err)
-		return
-	}
+	// Excluded before it exists, so that no failure in between can get ace's pointer committed.
 	if err := ws.Exclude("/" + name); err != nil {
 		e.memoryTrouble(ctx, r, "exclude "+name+" from git", err)
+		return
+	}
+	if err := os.WriteFile(path, []byte(pointer(name)), 0o644); err != nil {
+		e.memoryTrouble(ctx, r, "write "+name, err)
+		_ = ws.Unexclude("/" + name)
 		return
 	}
 	r.Vars[varPointer] = name
