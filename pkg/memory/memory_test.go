@@ -296,3 +296,48 @@ func TestReplaceKeepsLinesMergedDuringTheEdit(t *testing.T) {
 		t.Errorf("AGENTS.md after the edit:\n%s", f.Agents)
 	}
 }
+
+func TestCopyInAgainRescuesUnmergedLines(t *testing.T) {
+	root, work := t.TempDir(), t.TempDir()
+	os.MkdirAll(filepath.Join(work, ".git"), 0o755)
+	s, _ := New(root, Options{})
+	ctx := context.Background()
+	if _, err := s.CopyIn(ctx, "acme/widgets", work); err != nil {
+		t.Fatal(err)
+	}
+	// The attempt's agent appends, and the attempt ends without ace merging (ace was killed, say).
+	af, _ := os.OpenFile(filepath.Join(work, AgentsCopy), os.O_APPEND|os.O_WRONLY, 0)
+	af.WriteString("- from the interrupted attempt\n")
+	af.Close()
+	m, err := s.CopyIn(ctx, "acme/widgets", work)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Added != 1 {
+		t.Errorf("rescued %d lines, want 1", m.Added)
+	}
+	copied, _ := os.ReadFile(filepath.Join(work, AgentsCopy))
+	if !strings.Contains(string(copied), "- from the interrupted attempt\n") {
+		t.Errorf("the new copy lacks the rescued line:\n%s", copied)
+	}
+}
+
+func TestCopyInCapsWhatAHumanMadeTooLong(t *testing.T) {
+	root, work := t.TempDir(), t.TempDir()
+	os.MkdirAll(filepath.Join(work, ".git"), 0o755)
+	s, _ := New(root, Options{AgentsMax: 1024, StatusMax: 1024})
+	dir, _ := s.Dir("acme/widgets")
+	os.MkdirAll(dir, 0o700)
+	long := strings.Repeat("- a note of forty bytes, give or take..\n", 100)
+	os.WriteFile(filepath.Join(dir, AgentsFile), []byte(long), 0o600)
+	os.WriteFile(filepath.Join(dir, StatusFile), []byte(long), 0o600)
+	if _, err := s.CopyIn(context.Background(), "acme/widgets", work); err != nil {
+		t.Fatal(err)
+	}
+	for _, rel := range []string{AgentsCopy, StatusCopy} {
+		b, _ := os.ReadFile(filepath.Join(work, rel))
+		if len(b) > 1024 || len(b) == 0 || !strings.HasSuffix(string(b), "\n") {
+			t.Errorf("%s copied in with %d bytes (cap 1024), whole lines only", rel, len(b))
+		}
+	}
+}
