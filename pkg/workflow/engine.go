@@ -294,4 +294,5 @@ const (
 	varRemembered   = "remembered"
 	varPointer      = "memory_pointer"
 	varCompactAt    = "compact_at"
+	varCompacting   = "compacting"
 )

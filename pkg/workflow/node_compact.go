@@ -28,9 +28,11 @@ func (e *Engine) compactIfDue(ctx context.Context, r *store.Run, prof agents.Pro
 		return false
 	}
 	offset, err := strconv.ParseInt(r.Vars[varCompactAt], 10, 64)
-	if err != nil {
-		// A run from before compaction existed: count from now.
+	if err != nil || r.Vars[varCompacting] == "1" {
+		// A run from before compaction existed, or the agent is back at its prompt after compacting: count from
+		// here, so that what the compaction itself printed never calls for another one.
 		r.Vars[varCompactAt] = strconv.FormatInt(size, 10)
+		delete(r.Vars, varCompacting)
 		return false
 	}
 	if !agents.CompactDue(size, offset, threshold, st) {
@@ -41,6 +43,7 @@ func (e *Engine) compactIfDue(ctx context.Context, r *store.Run, prof agents.Pro
 		return false
 	}
 	r.Vars[varCompactAt] = strconv.FormatInt(size, 10)
+	r.Vars[varCompacting] = "1"
 	e.event(ctx, r, "compact", fmt.Sprintf("asked the agent to compact its context (%s): its transcript grew %d KiB",
 		prof.CompactCommand, (size-min(offset, size))>>10))
 	return true
@@ -49,6 +52,7 @@ func (e *Engine) compactIfDue(ctx context.Context, r *store.Run, prof agents.Pro
 // markTranscript starts the compaction count at the transcript's current size: a new or restarted agent has an
 // empty context, whatever an earlier agent in the same session wrote to the transcript.
 func (e *Engine) markTranscript(r *store.Run) {
+	delete(r.Vars, varCompacting)
 	if size, err := e.transcriptSize(r); err == nil {
 		r.Vars[varCompactAt] = strconv.FormatInt(size, 10)
 	}
