@@ -42,10 +42,14 @@ func (e *Engine) compactIfDue(ctx context.Context, r *store.Run, prof agents.Pro
 		e.log.WarnContext(ctx, "compact", "run", r.ID, "session", r.Session, "err", err)
 		return false
 	}
+	grown := size - offset
+	if size < offset {
+		grown = size // a transcript started afresh, as CompactDue counts it
+	}
 	r.Vars[varCompactAt] = strconv.FormatInt(size, 10)
 	r.Vars[varCompacting] = "1"
 	e.event(ctx, r, "compact", fmt.Sprintf("asked the agent to compact its context (%s): its transcript grew %d KiB",
-		prof.CompactCommand, (size-min(offset, size))>>10))
+		prof.CompactCommand, grown>>10))
 	return true
 }
 
