@@ -21,7 +21,7 @@ func Builtin(name string) (Profile, bool) {
 				{Name: "api-key", Match: re(`Do you want to use this API key\?`), Keys: []string{"1"}},
 				{Name: "permission", Match: re(`Do you want to (proceed|create|make|edit|overwrite)`), Keys: []string{"1"}, Permission: true},
 			},
-			ApproveKeys: []string{"1"}, CompactCommand: "/compact",
+			ApproveKeys: []string{"1"}, CompactCommand: "/compact", ContextFile: "CLAUDE.md",
 			Headless:    "claude -p --output-format stream-json --verbose --model {model}",
 			InstallHint: InstallHint("claude"), Secrets: []string{"ANTHROPIC_API_KEY"},
 		}, true
@@ -44,7 +44,7 @@ func Builtin(name string) (Profile, bool) {
 				{Name: "model-notice", Match: re(`Use existing model`), Keys: []string{"2"}},
 				{Name: "approval", Match: re(`Would you like to run the following command\?`), Keys: []string{"y"}, Permission: true},
 			},
-			ApproveKeys: []string{"y"}, CompactCommand: "/compact",
+			ApproveKeys: []string{"y"}, CompactCommand: "/compact", ContextFile: "AGENTS.md",
 			Headless:    "codex exec --json --model {model} -",
 			InstallHint: InstallHint("codex"), Secrets: []string{"OPENAI_API_KEY"},
 		}, true
@@ -58,7 +58,7 @@ func Builtin(name string) (Profile, bool) {
 				{Name: "trust", Match: re(`Do you trust the files in this folder\?`), Keys: []string{"Enter"}},
 				{Name: "approval", Match: re(`Apply this change\?|Allow execution of`), Keys: []string{"1"}, Permission: true},
 			},
-			ApproveKeys: []string{"1"}, CompactCommand: "/compress",
+			ApproveKeys: []string{"1"}, CompactCommand: "/compress", ContextFile: "GEMINI.md",
 			Headless:    "gemini --output-format stream-json --approval-mode yolo --model {model}",
 			InstallHint: InstallHint("gemini"), Secrets: []string{"GEMINI_API_KEY"},
 		}, true
@@ -84,11 +84,11 @@ type MarkerOverride struct {
 
 // Override is [agents.<name>] from ace.toml; empty fields keep the built-in values.
 type Override struct {
-	Command, Model, Home, Nudge, CompactCommand, Headless, Runner, GitHubMCP string
-	Markers                                                                  MarkerOverride
-	AutoApprove                                                              *bool
-	Env                                                                      map[string]string
-	Secrets                                                                  []string
+	Command, Model, Home, Nudge, CompactCommand, Headless, Runner, GitHubMCP, ContextFile string
+	Markers                                                                               MarkerOverride
+	AutoApprove                                                                           *bool
+	Env                                                                                   map[string]string
+	Secrets                                                                               []string
 }
 
 // Resolve lays o over the built-in profile name; an agent that is not built in needs a command.
@@ -110,6 +110,7 @@ func Resolve(name string, o Override) (Profile, error) {
 	set(&p.Home, o.Home)
 	set(&p.Nudge, o.Nudge)
 	set(&p.CompactCommand, o.CompactCommand)
+	set(&p.ContextFile, o.ContextFile)
 	set(&p.Headless, o.Headless)
 	set(&p.Runner, o.Runner)
 	set(&p.GitHubMCP, o.GitHubMCP)

@@ -56,6 +56,9 @@ type Profile struct {
 	ApproveKeys    []string
 	Nudge          string
 	CompactCommand string
+	// ContextFile is the file the CLI reads by itself at the top of its working directory (CLAUDE.md,
+	// GEMINI.md, AGENTS.md); ace points it at the repository memory.
+	ContextFile string
 	// Headless is the argv template of the non-interactive runner (prompt on stdin).
 	Headless    string
 	InstallHint string

@@ -22,6 +22,7 @@ type Config struct {
 	PR        PRConfig               `toml:"pr"`
 	Git       GitConfig              `toml:"git"`
 	Secrets   SecretsConfig          `toml:"secrets"`
+	Memory    MemoryConfig           `toml:"memory"`
 }
 
 // WorkspaceConfig says where ace keeps working copies, mirrors, logs and its store.
@@ -78,6 +79,8 @@ type AgentConfig struct {
 	Nudge          string            `toml:"nudge"`
 	CompactCommand string            `toml:"compact_command"`
 	GitHubMCP      string            `toml:"github_mcp"`
+	// ContextFile is the file the agent reads at the top of its working copy (CLAUDE.md, GEMINI.md, AGENTS.md).
+	ContextFile string `toml:"context_file"`
 }
 
 // Markers are regular expressions over an agent's visible screen.
@@ -114,6 +117,13 @@ type MonitorConfig struct {
 	ExecIdleTimeout  Duration `toml:"exec_idle_timeout"`
 	ExecTurnTimeout  Duration `toml:"exec_turn_timeout"`
 	CompactThreshold int64    `toml:"compact_threshold"`
+}
+
+// MemoryConfig is the per-repository memory every run reads and adds to.
+type MemoryConfig struct {
+	Enabled        bool  `toml:"enabled"`
+	AgentsMaxBytes int64 `toml:"agents_max_bytes"`
+	StatusMaxBytes int64 `toml:"status_max_bytes"`
 }
 
 // PollConfig tunes `ace poll`.
@@ -180,6 +190,7 @@ func Default() *Config {
 		PR:      PRConfig{Draft: true, Branch: "ace/{issue}-{slug}"},
 		Git:     GitConfig{AuthorName: "ace", AuthorEmail: "ace@localhost"},
 		Secrets: SecretsConfig{CommandTimeout: D(10 * time.Second), Commands: map[string]string{}},
+		Memory:  MemoryConfig{Enabled: true, AgentsMaxBytes: 64 << 10, StatusMaxBytes: 256 << 10},
 	}
 }
 

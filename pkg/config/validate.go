@@ -100,6 +100,15 @@ func (c *Config) Validate() error {
 			bad(k, "must be a positive duration, is %s", d.Duration)
 		}
 	}
+	if m.CompactThreshold < 0 {
+		bad("monitor.compact_threshold", "must not be negative (0 turns compaction off), is %d", m.CompactThreshold)
+	}
+	for k, v := range map[string]int64{"memory.agents_max_bytes": c.Memory.AgentsMaxBytes,
+		"memory.status_max_bytes": c.Memory.StatusMaxBytes} {
+		if v < 1024 {
+			bad(k, "must be at least 1024 bytes, is %d", v)
+		}
+	}
 	if t.EnterDelay.Duration < 0 {
 		bad("tmux.enter_delay", "must not be negative")
 	}
@@ -132,6 +141,10 @@ func (c *Config) validateAgent(name string, a AgentConfig, bad func(key, format 
 		if u, err := url.Parse(a.GitHubMCP); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 			bad(key+".github_mcp", "%q is not an http(s) URL", a.GitHubMCP)
 		}
+	}
+	if f := a.ContextFile; f != "" && (strings.ContainsAny(f, "/\\") || f == "." || f == ".." || f == ".git" ||
+		strings.HasPrefix(f, ".ace") || f == "ACE_TASK.md") {
+		bad(key+".context_file", "%q must be a plain file name at the top of the working copy (like CLAUDE.md)", f)
 	}
 	for k, re := range map[string]string{"ready": a.Markers.Ready, "busy": a.Markers.Busy, "approval": a.Markers.Approval,
 		"question": a.Markers.Question, "dialog": a.Markers.Dialog, "starting": a.Markers.Starting} {

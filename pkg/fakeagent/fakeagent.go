@@ -20,7 +20,8 @@
 //	crash CODE          exit with CODE at once
 //
 // When the script is used up, each further prompt is answered "ok". Every submitted prompt is appended to
-// --record as one JSON line {"prompt": "…"}, byte-exact.
+// --record as one JSON line {"prompt": "…"}, byte-exact; a prompt typed while a turn was still running (which
+// a driver should never do) is marked "during_turn": true.
 package fakeagent
 
 import (
@@ -115,6 +116,7 @@ type input struct {
 	paste string
 	key   byte
 	enter bool
+	at    time.Time // when it was read from the terminal
 }
 
 type agent struct {
@@ -129,6 +131,10 @@ type agent struct {
 	dialog   []string
 	swallow  int
 	inputs   chan input
+	// pastedAt is when the composer's text arrived, turnEnded when the last turn ended: text that arrived
+	// before the end of the turn was typed while the agent was busy.
+	pastedAt  time.Time
+	turnEnded time.Time
 }
 
 func (a *agent) run() int {
@@ -208,6 +214,9 @@ func mustGetwd() string {
 func (a *agent) handle(in input, sigs chan os.Signal) (int, bool) {
 	switch {
 	case in.paste != "":
+		if a.composer == "" {
+			a.pastedAt = in.at
+		}
 		a.composer += in.paste
 		a.swallow = a.o.swallowEnters
 	case in.enter:
@@ -223,7 +232,7 @@ func (a *agent) handle(in input, sigs chan os.Signal) (int, bool) {
 		if strings.TrimSpace(prompt) == "/exit" {
 			return 0, true
 		}
-		a.record(prompt)
+		a.record(prompt, in.at.Before(a.turnEnded) || a.pastedAt.Before(a.turnEnded))
 		a.say("› " + firstLine(prompt))
 		return a.turn(sigs)
 	case in.key == 0x7f && a.composer != "":
@@ -245,7 +254,7 @@ func firstLine(s string) string {
 	return l
 }
 
-func (a *agent) record(prompt string) {
+func (a *agent) record(prompt string, duringTurn bool) {
 	if a.o.record == "" {
 		return
 	}
@@ -255,7 +264,11 @@ func (a *agent) record(prompt string) {
 		return
 	}
 	defer f.Close()
-	b, _ := json.Marshal(map[string]string{"prompt": prompt})
+	rec := map[string]any{"prompt": prompt}
+	if duringTurn {
+		rec["during_turn"] = true
+	}
+	b, _ := json.Marshal(rec)
 	f.Write(append(b, '\n'))
 }
 
@@ -264,6 +277,7 @@ func (a *agent) turn(sigs chan os.Signal) (int, bool) {
 	start := time.Now()
 	defer func() {
 		a.busy = false
+		a.turnEnded = time.Now()
 		a.say(fmt.Sprintf("Worked for %s", time.Since(start).Round(time.Second)))
 		a.draw()
 	}()
@@ -354,7 +368,7 @@ func (a *agent) do(act action, sigs chan os.Signal) (code int, exit, end bool) {
 			return "", false
 		})
 		a.dialog = nil
-		a.record("answer: " + answer)
+		a.record("answer: "+answer, false)
 		a.say("Answer: " + answer)
 		return 0, false, true
 	case "approve":

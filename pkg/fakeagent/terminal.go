@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"golang.org/x/term"
 	"os"
@@ -36,7 +37,7 @@ func (a *agent) readInput(r io.Reader) {
 					}
 				}
 				text := strings.TrimSuffix(sb.String(), end)
-				a.inputs <- input{paste: strings.ReplaceAll(text, "\r", "\n")}
+				a.inputs <- input{paste: strings.ReplaceAll(text, "\r", "\n"), at: time.Now()}
 				continue
 			}
 			// Another escape sequence (arrow keys …): drop it, but report a lone Esc.
@@ -56,10 +57,10 @@ func (a *agent) readInput(r io.Reader) {
 			continue
 		}
 		if b == '\r' || b == '\n' {
-			a.inputs <- input{enter: true}
+			a.inputs <- input{enter: true, at: time.Now()}
 			continue
 		}
-		a.inputs <- input{key: b}
+		a.inputs <- input{key: b, at: time.Now()}
 	}
 }
 

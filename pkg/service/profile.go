@@ -37,6 +37,7 @@ func Profile(cfg *config.Config, name string) (agents.Profile, error) {
 		Home:           ac.Home,
 		Nudge:          ac.Nudge,
 		CompactCommand: ac.CompactCommand,
+		ContextFile:    ac.ContextFile,
 		Headless:       ac.Headless,
 		Runner:         ac.Runner,
 		GitHubMCP:      ac.GitHubMCP,

@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 
+	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/store"
+	"github.com/aceworks/ace/pkg/tracker/local"
 )
 
 // ErrAmbiguous says an issue number alone does not name one repository.
@@ -84,4 +87,28 @@ func FindRunIn(ctx context.Context, st RunLister, repo string, n int) (*store.Ru
 		return nil, fmt.Errorf("no run for issue %d: %w", n, store.ErrNotFound)
 	}
 	return found, nil
+}
+
+// ConfiguredRepo is Repo without a tracker client (no token needed): the flag, else github.repos when it names
+// one repository, else the local tracker's repository.
+func ConfiguredRepo(cfg *config.Config, flag string) (string, error) {
+	if flag != "" {
+		return flag, nil
+	}
+	repos := cfg.GitHub.Repos
+	if len(repos) == 0 && cfg.Tracker.Kind == "local" && cfg.Tracker.Path != "" {
+		t, err := local.New(filepath.Clean(cfg.Tracker.Path))
+		if err != nil {
+			return "", fmt.Errorf("local tracker at %s: %w", cfg.Tracker.Path, err)
+		}
+		repos, _ = t.Repos(context.Background())
+	}
+	switch len(repos) {
+	case 0:
+		return "", fmt.Errorf("no repository: pass --repo owner/name or set github.repos: %w", ErrAmbiguous)
+	case 1:
+		return repos[0], nil
+	default:
+		return "", fmt.Errorf("several repositories configured (%s): pass --repo: %w", strings.Join(repos, ", "), ErrAmbiguous)
+	}
 }

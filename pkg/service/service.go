@@ -14,6 +14,7 @@ import (
 
 	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/config"
+	"github.com/aceworks/ace/pkg/memory"
 	"github.com/aceworks/ace/pkg/secrets"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/tmuxops"
@@ -40,6 +41,8 @@ type Options struct {
 	// Tune adjusts the engine's options before it is built (tests shorten intervals this way).
 	Tune func(*workflow.Options)
 }
+
+var _ workflow.Memory = (*memory.Store)(nil)
 
 // Service is ace assembled: one engine and the parts behind it, for commands to share.
 type Service struct {
@@ -120,6 +123,14 @@ func Open(ctx context.Context, o Options) (*Service, error) {
 		Root:       root,
 		Logger:     log,
 		Observer:   o.Observer,
+	}
+	if cfg.Memory.Enabled {
+		mem, err := memory.New(root, memory.Options{AgentsMax: cfg.Memory.AgentsMaxBytes, StatusMax: cfg.Memory.StatusMaxBytes})
+		if err != nil {
+			st.Close()
+			return nil, fmt.Errorf("repository memory: %w", err)
+		}
+		eo.Memory = mem
 	}
 	if o.Tune != nil {
 		o.Tune(&eo)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/aceworks/ace/pkg/memory"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/tmuxops"
 	"github.com/aceworks/ace/pkg/tracker"
@@ -68,4 +69,11 @@ type Sessions interface {
 type Secrets interface {
 	ResolveAll(ctx context.Context, names []string) (map[string]string, error)
 	GitHubToken(ctx context.Context, names []string) (string, error)
+}
+
+// Memory is the per-repository memory: copied into each working copy, added to when a run ends.
+type Memory interface {
+	CopyIn(ctx context.Context, repo, workdir string) (memory.Merged, error)
+	MergeBack(ctx context.Context, repo, workdir string) (memory.Merged, error)
+	Record(ctx context.Context, repo string, e memory.Entry) error
 }

@@ -38,6 +38,8 @@ type Options struct {
 	Workspaces Workspaces
 	Sessions   Sessions
 	Secrets    Secrets
+	// Memory, when set, gives every run the repository's memory and records each run's end in it.
+	Memory Memory
 	// Profile resolves an agent name to its profile (built-in merged with config).
 	Profile func(name string) (agents.Profile, error)
 	// Launcher is the argv prefix of the env-file launcher (`ace __launch`) that starts agents with secrets.
@@ -68,7 +70,7 @@ type Engine struct {
 	panesAt time.Time
 }
 
-// New returns an engine. Every collaborator in o is required except Observer, Now, Owner and Logger.
+// New returns an engine. Every collaborator in o is required except Memory, Observer, Now, Owner and Logger.
 func New(o Options) (*Engine, error) {
 	if o.Config == nil || o.Store == nil || o.Tracker == nil || o.Workspaces == nil || o.Sessions == nil ||
 		o.Secrets == nil || o.Profile == nil {
@@ -289,4 +291,8 @@ const (
 	varNudgedAt     = "nudged_at"
 	varModel        = "model"
 	varLabeled      = "labeled"
+	varRemembered   = "remembered"
+	varPointer      = "memory_pointer"
+	varCompactAt    = "compact_at"
+	varCompacting   = "compacting"
 )

@@ -16,6 +16,7 @@ func (e *Engine) finalize(ctx context.Context, r *store.Run) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("open working copy: %w", err)
 	}
+	e.keepAgentContextFile(ctx, r, ws)
 	if _, _, err := ws.CommitAll(ctx, fmt.Sprintf("ace: work on #%d: %s", r.Issue, r.Vars[varTitle])); err != nil {
 		return Result{}, fmt.Errorf("commit remaining changes: %w", err)
 	}
@@ -73,6 +74,7 @@ func (e *Engine) report(ctx context.Context, r *store.Run) (Result, error) {
 	if err := e.endSession(ctx, r); err != nil {
 		return Result{}, err
 	}
+	e.remember(ctx, r, "done")
 	l := e.cfg.Labels
 	if err := e.setLabels(ctx, r, []string{l.Done}, l.Running, l.NeedsInput); err != nil {
 		return Result{}, trackerErr(err)
@@ -96,6 +98,7 @@ func (e *Engine) failed(ctx context.Context, r *store.Run) (Result, error) {
 	if err := e.endSession(ctx, r); err != nil {
 		return Result{}, err
 	}
+	e.remember(ctx, r, "failed")
 	l := e.cfg.Labels
 	if err := e.setLabels(ctx, r, []string{l.Failed}, l.Running, l.NeedsInput); err != nil {
 		return Result{}, trackerErr(err)
@@ -120,6 +123,7 @@ func (e *Engine) cancelled(ctx context.Context, r *store.Run) (Result, error) {
 	if err := e.endSession(ctx, r); err != nil {
 		return Result{}, err
 	}
+	e.remember(ctx, r, "cancelled")
 	l := e.cfg.Labels
 	if err := e.setLabels(ctx, r, nil, l.Running, l.NeedsInput); err != nil {
 		return Result{}, trackerErr(err)

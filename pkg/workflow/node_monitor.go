@@ -93,6 +93,9 @@ func (e *Engine) monitor(ctx context.Context, r *store.Run) (Result, error) {
 			e.forget(r.ID)
 		}
 	case agents.StateReady:
+		if e.compactIfDue(ctx, r, prof, o.state) {
+			return Stay(m.Interval.Duration), nil
+		}
 		idle := e.o.Now().Sub(latest(o.changedAt, pane.Activity))
 		if idle >= m.IdleAfter.Duration && e.since(r.Vars[varNudgedAt]) >= m.IdleAfter.Duration {
 			return e.onIdle(ctx, r, o.screen)

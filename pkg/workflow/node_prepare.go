@@ -69,6 +69,7 @@ func (e *Engine) prepareWorkspace(ctx context.Context, r *store.Run) (Result, er
 	r.Workdir, r.BaseBranch = ws.Dir, ws.BaseBranch
 	r.Vars[varRemoteURL] = repo.CloneURL
 	e.event(ctx, r, "workspace", ws.Dir+" on "+ws.Branch)
+	e.provideMemory(ctx, r, ws)
 	return Goto(StepWriteTask), nil
 }
 
@@ -98,6 +99,7 @@ func (e *Engine) writeTask(ctx context.Context, r *store.Run) (Result, error) {
 	t := workspace.Task{
 		Repo: r.Repo, Issue: r.Issue, Title: iss.Title, URL: iss.URL, Author: iss.Author, Labels: iss.Labels,
 		Body: iss.Body, Branch: r.Branch, BaseBranch: r.BaseBranch, TriggeredAt: r.TriggeredAt, Agent: r.Agent,
+		Extra: e.memorySection(r),
 	}
 	for _, c := range comments {
 		if isAceComment(c.Body) {

@@ -186,6 +186,7 @@ func (e *Engine) deliverPrompt(ctx context.Context, r *store.Run) (Result, error
 	r.Vars[varDelivered] = "1"
 	delete(r.Vars, varResume)
 	r.Vars[varMonitorSince] = e.stamp()
+	e.markTranscript(r)
 	e.event(ctx, r, "prompt", "prompt delivered")
 	return Goto(StepMonitor), nil
 }

@@ -90,7 +90,7 @@ const DoneProtocol = `## When you are done
 2. Write a short summary of what you did to ` + "`.ace/DONE`" + `.
 
 If you need a decision from a human, write your question to ` + "`.ace/QUESTION`" + ` and stop; the answer will be
-typed into this session. Do not edit ACE_TASK.md or anything under .ace/ other than those two files.
+typed into this session. Do not edit ACE_TASK.md, nor other files under .ace/ unless this file asks you to.
 `
 
 // WriteTask writes <dir>/ACE_TASK.md from t.

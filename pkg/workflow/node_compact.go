@@ -1,0 +1,79 @@
+package workflow
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/aceworks/ace/pkg/agents"
+	"github.com/aceworks/ace/pkg/store"
+)
+
+// Long sessions fill an agent's context. The pane transcript (<root>/logs/<session>.log) grows with everything
+// the agent shows, so its growth since the last compaction is a cheap, agent-independent measure of how much
+// the context has taken in. The offset lives in the run's vars: the count survives a restart of ace.
+
+// compactIfDue asks an idle agent to compact its context with its own command when its transcript grew past
+// monitor.compact_threshold since the last compaction, and reports whether it did. A failure is logged and not
+// fatal: the next idle moment tries again.
+func (e *Engine) compactIfDue(ctx context.Context, r *store.Run, prof agents.Profile, st agents.State) bool {
+	threshold := e.cfg.Monitor.CompactThreshold
+	if threshold <= 0 || prof.CompactCommand == "" || st != agents.StateReady {
+		return false
+	}
+	size, err := e.transcriptSize(r)
+	if err != nil {
+		return false
+	}
+	offset, err := strconv.ParseInt(r.Vars[varCompactAt], 10, 64)
+	if err != nil || r.Vars[varCompacting] == "1" {
+		// A run from before compaction existed, or the agent is back at its prompt after compacting: count from
+		// here, so that what the compaction itself printed never calls for another one.
+		r.Vars[varCompactAt] = strconv.FormatInt(size, 10)
+		delete(r.Vars, varCompacting)
+		return false
+	}
+	if !agents.CompactDue(size, offset, threshold, st) {
+		return false
+	}
+	if err := e.type_(ctx, r, prof.CompactCommand); err != nil {
+		e.log.WarnContext(ctx, "compact", "run", r.ID, "session", r.Session, "err", err)
+		return false
+	}
+	grown := size - offset
+	if size < offset {
+		grown = size // a transcript started afresh, as CompactDue counts it
+	}
+	r.Vars[varCompactAt] = strconv.FormatInt(size, 10)
+	r.Vars[varCompacting] = "1"
+	e.event(ctx, r, "compact", fmt.Sprintf("asked the agent to compact its context (%s): its transcript grew %d KiB",
+		prof.CompactCommand, grown>>10))
+	return true
+}
+
+// markTranscript starts the compaction count at the transcript's current size: a new or restarted agent has an
+// empty context, whatever an earlier agent in the same session wrote to the transcript.
+func (e *Engine) markTranscript(r *store.Run) {
+	delete(r.Vars, varCompacting)
+	if size, err := e.transcriptSize(r); err == nil {
+		r.Vars[varCompactAt] = strconv.FormatInt(size, 10)
+	}
+}
+
+func (e *Engine) transcriptSize(r *store.Run) (int64, error) {
+	fi, err := os.Stat(e.transcriptPath(r.Session))
+	if os.IsNotExist(err) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	return fi.Size(), nil
+}
+
+// transcriptPath is where tmux pipes a session's output (the LogPath sessionSpec gives tmux).
+func (e *Engine) transcriptPath(session string) string {
+	return filepath.Join(e.o.Root, "logs", session+".log")
+}
