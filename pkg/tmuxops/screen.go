@@ -65,8 +65,25 @@ type Pane struct {
 	Dead       bool
 	ExitStatus int
 	PID        int
+	// ExitStatus is a dead pane's exit status: 128+N for signal N, ExitUnknown when tmux has not reaped it.
 	// Activity is when the pane last produced output (tmux's window_activity, second resolution).
 	Activity time.Time
+}
+
+// ExitUnknown is the ExitStatus of a dead pane whose process tmux has not reaped: tmux marks a pane dead when
+// its terminal closes, and reaps the process after (tmux 3.3 was seen to leave it a zombie for good). Reading
+// that as 0 would take a crash for a clean exit.
+const ExitUnknown = -1
+
+// exitStatus reads #{pane_dead_status} and #{pane_dead_signal}; a signal N is 128+N, as a shell reports it.
+func exitStatus(status, signal string) int {
+	if sig, err := strconv.Atoi(signal); err == nil && sig > 0 {
+		return 128 + sig
+	}
+	if st, err := strconv.Atoi(status); err == nil {
+		return st
+	}
+	return ExitUnknown
 }
 
 // Panes lists the pane of every session in one tmux call; no server means no panes.
@@ -74,7 +91,7 @@ func (c *Client) Panes(ctx context.Context) ([]Pane, error) {
 	// Only fields tmux keeps in memory: #{pane_current_command}, say, would make the server read /proc for
 	// every pane on every listing.
 	out, err := c.query(ctx, "list-panes", "-a", "-F",
-		"#{session_name}\t#{pane_dead}\t#{pane_dead_status}\t#{pane_pid}\t#{window_activity}")
+		"#{session_name}\t#{pane_dead}\t#{pane_dead_status}\t#{pane_pid}\t#{window_activity}\t#{pane_dead_signal}")
 	if err != nil {
 		if noServer(err) {
 			c.serverSeen(false)
@@ -83,16 +100,20 @@ func (c *Client) Panes(ctx context.Context) ([]Pane, error) {
 		return nil, err
 	}
 	var panes []Pane
-	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+	// Only newlines are trimmed: a live pane's last field (its death signal) is empty.
+	for _, l := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
 		f := strings.Split(l, "\t")
-		if len(f) < 5 || strings.HasPrefix(f[0], ControlPrefix) {
+		if len(f) < 6 || strings.HasPrefix(f[0], ControlPrefix) {
 			continue
 		}
-		status, _ := strconv.Atoi(f[2])
 		pid, _ := strconv.Atoi(f[3])
 		act, _ := strconv.ParseInt(f[4], 10, 64)
-		panes = append(panes, Pane{Session: f[0], Dead: f[1] == "1", ExitStatus: status, PID: pid,
-			Activity: time.Unix(act, 0)})
+		p := Pane{Session: f[0], PID: pid, Activity: time.Unix(act, 0)}
+		if f[1] == "1" {
+			p.Dead = true
+			p.ExitStatus = exitStatus(f[2], f[5])
+		}
+		panes = append(panes, p)
 	}
 	c.serverSeen(len(panes) > 0)
 	return panes, nil

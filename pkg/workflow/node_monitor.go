@@ -146,6 +146,9 @@ func (e *Engine) onAgentExit(ctx context.Context, r *store.Run, pane tmuxops.Pan
 	how := "the agent's session disappeared"
 	if found {
 		how = fmt.Sprintf("the agent exited with status %d", pane.ExitStatus)
+		if pane.ExitStatus == tmuxops.ExitUnknown {
+			how = "the agent exited (tmux did not report its status)"
+		}
 	}
 	if ahead > 0 || changed {
 		e.event(ctx, r, "agent-exited", how+"; finalizing what it did")
