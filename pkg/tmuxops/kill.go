@@ -50,22 +50,42 @@ func (c *Client) ServerPID(ctx context.Context) (int, error) {
 	return strconv.Atoi(strings.TrimSpace(out))
 }
 
-// KillServer ends the socket's tmux server and every process below it, by PID. No server is not an error.
+// KillServer ends the socket's tmux server and every process below it, by PID, and removes the socket. No
+// server is not an error.
 func (c *Client) KillServer(ctx context.Context) error {
-	pid, err := c.ServerPID(ctx)
+	out, err := c.run(ctx, nil, "display-message", "-p", "#{pid}\t#{socket_path}")
 	if err != nil {
 		if noServer(err) {
+			// A server that died by a signal (or crashed) left its socket: nobody listens on it any more.
+			_ = os.Remove(c.defaultSocketPath())
 			return nil
 		}
 		return err
 	}
-	kids := descendants(pid)
-	killTree(kids)
+	pidText, socket, _ := strings.Cut(strings.TrimRight(out, "\n"), "\t")
+	pid, err := strconv.Atoi(pidText)
+	if err != nil {
+		return fmt.Errorf("tmux server pid %q: %w", pidText, err)
+	}
+	killTree(descendants(pid))
 	_, _ = c.run(ctx, nil, "kill-server")
 	if alive(pid) {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
+	// A server killed by signal leaves its socket behind; one that exited has removed it already.
+	if socket != "" {
+		_ = os.Remove(socket)
+	}
 	return nil
+}
+
+// defaultSocketPath is where tmux puts a -L socket: $TMUX_TMPDIR (or /tmp), tmux-UID, the name.
+func (c *Client) defaultSocketPath() string {
+	dir := os.Getenv("TMUX_TMPDIR")
+	if dir == "" {
+		dir = "/tmp"
+	}
+	return filepath.Join(dir, "tmux-"+strconv.Itoa(os.Getuid()), c.socket)
 }
 
 // killTree signals roots, their process groups and all descendants, then waits for them to go.

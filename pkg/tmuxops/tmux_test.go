@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -290,4 +291,45 @@ func TestExitStatusOfDeadPanes(t *testing.T) {
 		}
 		return n == 2
 	})
+}
+
+// TestKillServerRemovesItsSocket: nothing of a killed server is left behind, its socket file included — also
+// when the server had already died by a signal, which leaves the socket on disk.
+func TestKillServerRemovesItsSocket(t *testing.T) {
+	c := newClient(t)
+	ctx := context.Background()
+	for _, crashFirst := range []bool{false, true} {
+		if err := c.NewSession(ctx, tmuxops.SessionSpec{Name: "ace-sock-1", Dir: t.TempDir(), Argv: []string{"sleep", "600"}}); err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.Command("tmux", "-L", c.Socket(), "display-message", "-p", "#{socket_path}\t#{pid}").Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		socket, pidText, _ := strings.Cut(strings.TrimSpace(string(out)), "\t")
+		if crashFirst {
+			pid, _ := strconv.Atoi(pidText)
+			if err := c.Kill(ctx, "ace-sock-1"); err != nil { // its sleep must not outlive the test
+				t.Fatal(err)
+			}
+			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, "the server to die", func() bool { return syscall.Kill(pid, 0) != nil || isZombie(pid) })
+			if _, err := os.Stat(socket); err != nil {
+				t.Fatalf("a killed server's socket is already gone (%v): the test proves nothing", err)
+			}
+		}
+		if err := c.KillServer(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(socket); !os.IsNotExist(err) {
+			t.Fatalf("crashed first %v: socket %s after KillServer: %v", crashFirst, socket, err)
+		}
+	}
+}
+
+func isZombie(pid int) bool {
+	st, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	return strings.Contains(string(st), ") Z ")
 }
