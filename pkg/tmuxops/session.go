@@ -26,7 +26,13 @@ const maxNameLen = 48
 // SessionName is the session of repo's issue: "ace-<name>-<issue>" where name is the repository name. Characters
 // tmux does not accept in names ('.', ':') and anything else unusual are replaced; when that (or the length bound)
 // changed the name, a short hash of the full repository is appended so that two repositories never share one.
-func SessionName(repo string, issue int) string {
+func SessionName(repo string, issue int) string { return sessionName(repo, issue, false) }
+
+// QualifiedSessionName is SessionName with a hash of owner/repo always in it: for a repository whose plain name
+// another repository (a fork, another owner's namesake) already uses for the same issue number.
+func QualifiedSessionName(repo string, issue int) string { return sessionName(repo, issue, true) }
+
+func sessionName(repo string, issue int, qualify bool) string {
 	_, name, ok := strings.Cut(repo, "/")
 	if !ok {
 		name = repo
@@ -36,7 +42,7 @@ func SessionName(repo string, issue int) string {
 	if len(clean) > maxNameLen {
 		clean, changed = clean[:maxNameLen], true
 	}
-	if changed || clean == "" {
+	if changed || clean == "" || qualify {
 		sum := sha256.Sum256([]byte(repo))
 		clean += "_" + hex.EncodeToString(sum[:3])
 	}

@@ -333,3 +333,10 @@ func isZombie(pid int) bool {
 	st, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	return strings.Contains(string(st), ") Z ")
 }
+
+func TestQualifiedSessionNames(t *testing.T) {
+	a, b := tmuxops.QualifiedSessionName("acme/widgets", 7), tmuxops.QualifiedSessionName("other/widgets", 7)
+	if a == b || !strings.HasPrefix(a, "ace-widgets_") || !strings.HasSuffix(a, "-7") {
+		t.Fatalf("qualified names %q and %q", a, b)
+	}
+}

@@ -158,7 +158,11 @@ func (e *Engine) onAgentExit(ctx context.Context, r *store.Run, pane tmuxops.Pan
 		r.Restarts++
 		e.event(ctx, r, "agent-exited", fmt.Sprintf("%s without changes; restarting it (%d/%d)", how, r.Restarts, e.cfg.Monitor.MaxRestarts))
 		e.forget(r.ID)
-		if err := e.launch(ctx, r, tmuxops.SessionName(r.Repo, r.Issue), found); err != nil {
+		name, err := e.sessionName(ctx, r)
+		if err != nil {
+			return Result{}, err
+		}
+		if err := e.launch(ctx, r, name, found); err != nil {
 			return Result{}, err
 		}
 		delete(r.Vars, varDelivered)

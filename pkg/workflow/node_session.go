@@ -17,7 +17,10 @@ import (
 
 // startSession opens the agent's tmux session, or re-attaches to the one a previous ace process left running.
 func (e *Engine) startSession(ctx context.Context, r *store.Run) (Result, error) {
-	name := tmuxops.SessionName(r.Repo, r.Issue)
+	name, err := e.sessionName(ctx, r)
+	if err != nil {
+		return Result{}, err
+	}
 	pane, found, err := e.pane(ctx, name)
 	if err != nil {
 		return Result{}, err
@@ -40,6 +43,26 @@ func (e *Engine) startSession(ctx context.Context, r *store.Run) (Result, error)
 		return Goto(StepMonitor), nil
 	}
 	return Goto(StepDeliver), nil
+}
+
+// sessionName is the run's tmux session: the one it has, else ace-<repo>-<issue> — unless an unfinished run of
+// another repository of the same name (a fork, another owner's namesake) holds that one: then the name carries
+// a hash of owner/repo, so that neither run ever re-attaches to the other's agent.
+func (e *Engine) sessionName(ctx context.Context, r *store.Run) (string, error) {
+	if r.Session != "" {
+		return r.Session, nil
+	}
+	name := tmuxops.SessionName(r.Repo, r.Issue)
+	runs, err := e.o.Store.ListRuns(ctx, store.Filter{Statuses: []store.Status{store.StatusActive, store.StatusWaitingInput}})
+	if err != nil {
+		return "", fmt.Errorf("list active runs: %w", err)
+	}
+	for _, o := range runs {
+		if o.Session == name && o.Repo != r.Repo {
+			return tmuxops.QualifiedSessionName(r.Repo, r.Issue), nil
+		}
+	}
+	return name, nil
 }
 
 // launch starts (or, with respawn, restarts in place) the agent in session name with its secrets injected.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/aceworks/ace/pkg/config"
+	"github.com/aceworks/ace/pkg/gittest"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/tracker/github/fakegithub"
 	"github.com/aceworks/ace/pkg/workflow"
@@ -205,5 +207,52 @@ func TestSendWhilePollServes(t *testing.T) {
 	}
 	if err := poll.Wait(); err != nil {
 		t.Fatalf("ace poll: %v\n%s", err, pollOut)
+	}
+}
+
+// TestNamesakeReposGetTheirOwnSessions: acme/widgets#193 and a fork, other/widgets#193, running at once, each
+// get a tmux session of their own (ace-widgets-193 is taken: the second carries a hash of its owner/repo), and
+// both reach a pull request.
+func TestNamesakeReposGetTheirOwnSessions(t *testing.T) {
+	w := newWorld(t, "busy 1s\n"+workScript, nil)
+	const fork = "other/widgets"
+	gittest.BareRepo(t, filepath.Join(w.dir, "git", "other"), "widgets", map[string]string{"README.md": "# fork\n"})
+	w.gh.AddRepo(fork, fakegithub.RepoOptions{DefaultBranch: "main", CloneURL: w.git.URL("other/widgets.git")})
+	w.gh.SetPermission(fork, "alice", "write")
+	w.gh.AddIssue(fork, fakegithub.IssueOptions{Number: testIssue, Title: "Add a greeting", Body: "Please.", Author: "alice"})
+
+	ctx := context.Background()
+	var runs []*store.Run
+	for _, repo := range []string{testRepo, fork} {
+		release, err := w.svc.Engine.Acquire(ctx, repo, testIssue)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := w.svc.Engine.Open(ctx, workflow.Request{Repo: repo, Issue: testIssue, NewAttempt: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.svc.Engine.Drive(ctx, r, workflow.UntilMonitoring); err != nil {
+			t.Fatal(err)
+		}
+		release()
+		runs = append(runs, r)
+	}
+	if runs[0].Session != "ace-widgets-193" || runs[1].Session == runs[0].Session ||
+		!strings.HasPrefix(runs[1].Session, "ace-widgets_") {
+		t.Fatalf("sessions %q and %q", runs[0].Session, runs[1].Session)
+	}
+	watcher := w.svc.Engine.NewWatcher()
+	defer watcher.Close(ctx)
+	w.waitUntil("both runs are done", 90*time.Second, func() bool {
+		if _, err := watcher.Pass(ctx); err != nil {
+			t.Fatal(err)
+		}
+		a, _ := w.svc.Store.GetRun(ctx, runs[0].ID)
+		b, _ := w.svc.Store.GetRun(ctx, runs[1].ID)
+		return a.Status == store.StatusDone && b.Status == store.StatusDone
+	})
+	if len(w.gh.PRs(testRepo)) != 1 || len(w.gh.PRs(fork)) != 1 {
+		t.Fatalf("pull requests: %d on %s, %d on %s", len(w.gh.PRs(testRepo)), testRepo, len(w.gh.PRs(fork)), fork)
 	}
 }
