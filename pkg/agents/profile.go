@@ -54,14 +54,17 @@ type Profile struct {
 	ApproveKeys    []string
 	Nudge          string
 	CompactCommand string
-	// Headless is the argv template of the non-interactive runner (prompt on stdin).
-	Headless    string
-	InstallHint string
-	Home        string // "" or "isolated"
-	AutoApprove bool
-	Env         map[string]string
-	Secrets     []string
-	Runner      string // "tmux" or "exec"
+	// Headless is the argv template of the non-interactive runner (prompt on stdin); HeadlessResume continues
+	// the conversation {session_id}; HeadlessFormat names the stream parser (claude, codex, gemini).
+	Headless       string
+	HeadlessResume string
+	HeadlessFormat string
+	InstallHint    string
+	Home           string // "" or "isolated"
+	AutoApprove    bool
+	Env            map[string]string
+	Secrets        []string
+	Runner         string // "tmux" or "exec"
 }
 
 // Vars fill a command template.
@@ -73,17 +76,25 @@ type Vars struct {
 	Issue    int
 	// AceBin is where ace keeps its helper scripts (codex-gh).
 	AceBin string
+	// SessionID is the agent's conversation to resume (headless runner).
+	SessionID string
 }
 
 // Argv expands the command template.
 func (p Profile) Argv(v Vars) ([]string, error) { return expand(p.Command, v, p.Name+".command") }
 
-// HeadlessArgv expands the headless template.
+// HeadlessArgv expands the headless template, or the resume template when v.SessionID names a conversation.
 func (p Profile) HeadlessArgv(v Vars) ([]string, error) {
 	if p.Headless == "" {
 		return nil, fmt.Errorf("agent %s has no headless command (agents.%s.headless)", p.Name, p.Name)
 	}
-	return expand(p.Headless, v, p.Name+".headless")
+	if v.SessionID == "" {
+		return expand(p.Headless, v, p.Name+".headless")
+	}
+	if p.HeadlessResume == "" {
+		return nil, fmt.Errorf("agent %s cannot continue a conversation headless (agents.%s.headless_resume)", p.Name, p.Name)
+	}
+	return expand(p.HeadlessResume, v, p.Name+".headless_resume")
 }
 
 func expand(tmpl string, v Vars, key string) ([]string, error) {
@@ -95,7 +106,7 @@ func expand(tmpl string, v Vars, key string) ([]string, error) {
 		return nil, fmt.Errorf("agents.%s: empty", key)
 	}
 	r := strings.NewReplacer("{model}", v.Model, "{task_file}", v.TaskFile, "{workdir}", v.Workdir,
-		"{repo}", v.Repo, "{issue}", fmt.Sprint(v.Issue), "{ace_bin}", v.AceBin)
+		"{repo}", v.Repo, "{issue}", fmt.Sprint(v.Issue), "{ace_bin}", v.AceBin, "{session_id}", v.SessionID)
 	var out []string
 	for i := 0; i < len(words); i++ {
 		w := words[i]

@@ -54,6 +54,9 @@ type options struct {
 
 // Main runs the fake agent with command-line args and returns its exit code.
 func Main(args []string) int {
+	if len(args) > 0 && args[0] == "headless" {
+		return HeadlessMain(args[1:])
+	}
 	var o options
 	fs := flag.NewFlagSet("fake-agent", flag.ContinueOnError)
 	fs.StringVar(&o.script, "script", "", "script `file`")

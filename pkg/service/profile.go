@@ -23,6 +23,8 @@ func Profile(cfg *config.Config, name string) (agents.Profile, error) {
 		Nudge:          ac.Nudge,
 		CompactCommand: ac.CompactCommand,
 		Headless:       ac.Headless,
+		HeadlessResume: ac.HeadlessResume,
+		HeadlessFormat: ac.HeadlessFormat,
 		Runner:         ac.Runner,
 		Env:            ac.Env,
 		Secrets:        ac.Secrets,

@@ -1,0 +1,367 @@
+package headless
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// SupervisorMain is the body of `ace __headless SPECFILE`: it runs one turn of a headless agent and writes what
+// happened to the spec's status file. Its own stdout and stderr are the run's debug log.
+func SupervisorMain(args []string) int {
+	if len(args) != 1 {
+		fmt.Fprintln(os.Stderr, "usage: ace __headless SPECFILE")
+		return 2
+	}
+	spec, err := readSpec(args[0])
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "ace __headless: %v\n", err)
+		return 2
+	}
+	s := &supervisor{spec: spec, log: os.Stdout, status: Status{
+		Turn: spec.Turn, SupervisorPID: os.Getpid(), StartedAt: time.Now().UTC(), Outcome: OutcomeRunning,
+		SessionID: spec.SessionID,
+	}}
+	if err := s.run(); err != nil {
+		fmt.Fprintf(s.log, "ace __headless: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+type supervisor struct {
+	spec   *Spec
+	log    io.Writer
+	status Status
+	parser Parser
+
+	transcript *os.File
+	pending    [][]byte // stream lines read before the session id was known
+	stderr     tail
+}
+
+// line is one line of the agent's stdout or stderr.
+type line struct {
+	b      []byte
+	stderr bool
+}
+
+func (s *supervisor) run() error {
+	p, err := NewParser(s.spec.Format)
+	if err != nil {
+		return err
+	}
+	s.parser = p
+	if s.spec.SessionID != "" {
+		if err := s.openTranscript(s.spec.SessionID); err != nil {
+			return err
+		}
+	}
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+
+	cmd, lines, err := s.start()
+	if err != nil {
+		s.status.Outcome, s.status.ExitCode, s.status.Done = OutcomeStartFailed, 127, true
+		s.stderr.add([]byte(err.Error()))
+		s.status.StderrTail = s.stderr.String()
+		return errors.Join(err, s.save())
+	}
+	s.status.AgentPID = cmd.Process.Pid
+	if err := s.save(); err != nil {
+		fmt.Fprintf(s.log, "ace __headless: status: %v\n", err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+
+	idle := time.NewTimer(s.spec.IdleTimeout)
+	turn := time.NewTimer(s.spec.TurnTimeout)
+	defer idle.Stop()
+	defer turn.Stop()
+	var waitErr error
+	outcome := ""
+loop:
+	for {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				lines = nil // the streams closed; wait for the exit
+				continue
+			}
+			s.handle(l)
+			if !idle.Stop() {
+				select {
+				case <-idle.C:
+				default:
+				}
+			}
+			idle.Reset(s.spec.IdleTimeout)
+		case <-idle.C:
+			outcome = OutcomeIdleTimeout
+			fmt.Fprintf(s.log, "ace __headless: no output for %s: killing the agent\n", s.spec.IdleTimeout)
+			break loop
+		case <-turn.C:
+			outcome = OutcomeTurnTimeout
+			fmt.Fprintf(s.log, "ace __headless: the turn took longer than %s: killing the agent\n", s.spec.TurnTimeout)
+			break loop
+		case sig := <-sigs:
+			outcome = OutcomeStopped
+			fmt.Fprintf(s.log, "ace __headless: %s: stopping the agent\n", sig)
+			break loop
+		case waitErr = <-exited:
+			exited = nil
+			break loop
+		}
+	}
+	if outcome != "" {
+		waitErr = s.kill(cmd.Process.Pid, exited)
+	} else {
+		outcome = OutcomeExited
+		// Whatever the agent left behind in its group (codex's app-server daemon) goes with it.
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+	s.drain(lines)
+	s.finish(outcome, waitErr)
+	return s.save()
+}
+
+// start runs the agent in its own process group with the prompt on stdin and both output streams read line by
+// line into one channel.
+func (s *supervisor) start() (*exec.Cmd, <-chan line, error) {
+	cmd := exec.Command(s.spec.Argv[0], s.spec.Argv[1:]...)
+	cmd.Dir = s.spec.Dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return nil, nil, err
+	}
+	// *os.File outputs go straight to the child: Wait then waits for the process only, not for the pipes,
+	// which a grandchild could hold open forever.
+	cmd.Stdout, cmd.Stderr = outW, errW
+	err = cmd.Start()
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		outR.Close()
+		errR.Close()
+		return nil, nil, fmt.Errorf("start %s: %w", s.spec.Argv[0], err)
+	}
+	go func() {
+		_, _ = io.WriteString(stdin, s.spec.Prompt)
+		stdin.Close()
+	}()
+	lines := make(chan line, 64)
+	done := make(chan struct{}, 2)
+	read := func(r *os.File, isErr bool) {
+		defer func() { r.Close(); done <- struct{}{} }()
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 0, 64<<10), maxLine)
+		for sc.Scan() {
+			lines <- line{b: append([]byte(nil), sc.Bytes()...), stderr: isErr}
+		}
+	}
+	go read(outR, false)
+	go read(errR, true)
+	go func() { <-done; <-done; close(lines) }()
+	return cmd, lines, nil
+}
+
+// handle keeps one output line: the debug log gets every line, the transcript every stdout line.
+func (s *supervisor) handle(l line) {
+	if l.stderr {
+		fmt.Fprintf(s.log, "[stderr] %s\n", l.b)
+		s.stderr.add(l.b)
+		return
+	}
+	fmt.Fprintf(s.log, "[stdout] %s\n", l.b)
+	for _, e := range s.parser.Parse(l.b) {
+		s.event(e)
+	}
+	if s.transcript == nil {
+		s.pending = append(s.pending, l.b)
+		if sid := s.status.SessionID; sid != "" {
+			if err := s.openTranscript(sid); err != nil {
+				fmt.Fprintf(s.log, "ace __headless: transcript: %v\n", err)
+			}
+		}
+		return
+	}
+	s.write(l.b)
+}
+
+// event updates the status from one typed event; the status file is rewritten when the session becomes known.
+func (s *supervisor) event(e Event) {
+	s.status.Events++
+	switch e.Kind {
+	case KindRaw:
+		s.status.Raw++
+	case KindAssistant:
+		s.status.LastText = truncate(e.Text)
+	case KindResult:
+		s.status.ResultStatus, s.status.ResultError = e.Status, e.IsError
+		s.status.Usage.add(e.Usage)
+		if e.IsError && e.Text != "" {
+			s.status.LastText = truncate(e.Text)
+		}
+	case KindError:
+		if e.Text != "" {
+			s.stderr.add([]byte(e.Text))
+		}
+	}
+	if e.SessionID != "" && s.status.SessionID == "" {
+		s.status.SessionID = e.SessionID
+		if err := s.save(); err != nil {
+			fmt.Fprintf(s.log, "ace __headless: status: %v\n", err)
+		}
+	}
+}
+
+var safeID = regexp.MustCompile(`^[A-Za-z0-9._-]{1,128}$`)
+
+// openTranscript opens <dir>/<session id>.jsonl for appending and writes the lines read before it was known.
+func (s *supervisor) openTranscript(sid string) error {
+	if !safeID.MatchString(sid) || sid[0] == '.' {
+		return fmt.Errorf("session id %q is not usable as a file name", sid)
+	}
+	path := filepath.Join(s.spec.TranscriptDir, sid+".jsonl")
+	return s.openFile(path)
+}
+
+func (s *supervisor) openFile(path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	s.transcript = f
+	s.status.Transcript = path
+	for _, b := range s.pending {
+		s.write(b)
+	}
+	s.pending = nil
+	return nil
+}
+
+func (s *supervisor) write(b []byte) {
+	if _, err := s.transcript.Write(append(b, '\n')); err != nil {
+		fmt.Fprintf(s.log, "ace __headless: transcript: %v\n", err)
+	}
+}
+
+// kill ends the agent's process group: SIGTERM, then SIGKILL after the grace period.
+func (s *supervisor) kill(pid int, exited <-chan error) error {
+	_ = syscall.Kill(-pid, syscall.SIGTERM)
+	grace := s.spec.KillGrace
+	if grace <= 0 {
+		grace = 2 * time.Second
+	}
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case err := <-exited:
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
+		return err
+	case <-t.C:
+	}
+	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	return <-exited
+}
+
+// drain reads what is left of the output once the process group is gone. A process that left the group and
+// holds the pipes open is not waited for beyond a short bound.
+func (s *supervisor) drain(lines <-chan line) {
+	if lines == nil {
+		return
+	}
+	t := time.NewTimer(2 * time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				return
+			}
+			s.handle(l)
+		case <-t.C:
+			fmt.Fprintln(s.log, "ace __headless: output still open after the agent ended; not waiting for it")
+			return
+		}
+	}
+}
+
+// finish flushes the parser and the transcript and records how the turn ended.
+func (s *supervisor) finish(outcome string, waitErr error) {
+	for _, e := range s.parser.Flush() {
+		s.event(e)
+	}
+	if s.transcript == nil && len(s.pending) > 0 {
+		// The stream never named its session: keep it anyway, under the orphan name.
+		if s.spec.Orphan != "" {
+			if err := s.openFile(s.spec.Orphan); err != nil {
+				fmt.Fprintf(s.log, "ace __headless: transcript: %v\n", err)
+			}
+		}
+	}
+	if s.transcript != nil {
+		if err := s.transcript.Close(); err != nil {
+			fmt.Fprintf(s.log, "ace __headless: transcript: %v\n", err)
+		}
+	}
+	s.status.Outcome, s.status.Done = outcome, true
+	s.status.ExitCode = exitCode(waitErr)
+	s.status.StderrTail = s.stderr.String()
+	fmt.Fprintf(s.log, "ace __headless: turn %d ended: %s, exit %d\n", s.spec.Turn, outcome, s.status.ExitCode)
+}
+
+func (s *supervisor) save() error { return writeJSON(s.spec.StatusPath, s.status) }
+
+// exitCode maps Wait's error to a shell-style code: 128+N for a signal.
+func exitCode(err error) int {
+	if err == nil {
+		return 0
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal())
+		}
+		return ee.ExitCode()
+	}
+	return -1
+}
+
+// tail keeps the last tailSize bytes written to it, for the stderr excerpt of a failed turn.
+type tail struct{ b []byte }
+
+const tailSize = 2 << 10
+
+func (t *tail) add(p []byte) {
+	t.b = append(t.b, p...)
+	t.b = append(t.b, '\n')
+	if len(t.b) > tailSize {
+		t.b = append([]byte(nil), t.b[len(t.b)-tailSize:]...)
+	}
+}
+
+func (t *tail) String() string { return strings.ToValidUTF8(string(t.b), "") }
