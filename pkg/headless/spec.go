@@ -12,10 +12,12 @@ import (
 // Spec is one turn of a headless agent, as the engine hands it to the supervisor (`ace __headless SPECFILE`).
 // It never holds a secret: Argv starts with the env-file launcher, which alone reads them.
 type Spec struct {
-	Argv   []string `json:"argv"`
-	Dir    string   `json:"dir"`
-	Prompt string   `json:"prompt"` // written to the agent's stdin, never put in argv
-	Format string   `json:"format"` // claude, codex or gemini
+	Argv []string `json:"argv"`
+	// EnvFile is the launcher's env file in Argv: removed by the supervisor in case the launcher never ran.
+	EnvFile string `json:"env_file,omitempty"`
+	Dir     string `json:"dir"`
+	Prompt  string `json:"prompt"` // written to the agent's stdin, never put in argv
+	Format  string `json:"format"` // claude, codex or gemini
 	// TranscriptDir receives <session id>.jsonl, appended to by every turn of the conversation.
 	TranscriptDir string `json:"transcript_dir"`
 	// SessionID is the conversation this turn resumes ("" for the first turn).
@@ -45,6 +47,7 @@ type Status struct {
 	Turn          int       `json:"turn"`
 	SupervisorPID int       `json:"supervisor_pid"`
 	AgentPID      int       `json:"agent_pid,omitempty"`
+	AgentStart    uint64    `json:"agent_start,omitempty"`
 	SessionID     string    `json:"session_id,omitempty"`
 	Transcript    string    `json:"transcript,omitempty"`
 	StartedAt     time.Time `json:"started_at"`

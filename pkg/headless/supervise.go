@@ -70,13 +70,18 @@ func (s *supervisor) run() error {
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 
 	cmd, lines, err := s.start()
+	if s.spec.EnvFile != "" {
+		// The launcher deletes it as it starts; this covers an agent that never got that far.
+		defer os.Remove(s.spec.EnvFile)
+	}
 	if err != nil {
 		s.status.Outcome, s.status.ExitCode, s.status.Done = OutcomeStartFailed, 127, true
 		s.stderr.add([]byte(err.Error()))
 		s.status.StderrTail = s.stderr.String()
 		return errors.Join(err, s.save())
 	}
-	s.status.AgentPID = cmd.Process.Pid
+	agent := ProcOf(cmd.Process.Pid)
+	s.status.AgentPID, s.status.AgentStart = agent.PID, agent.Start
 	if err := s.save(); err != nil {
 		fmt.Fprintf(s.log, "ace __headless: status: %v\n", err)
 	}

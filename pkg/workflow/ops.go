@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/aceworks/ace/pkg/headless"
 	"github.com/aceworks/ace/pkg/store"
 )
 
@@ -30,6 +31,11 @@ func (e *Engine) Nudge(ctx context.Context, r *store.Run) error {
 	if err := e.requireSession(ctx, r); err != nil {
 		return err
 	}
+	if isExec(r) {
+		queueExec(r, e.nudgePrompt())
+		return e.o.Store.UpdateRun(ctx, r, &store.Event{Kind: "nudge", Step: r.Step,
+			Message: "nudge queued by hand (ace nudge): the next turn of the conversation carries it"})
+	}
 	if err := e.type_(ctx, r, e.nudgePrompt()); err != nil {
 		return fmt.Errorf("nudge: %w", err)
 	}
@@ -46,7 +52,7 @@ func (e *Engine) Send(ctx context.Context, r *store.Run, text string) error {
 	if err := e.Answer(ctx, r, "", text); err != nil {
 		return err
 	}
-	if before != r.Status {
+	if before != r.Status || isExec(r) {
 		return e.o.Store.UpdateRun(ctx, r, &store.Event{Kind: "transition", Step: r.Step, Message: "waiting_input → monitor"})
 	}
 	return nil
@@ -54,6 +60,9 @@ func (e *Engine) Send(ctx context.Context, r *store.Run, text string) error {
 
 // Screen returns the agent's current screen (plus historyLines lines of scrollback).
 func (e *Engine) Screen(ctx context.Context, r *store.Run, historyLines int) (string, error) {
+	if isExec(r) {
+		return "", fmt.Errorf("%s#%d: %w", r.Repo, r.Issue, ErrHeadless)
+	}
 	if err := e.requireSession(ctx, r); err != nil {
 		return "", err
 	}
@@ -61,6 +70,13 @@ func (e *Engine) Screen(ctx context.Context, r *store.Run, historyLines int) (st
 }
 
 func (e *Engine) requireSession(ctx context.Context, r *store.Run) error {
+	if isExec(r) {
+		// A headless run has no session to type into, only a conversation to continue with a new turn.
+		if r.AgentSessionID == "" && !headless.ParseProc(r.Vars[varExecProc]).Alive() {
+			return fmt.Errorf("%s#%d (no headless conversation yet): %w", r.Repo, r.Issue, ErrNoSession)
+		}
+		return nil
+	}
 	if r.Session == "" {
 		return fmt.Errorf("%s#%d: %w", r.Repo, r.Issue, ErrNoSession)
 	}

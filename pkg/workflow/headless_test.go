@@ -1,0 +1,227 @@
+package workflow_test
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aceworks/ace/pkg/config"
+	"github.com/aceworks/ace/pkg/gittest"
+	"github.com/aceworks/ace/pkg/headless"
+	"github.com/aceworks/ace/pkg/store"
+	"github.com/aceworks/ace/pkg/workflow"
+)
+
+const fakeSecret = "fake-agent-secret-value-42"
+
+// TestHeadlessIssueBecomesPullRequest runs issue 193 through the graph with the headless runner, once per stream
+// shape. While the agent runs, it snapshots every process's command line and checks it has its secret.
+func TestHeadlessIssueBecomesPullRequest(t *testing.T) {
+	for _, format := range []string{"claude", "codex", "gemini"} {
+		t.Run(format, func(t *testing.T) {
+			probe := t.TempDir()
+			script := `say Reading ACE_TASK.md.
+sh for f in /proc/[0-9]*/cmdline; do tr '\0' ' ' < $f 2>/dev/null; echo; done > ` + probe + `/cmdlines
+sh test -n "$FAKE_AGENT_KEY" && touch ` + probe + `/has-key
+` + workScript
+			w := newHeadlessWorld(t, format, script, nil)
+			r := w.run(workflow.UntilSettled)
+			if r.Status != store.StatusDone {
+				t.Fatalf("run ended %s at %s: %s\n%s", r.Status, r.Step, r.Error, w.eventLog(r))
+			}
+			if r.Runner != "exec" || r.Session != "" {
+				t.Errorf("runner %q session %q, want exec without tmux session", r.Runner, r.Session)
+			}
+			prs := w.gh.PRs(testRepo)
+			if len(prs) != 1 || !strings.Contains(prs[0].Body, "Closes #193") || prs[0].Head != r.Branch {
+				t.Fatalf("pull requests %+v, want one from %s closing #193", prs, r.Branch)
+			}
+			if got := gittest.Run(t, w.remote, "show", r.Branch+":GREETING.md"); got != "Hello from the fake agent!" {
+				t.Errorf("pushed GREETING.md = %q", got)
+			}
+			turns := w.turns()
+			if len(turns) != 1 || !strings.Contains(turns[0].Prompt, "ACE_TASK.md") || turns[0].SessionID != r.AgentSessionID {
+				t.Fatalf("turns %+v, want one with the task prompt in session %s", turns, r.AgentSessionID)
+			}
+			for _, a := range turns[0].Argv {
+				if strings.Contains(a, "ACE_TASK.md") {
+					t.Errorf("the prompt went into argv: %q", turns[0].Argv)
+				}
+			}
+			tr := w.transcript(r)
+			if tr.SessionID != r.AgentSessionID || tr.Raw != 0 || tr.Usage.OutputTokens == 0 {
+				t.Errorf("transcript session %q raw %d usage %+v", tr.SessionID, tr.Raw, tr.Usage)
+			}
+			var kinds []headless.Kind
+			for _, e := range tr.Events {
+				kinds = append(kinds, e.Kind)
+			}
+			for _, k := range []headless.Kind{headless.KindInit, headless.KindAssistant, headless.KindToolCall, headless.KindResult} {
+				if !slices.Contains(kinds, k) {
+					t.Errorf("transcript lacks a %s event: %v", k, kinds)
+				}
+			}
+			if _, err := os.Stat(filepath.Join(probe, "has-key")); err != nil {
+				t.Error("the agent did not get its secret in its environment")
+			}
+			cmdlines, err := os.ReadFile(filepath.Join(probe, "cmdlines"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(cmdlines), "demo-agent headless") || !strings.Contains(string(cmdlines), "__headless") {
+				t.Fatalf("the snapshot of command lines misses the agent or its supervisor:\n%s", cmdlines)
+			}
+			if strings.Contains(string(cmdlines), fakeSecret) || strings.Contains(string(cmdlines), botToken) {
+				t.Error("a secret appeared in a process's command line")
+			}
+			assertNoSecretOnDisk(t, w, r)
+			if headless.ParseProc(r.Vars["exec_proc"]).Alive() {
+				t.Error("the supervisor outlived the run")
+			}
+		})
+	}
+}
+
+// TestHeadlessSilentAgentKilledAtIdleTimeout: an agent that stops printing is killed at exec_idle_timeout, its
+// transcript so far is kept, and the failure is recorded on the run.
+func TestHeadlessSilentAgentKilledAtIdleTimeout(t *testing.T) {
+	w := newHeadlessWorld(t, "claude", "say Let me think about this.\nhang\n", func(c *config.Config) {
+		c.Monitor.ExecIdleTimeout = config.Duration{Duration: time.Second}
+		c.Monitor.MaxRestarts = 0
+	})
+	r := w.run(workflow.UntilSettled)
+	if r.Status != store.StatusFailed || !strings.Contains(r.Error, "monitor.exec_idle_timeout") {
+		t.Fatalf("run ended %s: %q, want failed on exec_idle_timeout", r.Status, r.Error)
+	}
+	log := w.eventLog(r)
+	if !strings.Contains(log, "agent-failed: turn 1: the agent was killed after 1s without output") {
+		t.Errorf("no failure event for the killed turn:\n%s", log)
+	}
+	if texts := assistantTexts(w.transcript(r)); !slices.Contains(texts, "Let me think about this.") {
+		t.Errorf("transcript lost what the agent said before it went silent: %q", texts)
+	}
+	status := w.statusComments()
+	if len(status) != 1 || !strings.Contains(status[0], "Let me think about this.") {
+		t.Errorf("status comment lacks the agent's last words: %q", status)
+	}
+	if !slices.Contains(w.labels(), "ace:failed") {
+		t.Errorf("labels %v lack ace:failed", w.labels())
+	}
+}
+
+// TestHeadlessCrashIsResumedThenFails: a non-zero exit is recorded with its stderr; the conversation is resumed
+// max_restarts times, then the run fails.
+func TestHeadlessCrashIsResumedThenFails(t *testing.T) {
+	w := newHeadlessWorld(t, "codex", "crash 3\ncrash 4\n", func(c *config.Config) { c.Monitor.MaxRestarts = 1 })
+	r := w.run(workflow.UntilSettled)
+	if r.Status != store.StatusFailed || r.Restarts != 1 || !strings.Contains(r.Error, "exited with status 4") {
+		t.Fatalf("run ended %s after %d restarts: %q", r.Status, r.Restarts, r.Error)
+	}
+	log := w.eventLog(r)
+	if !strings.Contains(log, "turn 1: the agent exited with status 3; stderr:\nfatal: scripted crash (exit 3)") {
+		t.Errorf("the crash's stderr was not recorded:\n%s", log)
+	}
+	turns := w.turns()
+	if len(turns) != 2 || turns[1].SessionID != turns[0].SessionID || !slices.Contains(turns[1].Argv, "resume") {
+		t.Errorf("turns %+v, want the second to resume the first's conversation", turns)
+	}
+}
+
+// TestHeadlessIdleTurnIsNudged: a turn that ends without .ace/DONE is idleness: the next turn resumes the same
+// conversation with the nudge.
+func TestHeadlessIdleTurnIsNudged(t *testing.T) {
+	w := newHeadlessWorld(t, "gemini", "say Thinking.\nidle\n"+workScript, nil)
+	r := w.run(workflow.UntilSettled)
+	if r.Status != store.StatusDone || r.Nudges != 1 {
+		t.Fatalf("run ended %s with %d nudges (%s), want done after 1", r.Status, r.Nudges, r.Error)
+	}
+	turns := w.turns()
+	if len(turns) != 2 || !strings.HasPrefix(turns[1].Prompt, w.cfg.Monitor.Nudge) || turns[1].SessionID != r.AgentSessionID ||
+		!slices.Contains(turns[1].Argv, "--resume") {
+		t.Fatalf("turns %+v, want the task then a nudge resuming %s", turns, r.AgentSessionID)
+	}
+	inits := 0
+	for _, e := range w.transcript(r).Events {
+		if e.Kind == headless.KindInit {
+			inits++
+		}
+	}
+	if inits != 2 {
+		t.Errorf("transcript has %d turns, want both appended to one file", inits)
+	}
+}
+
+// TestHeadlessQuestionAnswerResumesSession: a question goes to the issue; the human's answer is the next turn of
+// the same conversation.
+func TestHeadlessQuestionAnswerResumesSession(t *testing.T) {
+	script := `question Should the greeting be formal or casual?
+write GREETING.md Good day.\n
+sh git add GREETING.md && git commit -q -m "Add formal GREETING.md"
+done Added a formal greeting as asked.
+`
+	w := newHeadlessWorld(t, "claude", script, nil)
+	r := w.run(workflow.UntilSettled)
+	if r.Status != store.StatusWaitingInput {
+		t.Fatalf("run ended %s at %s (%s), want waiting_input", r.Status, r.Step, r.Error)
+	}
+	first := r.AgentSessionID
+	answer := "Formal, please: \"Good day.\" — and keep it $(short)."
+	w.gh.AddComment(testRepo, testIssue, "alice", answer)
+	r = w.run(workflow.UntilSettled)
+	if r.Status != store.StatusDone {
+		t.Fatalf("after the answer the run ended %s at %s: %s", r.Status, r.Step, r.Error)
+	}
+	turns := w.turns()
+	if len(turns) != 2 || turns[1].Prompt != answer {
+		t.Fatalf("turns %+v, want the answer byte-exact as the second", turns)
+	}
+	if first == "" || r.AgentSessionID != first || turns[1].SessionID != first || !slices.Contains(turns[1].Argv, first) {
+		t.Fatalf("session %q then %q, second argv %q: the answer did not resume the conversation", first, r.AgentSessionID, turns[1].Argv)
+	}
+}
+
+// TestHeadlessRestartReattaches: ace goes away mid-turn; a new engine over the same root finds the supervisor
+// still running, waits for the turn and finishes the run, without starting the agent again.
+func TestHeadlessRestartReattaches(t *testing.T) {
+	gate := filepath.Join(t.TempDir(), "go")
+	script := "say Working on it.\nsh while [ ! -e " + gate + " ]; do sleep 0.05; done\n" + workScript
+	w := newHeadlessWorld(t, "codex", script, nil)
+	r := w.run(workflow.UntilMonitoring)
+	proc := headless.ParseProc(r.Vars["exec_proc"])
+	if r.Step != "monitor" || !proc.Alive() {
+		t.Fatalf("run at %s, supervisor %v alive=%v", r.Step, proc, proc.Alive())
+	}
+	if err := w.svc.Close(); err != nil {
+		t.Fatal(err)
+	}
+	w.open() // a new ace process, as far as the engine can tell: new store handle, tracker, engine
+	if !proc.Alive() {
+		t.Fatal("the supervisor did not survive its ace")
+	}
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r = w.run(workflow.UntilSettled)
+	if r.Status != store.StatusDone {
+		t.Fatalf("run ended %s at %s: %s\n%s", r.Status, r.Step, r.Error, w.eventLog(r))
+	}
+	if n := len(w.turns()); n != 1 {
+		t.Errorf("the agent was started %d times, want once", n)
+	}
+	if len(w.gh.PRs(testRepo)) != 1 {
+		t.Errorf("%d pull requests, want 1", len(w.gh.PRs(testRepo)))
+	}
+}
+
+func assistantTexts(tr *headless.Transcript) []string {
+	var out []string
+	for _, e := range tr.Events {
+		if e.Kind == headless.KindAssistant {
+			out = append(out, e.Text)
+		}
+	}
+	return out
+}
