@@ -168,9 +168,11 @@ func (h *headlessAgent) do(act action, sigs chan os.Signal) (code int, exit, end
 	return 0, false, false
 }
 
+// emit prints one stream line; like the real (Node) CLIs it leaves <, > and & unescaped.
 func (h *headlessAgent) emit(v any) {
-	b, _ := json.Marshal(v)
-	fmt.Fprintf(h.out, "%s\n", b)
+	enc := json.NewEncoder(h.out)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
 }
 
 func (h *headlessAgent) emitInit() {

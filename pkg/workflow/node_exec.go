@@ -170,13 +170,19 @@ func (e *Engine) execTurn(ctx context.Context, r *store.Run, prompt string) erro
 
 // execRunning is the monitor's first look at a headless run: while a turn runs, nothing else is decided (the
 // agent may still be writing .ace/DONE or its last commit); only monitor.timeout can end it. busy is false for
-// tmux runs and once the turn is over.
+// tmux runs and once the turn is over, which it records once as a run event.
 func (e *Engine) execRunning(ctx context.Context, r *store.Run) (res Result, busy bool, err error) {
 	if !isExec(r) {
 		return Result{}, false, nil
 	}
 	st := e.execStatus(ctx, r)
 	if !headless.ParseProc(r.Vars[varExecProc]).Alive() || st != nil && st.Done {
+		if r.Vars[varExecSeen] != r.Vars[varExecTurn] {
+			e.recordTurnEnd(ctx, r, st)
+			r.Vars[varExecSeen] = r.Vars[varExecTurn]
+			// A supervisor that died without finishing may have left the agent running.
+			e.killAgent(st)
+		}
 		return Result{}, false, nil
 	}
 	m := e.cfg.Monitor
@@ -213,13 +219,7 @@ func (e *Engine) execStatus(ctx context.Context, r *store.Run) *headless.Status 
 // a clean end is idleness (nudge, then a human); a crash, a timeout or a lost supervisor is an exit (finalize
 // what is there, else resume a bounded number of times, else fail).
 func (e *Engine) execTurnEnded(ctx context.Context, r *store.Run) (Result, error) {
-	st := e.execStatus(ctx, r)
-	if r.Vars[varExecSeen] != r.Vars[varExecTurn] {
-		e.recordTurnEnd(ctx, r, st)
-		r.Vars[varExecSeen] = r.Vars[varExecTurn]
-		// A supervisor that died without finishing may have left the agent running.
-		e.killAgent(st)
-	}
+	st := e.execStatus(ctx, r) // execRunning, just before, recorded how the turn ended
 	interval := e.cfg.Monitor.Interval.Duration
 	if p := r.Vars[varExecPending]; p != "" {
 		if err := e.execTurn(ctx, r, p); err != nil {

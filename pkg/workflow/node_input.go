@@ -105,7 +105,11 @@ func (e *Engine) Answer(ctx context.Context, r *store.Run, who, answer string) e
 	if who != "" {
 		src = "@" + who
 	}
-	e.event(ctx, r, "answer", "answer from "+src+" typed into the session")
+	how := "typed into the session"
+	if isExec(r) {
+		how = "queued as the next turn of the conversation"
+	}
+	e.event(ctx, r, "answer", "answer from "+src+" "+how)
 	return nil
 }
 

@@ -32,15 +32,31 @@ func (e *Engine) Nudge(ctx context.Context, r *store.Run) error {
 		return err
 	}
 	if isExec(r) {
-		queueExec(r, e.nudgePrompt())
-		return e.o.Store.UpdateRun(ctx, r, &store.Event{Kind: "nudge", Step: r.Step,
-			Message: "nudge queued by hand (ace nudge): the next turn of the conversation carries it"})
+		return e.nudgeExec(ctx, r)
 	}
 	if err := e.type_(ctx, r, e.nudgePrompt()); err != nil {
 		return fmt.Errorf("nudge: %w", err)
 	}
 	e.event(ctx, r, "nudge", "nudged by hand (ace nudge)")
 	return nil
+}
+
+// nudgeExec queues the nudge as the next turn of a headless run. The run may be driven by another process at the
+// same time (ace poll): a conflicting write is retried on the fresh run.
+func (e *Engine) nudgeExec(ctx context.Context, r *store.Run) error {
+	for attempt := 0; ; attempt++ {
+		queueExec(r, e.nudgePrompt())
+		err := e.o.Store.UpdateRun(ctx, r, &store.Event{Kind: "nudge", Step: r.Step,
+			Message: "nudge queued by hand (ace nudge): the next turn of the conversation carries it"})
+		if !errors.Is(err, store.ErrConflict) || attempt == 3 {
+			return err
+		}
+		fresh, gerr := e.o.Store.GetRun(ctx, r.ID)
+		if gerr != nil {
+			return fmt.Errorf("reload run %d: %w", r.ID, gerr)
+		}
+		*r = *fresh
+	}
 }
 
 // Send types text into the agent's session exactly as given. A run waiting for input resumes monitoring.
