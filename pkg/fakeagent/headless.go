@@ -25,7 +25,7 @@ import (
 //
 // In a turn: say, busy/sleep, write, append and sh work as in the terminal agent (tool calls in the stream);
 // done and question write the protocol files and end the turn; idle and --- end it; hang stays silent until
-// killed; crash CODE prints to stderr and exits with CODE.
+// killed; crash CODE prints to stderr and exits with CODE; warn TEXT prints TEXT, $VARIABLES expanded, to stderr.
 func HeadlessMain(args []string) int {
 	h := &headlessAgent{argv: args, out: os.Stdout}
 	for i := 0; i < len(args); i++ {
@@ -153,6 +153,8 @@ func (h *headlessAgent) do(act action, sigs chan os.Signal) (code int, exit, end
 		}
 		h.say("I need a decision: " + act.arg)
 		return 0, false, true
+	case "warn":
+		fmt.Fprintln(os.Stderr, os.ExpandEnv(act.arg))
 	case "hang":
 		// Silent: no output at all until killed, like a CLI stuck on a network call.
 		<-sigs

@@ -10,14 +10,16 @@ import (
 )
 
 // Spec is one turn of a headless agent, as the engine hands it to the supervisor (`ace __headless SPECFILE`).
-// It never holds a secret: Argv starts with the env-file launcher, which alone reads them.
+// It never holds a secret: those travel in SecretsFile, the same 0600 read-once env file `ace __launch` reads.
 type Spec struct {
-	Argv []string `json:"argv"`
-	// EnvFile is the launcher's env file in Argv: removed by the supervisor in case the launcher never ran.
-	EnvFile string `json:"env_file,omitempty"`
-	Dir     string `json:"dir"`
-	Prompt  string `json:"prompt"` // written to the agent's stdin, never put in argv
-	Format  string `json:"format"` // claude, codex or gemini
+	Argv []string          `json:"argv"`
+	Env  map[string]string `json:"env,omitempty"` // plain variables added to the agent's environment
+	// SecretsFile holds the agent's secret variables (tmuxops.WriteEnvFile); the supervisor reads and deletes it,
+	// puts them in the agent's environment only, and redacts their values from everything it writes.
+	SecretsFile string `json:"secrets_file,omitempty"`
+	Dir         string `json:"dir"`
+	Prompt      string `json:"prompt"` // written to the agent's stdin, never put in argv
+	Format      string `json:"format"` // claude, codex or gemini
 	// TranscriptDir receives <session id>.jsonl, appended to by every turn of the conversation.
 	TranscriptDir string `json:"transcript_dir"`
 	// SessionID is the conversation this turn resumes ("" for the first turn).

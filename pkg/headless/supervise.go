@@ -2,6 +2,7 @@ package headless
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -44,6 +45,7 @@ type supervisor struct {
 	status Status
 	parser Parser
 
+	redact     *strings.Replacer // secret values → [redacted]
 	transcript *os.File
 	pending    [][]byte // stream lines read before the session id was known
 	stderr     tail
@@ -69,11 +71,12 @@ func (s *supervisor) run() error {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 
-	cmd, lines, err := s.start()
-	if s.spec.EnvFile != "" {
-		// The launcher deletes it as it starts; this covers an agent that never got that far.
-		defer os.Remove(s.spec.EnvFile)
+	secrets, err := readSecrets(s.spec.SecretsFile)
+	if err != nil {
+		return err
 	}
+	s.redact = redactor(secrets)
+	cmd, lines, err := s.start(secrets)
 	if err != nil {
 		s.status.Outcome, s.status.ExitCode, s.status.Done = OutcomeStartFailed, 127, true
 		s.stderr.add([]byte(err.Error()))
@@ -141,9 +144,17 @@ loop:
 
 // start runs the agent in its own process group with the prompt on stdin and both output streams read line by
 // line into one channel.
-func (s *supervisor) start() (*exec.Cmd, <-chan line, error) {
+func (s *supervisor) start(secrets map[string]string) (*exec.Cmd, <-chan line, error) {
 	cmd := exec.Command(s.spec.Argv[0], s.spec.Argv[1:]...)
 	cmd.Dir = s.spec.Dir
+	// The environment, not argv: /proc/<pid>/environ is readable by the same user only, like the env file.
+	cmd.Env = os.Environ()
+	for k, v := range s.spec.Env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	for k, v := range secrets {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -192,6 +203,7 @@ func (s *supervisor) start() (*exec.Cmd, <-chan line, error) {
 
 // handle keeps one output line: the debug log gets every line, the transcript every stdout line.
 func (s *supervisor) handle(l line) {
+	l.b = []byte(s.redact.Replace(string(l.b)))
 	if l.stderr {
 		fmt.Fprintf(s.log, "[stderr] %s\n", l.b)
 		s.stderr.add(l.b)
@@ -337,6 +349,35 @@ func (s *supervisor) finish(outcome string, waitErr error) {
 	s.status.ExitCode = exitCode(waitErr)
 	s.status.StderrTail = s.stderr.String()
 	fmt.Fprintf(s.log, "ace __headless: turn %d ended: %s, exit %d\n", s.spec.Turn, outcome, s.status.ExitCode)
+}
+
+// readSecrets reads and deletes the secrets file ("" = no secrets).
+func readSecrets(path string) (map[string]string, error) {
+	if path == "" {
+		return nil, nil
+	}
+	b, err := os.ReadFile(path)
+	os.Remove(path)
+	if err != nil {
+		return nil, fmt.Errorf("read the secrets file: %w", err)
+	}
+	var m map[string]string
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("secrets file: %w", err)
+	}
+	return m, nil
+}
+
+// redactor replaces secret values in agent output. Values shorter than 4 bytes are left alone: replacing "1"
+// everywhere would destroy the transcript and protect nothing.
+func redactor(secrets map[string]string) *strings.Replacer {
+	var pairs []string
+	for _, v := range secrets {
+		if len(v) >= 4 {
+			pairs = append(pairs, v, "[redacted]")
+		}
+	}
+	return strings.NewReplacer(pairs...)
 }
 
 func (s *supervisor) save() error { return writeJSON(s.spec.StatusPath, s.status) }

@@ -225,3 +225,32 @@ func assistantTexts(tr *headless.Transcript) []string {
 	}
 	return out
 }
+
+// TestHeadlessSecretsRedacted: an agent that prints its secret (in a tool result and on stderr) does not get it
+// into the transcript, the debug log, the run's events or the issue.
+func TestHeadlessSecretsRedacted(t *testing.T) {
+	script := "sh echo key=$FAKE_AGENT_KEY\nwarn key=$FAKE_AGENT_KEY\ncrash 2\n"
+	w := newHeadlessWorld(t, "gemini", script, func(c *config.Config) { c.Monitor.MaxRestarts = 0 })
+	r := w.run(workflow.UntilSettled)
+	if r.Status != store.StatusFailed {
+		t.Fatalf("run ended %s: %s", r.Status, r.Error)
+	}
+	var out string
+	for _, e := range w.transcript(r).Events {
+		if e.Kind == headless.KindToolResult {
+			out = e.Output
+		}
+	}
+	if strings.TrimSpace(out) != "key=[redacted]" {
+		t.Errorf("tool output %q, want the secret redacted", out)
+	}
+	if log := w.eventLog(r); !strings.Contains(log, "stderr:\nkey=[redacted]") {
+		t.Errorf("stderr not recorded, or not redacted:\n%s", log)
+	}
+	for _, c := range w.gh.Comments(testRepo, testIssue) {
+		if strings.Contains(c.Body, fakeSecret) {
+			t.Errorf("secret in an issue comment: %q", c.Body)
+		}
+	}
+	assertNoSecretOnDisk(t, w, r)
+}

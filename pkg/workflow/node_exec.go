@@ -114,11 +114,8 @@ func (e *Engine) execTurn(ctx context.Context, r *store.Run, prompt string) erro
 	if err != nil {
 		return err
 	}
-	for k, v := range secrets {
-		env[k] = v
-	}
 	runtimeDir := filepath.Join(e.o.Root, "run")
-	envFile, err := tmuxops.WriteEnvFile(runtimeDir, env)
+	secretsFile, err := tmuxops.WriteEnvFile(runtimeDir, secrets)
 	if err != nil {
 		return fmt.Errorf("agent environment: %w", err)
 	}
@@ -128,19 +125,20 @@ func (e *Engine) execTurn(ctx context.Context, r *store.Run, prompt string) erro
 	status := e.execStatusPath(r)
 	for _, dir := range []string{logDir, filepath.Dir(status)} {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
-			os.Remove(envFile)
+			os.Remove(secretsFile)
 			return fmt.Errorf("create %s: %w", dir, err)
 		}
 	}
 	// A status left by the previous turn must not be read as this one's.
 	if err := os.Remove(status); err != nil && !errors.Is(err, os.ErrNotExist) {
-		os.Remove(envFile)
+		os.Remove(secretsFile)
 		return fmt.Errorf("clear the previous turn's status: %w", err)
 	}
 	m := e.cfg.Monitor
 	spec := headless.Spec{
-		Argv:          append(append(append([]string{}, e.o.Launcher...), envFile, "--"), argv...),
-		EnvFile:       envFile,
+		Argv:          argv,
+		Env:           env,
+		SecretsFile:   secretsFile,
 		Dir:           r.Workdir,
 		Prompt:        prompt,
 		Format:        prof.HeadlessFormat,
@@ -154,7 +152,7 @@ func (e *Engine) execTurn(ctx context.Context, r *store.Run, prompt string) erro
 	}
 	proc, err := headless.Start(e.o.Supervisor, spec, runtimeDir, filepath.Join(logDir, execName(r)+".debug.log"))
 	if err != nil {
-		os.Remove(envFile)
+		os.Remove(secretsFile)
 		return err
 	}
 	r.Vars[varExecProc] = proc.String()
