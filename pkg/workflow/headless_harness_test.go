@@ -113,3 +113,20 @@ func (w *world) eventLog(r *store.Run) string {
 	}
 	return b.String()
 }
+
+// waitAgent returns the current turn's status once the agent has said its session id (the deadline only bounds
+// a hung test).
+func (w *world) waitAgent(r *store.Run) *headless.Status {
+	w.t.Helper()
+	path := filepath.Join(w.cfg.Workspace.Root, "run", "headless", fmt.Sprintf("ace-widgets-%d-run%d.status.json", r.Issue, r.ID))
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if st, err := headless.ReadStatus(path); err == nil && st.SessionID != "" && st.AgentPID != 0 {
+			return st
+		}
+		if time.Now().After(deadline) {
+			w.t.Fatalf("no running agent in %s", path)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

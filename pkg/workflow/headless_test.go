@@ -2,9 +2,11 @@ package workflow_test
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -253,4 +255,63 @@ func TestHeadlessSecretsRedacted(t *testing.T) {
 		}
 	}
 	assertNoSecretOnDisk(t, w, r)
+}
+
+// TestHeadlessMissingCLIFailsWithInstallCommand: a headless agent whose CLI is not installed fails at once with
+// the command that installs it.
+func TestHeadlessMissingCLIFailsWithInstallCommand(t *testing.T) {
+	if _, err := exec.LookPath("claude"); err == nil {
+		t.Skip("claude is installed here")
+	}
+	w := newHeadlessWorld(t, "claude", "done nothing\n", func(c *config.Config) {
+		a := c.Agents["fake"]
+		a.Headless = "claude -p --output-format stream-json --verbose"
+		c.Agents["fake"] = a
+	})
+	r := w.run(workflow.UntilSettled)
+	if r.Status != store.StatusFailed || !strings.Contains(r.Error, "claude not found; install it with: npm install -g @anthropic-ai/claude-code") {
+		t.Fatalf("run ended %s: %q", r.Status, r.Error)
+	}
+}
+
+// TestHeadlessClosedIssueStopsAgent: cancelling a headless run ends its supervisor and agent.
+func TestHeadlessClosedIssueStopsAgent(t *testing.T) {
+	w := newHeadlessWorld(t, "claude", "say Working.\nhang\n", nil)
+	r := w.run(workflow.UntilMonitoring)
+	st := w.waitAgent(r)
+	w.gh.Close(testRepo, testIssue)
+	r = w.run(workflow.UntilSettled)
+	if r.Status != store.StatusCancelled {
+		t.Fatalf("run ended %s (%s), want cancelled", r.Status, r.Error)
+	}
+	if headless.ParseProc(r.Vars["exec_proc"]).Alive() || (headless.Proc{PID: st.AgentPID, Start: st.AgentStart}).Alive() {
+		t.Error("the supervisor or the agent outlived the cancelled run")
+	}
+}
+
+// TestHeadlessLostSupervisor: a supervisor killed with SIGKILL leaves its agent running and no end status; the
+// monitor ends that agent by PID and resumes the conversation.
+func TestHeadlessLostSupervisor(t *testing.T) {
+	gate := filepath.Join(t.TempDir(), "never")
+	script := "say Working.\nsh while [ ! -e " + gate + " ]; do sleep 0.05; done\n" + workScript
+	w := newHeadlessWorld(t, "codex", script, func(c *config.Config) { c.Monitor.MaxRestarts = 1 })
+	r := w.run(workflow.UntilMonitoring)
+	st := w.waitAgent(r)
+	if err := headless.ParseProc(r.Vars["exec_proc"]).Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	r = w.run(workflow.UntilSettled)
+	if r.Status != store.StatusDone || r.Restarts != 1 {
+		t.Fatalf("run ended %s after %d restarts: %s\n%s", r.Status, r.Restarts, r.Error, w.eventLog(r))
+	}
+	if (headless.Proc{PID: st.AgentPID, Start: st.AgentStart}).Alive() {
+		t.Error("the orphaned agent was not ended")
+	}
+	if log := w.eventLog(r); !strings.Contains(log, "turn 1: the headless supervisor disappeared before the turn ended") {
+		t.Errorf("the lost supervisor was not recorded:\n%s", log)
+	}
+	turns := w.turns()
+	if len(turns) != 2 || turns[1].SessionID != turns[0].SessionID {
+		t.Errorf("turns %+v, want the second to resume the first's conversation", turns)
+	}
 }
