@@ -92,15 +92,24 @@ func ProcOf(pid int) Proc {
 
 // Start launches the supervisor for spec, detached from ace: a session and process group of its own, stdin
 // from /dev/null and its output appended to debugLog, so that it outlives the ace process that started it and
-// a later one can find it by its Proc. supervisor is the argv prefix of `ace __headless`; the spec goes through
-// a 0600 file in runtimeDir that the supervisor reads and deletes.
-func Start(supervisor []string, spec Spec, runtimeDir, debugLog string) (Proc, error) {
+// a later one can find it (Running on lockPath, its Proc in the status). supervisor is the argv prefix of
+// `ace __headless`; the spec goes through a 0600 file in runtimeDir that the supervisor reads and deletes.
+func Start(supervisor []string, spec Spec, runtimeDir, debugLog, lockPath string) (Proc, error) {
 	if len(supervisor) == 0 {
 		return Proc{}, errors.New("headless: no supervisor command")
 	}
 	if err := os.MkdirAll(runtimeDir, 0o700); err != nil {
 		return Proc{}, err
 	}
+	lock, held, err := tryLock(lockPath)
+	if err != nil {
+		return Proc{}, err
+	}
+	if held {
+		return Proc{}, ErrRunning
+	}
+	// The supervisor has its own copy of the locked file; this one goes whatever happens.
+	defer lock.Close()
 	b, err := json.Marshal(spec)
 	if err != nil {
 		return Proc{}, err
@@ -124,6 +133,7 @@ func Start(supervisor []string, spec Spec, runtimeDir, debugLog string) (Proc, e
 	cmd := exec.Command(supervisor[0], append(append([]string{}, supervisor[1:]...), f.Name())...)
 	cmd.Dir = spec.Dir
 	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.ExtraFiles = []*os.File{lock} // fd 3: lockFD
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
 		os.Remove(f.Name())

@@ -46,23 +46,24 @@ const (
 
 // Status is what the supervisor tells the engine about a turn, rewritten atomically as the turn goes.
 type Status struct {
-	Turn          int       `json:"turn"`
-	SupervisorPID int       `json:"supervisor_pid"`
-	AgentPID      int       `json:"agent_pid,omitempty"`
-	AgentStart    uint64    `json:"agent_start,omitempty"`
-	SessionID     string    `json:"session_id,omitempty"`
-	Transcript    string    `json:"transcript,omitempty"`
-	StartedAt     time.Time `json:"started_at"`
-	Outcome       string    `json:"outcome"`
-	Done          bool      `json:"done"` // the turn is over and the agent's process group is gone
-	ExitCode      int       `json:"exit_code"`
-	StderrTail    string    `json:"stderr_tail,omitempty"`
-	ResultStatus  string    `json:"result_status,omitempty"` // status of the stream's result event
-	ResultError   bool      `json:"result_error,omitempty"`
-	LastText      string    `json:"last_text,omitempty"` // the last assistant message, for a human to read
-	Events        int       `json:"events"`
-	Raw           int       `json:"raw"`
-	Usage         Usage     `json:"usage"`
+	Turn            int       `json:"turn"`
+	SupervisorPID   int       `json:"supervisor_pid"`
+	SupervisorStart uint64    `json:"supervisor_start"`
+	AgentPID        int       `json:"agent_pid,omitempty"`
+	AgentStart      uint64    `json:"agent_start,omitempty"`
+	SessionID       string    `json:"session_id,omitempty"`
+	Transcript      string    `json:"transcript,omitempty"`
+	StartedAt       time.Time `json:"started_at"`
+	Outcome         string    `json:"outcome"`
+	Done            bool      `json:"done"` // the turn is over and the agent's process group is gone
+	ExitCode        int       `json:"exit_code"`
+	StderrTail      string    `json:"stderr_tail,omitempty"`
+	ResultStatus    string    `json:"result_status,omitempty"` // status of the stream's result event
+	ResultError     bool      `json:"result_error,omitempty"`
+	LastText        string    `json:"last_text,omitempty"` // the last assistant message, for a human to read
+	Events          int       `json:"events"`
+	Raw             int       `json:"raw"`
+	Usage           Usage     `json:"usage"`
 }
 
 // ReadStatus reads a status file; os.ErrNotExist when the supervisor has not written one yet.

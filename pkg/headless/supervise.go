@@ -23,13 +23,17 @@ func SupervisorMain(args []string) int {
 		fmt.Fprintln(os.Stderr, "usage: ace __headless SPECFILE")
 		return 2
 	}
+	// The turn lock arrives as fd 3 and must stay with the supervisor alone: an agent that inherited it would
+	// keep the run "running" after its supervisor is gone.
+	syscall.CloseOnExec(lockFD)
 	spec, err := readSpec(args[0])
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "ace __headless: %v\n", err)
 		return 2
 	}
+	self := ProcOf(os.Getpid())
 	s := &supervisor{spec: spec, log: os.Stdout, status: Status{
-		Turn: spec.Turn, SupervisorPID: os.Getpid(), StartedAt: time.Now().UTC(), Outcome: OutcomeRunning,
+		Turn: spec.Turn, SupervisorPID: self.PID, SupervisorStart: self.Start, StartedAt: time.Now().UTC(), Outcome: OutcomeRunning,
 		SessionID: spec.SessionID,
 	}}
 	if err := s.run(); err != nil {

@@ -79,7 +79,7 @@ func (tu *turn) start() headless.Proc {
 		}
 	}
 	exe, _ := os.Executable()
-	p, err := headless.Start([]string{exe, "__headless"}, tu.spec, filepath.Join(tu.dir, "run"), filepath.Join(tu.dir, "debug.log"))
+	p, err := headless.Start([]string{exe, "__headless"}, tu.spec, filepath.Join(tu.dir, "run"), filepath.Join(tu.dir, "debug.log"), tu.lock())
 	if err != nil {
 		tu.t.Fatal(err)
 	}
@@ -91,6 +91,8 @@ func (tu *turn) start() headless.Proc {
 	})
 	return p
 }
+
+func (tu *turn) lock() string { return filepath.Join(tu.dir, "turn.lock") }
 
 // wait returns the status once the supervisor has ended (not a timing assertion: the deadline only bounds a hung test).
 func (tu *turn) wait(p headless.Proc) *headless.Status {
@@ -262,10 +264,20 @@ func TestSupervisorStopKillsAgent(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 		st, _ = headless.ReadStatus(tu.spec.StatusPath)
 	}
+	if running, err := headless.Running(tu.lock()); err != nil || !running {
+		t.Fatalf("Running = %v, %v while the supervisor runs", running, err)
+	}
+	exe, _ := os.Executable()
+	if _, err := headless.Start([]string{exe, "__headless"}, tu.spec, tu.dir, filepath.Join(tu.dir, "debug.log"), tu.lock()); !errors.Is(err, headless.ErrRunning) {
+		t.Fatalf("a second supervisor for the same lock: %v, want ErrRunning", err)
+	}
 	if err := p.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	st = tu.wait(p)
+	if running, err := headless.Running(tu.lock()); err != nil || running {
+		t.Errorf("Running = %v, %v after the supervisor ended", running, err)
+	}
 	if st.Outcome != headless.OutcomeStopped {
 		t.Errorf("outcome %q, want stopped", st.Outcome)
 	}

@@ -1,6 +1,7 @@
 package workflow_test
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -313,5 +314,92 @@ func TestHeadlessLostSupervisor(t *testing.T) {
 	turns := w.turns()
 	if len(turns) != 2 || turns[1].SessionID != turns[0].SessionID {
 		t.Errorf("turns %+v, want the second to resume the first's conversation", turns)
+	}
+}
+
+// TestHeadlessKilledAceResumes SIGKILLs `ace run` (a real process) as soon as it reaches start_session or monitor
+// and runs it again: the supervisor survives its ace, the second ace adopts it (even one whose PID the first never
+// saved) and the agent is started exactly once.
+func TestHeadlessKilledAceResumes(t *testing.T) {
+	order := map[string]int{"claim": 0, "prepare_workspace": 1, "write_task": 2, "start_session": 3, "monitor": 4,
+		"finalize": 5, "report": 6, "done": 7}
+	for _, killAt := range []string{"start_session", "monitor"} {
+		t.Run(killAt, func(t *testing.T) {
+			gate := filepath.Join(t.TempDir(), "go")
+			w := newHeadlessWorld(t, "claude", "sh while [ ! -e "+gate+" ]; do sleep 0.05; done\n"+workScript, nil)
+			ctx := context.Background()
+			cmd := w.aceCmd("run", "--issue", "193")
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			var r *store.Run
+			deadline := time.Now().Add(60 * time.Second)
+			for time.Now().Before(deadline) {
+				var err error
+				if r, err = w.svc.Store.LatestRun(ctx, testRepo, testIssue); err == nil && order[r.Step] >= order[killAt] {
+					break
+				}
+				r = nil
+				time.Sleep(2 * time.Millisecond)
+			}
+			_ = cmd.Process.Signal(syscall.SIGKILL)
+			_ = cmd.Wait()
+			if r == nil {
+				t.Fatalf("never reached %s", killAt)
+			}
+			if killAt == "monitor" {
+				st := w.waitAgent(r)
+				if !(headless.Proc{PID: st.SupervisorPID, Start: st.SupervisorStart}).Alive() {
+					t.Fatal("the supervisor died with its ace")
+				}
+			}
+			if err := os.WriteFile(gate, nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			out, err := w.aceCmd("run", "--issue", "193").CombinedOutput()
+			if err != nil {
+				t.Fatalf("second ace run: %v\n%s", err, out)
+			}
+			r, err = w.svc.Store.LatestRun(ctx, testRepo, testIssue)
+			if err != nil || r.Status != store.StatusDone {
+				t.Fatalf("run %+v %v\n%s", r, err, out)
+			}
+			if n := len(w.turns()); n != 1 {
+				t.Errorf("the agent was started %d times, want once", n)
+			}
+			if n := len(w.gh.PRs(testRepo)); n != 1 {
+				t.Errorf("%d pull requests, want 1", n)
+			}
+		})
+	}
+}
+
+// TestHeadlessAdoptsUnrecordedSupervisor: ace died after starting a supervisor and before saving anything about
+// it (the run still says start_session, no PID, no turn). The turn lock finds it: adopted, not started twice.
+func TestHeadlessAdoptsUnrecordedSupervisor(t *testing.T) {
+	gate := filepath.Join(t.TempDir(), "go")
+	w := newHeadlessWorld(t, "gemini", "sh while [ ! -e "+gate+" ]; do sleep 0.05; done\n"+workScript, nil)
+	r := w.run(workflow.UntilMonitoring)
+	w.waitAgent(r)
+	for _, k := range []string{"exec_proc", "exec_turn", "exec_format", "prompt_delivered"} {
+		delete(r.Vars, k)
+	}
+	r.Step = "start_session"
+	if err := w.svc.Store.UpdateRun(context.Background(), r, nil); err != nil {
+		t.Fatal(err)
+	}
+	w.open()
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r = w.run(workflow.UntilSettled)
+	if r.Status != store.StatusDone {
+		t.Fatalf("run ended %s at %s: %s\n%s", r.Status, r.Step, r.Error, w.eventLog(r))
+	}
+	if n := len(w.turns()); n != 1 {
+		t.Errorf("the agent was started %d times, want once", n)
+	}
+	if log := w.eventLog(r); !strings.Contains(log, "re-attached to headless fake, turn 1") {
+		t.Errorf("no re-attach event:\n%s", log)
 	}
 }

@@ -61,12 +61,35 @@ func (e *Engine) execStatusPath(r *store.Run) string {
 	return filepath.Join(e.o.Root, "run", "headless", execName(r)+".status.json")
 }
 
+func (e *Engine) execLockPath(r *store.Run) string {
+	return filepath.Join(e.o.Root, "run", "headless", execName(r)+".lock")
+}
+
+// execAlive reports whether a supervisor is running for the run, by its turn lock: that holds even when this
+// process never learnt the supervisor's PID (an ace killed just after starting it). An error reading the lock
+// falls back to the stored PID.
+func (e *Engine) execAlive(ctx context.Context, r *store.Run) bool {
+	running, err := headless.Running(e.execLockPath(r))
+	if err != nil {
+		e.log.WarnContext(ctx, "headless turn lock", "run", r.ID, "err", err)
+		return headless.ParseProc(r.Vars[varExecProc]).Alive()
+	}
+	return running
+}
+
 func (e *Engine) execLogDir(r *store.Run) string { return filepath.Join(e.o.Root, "logs", r.Agent) }
 
 // startExec starts the first turn, or re-attaches to a supervisor a previous ace process left running.
 func (e *Engine) startExec(ctx context.Context, r *store.Run) (Result, error) {
-	if proc := headless.ParseProc(r.Vars[varExecProc]); proc.Alive() {
-		e.event(ctx, r, "session", fmt.Sprintf("re-attached to headless %s (supervisor pid %d)", r.Agent, proc.PID))
+	alive := e.execAlive(ctx, r)
+	before := r.Vars[varExecTurn]
+	st := e.execStatus(ctx, r) // adopts a turn the run never recorded
+	if alive && st == nil {
+		return Stay(e.cfg.Monitor.Interval.Duration), nil // started, not yet reporting: look again
+	}
+	if st != nil && (alive || r.Vars[varExecTurn] != before) {
+		// A turn is running, or ran, that a previous ace started: the monitor takes it from here.
+		e.event(ctx, r, "session", fmt.Sprintf("re-attached to headless %s, turn %d (supervisor pid %d)", r.Agent, st.Turn, st.SupervisorPID))
 		r.Vars[varDelivered] = "1"
 		return Goto(StepMonitor), nil
 	}
@@ -150,7 +173,7 @@ func (e *Engine) execTurn(ctx context.Context, r *store.Run, prompt string) erro
 		IdleTimeout:   m.ExecIdleTimeout.Duration,
 		TurnTimeout:   m.ExecTurnTimeout.Duration,
 	}
-	proc, err := headless.Start(e.o.Supervisor, spec, runtimeDir, filepath.Join(logDir, execName(r)+".debug.log"))
+	proc, err := headless.Start(e.o.Supervisor, spec, runtimeDir, filepath.Join(logDir, execName(r)+".debug.log"), e.execLockPath(r))
 	if err != nil {
 		os.Remove(secretsFile)
 		return err
@@ -174,7 +197,7 @@ func (e *Engine) execRunning(ctx context.Context, r *store.Run) (res Result, bus
 		return Result{}, false, nil
 	}
 	st := e.execStatus(ctx, r)
-	if !headless.ParseProc(r.Vars[varExecProc]).Alive() || st != nil && st.Done {
+	if !e.execAlive(ctx, r) || st != nil && st.Done {
 		if r.Vars[varExecSeen] != r.Vars[varExecTurn] {
 			e.recordTurnEnd(ctx, r, st)
 			r.Vars[varExecSeen] = r.Vars[varExecTurn]
@@ -201,8 +224,19 @@ func (e *Engine) execStatus(ctx context.Context, r *store.Run) *headless.Status 
 		}
 		return nil
 	}
-	if strconv.Itoa(st.Turn) != r.Vars[varExecTurn] {
-		return nil
+	turn, _ := strconv.Atoi(r.Vars[varExecTurn])
+	switch {
+	case st.Turn < turn:
+		return nil // the previous turn's, not yet replaced
+	case st.Turn > turn:
+		// A turn this run never recorded: its ace was killed right after starting it. Adopt it.
+		r.Vars[varExecTurn] = strconv.Itoa(st.Turn)
+		r.Vars[varExecProc] = headless.Proc{PID: st.SupervisorPID, Start: st.SupervisorStart}.String()
+		if f := r.Vars[varExecFormat]; f == "" {
+			if prof, err := e.profile(r); err == nil {
+				r.Vars[varExecFormat] = prof.HeadlessFormat
+			}
+		}
 	}
 	if st.SessionID != "" {
 		r.AgentSessionID = st.SessionID
@@ -347,8 +381,9 @@ func queueExec(r *store.Run, text string) {
 
 // endExec stops the run's supervisor (which ends the agent's process group) and waits, briefly, for it to go.
 func (e *Engine) endExec(ctx context.Context, r *store.Run) error {
-	proc := headless.ParseProc(r.Vars[varExecProc])
-	if proc.Alive() {
+	st := e.execStatus(ctx, r)
+	if e.execAlive(ctx, r) {
+		proc := headless.ParseProc(r.Vars[varExecProc])
 		if err := proc.Signal(syscall.SIGTERM); err != nil {
 			return fmt.Errorf("stop the headless supervisor: %w", err)
 		}
@@ -357,7 +392,7 @@ func (e *Engine) endExec(ctx context.Context, r *store.Run) error {
 		deadline := time.NewTimer(5 * time.Second)
 		defer deadline.Stop()
 	wait:
-		for proc.Alive() {
+		for e.execAlive(ctx, r) {
 			select {
 			case <-ctx.Done():
 				return ctx.Err()
@@ -369,7 +404,10 @@ func (e *Engine) endExec(ctx context.Context, r *store.Run) error {
 		}
 		e.event(ctx, r, "session", fmt.Sprintf("stopped the headless %s (supervisor pid %d)", r.Agent, proc.PID))
 	}
-	e.killAgent(e.execStatus(ctx, r))
+	if st != nil && !st.Done {
+		st = e.execStatus(ctx, r) // what the supervisor wrote as it stopped
+	}
+	e.killAgent(st)
 	return nil
 }
 

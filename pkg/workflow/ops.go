@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/aceworks/ace/pkg/headless"
 	"github.com/aceworks/ace/pkg/store"
 )
 
@@ -88,7 +87,7 @@ func (e *Engine) Screen(ctx context.Context, r *store.Run, historyLines int) (st
 func (e *Engine) requireSession(ctx context.Context, r *store.Run) error {
 	if isExec(r) {
 		// A headless run has no session to type into, only a conversation to continue with a new turn.
-		if r.AgentSessionID == "" && !headless.ParseProc(r.Vars[varExecProc]).Alive() {
+		if r.AgentSessionID == "" && !e.execAlive(ctx, r) {
 			return fmt.Errorf("%s#%d (no headless conversation yet): %w", r.Repo, r.Issue, ErrNoSession)
 		}
 		return nil
