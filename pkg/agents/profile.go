@@ -123,6 +123,15 @@ func expand(tmpl string, v Vars, key string) ([]string, error) {
 	return out, nil
 }
 
+// HeadlessExecutable is the program the headless command runs.
+func (p Profile) HeadlessExecutable() string {
+	words, err := secrets.SplitCommand(p.Headless)
+	if err != nil || len(words) == 0 {
+		return ""
+	}
+	return words[0]
+}
+
 // Executable is the program the command runs.
 func (p Profile) Executable() string {
 	words, err := secrets.SplitCommand(p.Command)

@@ -68,6 +68,9 @@ func runDoctor(ctx context.Context, app *App) error {
 			continue
 		}
 		exe := p.Executable()
+		if p.Runner == "exec" {
+			exe = p.HeadlessExecutable()
+		}
 		if name == "codex" {
 			exe = "codex" // codex-gh is ace's own wrapper, installed by ace
 		}
