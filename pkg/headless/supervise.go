@@ -32,7 +32,7 @@ func SupervisorMain(args []string) int {
 		return 2
 	}
 	self := ProcOf(os.Getpid())
-	s := &supervisor{spec: spec, log: os.Stdout, status: Status{
+	s := &supervisor{spec: spec, log: capped(os.Stdout), status: Status{
 		Turn: spec.Turn, SupervisorPID: self.PID, SupervisorStart: self.Start, StartedAt: time.Now().UTC(), Outcome: OutcomeRunning,
 		SessionID: spec.SessionID,
 	}}
@@ -399,6 +399,42 @@ func exitCode(err error) int {
 		return ee.ExitCode()
 	}
 	return -1
+}
+
+// debugCap bounds a run's debug log, which repeats the transcript: an agent that prints forever must not fill
+// the disk (the same bound as a tmux transcript).
+const debugCap = 64 << 20
+
+// capped wraps the debug log (the supervisor's stdout, opened for appending by Start) so that it stops growing
+// at debugCap bytes, counting what earlier turns wrote.
+func capped(f *os.File) io.Writer {
+	var size int64
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+		size = fi.Size()
+	}
+	return &limitWriter{w: f, left: debugCap - size}
+}
+
+type limitWriter struct {
+	w    io.Writer
+	left int64
+}
+
+// Write drops what does not fit and reports success: a full debug log must not fail the turn.
+func (l *limitWriter) Write(p []byte) (int, error) {
+	if l.left <= 0 {
+		return len(p), nil
+	}
+	q := p
+	if int64(len(q)) > l.left {
+		q = q[:l.left]
+	}
+	n, err := l.w.Write(q)
+	l.left -= int64(n)
+	if err != nil {
+		return n, err
+	}
+	return len(p), nil
 }
 
 // tail keeps the last tailSize bytes written to it, for the stderr excerpt of a failed turn.

@@ -403,3 +403,26 @@ func TestHeadlessAdoptsUnrecordedSupervisor(t *testing.T) {
 		t.Errorf("no re-attach event:\n%s", log)
 	}
 }
+
+// TestHeadlessNudgeByHandIsNextTurn: `ace nudge` on a headless run queues the nudge; it becomes the next turn of
+// the conversation as soon as the current one ends, before idleness is considered.
+func TestHeadlessNudgeByHandIsNextTurn(t *testing.T) {
+	gate := filepath.Join(t.TempDir(), "go")
+	w := newHeadlessWorld(t, "codex", "sh while [ ! -e "+gate+" ]; do sleep 0.05; done\nidle\n"+workScript, nil)
+	r := w.run(workflow.UntilMonitoring)
+	w.waitAgent(r)
+	if err := w.svc.Engine.Nudge(context.Background(), r); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r = w.run(workflow.UntilSettled)
+	if r.Status != store.StatusDone || r.Nudges != 0 {
+		t.Fatalf("run ended %s with %d automatic nudges: %s", r.Status, r.Nudges, r.Error)
+	}
+	turns := w.turns()
+	if len(turns) != 2 || !strings.HasPrefix(turns[1].Prompt, w.cfg.Monitor.Nudge) || turns[1].SessionID != turns[0].SessionID {
+		t.Fatalf("turns %+v, want the hand nudge as the second turn of the same conversation", turns)
+	}
+}
