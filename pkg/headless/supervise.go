@@ -1,7 +1,6 @@
 package headless
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -193,10 +192,8 @@ func (s *supervisor) start(secrets map[string]string) (*exec.Cmd, <-chan line, e
 	done := make(chan struct{}, 2)
 	read := func(r *os.File, isErr bool) {
 		defer func() { r.Close(); done <- struct{}{} }()
-		sc := bufio.NewScanner(r)
-		sc.Buffer(make([]byte, 0, 64<<10), maxLine)
-		for sc.Scan() {
-			lines <- line{b: append([]byte(nil), sc.Bytes()...), stderr: isErr}
+		if err := readLines(r, maxLine, func(b []byte) { lines <- line{b: b, stderr: isErr} }); err != nil {
+			fmt.Fprintf(s.log, "ace __headless: reading the agent's output: %v\n", err)
 		}
 	}
 	go read(outR, false)
