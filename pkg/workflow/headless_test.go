@@ -29,8 +29,13 @@ func TestHeadlessIssueBecomesPullRequest(t *testing.T) {
 			script := `say Reading ACE_TASK.md.
 sh for f in /proc/[0-9]*/cmdline; do tr '\0' ' ' < $f 2>/dev/null; echo; done > ` + probe + `/cmdlines
 sh test -n "$FAKE_AGENT_KEY" && touch ` + probe + `/has-key
+sh echo "$HOME" > ` + probe + `/home
 ` + workScript
-			w := newHeadlessWorld(t, format, script, nil)
+			w := newHeadlessWorld(t, format, script, func(c *config.Config) {
+				a := c.Agents["fake"]
+				a.Home = "isolated"
+				c.Agents["fake"] = a
+			})
 			r := w.run(workflow.UntilSettled)
 			if r.Status != store.StatusDone {
 				t.Fatalf("run ended %s at %s: %s\n%s", r.Status, r.Step, r.Error, w.eventLog(r))
@@ -69,6 +74,9 @@ sh test -n "$FAKE_AGENT_KEY" && touch ` + probe + `/has-key
 			}
 			if _, err := os.Stat(filepath.Join(probe, "has-key")); err != nil {
 				t.Error("the agent did not get its secret in its environment")
+			}
+			if home, _ := os.ReadFile(filepath.Join(probe, "home")); strings.TrimSpace(string(home)) != filepath.Join(w.cfg.Workspace.Root, "homes", "fake") {
+				t.Errorf("the agent's HOME is %q, want its isolated home", home)
 			}
 			cmdlines, err := os.ReadFile(filepath.Join(probe, "cmdlines"))
 			if err != nil {

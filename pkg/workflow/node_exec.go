@@ -107,7 +107,8 @@ func (e *Engine) startExec(ctx context.Context, r *store.Run) (Result, error) {
 }
 
 // execTurn starts one turn: the agent's headless command (resuming the run's conversation when it has one) with
-// prompt on its stdin, secrets through the launcher's env file, under a new supervisor.
+// prompt on its stdin, under a new supervisor. Secrets travel in a 0600 env file the supervisor reads and deletes
+// (the launcher's mechanism), so no command line ever holds one.
 func (e *Engine) execTurn(ctx context.Context, r *store.Run, prompt string) error {
 	if len(e.o.Supervisor) == 0 {
 		return Terminalf("the headless runner is not available (no supervisor command)")
@@ -148,6 +149,11 @@ func (e *Engine) execTurn(ctx context.Context, r *store.Run, prompt string) erro
 			os.Remove(secretsFile)
 			return fmt.Errorf("create %s: %w", dir, err)
 		}
+	}
+	if e.execAlive(ctx, r) {
+		// Never two turns at once (nor remove a running turn's status below); Start checks again under the lock.
+		os.Remove(secretsFile)
+		return fmt.Errorf("start turn %d: %w", turn, headless.ErrRunning)
 	}
 	// A status left by the previous turn must not be read as this one's.
 	if err := os.Remove(status); err != nil && !errors.Is(err, os.ErrNotExist) {
