@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -82,6 +83,37 @@ func procStat(pid int) (state byte, start uint64, err error) {
 		return 0, 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
 	}
 	return f[0][0], start, nil
+}
+
+// descendants lists every process below pid, from /proc.
+func descendants(pid int) []int {
+	children := map[int][]int{}
+	entries, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, e := range entries {
+		b, err := os.ReadFile(e)
+		if err != nil {
+			continue
+		}
+		i := strings.LastIndexByte(string(b), ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(b[i+1:]))
+		if len(f) < 2 {
+			continue
+		}
+		ppid, _ := strconv.Atoi(f[1])
+		p, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(e, "/proc/"), "/stat"))
+		children[ppid] = append(children[ppid], p)
+	}
+	var out []int
+	for queue := []int{pid}; len(queue) > 0; queue = queue[1:] {
+		for _, c := range children[queue[0]] {
+			out = append(out, c)
+			queue = append(queue, c)
+		}
+	}
+	return out
 }
 
 // ProcOf names a running process by its PID (start time read from /proc).

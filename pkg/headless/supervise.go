@@ -68,6 +68,9 @@ func (s *supervisor) run() error {
 			return err
 		}
 	}
+	if err := becomeSubreaper(); err != nil {
+		fmt.Fprintf(s.log, "ace __headless: cannot adopt the agent's orphans: %v\n", err)
+	}
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 
@@ -134,9 +137,8 @@ loop:
 		waitErr = s.kill(cmd.Process.Pid, exited)
 	} else {
 		outcome = OutcomeExited
-		// Whatever the agent left behind in its group (codex's app-server daemon) goes with it.
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	}
+	s.killLeftovers(cmd.Process.Pid)
 	s.drain(lines)
 	s.finish(outcome, waitErr)
 	return s.save()
@@ -267,6 +269,22 @@ func (s *supervisor) kill(pid int, exited <-chan error) error {
 	}
 	_ = syscall.Kill(-pid, syscall.SIGKILL)
 	return <-exited
+}
+
+// killLeftovers ends what the agent left running once it is gone: its process group, and every process below the
+// supervisor (orphans come to it, as a subreaper, even from another session), which may hold the output pipes.
+func (s *supervisor) killLeftovers(pid int) {
+	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	for _, p := range descendants(os.Getpid()) {
+		fmt.Fprintf(s.log, "ace __headless: ending process %d the agent left behind\n", p)
+		_ = syscall.Kill(p, syscall.SIGKILL)
+	}
+	// Reap them: they are this process's children now.
+	for {
+		if pid, err := syscall.Wait4(-1, nil, syscall.WNOHANG, nil); pid <= 0 || err != nil {
+			return
+		}
+	}
 }
 
 // drain reads what is left of the output once the process group is gone. A process that left the group and

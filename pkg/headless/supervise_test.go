@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -365,5 +366,33 @@ error: max turns
 `
 	if b.String() != want {
 		t.Errorf("rendered:\n%s\nwant:\n%s", b.String(), want)
+	}
+}
+
+// TestSupervisorEndsLeftoverDaemons: a process the agent started in a session of its own (as codex leaves its
+// app-server) is ended with the turn.
+func TestSupervisorEndsLeftoverDaemons(t *testing.T) {
+	tu := newTurn(t, "codex", "")
+	pidFile := filepath.Join(tu.dir, "daemon.pid")
+	script := "sh setsid sleep 1000 >/dev/null 2>&1 </dev/null & echo $! > " + pidFile + "\ndone ok\n"
+	if err := os.WriteFile(tu.spec.Argv[6], []byte(script), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	st := tu.wait(tu.start())
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	daemon := headless.ProcOf(pid)
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	if st.Outcome != headless.OutcomeExited || st.ExitCode != 0 {
+		t.Errorf("status %+v", st)
+	}
+	if daemon.Alive() {
+		t.Error("the daemon the agent left behind outlived the turn")
 	}
 }
