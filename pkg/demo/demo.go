@@ -116,6 +116,16 @@ func Run(ctx context.Context, o Options) (err error) {
 		return err
 	}
 	fmt.Fprintf(w, "  %5.1fs  run %d, attempt %d\n", time.Since(start).Seconds(), run.ID, run.Attempt)
+	if o.Headless {
+		// A headless agent runs outside tmux, under its own supervisor: stop it if the demo ends early.
+		defer func() {
+			if !run.Status.Terminal() {
+				sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+				defer scancel()
+				_ = svc.Engine.Stop(sctx, run, "the demo ended")
+			}
+		}()
+	}
 	if err := svc.Engine.Drive(ctx, run, workflow.UntilSettled); err != nil {
 		return fmt.Errorf("drive the demo run: %w", err)
 	}

@@ -97,6 +97,8 @@ func scaffold(ctx context.Context, dir, exe string, headless bool) (string, erro
 		fake["headless"] = base
 		fake["headless_resume"] = base + " --resume {session_id}"
 		fake["headless_format"] = "claude"
+		cfg["monitor"].(map[string]any)["exec_idle_timeout"] = "30s"
+		cfg["monitor"].(map[string]any)["exec_turn_timeout"] = "60s"
 	}
 	var buf bytes.Buffer
 	buf.WriteString("# Written by `ace demo`: a local remote, a local tracker and the scripted fake agent.\n")
