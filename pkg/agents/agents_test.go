@@ -111,8 +111,8 @@ func TestHeadlessArgv(t *testing.T) {
 	cases := []struct {
 		agent, first, resume string
 	}{
-		{"claude", "claude -p --output-format stream-json --verbose --model m1",
-			"claude -p --resume S1 --output-format stream-json --verbose --model m1"},
+		{"claude", "claude -p --output-format stream-json --verbose --permission-mode acceptEdits --model m1",
+			"claude -p --resume S1 --output-format stream-json --verbose --permission-mode acceptEdits --model m1"},
 		{"codex", "/ace/bin/codex-gh exec --json --sandbox workspace-write --model m1 -",
 			"/ace/bin/codex-gh exec --json --sandbox workspace-write --model m1 resume S1 -"},
 		{"gemini", "gemini -p|Do what the text above asks.|--output-format stream-json --approval-mode yolo --model m1",

@@ -22,9 +22,11 @@ func Builtin(name string) (Profile, bool) {
 				{Name: "permission", Match: re(`Do you want to (proceed|create|make|edit|overwrite)`), Keys: []string{"1"}, Permission: true},
 			},
 			ApproveKeys: []string{"1"}, CompactCommand: "/compact",
-			// -p without a prompt argument reads the prompt from stdin.
-			Headless:       "claude -p --output-format stream-json --verbose --model {model}",
-			HeadlessResume: "claude -p --resume {session_id} --output-format stream-json --verbose --model {model}",
+			// -p without a prompt argument reads the prompt from stdin. Nobody is there to answer a permission
+			// prompt: edits are accepted, other tools follow the user's settings (or override headless with
+			// --dangerously-skip-permissions inside a sandbox).
+			Headless:       "claude -p --output-format stream-json --verbose --permission-mode acceptEdits --model {model}",
+			HeadlessResume: "claude -p --resume {session_id} --output-format stream-json --verbose --permission-mode acceptEdits --model {model}",
 			HeadlessFormat: "claude",
 			InstallHint:    InstallHint("claude"), Secrets: []string{"ANTHROPIC_API_KEY"},
 		}, true
