@@ -34,8 +34,11 @@ func tryLock(path string) (f *os.File, held bool, err error) {
 	return f, false, nil
 }
 
-// Running reports whether a supervisor holds the lock at path.
+// Running reports whether a supervisor holds the lock at path. No lock file means none ever ran.
 func Running(path string) (bool, error) {
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
 	f, held, err := tryLock(path)
 	if err != nil || held {
 		return held, err

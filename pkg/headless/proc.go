@@ -133,6 +133,9 @@ func Start(supervisor []string, spec Spec, runtimeDir, debugLog, lockPath string
 	if err := os.MkdirAll(runtimeDir, 0o700); err != nil {
 		return Proc{}, err
 	}
+	if err := os.MkdirAll(filepath.Dir(lockPath), 0o700); err != nil {
+		return Proc{}, err
+	}
 	lock, held, err := tryLock(lockPath)
 	if err != nil {
 		return Proc{}, err

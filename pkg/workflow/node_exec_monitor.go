@@ -22,7 +22,9 @@ func (e *Engine) execRunning(ctx context.Context, r *store.Run) (res Result, bus
 		return Result{}, false, nil
 	}
 	st := e.execStatus(ctx, r)
-	if !e.execAlive(ctx, r) || st != nil && st.Done {
+	// The lock, not the status, says the turn is over: a supervisor that has written its end still has to
+	// exit, and no next turn may start before it has.
+	if !e.execAlive(ctx, r) {
 		if r.Vars[varExecSeen] != r.Vars[varExecTurn] {
 			e.recordTurnEnd(ctx, r, st)
 			r.Vars[varExecSeen] = r.Vars[varExecTurn]
@@ -130,11 +132,12 @@ func (e *Engine) execExit(ctx context.Context, r *store.Run, st *headless.Status
 		return Goto(StepFinalize), nil
 	}
 	if r.Restarts < e.cfg.Monitor.MaxRestarts {
-		r.Restarts++
-		e.event(ctx, r, "agent-exited", fmt.Sprintf("%s without changes; resuming it (%d/%d)", how, r.Restarts, e.cfg.Monitor.MaxRestarts))
+		// Counted once the turn has started: a failed start is retried without using up a restart.
 		if err := e.execTurn(ctx, r, e.resumePrompt(r)); err != nil {
 			return Result{}, err
 		}
+		r.Restarts++
+		e.event(ctx, r, "agent-exited", fmt.Sprintf("%s without changes; resumed it (%d/%d)", how, r.Restarts, e.cfg.Monitor.MaxRestarts))
 		return Stay(e.cfg.Monitor.Interval.Duration), nil
 	}
 	r.Error = how
