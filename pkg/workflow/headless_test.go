@@ -434,3 +434,25 @@ func TestHeadlessNudgeByHandIsNextTurn(t *testing.T) {
 		t.Fatalf("turns %+v, want the hand nudge as the second turn of the same conversation", turns)
 	}
 }
+
+// TestHeadlessSendAnswersFromAnotherProcess: `ace send` (a real process) answers a headless question; the answer
+// is the next turn of the conversation.
+func TestHeadlessSendAnswersFromAnotherProcess(t *testing.T) {
+	script := "question Which greeting?\nwrite GREETING.md Hi.\\n\nsh git add GREETING.md && git commit -q -m greet\ndone Greeted.\n"
+	w := newHeadlessWorld(t, "codex", script, nil)
+	r := w.run(workflow.UntilSettled)
+	if r.Status != store.StatusWaitingInput {
+		t.Fatalf("run ended %s (%s), want waiting_input", r.Status, r.Error)
+	}
+	out, err := w.aceCmd("send", "193", "Say hi.").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "sent to headless conversation "+r.AgentSessionID) {
+		t.Fatalf("ace send: %v\n%s", err, out)
+	}
+	r = w.run(workflow.UntilSettled)
+	if r.Status != store.StatusDone {
+		t.Fatalf("run ended %s: %s\n%s", r.Status, r.Error, w.eventLog(r))
+	}
+	if turns := w.turns(); len(turns) != 2 || turns[1].Prompt != "Say hi." || turns[1].SessionID != turns[0].SessionID {
+		t.Fatalf("turns %+v", turns)
+	}
+}
