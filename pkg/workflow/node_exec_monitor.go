@@ -21,10 +21,11 @@ func (e *Engine) execRunning(ctx context.Context, r *store.Run) (res Result, bus
 	if !isExec(r) {
 		return Result{}, false, nil
 	}
-	st := e.execStatus(ctx, r)
 	// The lock, not the status, says the turn is over: a supervisor that has written its end still has to
-	// exit, and no next turn may start before it has.
-	if !e.execAlive(ctx, r) {
+	// exit, and no next turn may start before it has. The status is read after the lock, so that it is final.
+	alive := e.execAlive(ctx, r)
+	st := e.execStatus(ctx, r)
+	if !alive {
 		if r.Vars[varExecSeen] != r.Vars[varExecTurn] {
 			e.recordTurnEnd(ctx, r, st)
 			r.Vars[varExecSeen] = r.Vars[varExecTurn]
