@@ -58,14 +58,17 @@ type line struct {
 }
 
 func (s *supervisor) run() error {
-	p, err := NewParser(s.spec.Format)
+	// First of all, so that the secrets file is gone whatever happens next.
+	secrets, err := readSecrets(s.spec.SecretsFile)
 	if err != nil {
-		return err
+		return s.startFailed(err)
 	}
-	s.parser = p
+	s.redact = redactor(secrets)
+	s.parser, _ = NewParser(s.spec.Format) // readSpec checked the format
 	if s.spec.SessionID != "" {
 		if err := s.openTranscript(s.spec.SessionID); err != nil {
-			return err
+			// The stream names its session again: the transcript is opened then.
+			fmt.Fprintf(s.log, "ace __headless: transcript: %v\n", err)
 		}
 	}
 	if err := becomeSubreaper(); err != nil {
@@ -74,17 +77,9 @@ func (s *supervisor) run() error {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 
-	secrets, err := readSecrets(s.spec.SecretsFile)
-	if err != nil {
-		return err
-	}
-	s.redact = redactor(secrets)
 	cmd, lines, err := s.start(secrets)
 	if err != nil {
-		s.status.Outcome, s.status.ExitCode, s.status.Done = OutcomeStartFailed, 127, true
-		s.stderr.add([]byte(err.Error()))
-		s.status.StderrTail = s.stderr.String()
-		return errors.Join(err, s.save())
+		return s.startFailed(err)
 	}
 	agent := ProcOf(cmd.Process.Pid)
 	s.status.AgentPID, s.status.AgentStart = agent.PID, agent.Start
@@ -142,6 +137,14 @@ loop:
 	s.drain(lines)
 	s.finish(outcome, waitErr)
 	return s.save()
+}
+
+// startFailed records a turn that never got its agent running.
+func (s *supervisor) startFailed(err error) error {
+	s.status.Outcome, s.status.ExitCode, s.status.Done = OutcomeStartFailed, 127, true
+	s.stderr.add([]byte(err.Error()))
+	s.status.StderrTail = s.stderr.String()
+	return errors.Join(err, s.save())
 }
 
 // start runs the agent in its own process group with the prompt on stdin and both output streams read line by

@@ -396,3 +396,15 @@ func TestSupervisorEndsLeftoverDaemons(t *testing.T) {
 		t.Error("the daemon the agent left behind outlived the turn")
 	}
 }
+
+func TestSupervisorStartFailure(t *testing.T) {
+	tu := newTurn(t, "claude", "")
+	tu.spec.Argv = []string{filepath.Join(tu.dir, "no-such-cli")}
+	st := tu.wait(tu.start())
+	if st.Outcome != headless.OutcomeStartFailed || !st.Done || !strings.Contains(st.StderrTail, "no-such-cli") {
+		t.Fatalf("status %+v", st)
+	}
+	if _, err := os.Stat(tu.spec.SecretsFile); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("secrets file left behind: %v", err)
+	}
+}
