@@ -67,8 +67,11 @@ func (e *Engine) Send(ctx context.Context, r *store.Run, text string) error {
 	if err := e.Answer(ctx, r, "", text); err != nil {
 		return err
 	}
-	if before != r.Status || isExec(r) {
+	if before != r.Status {
 		return e.o.Store.UpdateRun(ctx, r, &store.Event{Kind: "transition", Step: r.Step, Message: "waiting_input → monitor"})
+	}
+	if isExec(r) {
+		return e.o.Store.UpdateRun(ctx, r, nil) // the queued turn lives in the run
 	}
 	return nil
 }
