@@ -20,7 +20,8 @@ import (
 // [ARGS…]`: a stand-in for `claude -p`, `codex exec --json` and `gemini -p` that reads its prompt from stdin and
 // prints the chosen CLI's JSON stream. Each invocation is one turn: it runs script actions from where the last
 // turn stopped (kept in --state, default FILE.state) until one ends the turn, then exits. `--resume ID` or
-// `resume ID` anywhere in ARGS continues conversation ID; otherwise a new session id is made. Every invocation
+// `resume ID` anywhere in ARGS continues conversation ID (under a new id with --fork, as claude may); otherwise a
+// new session id is made. Every invocation
 // appends {"prompt", "argv", "session_id"} to --record, so tests can check what was resumed.
 //
 // In a turn: say, busy/sleep, write, append and sh work as in the terminal agent (tool calls in the stream);
@@ -47,6 +48,8 @@ func HeadlessMain(args []string) int {
 			h.state = val()
 		case "--resume", "resume":
 			h.session = val()
+		case "--fork":
+			h.fork = true
 		}
 	}
 	switch h.format {
@@ -72,13 +75,14 @@ type headlessAgent struct {
 	argv                          []string
 	out                           io.Writer
 	prompt, session               string
+	fork                          bool // a new session id even when resuming
 	items, outTokens              int
 	started                       time.Time
 }
 
 func (h *headlessAgent) run() int {
 	h.started = time.Now()
-	if h.session == "" {
+	if h.session == "" || h.fork {
 		h.session = newSessionID()
 	}
 	h.recordTurn()

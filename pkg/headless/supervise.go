@@ -247,7 +247,9 @@ func (s *supervisor) event(e Event) {
 			s.stderr.add([]byte(e.Text))
 		}
 	}
-	if e.SessionID != "" && s.status.SessionID == "" {
+	// A resumed CLI may continue under a new id (claude can fork the session): the latest init wins, so that the
+	// next turn resumes the conversation as it is now. The transcript keeps the file it opened.
+	if e.SessionID != "" && e.SessionID != s.status.SessionID && (s.status.SessionID == "" || e.Kind == KindInit) {
 		s.status.SessionID = e.SessionID
 		if err := s.save(); err != nil {
 			fmt.Fprintf(s.log, "ace __headless: status: %v\n", err)

@@ -408,3 +408,17 @@ func TestSupervisorStartFailure(t *testing.T) {
 		t.Errorf("secrets file left behind: %v", err)
 	}
 }
+
+func TestSupervisorFollowsForkedSession(t *testing.T) {
+	tu := newTurn(t, "claude", "say one\n---\nsay two\n")
+	first := tu.wait(tu.start())
+	tu.spec.SessionID, tu.spec.Turn, tu.spec.SecretsFile = first.SessionID, 2, ""
+	tu.spec.Argv = append(tu.spec.Argv, "--resume", first.SessionID, "--fork")
+	second := tu.wait(tu.start())
+	if second.SessionID == first.SessionID || second.SessionID == "" {
+		t.Fatalf("session %q after a forking resume of %q: the next turn must resume the new one", second.SessionID, first.SessionID)
+	}
+	if second.Transcript != first.Transcript {
+		t.Errorf("transcript %q, want the conversation's file %q", second.Transcript, first.Transcript)
+	}
+}
