@@ -40,7 +40,7 @@ func newHeadlessWorld(t *testing.T, format, script string, tune func(*config.Con
 }
 
 // killHeadless ends, by PID, every supervisor and agent process group the world's runs started and that are
-// still there (a failed test, a run left at waiting_input).
+// still there (a failed test, a run left at waiting_input). The status files name them, with their start times.
 func (w *world) killHeadless() {
 	files, _ := filepath.Glob(filepath.Join(w.cfg.Workspace.Root, "run", "headless", "*.status.json"))
 	for _, f := range files {
@@ -48,11 +48,8 @@ func (w *world) killHeadless() {
 		if err != nil {
 			continue
 		}
+		_ = headless.Proc{PID: st.SupervisorPID, Start: st.SupervisorStart}.Signal(syscall.SIGKILL)
 		_ = headless.Proc{PID: st.AgentPID, Start: st.AgentStart}.Signal(syscall.SIGKILL)
-	}
-	runs, _ := w.svc.Store.ListRuns(context.Background(), store.Filter{})
-	for _, r := range runs {
-		_ = headless.ParseProc(r.Vars["exec_proc"]).Signal(syscall.SIGKILL)
 	}
 }
 
