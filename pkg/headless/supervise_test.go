@@ -95,11 +95,22 @@ func (tu *turn) start() headless.Proc {
 
 func (tu *turn) lock() string { return filepath.Join(tu.dir, "turn.lock") }
 
+func (tu *turn) running() bool {
+	tu.t.Helper()
+	running, err := headless.Running(tu.lock())
+	if err != nil {
+		tu.t.Fatal(err)
+	}
+	return running
+}
+
 // wait returns the status once the supervisor has ended (not a timing assertion: the deadline only bounds a hung test).
 func (tu *turn) wait(p headless.Proc) *headless.Status {
 	tu.t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
-	for p.Alive() {
+	// The lock, not the PID, says the supervisor is gone: its leader thread can show as a zombie while the other
+	// threads still hold its files.
+	for p.Alive() || tu.running() {
 		if time.Now().After(deadline) {
 			tu.t.Fatal("the supervisor did not end")
 		}
