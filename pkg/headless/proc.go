@@ -52,10 +52,14 @@ func (p Proc) Alive() bool {
 	return p.Start == 0 || start == p.Start
 }
 
-// Signal sends sig to the process group the process leads, if it is still the same process.
+// Signal sends sig to the process group the process leads, if it is still the same process. A zombie leader
+// still counts: the rest of its group (or its other threads, while they exit) may be running.
 func (p Proc) Signal(sig syscall.Signal) error {
-	if !p.Alive() {
+	if p.PID <= 0 {
 		return nil
+	}
+	if _, start, err := procStat(p.PID); err != nil || p.Start != 0 && start != p.Start {
+		return nil // gone, or the PID now belongs to another process
 	}
 	if err := syscall.Kill(-p.PID, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("signal process group %d: %w", p.PID, err)
