@@ -172,3 +172,43 @@ func TestMCPConfigNamesTheTokenVariable(t *testing.T) {
 		t.Errorf(".mcp.json after a second write: %s", b)
 	}
 }
+
+func TestHeadlessArgv(t *testing.T) {
+	v := Vars{Model: "m1", Workdir: "/w", AceBin: "/ace/bin"}
+	cases := []struct {
+		agent, first, resume string
+	}{
+		{"claude", "claude -p --output-format stream-json --verbose --permission-mode acceptEdits --model m1",
+			"claude -p --resume S1 --output-format stream-json --verbose --permission-mode acceptEdits --model m1"},
+		{"codex", "/ace/bin/codex-gh exec --json --sandbox workspace-write --model m1 -",
+			"/ace/bin/codex-gh exec --json --sandbox workspace-write --model m1 resume S1 -"},
+		{"gemini", "gemini -p|Do what the text above asks.|--output-format stream-json --approval-mode yolo --model m1",
+			"gemini --resume S1 -p|Do what the text above asks.|--output-format stream-json --approval-mode yolo --model m1"},
+	}
+	join := func(a []string) string {
+		s := strings.Join(a, " ")
+		return strings.Replace(s, " Do what the text above asks. ", "|Do what the text above asks.|", 1)
+	}
+	for _, c := range cases {
+		p, err := Resolve(c.agent, Override{Runner: "exec"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Runner != "exec" || p.HeadlessFormat != c.agent {
+			t.Errorf("%s: runner %q format %q", c.agent, p.Runner, p.HeadlessFormat)
+		}
+		first, err := p.HeadlessArgv(v)
+		if err != nil || join(first) != c.first {
+			t.Errorf("%s first turn: %q, %v\nwant %q", c.agent, join(first), err, c.first)
+		}
+		rv := v
+		rv.SessionID = "S1"
+		resume, err := p.HeadlessArgv(rv)
+		if err != nil || join(resume) != c.resume {
+			t.Errorf("%s resume: %q, %v\nwant %q", c.agent, join(resume), err, c.resume)
+		}
+	}
+	if _, err := (Profile{Name: "x", Headless: "x"}).HeadlessArgv(Vars{SessionID: "S"}); err == nil {
+		t.Error("resuming without a resume template succeeded")
+	}
+}

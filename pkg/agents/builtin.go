@@ -22,8 +22,13 @@ func Builtin(name string) (Profile, bool) {
 				{Name: "permission", Match: re(`Do you want to (proceed|create|make|edit|overwrite)`), Keys: []string{"1"}, Permission: true},
 			},
 			ApproveKeys: []string{"1"}, CompactCommand: "/compact", ContextFile: "CLAUDE.md",
-			Headless:    "claude -p --output-format stream-json --verbose --model {model}",
-			InstallHint: InstallHint("claude"), Secrets: []string{"ANTHROPIC_API_KEY"},
+			// -p without a prompt argument reads the prompt from stdin. Nobody is there to answer a permission
+			// prompt: edits are accepted, other tools follow the user's settings (or override headless with
+			// --dangerously-skip-permissions inside a sandbox).
+			Headless:       "claude -p --output-format stream-json --verbose --permission-mode acceptEdits --model {model}",
+			HeadlessResume: "claude -p --resume {session_id} --output-format stream-json --verbose --permission-mode acceptEdits --model {model}",
+			HeadlessFormat: "claude",
+			InstallHint:    InstallHint("claude"), Secrets: []string{"ANTHROPIC_API_KEY"},
 		}, true
 	case "codex":
 		return Profile{
@@ -45,8 +50,12 @@ func Builtin(name string) (Profile, bool) {
 				{Name: "approval", Match: re(`Would you like to run the following command\?`), Keys: []string{"y"}, Permission: true},
 			},
 			ApproveKeys: []string{"y"}, CompactCommand: "/compact", ContextFile: "AGENTS.md",
-			Headless:    "codex exec --json --model {model} -",
-			InstallHint: InstallHint("codex"), Secrets: []string{"OPENAI_API_KEY"},
+			// "-" reads the prompt from stdin; exec defaults to a read-only sandbox, so ask for workspace-write
+			// (.git stays read-only there: ace commits what the agent leaves).
+			Headless:       "{ace_bin}/codex-gh exec --json --sandbox workspace-write --model {model} -",
+			HeadlessResume: "{ace_bin}/codex-gh exec --json --sandbox workspace-write --model {model} resume {session_id} -",
+			HeadlessFormat: "codex",
+			InstallHint:    InstallHint("codex"), Secrets: []string{"OPENAI_API_KEY"},
 		}, true
 	case "gemini":
 		return Profile{
@@ -59,8 +68,11 @@ func Builtin(name string) (Profile, bool) {
 				{Name: "approval", Match: re(`Apply this change\?|Allow execution of`), Keys: []string{"1"}, Permission: true},
 			},
 			ApproveKeys: []string{"1"}, CompactCommand: "/compress", ContextFile: "GEMINI.md",
-			Headless:    "gemini --output-format stream-json --approval-mode yolo --model {model}",
-			InstallHint: InstallHint("gemini"), Secrets: []string{"GEMINI_API_KEY"},
+			// -p makes gemini headless and is appended to the prompt read from stdin, so it only points back at it.
+			Headless:       "gemini -p \"Do what the text above asks.\" --output-format stream-json --approval-mode yolo --model {model}",
+			HeadlessResume: "gemini --resume {session_id} -p \"Do what the text above asks.\" --output-format stream-json --approval-mode yolo --model {model}",
+			HeadlessFormat: "gemini",
+			InstallHint:    InstallHint("gemini"), Secrets: []string{"GEMINI_API_KEY"},
 		}, true
 	case "fake":
 		return Profile{
@@ -84,11 +96,12 @@ type MarkerOverride struct {
 
 // Override is [agents.<name>] from ace.toml; empty fields keep the built-in values.
 type Override struct {
-	Command, Model, Home, Nudge, CompactCommand, Headless, Runner, GitHubMCP, ContextFile string
-	Markers                                                                               MarkerOverride
-	AutoApprove                                                                           *bool
-	Env                                                                                   map[string]string
-	Secrets                                                                               []string
+	Command, Model, Home, Nudge, CompactCommand, Headless, HeadlessResume, HeadlessFormat, Runner string
+	GitHubMCP, ContextFile                                                                        string
+	Markers                                                                                       MarkerOverride
+	AutoApprove                                                                                   *bool
+	Env                                                                                           map[string]string
+	Secrets                                                                                       []string
 }
 
 // Resolve lays o over the built-in profile name; an agent that is not built in needs a command.
@@ -112,6 +125,8 @@ func Resolve(name string, o Override) (Profile, error) {
 	set(&p.CompactCommand, o.CompactCommand)
 	set(&p.ContextFile, o.ContextFile)
 	set(&p.Headless, o.Headless)
+	set(&p.HeadlessResume, o.HeadlessResume)
+	set(&p.HeadlessFormat, o.HeadlessFormat)
 	set(&p.Runner, o.Runner)
 	set(&p.GitHubMCP, o.GitHubMCP)
 	if p.Runner == "" {

@@ -59,14 +59,17 @@ type Profile struct {
 	// ContextFile is the file the CLI reads by itself at the top of its working directory (CLAUDE.md,
 	// GEMINI.md, AGENTS.md); ace points it at the repository memory.
 	ContextFile string
-	// Headless is the argv template of the non-interactive runner (prompt on stdin).
-	Headless    string
-	InstallHint string
-	Home        string // "" or "isolated"
-	AutoApprove bool
-	Env         map[string]string
-	Secrets     []string
-	Runner      string // "tmux" or "exec"
+	// Headless is the argv template of the non-interactive runner (prompt on stdin); HeadlessResume continues
+	// the conversation {session_id}; HeadlessFormat names the stream parser (claude, codex, gemini).
+	Headless       string
+	HeadlessResume string
+	HeadlessFormat string
+	InstallHint    string
+	Home           string // "" or "isolated"
+	AutoApprove    bool
+	Env            map[string]string
+	Secrets        []string
+	Runner         string // "tmux" or "exec"
 	// GitHubMCP is the URL of a GitHub MCP server to give the agent ("" = none), authenticated with the
 	// GitHub token ace injects as GITHUB_TOKEN.
 	GitHubMCP string
@@ -81,17 +84,25 @@ type Vars struct {
 	Issue    int
 	// AceBin is where ace keeps its helper scripts (codex-gh).
 	AceBin string
+	// SessionID is the agent's conversation to resume (headless runner).
+	SessionID string
 }
 
 // Argv expands the command template.
 func (p Profile) Argv(v Vars) ([]string, error) { return expand(p.Command, v, p.Name+".command") }
 
-// HeadlessArgv expands the headless template.
+// HeadlessArgv expands the headless template, or the resume template when v.SessionID names a conversation.
 func (p Profile) HeadlessArgv(v Vars) ([]string, error) {
 	if p.Headless == "" {
 		return nil, fmt.Errorf("agent %s has no headless command (agents.%s.headless)", p.Name, p.Name)
 	}
-	return expand(p.Headless, v, p.Name+".headless")
+	if v.SessionID == "" {
+		return expand(p.Headless, v, p.Name+".headless")
+	}
+	if p.HeadlessResume == "" {
+		return nil, fmt.Errorf("agent %s cannot continue a conversation headless (agents.%s.headless_resume)", p.Name, p.Name)
+	}
+	return expand(p.HeadlessResume, v, p.Name+".headless_resume")
 }
 
 func expand(tmpl string, v Vars, key string) ([]string, error) {
@@ -103,7 +114,7 @@ func expand(tmpl string, v Vars, key string) ([]string, error) {
 		return nil, fmt.Errorf("agents.%s: empty", key)
 	}
 	r := strings.NewReplacer("{model}", v.Model, "{task_file}", v.TaskFile, "{workdir}", v.Workdir,
-		"{repo}", v.Repo, "{issue}", fmt.Sprint(v.Issue), "{ace_bin}", v.AceBin)
+		"{repo}", v.Repo, "{issue}", fmt.Sprint(v.Issue), "{ace_bin}", v.AceBin, "{session_id}", v.SessionID)
 	var out []string
 	for i := 0; i < len(words); i++ {
 		w := words[i]
@@ -118,6 +129,15 @@ func expand(tmpl string, v Vars, key string) ([]string, error) {
 		out = append(out, r.Replace(w))
 	}
 	return out, nil
+}
+
+// HeadlessExecutable is the program the headless command runs.
+func (p Profile) HeadlessExecutable() string {
+	words, err := secrets.SplitCommand(p.Headless)
+	if err != nil || len(words) == 0 {
+		return ""
+	}
+	return words[0]
 }
 
 // Executable is the program the command runs.

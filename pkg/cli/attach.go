@@ -36,6 +36,9 @@ func runAttach(ctx context.Context, app *App, repo string, n int) error {
 		return err
 	}
 	st.Close()
+	if r.Runner == "exec" {
+		return headlessNoScreen(r, "attach to")
+	}
 	tmux := tmuxops.New(app.Config.Tmux.Socket)
 	ok, err := tmux.HasSession(ctx, r.Session)
 	if err != nil {

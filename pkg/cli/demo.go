@@ -24,6 +24,7 @@ request. Everything lives in a temporary directory (or --dir, kept afterwards); 
 		},
 	}
 	cmd.Flags().StringVar(&o.Dir, "dir", "", "keep the demo's files in this `directory`")
+	cmd.Flags().BoolVar(&o.Headless, "headless", false, "run the agent with the headless runner (runner exec) instead of in tmux")
 	cmd.Flags().DurationVar(&o.Timeout, "timeout", 0, "give up after this long (default 2m)")
 	return cmd
 }

@@ -43,11 +43,23 @@ func (c *check) fail(what, detail string) {
 	fmt.Fprintf(c.app.Stdout, "FAIL  %-22s %s\n", what, detail)
 }
 
+// headlessOnly reports whether every agent the configuration uses runs with the headless runner.
+func headlessOnly(app *App) bool {
+	for _, name := range app.Config.AgentNames() {
+		if p, err := service.Profile(app.Config, name); err != nil || p.Runner != "exec" {
+			return false
+		}
+	}
+	return true
+}
+
 var tmuxVersion = regexp.MustCompile(`tmux (\d+)\.(\d+)`)
 
 func runDoctor(ctx context.Context, app *App) error {
 	c := &check{app: app}
-	if out, err := exec.CommandContext(ctx, "tmux", "-V").Output(); err != nil {
+	if out, err := exec.CommandContext(ctx, "tmux", "-V").Output(); err != nil && headlessOnly(app) {
+		c.warn("tmux", "not found; every configured agent runs headless (runner exec), so none needs it")
+	} else if err != nil {
 		c.fail("tmux", "not found; install: "+agents.InstallHint("tmux"))
 	} else if m := tmuxVersion.FindStringSubmatch(string(out)); m == nil {
 		c.warn("tmux", "unrecognised version "+string(out))
@@ -68,6 +80,9 @@ func runDoctor(ctx context.Context, app *App) error {
 			continue
 		}
 		exe := p.Executable()
+		if p.Runner == "exec" {
+			exe = p.HeadlessExecutable()
+		}
 		if name == "codex" {
 			exe = "codex" // codex-gh is ace's own wrapper, installed by ace
 		}

@@ -18,30 +18,37 @@ import (
 
 func newCmdLogs(app *App) *cobra.Command {
 	var repo string
-	var follow bool
+	var follow, asJSON bool
 	cmd := &cobra.Command{
 		Use:   "logs N",
-		Short: "Print the agent's transcript (-f to follow)",
+		Short: "Print the agent's transcript (-f to follow, --json for a headless run's typed events)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			n, err := issueArg(args[0])
 			if err != nil {
 				return err
 			}
-			return runLogs(cmd.Context(), app, repo, n, follow)
+			return runLogs(cmd.Context(), app, repo, n, follow, asJSON)
 		},
 	}
 	cmd.Flags().StringVar(&repo, "repo", "", "repository `owner/name` when issue N exists in several")
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing as the transcript grows (Ctrl-C to stop)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "headless runs: print the typed events as JSON lines")
 	return cmd
 }
 
-func runLogs(ctx context.Context, app *App, repo string, n int, follow bool) error {
+func runLogs(ctx context.Context, app *App, repo string, n int, follow, asJSON bool) error {
 	st, r, err := app.findRun(ctx, repo, n)
 	if err != nil {
 		return err
 	}
 	st.Close()
+	if r.Runner == "exec" {
+		return runHeadlessLogs(ctx, app, r, follow, asJSON)
+	}
+	if asJSON {
+		return flagErrorf("--json: %s#%d runs in tmux; its transcript is a terminal log, not typed events", r.Repo, n)
+	}
 	if r.Session == "" {
 		return fmt.Errorf("%s#%d has no transcript yet (run %d is at %s)", r.Repo, n, r.ID, r.Step)
 	}

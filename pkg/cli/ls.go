@@ -62,6 +62,9 @@ func runLs(ctx context.Context, app *App, asJSON, all bool) error {
 			pr = r.PRURL
 		}
 		session := r.Session
+		if r.Runner == "exec" {
+			session = "headless"
+		}
 		if session == "" {
 			session = "-"
 		}

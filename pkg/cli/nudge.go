@@ -38,6 +38,6 @@ func runNudge(ctx context.Context, app *App, repo string, n int) error {
 	if err := svc.Engine.Nudge(ctx, r); err != nil {
 		return err
 	}
-	fmt.Fprintf(app.Stdout, "nudged %s\n", r.Session)
+	fmt.Fprintf(app.Stdout, "nudged %s\n", sessionLabel(r))
 	return nil
 }

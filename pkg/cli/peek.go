@@ -35,6 +35,9 @@ func runPeek(ctx context.Context, app *App, repo string, n, history int) error {
 		return err
 	}
 	st.Close()
+	if r.Runner == "exec" {
+		return headlessNoScreen(r, "show")
+	}
 	if r.Session == "" {
 		return fmt.Errorf("%s#%d has no agent session (run %d is at %s)", r.Repo, n, r.ID, r.Step)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/fakeagent"
+	"github.com/aceworks/ace/pkg/headless"
 	"github.com/aceworks/ace/pkg/logging"
 	"github.com/aceworks/ace/pkg/secrets"
 	"github.com/aceworks/ace/pkg/tmuxops"
@@ -45,6 +46,8 @@ func Main() int {
 		switch os.Args[1] {
 		case "__launch":
 			return tmuxops.LaunchMain(os.Args[2:])
+		case "__headless":
+			return headless.SupervisorMain(os.Args[2:])
 		case "demo-agent":
 			return fakeagent.Main(os.Args[2:])
 		}

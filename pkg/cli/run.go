@@ -74,6 +74,11 @@ func runRun(ctx context.Context, app *App, o runOptions) error {
 	err = svc.Engine.Drive(ctx, r, stop)
 	if errors.Is(err, context.Canceled) {
 		fmt.Fprintf(out, "\nStopped watching. ")
+		if r.Runner == "exec" {
+			fmt.Fprintf(out, "The headless agent keeps running.\n")
+			fmt.Fprintf(out, "Come back with `ace run --issue %d`, read its transcript with `ace logs %d -f`.\n", o.Issue, o.Issue)
+			return err
+		}
 		if r.Session != "" {
 			fmt.Fprintf(out, "The agent keeps running in tmux session %s.\n", r.Session)
 		}
@@ -103,6 +108,10 @@ func reportRun(w io.Writer, r *store.Run) error {
 		fmt.Fprintf(w, "\ndone: %s\n", r.PRURL)
 		return nil
 	case store.StatusWaitingInput:
+		if r.Runner == "exec" {
+			fmt.Fprintf(w, "\nwaiting for a human: answer on the issue (ace poll relays it), or `ace send %d \"…\"`; the answer resumes the conversation.\n", r.Issue)
+			return nil
+		}
 		fmt.Fprintf(w, "\nwaiting for a human: answer on the issue (ace poll relays it), or `ace send %d \"…\"`, or `ace attach %d`.\n", r.Issue, r.Issue)
 		return nil
 	case store.StatusCancelled:
@@ -110,6 +119,10 @@ func reportRun(w io.Writer, r *store.Run) error {
 		return nil
 	case store.StatusFailed:
 		return fmt.Errorf("run %d failed: %s (the working copy is kept at %s)", r.ID, r.Error, r.Workdir)
+	}
+	if r.Runner == "exec" {
+		fmt.Fprintf(w, "\nthe headless agent is working (`ace logs %d -f`); `ace poll` (or `ace run --issue %d`) keeps watching it.\n", r.Issue, r.Issue)
+		return nil
 	}
 	fmt.Fprintf(w, "\nthe agent is working in tmux session %s; `ace poll` (or `ace run --issue %d`) keeps watching it.\n", r.Session, r.Issue)
 	return nil

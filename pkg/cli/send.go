@@ -68,6 +68,6 @@ func runSend(ctx context.Context, app *App, repo string, n int, text string) err
 	if err := svc.Engine.Send(ctx, r, text); err != nil {
 		return err
 	}
-	fmt.Fprintf(app.Stdout, "sent to %s\n", r.Session)
+	fmt.Fprintf(app.Stdout, "sent to %s\n", sessionLabel(r))
 	return nil
 }

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/aceworks/ace/pkg/workflow"
 )
 
 func newCmdShow(app *App) *cobra.Command {
@@ -46,6 +48,10 @@ func runShow(ctx context.Context, app *App, repo string, n int) error {
 	field("status", string(r.Status))
 	field("step", r.Step)
 	field("session", r.Session)
+	field("conversation", r.AgentSessionID)
+	if path, _, ok := workflow.Transcript(r); ok {
+		field("transcript", path)
+	}
 	field("workdir", r.Workdir)
 	field("branch", r.Branch)
 	field("base", r.BaseBranch)

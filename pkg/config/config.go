@@ -76,6 +76,8 @@ type AgentConfig struct {
 	AutoApprove    bool              `toml:"auto_approve"`
 	Markers        Markers           `toml:"markers"`
 	Headless       string            `toml:"headless"`
+	HeadlessResume string            `toml:"headless_resume"`
+	HeadlessFormat string            `toml:"headless_format"`
 	Nudge          string            `toml:"nudge"`
 	CompactCommand string            `toml:"compact_command"`
 	GitHubMCP      string            `toml:"github_mcp"`

@@ -121,3 +121,24 @@ func TestDiscoveryAndEnvironment(t *testing.T) {
 		t.Fatal("an explicit missing file was accepted")
 	}
 }
+
+func TestValidateHeadlessKeys(t *testing.T) {
+	cfg := Default()
+	cfg.Agents["claude"] = AgentConfig{Runner: "exec"} // built in: headless command and format come with it
+	cfg.Agents["mine"] = AgentConfig{Command: "mine", Runner: "exec", HeadlessResume: "mine --again"}
+	cfg.Agents["odd"] = AgentConfig{Command: "odd", HeadlessFormat: "aider"}
+	err := cfg.Validate()
+	for _, want := range []string{
+		"agents.mine.headless: empty (runner \"exec\" needs the headless command)",
+		"agents.mine.headless_format: empty",
+		"agents.mine.headless_resume: \"mine --again\" must contain {session_id}",
+		"agents.odd.headless_format: \"aider\" is not",
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Validate() = %v, want %q", err, want)
+		}
+	}
+	if err != nil && strings.Contains(err.Error(), "agents.claude") {
+		t.Errorf("the built-in claude with runner exec was rejected: %v", err)
+	}
+}

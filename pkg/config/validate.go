@@ -132,6 +132,23 @@ func (c *Config) validateAgent(name string, a AgentConfig, bad func(key, format 
 	default:
 		bad(key+".runner", "%q is not \"tmux\" or \"exec\"", a.Runner)
 	}
+	switch a.HeadlessFormat {
+	case "", "claude", "codex", "gemini":
+	default:
+		bad(key+".headless_format", "%q is not \"claude\", \"codex\" or \"gemini\"", a.HeadlessFormat)
+	}
+	if a.Runner == "exec" && !slices.Contains(builtinAgents[:3], name) {
+		// A custom agent has no built-in headless command or stream shape to fall back on.
+		if strings.TrimSpace(a.Headless) == "" {
+			bad(key+".headless", "empty (runner \"exec\" needs the headless command)")
+		}
+		if a.HeadlessFormat == "" {
+			bad(key+".headless_format", "empty (runner \"exec\" needs the stream format: claude, codex or gemini)")
+		}
+	}
+	if a.HeadlessResume != "" && !strings.Contains(a.HeadlessResume, "{session_id}") {
+		bad(key+".headless_resume", "%q must contain {session_id}", a.HeadlessResume)
+	}
 	switch a.Home {
 	case "", "isolated":
 	default:

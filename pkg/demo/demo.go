@@ -32,6 +32,8 @@ type Options struct {
 	Logger     *slog.Logger
 	// Timeout bounds the whole demo.
 	Timeout time.Duration
+	// Headless runs the fake agent with the headless runner (runner exec) instead of in tmux.
+	Headless bool
 }
 
 // Repo and Issue are what the demo works on.
@@ -60,12 +62,12 @@ func Run(ctx context.Context, o Options) (err error) {
 	} else if dir, err = filepath.Abs(dir); err != nil {
 		return err
 	}
-	if err := needTools(); err != nil {
+	if err := needTools(o.Headless); err != nil {
 		return err
 	}
 	w := o.Out
 	fmt.Fprintf(w, "ace demo in %s\n\n", dir)
-	cfgPath, err := scaffold(ctx, dir, o.Executable)
+	cfgPath, err := scaffold(ctx, dir, o.Executable, o.Headless)
 	if err != nil {
 		return err
 	}
@@ -75,8 +77,13 @@ func Run(ctx context.Context, o Options) (err error) {
 	}
 	fmt.Fprintf(w, "  remote      %s (a bare git repository)\n", filepath.Join(dir, "remote.git"))
 	fmt.Fprintf(w, "  issue       %s#%d in %s\n", Repo, Issue, filepath.Join(dir, "tracker", "issues", "1.md"))
-	fmt.Fprintf(w, "  agent       the scripted fake agent, in tmux\n")
-	fmt.Fprintf(w, "  watch it    ace --config %s attach %d   (or peek %d)\n\n", cfgPath, Issue, Issue)
+	if o.Headless {
+		fmt.Fprintf(w, "  agent       the scripted fake agent, headless (its JSON stream is the transcript)\n")
+		fmt.Fprintf(w, "  watch it    ace --config %s logs %d -f\n\n", cfgPath, Issue)
+	} else {
+		fmt.Fprintf(w, "  agent       the scripted fake agent, in tmux\n")
+		fmt.Fprintf(w, "  watch it    ace --config %s attach %d   (or peek %d)\n\n", cfgPath, Issue, Issue)
+	}
 
 	start := time.Now()
 	svc, err := service.Open(ctx, service.Options{
@@ -109,16 +116,30 @@ func Run(ctx context.Context, o Options) (err error) {
 		return err
 	}
 	fmt.Fprintf(w, "  %5.1fs  run %d, attempt %d\n", time.Since(start).Seconds(), run.ID, run.Attempt)
+	if o.Headless {
+		// A headless agent runs outside tmux, under its own supervisor: stop it if the demo ends early.
+		defer func() {
+			if !run.Status.Terminal() {
+				sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+				defer scancel()
+				_ = svc.Engine.Stop(sctx, run, "the demo ended")
+			}
+		}()
+	}
 	if err := svc.Engine.Drive(ctx, run, workflow.UntilSettled); err != nil {
 		return fmt.Errorf("drive the demo run: %w", err)
 	}
 	return summarize(ctx, w, dir, run, time.Since(start))
 }
 
-// needTools fails early, saying what to install, when git or tmux is missing.
-func needTools() error {
+// needTools fails early, saying what to install, when git or tmux (unless headless) is missing.
+func needTools(headless bool) error {
 	var missing []string
-	for _, t := range []string{"git", "tmux"} {
+	tools := []string{"git", "tmux"}
+	if headless {
+		tools = tools[:1]
+	}
+	for _, t := range tools {
 		if _, err := exec.LookPath(t); err != nil {
 			missing = append(missing, t)
 		}

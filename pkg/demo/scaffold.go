@@ -33,7 +33,7 @@ done Added hello.txt with the greeting "Hello from ace!".
 
 // scaffold creates the demo's world under dir — a bare remote with one commit, a local tracker with one
 // labelled issue, the fake agent's script and an ace.toml tying them together — and returns the config path.
-func scaffold(ctx context.Context, dir, exe string) (string, error) {
+func scaffold(ctx context.Context, dir, exe string, headless bool) (string, error) {
 	for _, d := range []string{"seed", "tracker/issues", "root"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
 			return "", err
@@ -89,6 +89,16 @@ func scaffold(ctx context.Context, dir, exe string) (string, error) {
 		"tmux":    map[string]any{"socket": "ace-demo-" + strconv.Itoa(os.Getpid()), "startup_timeout": "30s", "enter_delay": "150ms"},
 		"monitor": map[string]any{"interval": "250ms", "idle_after": "15s", "timeout": "90s"},
 		"pr":      map[string]any{"draft": false},
+	}
+	if headless {
+		fake := cfg["agents"].(map[string]any)["fake"].(map[string]any)
+		base := shellQuote(exe) + " demo-agent headless --format claude --script " + shellQuote(script)
+		fake["runner"] = "exec"
+		fake["headless"] = base
+		fake["headless_resume"] = base + " --resume {session_id}"
+		fake["headless_format"] = "claude"
+		cfg["monitor"].(map[string]any)["exec_idle_timeout"] = "30s"
+		cfg["monitor"].(map[string]any)["exec_turn_timeout"] = "60s"
 	}
 	var buf bytes.Buffer
 	buf.WriteString("# Written by `ace demo`: a local remote, a local tracker and the scripted fake agent.\n")

@@ -18,6 +18,7 @@
 //	idle                do nothing; ends the turn
 //	hang                stay busy forever, ignoring input
 //	crash CODE          exit with CODE at once
+//	warn TEXT           print TEXT to stderr with $VARIABLES expanded (headless only)
 //
 // When the script is used up, each further prompt is answered "ok". Every submitted prompt is appended to
 // --record as one JSON line {"prompt": "…"}, byte-exact; a prompt typed while a turn was still running (which
@@ -55,6 +56,9 @@ type options struct {
 
 // Main runs the fake agent with command-line args and returns its exit code.
 func Main(args []string) int {
+	if len(args) > 0 && args[0] == "headless" {
+		return HeadlessMain(args[1:])
+	}
 	var o options
 	fs := flag.NewFlagSet("fake-agent", flag.ContinueOnError)
 	fs.StringVar(&o.script, "script", "", "script `file`")
@@ -102,7 +106,7 @@ func parseScript(path string) ([]action, error) {
 		}
 		verb, arg, _ := strings.Cut(l, " ")
 		switch verb {
-		case "say", "busy", "sleep", "write", "append", "sh", "done", "question", "ask", "approve", "idle", "hang", "crash", "---":
+		case "say", "busy", "sleep", "write", "append", "sh", "done", "question", "ask", "approve", "idle", "hang", "crash", "warn", "---":
 		default:
 			return nil, fmt.Errorf("%s:%d: unknown action %q", path, n, verb)
 		}

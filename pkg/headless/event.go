@@ -2,7 +2,6 @@
 package headless
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -121,13 +120,9 @@ func ParseAll(format string, r io.Reader) (*Transcript, error) {
 		return nil, err
 	}
 	t := &Transcript{}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
-	for sc.Scan() {
-		t.add(p.Parse(sc.Bytes()))
-	}
+	err = readLines(r, maxLine, func(line []byte) { t.add(p.Parse(line)) })
 	t.add(p.Flush())
-	if err := sc.Err(); err != nil {
+	if err != nil {
 		return t, fmt.Errorf("headless: reading %s stream: %w", format, err)
 	}
 	return t, nil

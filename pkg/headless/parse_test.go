@@ -264,3 +264,26 @@ func TestTruncateKeepsUTF8(t *testing.T) {
 		t.Errorf("truncate: len %d", len(got))
 	}
 }
+
+// TestResumedTurnsInOneTranscript: ace appends every turn of a conversation to one file; the totals add up and
+// the session is the first one named.
+func TestResumedTurnsInOneTranscript(t *testing.T) {
+	for _, name := range []string{"claude_ok.jsonl", "codex_ok.jsonl", "gemini_ok.jsonl"} {
+		b, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		format := strings.TrimSuffix(strings.TrimSuffix(name, ".jsonl"), "_ok")
+		one, _ := ParseAll(format, strings.NewReader(string(b)))
+		two, err := ParseAll(format, strings.NewReader(string(b)+string(b)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := one.Usage
+		want.add(&one.Usage)
+		if len(two.Events) != 2*len(one.Events) || two.Usage != want || two.SessionID != one.SessionID {
+			t.Errorf("%s: %d events usage %+v session %q; one turn: %d events usage %+v", name, len(two.Events),
+				two.Usage, two.SessionID, len(one.Events), one.Usage)
+		}
+	}
+}

@@ -39,6 +39,8 @@ func Profile(cfg *config.Config, name string) (agents.Profile, error) {
 		CompactCommand: ac.CompactCommand,
 		ContextFile:    ac.ContextFile,
 		Headless:       ac.Headless,
+		HeadlessResume: ac.HeadlessResume,
+		HeadlessFormat: ac.HeadlessFormat,
 		Runner:         ac.Runner,
 		GitHubMCP:      ac.GitHubMCP,
 		Env:            ac.Env,

@@ -120,6 +120,7 @@ func Open(ctx context.Context, o Options) (*Service, error) {
 		Secrets:    res,
 		Profile:    s.Profile,
 		Launcher:   []string{exe, "__launch"},
+		Supervisor: []string{exe, "__headless"},
 		Root:       root,
 		Logger:     log,
 		Observer:   o.Observer,

@@ -140,12 +140,6 @@ func launchArgv(spec SessionSpec) ([]string, error) {
 	if len(spec.Launcher) == 0 || spec.RuntimeDir == "" {
 		return nil, errors.New("variables to inject but no launcher or runtime dir")
 	}
-	if err := os.MkdirAll(spec.RuntimeDir, 0o700); err != nil {
-		return nil, err
-	}
-	if err := os.Chmod(spec.RuntimeDir, 0o700); err != nil {
-		return nil, err
-	}
 	vars := map[string]string{}
 	for k, v := range spec.Env {
 		vars[k] = v
@@ -153,25 +147,42 @@ func launchArgv(spec SessionSpec) ([]string, error) {
 	for k, v := range spec.Secrets {
 		vars[k] = v
 	}
-	data, err := json.Marshal(vars)
+	path, err := WriteEnvFile(spec.RuntimeDir, vars)
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.CreateTemp(spec.RuntimeDir, "env-*")
+	out := append([]string{}, spec.Launcher...)
+	out = append(out, path, "--")
+	return append(out, spec.Argv...), nil
+}
+
+// WriteEnvFile writes vars as a 0600 file in dir (made 0700) for LaunchMain to read and delete, and returns its
+// path. The headless runner uses it too, so that secrets reach agents the same way whichever runner starts them.
+func WriteEnvFile(dir string, vars map[string]string) (string, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return "", err
+	}
+	data, err := json.Marshal(vars)
 	if err != nil {
-		return nil, fmt.Errorf("write env file: %w", err)
+		return "", err
+	}
+	f, err := os.CreateTemp(dir, "env-*")
+	if err != nil {
+		return "", fmt.Errorf("write env file: %w", err)
 	}
 	if _, err := f.Write(data); err != nil {
 		f.Close()
 		os.Remove(f.Name())
-		return nil, err
+		return "", fmt.Errorf("write env file: %w", err)
 	}
 	if err := f.Close(); err != nil {
-		return nil, err
+		os.Remove(f.Name())
+		return "", fmt.Errorf("write env file: %w", err)
 	}
-	out := append([]string{}, spec.Launcher...)
-	out = append(out, f.Name(), "--")
-	return append(out, spec.Argv...), nil
+	return f.Name(), nil
 }
 
 // LaunchMain is the body of `ace __launch ENVFILE -- ARGV…`: it reads and deletes the env file, then replaces

@@ -13,6 +13,11 @@
 // markers? .ace/DONE or .ace/QUESTION present? issue closed?) and decides, so it never depends on having seen
 // every event.
 //
+// Two runners share the graph. "tmux" types into an interactive session. "exec" (headless) skips deliver_prompt:
+// start_session starts the first turn of the agent's JSON-streaming CLI under a detached supervisor, and the
+// monitor waits for each turn to end, then acts on .ace/DONE or .ace/QUESTION, or starts the next turn of the
+// same conversation (a queued answer, a nudge, a resume after a crash). See node_exec.go.
+//
 // The package declares the small interfaces it needs (Store, Tracker, Workspaces, Sessions, Secrets); the
 // packages that implement them return concrete types and never import workflow.
 package workflow

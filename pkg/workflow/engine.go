@@ -44,6 +44,8 @@ type Options struct {
 	Profile func(name string) (agents.Profile, error)
 	// Launcher is the argv prefix of the env-file launcher (`ace __launch`) that starts agents with secrets.
 	Launcher []string
+	// Supervisor is the argv prefix of the headless supervisor (`ace __headless`) that runs agents with runner exec.
+	Supervisor []string
 	// Root is workspace.root: logs, runtime files and homes live under it.
 	Root     string
 	Logger   *slog.Logger

@@ -17,6 +17,7 @@ import (
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/fakeagent"
 	"github.com/aceworks/ace/pkg/gittest"
+	"github.com/aceworks/ace/pkg/headless"
 	"github.com/aceworks/ace/pkg/secrets"
 	"github.com/aceworks/ace/pkg/service"
 	"github.com/aceworks/ace/pkg/store"
@@ -31,6 +32,8 @@ func TestMain(m *testing.M) {
 		switch os.Args[1] {
 		case "__launch":
 			os.Exit(tmuxops.LaunchMain(os.Args[2:]))
+		case "__headless":
+			os.Exit(headless.SupervisorMain(os.Args[2:]))
 		case "demo-agent":
 			os.Exit(fakeagent.Main(os.Args[2:]))
 		case "ace":

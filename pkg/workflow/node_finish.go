@@ -139,6 +139,9 @@ func (e *Engine) cancelled(ctx context.Context, r *store.Run) (Result, error) {
 
 // endSession kills the agent's session and everything it started, if it is still there.
 func (e *Engine) endSession(ctx context.Context, r *store.Run) error {
+	if isExec(r) {
+		return e.endExec(ctx, r)
+	}
 	if r.Session == "" {
 		return nil
 	}

@@ -79,7 +79,9 @@ func (e *Engine) waitingInput(ctx context.Context, r *store.Run) (Result, error)
 // Answer types a human's answer into the session and moves the run back to monitoring. `ace send` uses it too.
 func (e *Engine) Answer(ctx context.Context, r *store.Run, who, answer string) error {
 	// The answer goes in exactly as the human wrote it: no prefix, no rewording.
-	if err := e.type_(ctx, r, answer); err != nil {
+	if isExec(r) {
+		queueExec(r, answer) // the next turn of the conversation carries it
+	} else if err := e.type_(ctx, r, answer); err != nil {
 		return fmt.Errorf("type the answer into %s: %w", r.Session, err)
 	}
 	if err := os.Remove(filepath.Join(r.Workdir, questionFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -103,7 +105,11 @@ func (e *Engine) Answer(ctx context.Context, r *store.Run, who, answer string) e
 	if who != "" {
 		src = "@" + who
 	}
-	e.event(ctx, r, "answer", "answer from "+src+" typed into the session")
+	how := "typed into the session"
+	if isExec(r) {
+		how = "queued as the next turn of the conversation"
+	}
+	e.event(ctx, r, "answer", "answer from "+src+" "+how)
 	return nil
 }
 

@@ -34,6 +34,9 @@ func (e *Engine) monitor(ctx context.Context, r *store.Run) (Result, error) {
 	if next, ok := e.checkIssue(ctx, r); ok {
 		return next, nil
 	}
+	if res, busy, err := e.execRunning(ctx, r); busy || err != nil {
+		return res, err
+	}
 	if summary, ok := readProtocolFile(r.Workdir, doneFile); ok {
 		r.Vars[varSummary] = summary
 		e.event(ctx, r, "done", "the agent wrote .ace/DONE")
@@ -44,6 +47,9 @@ func (e *Engine) monitor(ctx context.Context, r *store.Run) (Result, error) {
 			return Result{}, err
 		}
 		return Goto(StepWaitingInput), nil
+	}
+	if isExec(r) {
+		return e.execTurnEnded(ctx, r)
 	}
 	pane, found, err := e.pane(ctx, r.Session)
 	if err != nil {

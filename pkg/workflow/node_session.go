@@ -17,6 +17,9 @@ import (
 
 // startSession opens the agent's tmux session, or re-attaches to the one a previous ace process left running.
 func (e *Engine) startSession(ctx context.Context, r *store.Run) (Result, error) {
+	if isExec(r) {
+		return e.startExec(ctx, r)
+	}
 	name, err := e.sessionName(ctx, r)
 	if err != nil {
 		return Result{}, err
@@ -106,37 +109,9 @@ func (e *Engine) sessionSpec(ctx context.Context, r *store.Run, prof agents.Prof
 	if err := checkExecutable(argv[0], r.Workdir, prof); err != nil {
 		return tmuxops.SessionSpec{}, Terminal(err)
 	}
-	env := map[string]string{"ACE_ISSUE": fmt.Sprint(r.Issue), "ACE_REPO": r.Repo, "ACE_TASK_FILE": vars.TaskFile}
-	for k, v := range prof.Env {
-		env[k] = v
-	}
-	var mcp agents.MCPConfig
-	if prof.GitHubMCP != "" {
-		mcp = agents.MCPConfig{GitHubURL: prof.GitHubMCP, GitHubTokenEnv: mcpTokenEnv}
-		env["GITHUB_MCP_TOKEN_ENV"] = mcpTokenEnv // the variable's name, for scripts/codex-gh
-		if err := agents.WriteProjectMCP(prof, r.Workdir, mcp); err != nil {
-			return tmuxops.SessionSpec{}, fmt.Errorf("write MCP config for %s: %w", prof.Name, err)
-		}
-	}
-	if prof.Home == "isolated" {
-		homeEnv, err := agents.PrepareHome(prof, e.o.Root, r.Workdir, mcp)
-		if err != nil {
-			return tmuxops.SessionSpec{}, fmt.Errorf("prepare isolated home for %s: %w", prof.Name, err)
-		}
-		for k, v := range homeEnv {
-			env[k] = v
-		}
-	}
-	secrets, err := e.o.Secrets.ResolveAll(ctx, prof.Secrets)
+	env, secrets, err := e.agentEnv(ctx, r, prof, vars)
 	if err != nil {
-		return tmuxops.SessionSpec{}, Terminal(fmt.Errorf("secrets for agent %s: %w", prof.Name, err))
-	}
-	if prof.GitHubMCP != "" && secrets[mcpTokenEnv] == "" {
-		tok, err := e.o.Secrets.GitHubToken(ctx, e.cfg.GitHub.TokenEnv)
-		if err != nil {
-			return tmuxops.SessionSpec{}, Terminal(fmt.Errorf("agents.%s.github_mcp needs a GitHub token: %w", prof.Name, err))
-		}
-		secrets[mcpTokenEnv] = tok
+		return tmuxops.SessionSpec{}, err
 	}
 	t := e.cfg.Tmux
 	return tmuxops.SessionSpec{
@@ -146,6 +121,45 @@ func (e *Engine) sessionSpec(ctx context.Context, r *store.Run, prof agents.Prof
 		Launcher:   e.o.Launcher,
 		RuntimeDir: filepath.Join(e.o.Root, "run"),
 	}, nil
+}
+
+// agentEnv is the agent's environment, whichever runner starts it: plain variables (ACE_*, the profile's env,
+// an isolated home, the MCP token variable's name) and, apart, its secrets, which only ever travel through the
+// launcher's env file.
+func (e *Engine) agentEnv(ctx context.Context, r *store.Run, prof agents.Profile, vars agents.Vars) (env, secrets map[string]string, err error) {
+	env = map[string]string{"ACE_ISSUE": fmt.Sprint(r.Issue), "ACE_REPO": r.Repo, "ACE_TASK_FILE": vars.TaskFile}
+	for k, v := range prof.Env {
+		env[k] = v
+	}
+	var mcp agents.MCPConfig
+	if prof.GitHubMCP != "" {
+		mcp = agents.MCPConfig{GitHubURL: prof.GitHubMCP, GitHubTokenEnv: mcpTokenEnv}
+		env["GITHUB_MCP_TOKEN_ENV"] = mcpTokenEnv // the variable's name, for scripts/codex-gh
+		if err := agents.WriteProjectMCP(prof, r.Workdir, mcp); err != nil {
+			return nil, nil, fmt.Errorf("write MCP config for %s: %w", prof.Name, err)
+		}
+	}
+	if prof.Home == "isolated" {
+		homeEnv, err := agents.PrepareHome(prof, e.o.Root, r.Workdir, mcp)
+		if err != nil {
+			return nil, nil, fmt.Errorf("prepare isolated home for %s: %w", prof.Name, err)
+		}
+		for k, v := range homeEnv {
+			env[k] = v
+		}
+	}
+	secrets, err = e.o.Secrets.ResolveAll(ctx, prof.Secrets)
+	if err != nil {
+		return nil, nil, Terminal(fmt.Errorf("secrets for agent %s: %w", prof.Name, err))
+	}
+	if prof.GitHubMCP != "" && secrets[mcpTokenEnv] == "" {
+		tok, err := e.o.Secrets.GitHubToken(ctx, e.cfg.GitHub.TokenEnv)
+		if err != nil {
+			return nil, nil, Terminal(fmt.Errorf("agents.%s.github_mcp needs a GitHub token: %w", prof.Name, err))
+		}
+		secrets[mcpTokenEnv] = tok
+	}
+	return env, secrets, nil
 }
 
 // mcpTokenEnv is the variable that carries the GitHub token to an agent's GitHub MCP server.

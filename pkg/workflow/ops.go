@@ -30,11 +30,32 @@ func (e *Engine) Nudge(ctx context.Context, r *store.Run) error {
 	if err := e.requireSession(ctx, r); err != nil {
 		return err
 	}
+	if isExec(r) {
+		return e.nudgeExec(ctx, r)
+	}
 	if err := e.type_(ctx, r, e.nudgePrompt()); err != nil {
 		return fmt.Errorf("nudge: %w", err)
 	}
 	e.event(ctx, r, "nudge", "nudged by hand (ace nudge)")
 	return nil
+}
+
+// nudgeExec queues the nudge as the next turn of a headless run. The run may be driven by another process at the
+// same time (ace poll): a conflicting write is retried on the fresh run.
+func (e *Engine) nudgeExec(ctx context.Context, r *store.Run) error {
+	for attempt := 0; ; attempt++ {
+		queueExec(r, e.nudgePrompt())
+		err := e.o.Store.UpdateRun(ctx, r, &store.Event{Kind: "nudge", Step: r.Step,
+			Message: "nudge queued by hand (ace nudge): the next turn of the conversation carries it"})
+		if !errors.Is(err, store.ErrConflict) || attempt == 3 {
+			return err
+		}
+		fresh, gerr := e.o.Store.GetRun(ctx, r.ID)
+		if gerr != nil {
+			return fmt.Errorf("reload run %d: %w", r.ID, gerr)
+		}
+		*r = *fresh
+	}
 }
 
 // Send types text into the agent's session exactly as given. A run waiting for input resumes monitoring.
@@ -49,11 +70,17 @@ func (e *Engine) Send(ctx context.Context, r *store.Run, text string) error {
 	if before != r.Status {
 		return e.o.Store.UpdateRun(ctx, r, &store.Event{Kind: "transition", Step: r.Step, Message: "waiting_input → monitor"})
 	}
+	if isExec(r) {
+		return e.o.Store.UpdateRun(ctx, r, nil) // the queued turn lives in the run
+	}
 	return nil
 }
 
 // Screen returns the agent's current screen (plus historyLines lines of scrollback).
 func (e *Engine) Screen(ctx context.Context, r *store.Run, historyLines int) (string, error) {
+	if isExec(r) {
+		return "", fmt.Errorf("%s#%d: %w", r.Repo, r.Issue, ErrHeadless)
+	}
 	if err := e.requireSession(ctx, r); err != nil {
 		return "", err
 	}
@@ -61,6 +88,13 @@ func (e *Engine) Screen(ctx context.Context, r *store.Run, historyLines int) (st
 }
 
 func (e *Engine) requireSession(ctx context.Context, r *store.Run) error {
+	if isExec(r) {
+		// A headless run has no session to type into, only a conversation to continue with a new turn.
+		if r.AgentSessionID == "" && !e.execAlive(ctx, r) {
+			return fmt.Errorf("%s#%d (no headless conversation yet): %w", r.Repo, r.Issue, ErrNoSession)
+		}
+		return nil
+	}
 	if r.Session == "" {
 		return fmt.Errorf("%s#%d: %w", r.Repo, r.Issue, ErrNoSession)
 	}

@@ -119,7 +119,8 @@ func (e *Engine) Open(ctx context.Context, req Request) (*store.Run, error) {
 	if agent == "" {
 		agent = e.cfg.Agent.Default
 	}
-	if _, err := e.o.Profile(agent); err != nil {
+	prof, err := e.o.Profile(agent)
+	if err != nil {
 		return nil, fmt.Errorf("agent %q: %w", agent, err)
 	}
 	triggered := req.TriggeredAt
@@ -131,7 +132,7 @@ func (e *Engine) Open(ctx context.Context, req Request) (*store.Run, error) {
 		Issue:       req.Issue,
 		Attempt:     1,
 		Agent:       agent,
-		Runner:      "tmux",
+		Runner:      runnerOf(prof),
 		Step:        string(StepClaim),
 		Status:      store.StatusActive,
 		TriggeredAt: triggered,

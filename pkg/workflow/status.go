@@ -32,6 +32,9 @@ func (e *Engine) renderStatus(r *store.Run, v statusView) string {
 	if r.Session != "" {
 		fmt.Fprintf(&b, "| session | `%s` (`ace attach %d`) |\n", r.Session, r.Issue)
 	}
+	if isExec(r) && r.AgentSessionID != "" {
+		fmt.Fprintf(&b, "| session | headless, conversation `%s` (`ace logs %d`) |\n", r.AgentSessionID, r.Issue)
+	}
 	if r.PRURL != "" {
 		fmt.Fprintf(&b, "| pull request | %s |\n", r.PRURL)
 	}

@@ -1,0 +1,185 @@
+package headless
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// Proc names a process so that it can be found again by another ace process: a PID alone may have been reused
+// by the time ace restarts, so the kernel's start time of the process goes with it.
+type Proc struct {
+	PID   int    `json:"pid"`
+	Start uint64 `json:"start"` // /proc/<pid>/stat starttime, 0 when unknown
+}
+
+// String is "pid/start", the form persisted in run variables.
+func (p Proc) String() string { return strconv.Itoa(p.PID) + "/" + strconv.FormatUint(p.Start, 10) }
+
+// ParseProc reads what String wrote; the zero Proc for anything else.
+func ParseProc(s string) Proc {
+	pid, start, _ := strings.Cut(s, "/")
+	p, err := strconv.Atoi(pid)
+	if err != nil || p <= 0 {
+		return Proc{}
+	}
+	st, _ := strconv.ParseUint(start, 10, 64)
+	return Proc{PID: p, Start: st}
+}
+
+// Alive reports whether the process still runs: it exists, is not a zombie, and started when it did.
+func (p Proc) Alive() bool {
+	if p.PID <= 0 {
+		return false
+	}
+	state, start, err := procStat(p.PID)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return false
+		}
+		// No /proc (not Linux): signal 0 is the best left.
+		return syscall.Kill(p.PID, 0) == nil
+	}
+	if state == 'Z' || state == 'X' {
+		return false
+	}
+	return p.Start == 0 || start == p.Start
+}
+
+// Signal sends sig to the process group the process leads, if it is still the same process. A zombie leader
+// still counts: the rest of its group (or its other threads, while they exit) may be running.
+func (p Proc) Signal(sig syscall.Signal) error {
+	if p.PID <= 0 {
+		return nil
+	}
+	if _, start, err := procStat(p.PID); err != nil || p.Start != 0 && start != p.Start {
+		return nil // gone, or the PID now belongs to another process
+	}
+	if err := syscall.Kill(-p.PID, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("signal process group %d: %w", p.PID, err)
+	}
+	return nil
+}
+
+// procStat returns the state and start time of pid from /proc/<pid>/stat.
+func procStat(pid int) (state byte, start uint64, err error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, 0, err
+	}
+	// The command name (field 2) may contain spaces and parentheses: fields are counted after the last ')'.
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return 0, 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 20 {
+		return 0, 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
+	}
+	start, err = strconv.ParseUint(f[19], 10, 64) // field 22 of the whole line
+	if err != nil {
+		return 0, 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
+	}
+	return f[0][0], start, nil
+}
+
+// descendants lists every process below pid, from /proc.
+func descendants(pid int) []int {
+	children := map[int][]int{}
+	entries, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, e := range entries {
+		b, err := os.ReadFile(e)
+		if err != nil {
+			continue
+		}
+		i := strings.LastIndexByte(string(b), ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(b[i+1:]))
+		if len(f) < 2 {
+			continue
+		}
+		ppid, _ := strconv.Atoi(f[1])
+		p, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(e, "/proc/"), "/stat"))
+		children[ppid] = append(children[ppid], p)
+	}
+	var out []int
+	for queue := []int{pid}; len(queue) > 0; queue = queue[1:] {
+		for _, c := range children[queue[0]] {
+			out = append(out, c)
+			queue = append(queue, c)
+		}
+	}
+	return out
+}
+
+// ProcOf names a running process by its PID (start time read from /proc).
+func ProcOf(pid int) Proc {
+	_, start, _ := procStat(pid)
+	return Proc{PID: pid, Start: start}
+}
+
+// Start launches the supervisor for spec, detached from ace: a session and process group of its own, stdin
+// from /dev/null and its output appended to debugLog, so that it outlives the ace process that started it and
+// a later one can find it (Running on lockPath, its Proc in the status). supervisor is the argv prefix of
+// `ace __headless`; the spec goes through a 0600 file in runtimeDir that the supervisor reads and deletes.
+func Start(supervisor []string, spec Spec, runtimeDir, debugLog, lockPath string) (Proc, error) {
+	if len(supervisor) == 0 {
+		return Proc{}, errors.New("headless: no supervisor command")
+	}
+	if err := os.MkdirAll(runtimeDir, 0o700); err != nil {
+		return Proc{}, err
+	}
+	if err := os.MkdirAll(filepath.Dir(lockPath), 0o700); err != nil {
+		return Proc{}, err
+	}
+	lock, held, err := tryLock(lockPath)
+	if err != nil {
+		return Proc{}, err
+	}
+	if held {
+		return Proc{}, ErrRunning
+	}
+	// The supervisor has its own copy of the locked file; this one goes whatever happens.
+	defer lock.Close()
+	b, err := json.Marshal(spec)
+	if err != nil {
+		return Proc{}, err
+	}
+	f, err := os.CreateTemp(runtimeDir, "headless-*.json")
+	if err != nil {
+		return Proc{}, fmt.Errorf("write headless spec: %w", err)
+	}
+	_, werr := f.Write(b)
+	if err := errors.Join(werr, f.Close()); err != nil {
+		os.Remove(f.Name())
+		return Proc{}, fmt.Errorf("write headless spec: %w", err)
+	}
+	logf, err := os.OpenFile(debugLog, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		os.Remove(f.Name())
+		return Proc{}, fmt.Errorf("open debug log: %w", err)
+	}
+	defer logf.Close()
+	// Not CommandContext: the supervisor must outlive ctx and this process.
+	cmd := exec.Command(supervisor[0], append(append([]string{}, supervisor[1:]...), f.Name())...)
+	cmd.Dir = spec.Dir
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.ExtraFiles = []*os.File{lock} // fd 3: lockFD
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		os.Remove(f.Name())
+		return Proc{}, fmt.Errorf("start the headless supervisor: %w", err)
+	}
+	p := ProcOf(cmd.Process.Pid)
+	// Reap it when it ends while this process still runs; Alive tells a zombie from a live one meanwhile.
+	go func() { _ = cmd.Wait() }()
+	return p, nil
+}

@@ -1,0 +1,124 @@
+package headless
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Spec is one turn of a headless agent, as the engine hands it to the supervisor (`ace __headless SPECFILE`).
+// It never holds a secret: those travel in SecretsFile, the same 0600 read-once env file `ace __launch` reads.
+type Spec struct {
+	Argv []string          `json:"argv"`
+	Env  map[string]string `json:"env,omitempty"` // plain variables added to the agent's environment
+	// SecretsFile holds the agent's secret variables (tmuxops.WriteEnvFile); the supervisor reads and deletes it,
+	// puts them in the agent's environment only, and redacts their values from everything it writes.
+	SecretsFile string `json:"secrets_file,omitempty"`
+	Dir         string `json:"dir"`
+	Prompt      string `json:"prompt"` // written to the agent's stdin, never put in argv
+	Format      string `json:"format"` // claude, codex or gemini
+	// TranscriptDir receives <session id>.jsonl, appended to by every turn of the conversation.
+	TranscriptDir string `json:"transcript_dir"`
+	// SessionID is the conversation this turn resumes ("" for the first turn).
+	SessionID string `json:"session_id,omitempty"`
+	// Orphan is where the raw stream goes when it never names a session (a CLI that dies at start).
+	Orphan      string        `json:"orphan"`
+	StatusPath  string        `json:"status_path"`
+	Turn        int           `json:"turn"`
+	IdleTimeout time.Duration `json:"idle_timeout"`
+	TurnTimeout time.Duration `json:"turn_timeout"`
+	// KillGrace is how long the agent's process group has between SIGTERM and SIGKILL.
+	KillGrace time.Duration `json:"kill_grace"`
+}
+
+// Outcomes of a turn, as Status.Outcome.
+const (
+	OutcomeRunning     = "running"
+	OutcomeExited      = "exited"       // the agent exited on its own; ExitCode says how
+	OutcomeIdleTimeout = "idle_timeout" // killed: no output for Spec.IdleTimeout
+	OutcomeTurnTimeout = "turn_timeout" // killed: the turn took longer than Spec.TurnTimeout
+	OutcomeStopped     = "stopped"      // killed: the supervisor was told to stop (SIGTERM)
+	OutcomeStartFailed = "start_failed" // the agent could not be started
+)
+
+// Status is what the supervisor tells the engine about a turn, rewritten atomically as the turn goes.
+type Status struct {
+	Turn            int       `json:"turn"`
+	SupervisorPID   int       `json:"supervisor_pid"`
+	SupervisorStart uint64    `json:"supervisor_start"`
+	AgentPID        int       `json:"agent_pid,omitempty"`
+	AgentStart      uint64    `json:"agent_start,omitempty"`
+	SessionID       string    `json:"session_id,omitempty"`
+	Transcript      string    `json:"transcript,omitempty"`
+	StartedAt       time.Time `json:"started_at"`
+	Outcome         string    `json:"outcome"`
+	Done            bool      `json:"done"` // the turn is over and the agent's process group is gone
+	ExitCode        int       `json:"exit_code"`
+	StderrTail      string    `json:"stderr_tail,omitempty"`
+	ResultStatus    string    `json:"result_status,omitempty"` // status of the stream's result event
+	ResultError     bool      `json:"result_error,omitempty"`
+	LastText        string    `json:"last_text,omitempty"` // the last assistant message, for a human to read
+	Events          int       `json:"events"`
+	Raw             int       `json:"raw"`
+	Usage           Usage     `json:"usage"`
+}
+
+// ReadStatus reads a status file; os.ErrNotExist when the supervisor has not written one yet.
+func ReadStatus(path string) (*Status, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var s Status
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("status file %s: %w", path, err)
+	}
+	return &s, nil
+}
+
+// writeJSON writes v to path atomically: a reader sees the old file or the new one, never half of one.
+func writeJSON(path string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path)+"-*")
+	if err != nil {
+		return err
+	}
+	_, werr := f.Write(b)
+	serr := f.Sync()
+	cerr := f.Close()
+	if err := errors.Join(werr, serr, cerr); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	return nil
+}
+
+// readSpec reads and deletes a spec file: it lives only until the supervisor has it.
+func readSpec(path string) (*Spec, error) {
+	b, err := os.ReadFile(path)
+	os.Remove(path)
+	if err != nil {
+		return nil, err
+	}
+	var s Spec
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("spec %s: %w", path, err)
+	}
+	if len(s.Argv) == 0 || s.StatusPath == "" || s.TranscriptDir == "" {
+		return nil, fmt.Errorf("spec %s: argv, status_path and transcript_dir are required", path)
+	}
+	if _, err := NewParser(s.Format); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}

@@ -1,0 +1,193 @@
+package workflow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/aceworks/ace/pkg/agents"
+	"github.com/aceworks/ace/pkg/headless"
+	"github.com/aceworks/ace/pkg/store"
+	"github.com/aceworks/ace/pkg/tmuxops"
+)
+
+// The headless runner (agents.X.runner = "exec") runs the agent CLI one turn at a time under a detached
+// supervisor (`ace __headless`), which outlives ace, enforces the idle and turn timeouts and writes the raw
+// stream to <root>/logs/<agent>/<session id>.jsonl and a status file. The run keeps only names: the supervisor's
+// Proc (PID and start time), the turn number, the conversation id and the transcript path. A turn that ends
+// without .ace/DONE is the headless form of "idle at the prompt"; the next turn resumes the same conversation.
+
+// Keys of store.Run.Vars the headless runner uses.
+const (
+	varExecProc    = "exec_proc"    // the current turn's supervisor, headless.Proc.String()
+	varExecTurn    = "exec_turn"    // number of the current (or last) turn
+	varExecSeen    = "exec_seen"    // the last turn whose end was recorded
+	varExecPending = "exec_pending" // a prompt (nudge, answer) for the next turn
+	varExecFormat  = "exec_format"  // stream format of the transcript
+	varTranscript  = "transcript"   // path of the JSONL transcript
+)
+
+// ErrHeadless is returned by operations that need a terminal screen when the run has none.
+var ErrHeadless = errors.New("the run is headless (runner exec): there is no screen; read its transcript with `ace logs`")
+
+func isExec(r *store.Run) bool { return r.Runner == "exec" }
+
+func runnerOf(p agents.Profile) string {
+	if p.Runner == "exec" {
+		return "exec"
+	}
+	return "tmux"
+}
+
+// Transcript returns the headless transcript of a run and its stream format; ok is false for tmux runs and
+// runs whose agent has not named its session yet.
+func Transcript(r *store.Run) (path, format string, ok bool) {
+	path, format = r.Vars[varTranscript], r.Vars[varExecFormat]
+	return path, format, isExec(r) && path != "" && format != ""
+}
+
+// execName names a run's files: unique per run, readable next to the tmux sessions of other runs.
+func execName(r *store.Run) string {
+	return fmt.Sprintf("%s-run%d", tmuxops.SessionName(r.Repo, r.Issue), r.ID)
+}
+
+func (e *Engine) execStatusPath(r *store.Run) string {
+	return filepath.Join(e.o.Root, "run", "headless", execName(r)+".status.json")
+}
+
+func (e *Engine) execLockPath(r *store.Run) string {
+	return filepath.Join(e.o.Root, "run", "headless", execName(r)+".lock")
+}
+
+// execAlive reports whether a supervisor is running for the run, by its turn lock: that holds even when this
+// process never learnt the supervisor's PID (an ace killed just after starting it). An error reading the lock
+// falls back to the stored PID.
+func (e *Engine) execAlive(ctx context.Context, r *store.Run) bool {
+	running, err := headless.Running(e.execLockPath(r))
+	if err != nil {
+		e.log.WarnContext(ctx, "headless turn lock", "run", r.ID, "err", err)
+		return headless.ParseProc(r.Vars[varExecProc]).Alive()
+	}
+	return running
+}
+
+func (e *Engine) execLogDir(r *store.Run) string { return filepath.Join(e.o.Root, "logs", r.Agent) }
+
+// startExec starts the first turn, or re-attaches to a supervisor a previous ace process left running.
+func (e *Engine) startExec(ctx context.Context, r *store.Run) (Result, error) {
+	alive := e.execAlive(ctx, r)
+	before := r.Vars[varExecTurn]
+	st := e.execStatus(ctx, r) // adopts a turn the run never recorded
+	if alive && st == nil {
+		return Stay(e.cfg.Monitor.Interval.Duration), nil // started, not yet reporting: look again
+	}
+	if st != nil && (alive || r.Vars[varExecTurn] != before) {
+		// A turn is running, or ran, that a previous ace started: the monitor takes it from here.
+		e.event(ctx, r, "session", fmt.Sprintf("re-attached to headless %s, turn %d (supervisor pid %d)", r.Agent, st.Turn, st.SupervisorPID))
+		r.Vars[varDelivered] = "1"
+		return Goto(StepMonitor), nil
+	}
+	if r.Vars[varDelivered] == "1" {
+		return Goto(StepMonitor), nil // the monitor decides about the next turn
+	}
+	prompt := e.taskPrompt(r)
+	if r.Vars[varResume] == "1" {
+		prompt = e.resumePrompt(r)
+	}
+	if err := e.execTurn(ctx, r, prompt); err != nil {
+		return Result{}, err
+	}
+	r.Vars[varDelivered] = "1"
+	delete(r.Vars, varResume)
+	r.Vars[varMonitorSince] = e.stamp()
+	return Goto(StepMonitor), nil
+}
+
+// execTurn starts one turn: the agent's headless command (resuming the run's conversation when it has one) with
+// prompt on its stdin, under a new supervisor. Secrets travel in a 0600 env file the supervisor reads and deletes
+// (the launcher's mechanism), so no command line ever holds one.
+func (e *Engine) execTurn(ctx context.Context, r *store.Run, prompt string) error {
+	if len(e.o.Supervisor) == 0 {
+		return Terminalf("the headless runner is not available (no supervisor command)")
+	}
+	prof, err := e.profile(r)
+	if err != nil {
+		return err
+	}
+	if prof.HeadlessFormat == "" {
+		return Terminalf("agent %s: runner exec needs agents.%s.headless_format (claude, codex or gemini)", prof.Name, prof.Name)
+	}
+	vars := agents.Vars{
+		Model: prof.Model, TaskFile: filepath.Join(r.Workdir, "ACE_TASK.md"), Workdir: r.Workdir,
+		Repo: r.Repo, Issue: r.Issue, AceBin: filepath.Join(e.o.Root, "bin"), SessionID: r.AgentSessionID,
+	}
+	argv, err := prof.HeadlessArgv(vars)
+	if err != nil {
+		return Terminal(fmt.Errorf("agent %s: %w", prof.Name, err))
+	}
+	if err := checkExecutable(argv[0], r.Workdir, prof); err != nil {
+		return Terminal(err)
+	}
+	env, secrets, err := e.agentEnv(ctx, r, prof, vars)
+	if err != nil {
+		return err
+	}
+	runtimeDir := filepath.Join(e.o.Root, "run")
+	secretsFile, err := tmuxops.WriteEnvFile(runtimeDir, secrets)
+	if err != nil {
+		return fmt.Errorf("agent environment: %w", err)
+	}
+	turn, _ := strconv.Atoi(r.Vars[varExecTurn])
+	turn++
+	logDir := e.execLogDir(r)
+	status := e.execStatusPath(r)
+	for _, dir := range []string{logDir, filepath.Dir(status)} {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			os.Remove(secretsFile)
+			return fmt.Errorf("create %s: %w", dir, err)
+		}
+	}
+	if e.execAlive(ctx, r) {
+		// Never two turns at once (nor remove a running turn's status below); Start checks again under the lock.
+		os.Remove(secretsFile)
+		return fmt.Errorf("start turn %d: %w", turn, headless.ErrRunning)
+	}
+	// A status left by the previous turn must not be read as this one's.
+	if err := os.Remove(status); err != nil && !errors.Is(err, os.ErrNotExist) {
+		os.Remove(secretsFile)
+		return fmt.Errorf("clear the previous turn's status: %w", err)
+	}
+	m := e.cfg.Monitor
+	spec := headless.Spec{
+		Argv:          argv,
+		Env:           env,
+		SecretsFile:   secretsFile,
+		Dir:           r.Workdir,
+		Prompt:        prompt,
+		Format:        prof.HeadlessFormat,
+		TranscriptDir: logDir,
+		SessionID:     r.AgentSessionID,
+		Orphan:        filepath.Join(logDir, fmt.Sprintf("%s-turn%d.jsonl", execName(r), turn)),
+		StatusPath:    status,
+		Turn:          turn,
+		IdleTimeout:   m.ExecIdleTimeout.Duration,
+		TurnTimeout:   m.ExecTurnTimeout.Duration,
+	}
+	proc, err := headless.Start(e.o.Supervisor, spec, runtimeDir, filepath.Join(logDir, execName(r)+".debug.log"), e.execLockPath(r))
+	if err != nil {
+		os.Remove(secretsFile)
+		return err
+	}
+	r.Vars[varExecProc] = proc.String()
+	r.Vars[varExecTurn] = strconv.Itoa(turn)
+	r.Vars[varExecFormat] = prof.HeadlessFormat
+	how := "started"
+	if r.AgentSessionID != "" {
+		how = "resumed conversation " + r.AgentSessionID + " of"
+	}
+	e.event(ctx, r, "session", fmt.Sprintf("%s headless %s, turn %d (transcript: ace logs %d)", how, prof.Name, turn, r.Issue))
+	return nil
+}
