@@ -456,3 +456,37 @@ func TestHeadlessSendAnswersFromAnotherProcess(t *testing.T) {
 		t.Fatalf("turns %+v", turns)
 	}
 }
+
+// TestHeadlessCompactionBetweenTurns: once the JSONL transcript has grown past compact_threshold, the idle
+// moment after a turn is used for a turn with the agent's compact command, in the same conversation; then the
+// work goes on without that counting as a nudge.
+func TestHeadlessCompactionBetweenTurns(t *testing.T) {
+	script := "say " + strings.Repeat("Reading the code base. ", 20) + "\nidle\nsay Compacted.\nidle\n" + workScript
+	w := newHeadlessWorld(t, "claude", script, func(c *config.Config) { c.Monitor.CompactThreshold = 512 })
+	r := w.run(workflow.UntilSettled)
+	if r.Status != store.StatusDone || r.Nudges != 0 {
+		t.Fatalf("run ended %s with %d nudges (%s), want done without nudges", r.Status, r.Nudges, r.Error)
+	}
+	turns := w.turns()
+	if len(turns) != 3 || turns[1].Prompt != "/compact" || !strings.HasPrefix(turns[2].Prompt, w.cfg.Monitor.Nudge) {
+		t.Fatalf("turns %+v, want the task, /compact, then a continue prompt", turns)
+	}
+	for _, tr := range turns[1:] {
+		if tr.SessionID != r.AgentSessionID {
+			t.Fatalf("turn %+v left the conversation %s", tr, r.AgentSessionID)
+		}
+	}
+	evs, err := w.svc.Store.Events(context.Background(), r.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range evs {
+		if e.Kind == "compact" {
+			n++
+		}
+	}
+	if n != 2 {
+		t.Fatalf("%d compact events, want the request and its end", n)
+	}
+}

@@ -53,6 +53,50 @@ func (e *Engine) compactIfDue(ctx context.Context, r *store.Run, prof agents.Pro
 	return true
 }
 
+// execCompaction is compaction for a headless run, whose idle moment is the end of a turn: when the JSONL
+// transcript grew past the threshold, the next turn of the conversation is the agent's compact command; when
+// that turn has ended, the work goes on with a continue prompt that is not counted as a nudge. It reports
+// whether it started a turn.
+func (e *Engine) execCompaction(ctx context.Context, r *store.Run) (bool, error) {
+	size := fileSize(r.Vars[varTranscript])
+	if r.Vars[varCompacting] == "1" {
+		delete(r.Vars, varCompacting)
+		r.Vars[varCompactAt] = strconv.FormatInt(size, 10) // the compaction's own output does not count
+		if err := e.execTurn(ctx, r, e.nudgePrompt()); err != nil {
+			return false, err
+		}
+		e.event(ctx, r, "compact", "the agent compacted its context; asked it to go on")
+		return true, nil
+	}
+	prof, err := e.profile(r)
+	if err != nil || prof.CompactCommand == "" {
+		return false, err
+	}
+	offset, _ := strconv.ParseInt(r.Vars[varCompactAt], 10, 64) // none yet: the transcript started with the run
+	if !agents.CompactDue(size, offset, e.cfg.Monitor.CompactThreshold, agents.StateReady) {
+		return false, nil
+	}
+	if err := e.execTurn(ctx, r, prof.CompactCommand); err != nil {
+		return false, err
+	}
+	r.Vars[varCompacting] = "1"
+	e.event(ctx, r, "compact", fmt.Sprintf("asked the agent to compact its context (%s): its transcript grew %d KiB",
+		prof.CompactCommand, (size-min(offset, size))>>10))
+	return true, nil
+}
+
+// fileSize is the size of the file at path; 0 when there is none (yet).
+func fileSize(path string) int64 {
+	if path == "" {
+		return 0
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
 // markTranscript starts the compaction count at the transcript's current size: a new or restarted agent has an
 // empty context, whatever an earlier agent in the same session wrote to the transcript.
 func (e *Engine) markTranscript(r *store.Run) {

@@ -89,6 +89,9 @@ func (e *Engine) execTurnEnded(ctx context.Context, r *store.Run) (Result, error
 		return Stay(interval), nil
 	}
 	if st != nil && st.Done && st.Outcome == headless.OutcomeExited && st.ExitCode == 0 && !st.ResultError {
+		if compacted, err := e.execCompaction(ctx, r); compacted || err != nil {
+			return Stay(interval), err
+		}
 		return e.execIdle(ctx, r, st)
 	}
 	return e.execExit(ctx, r, st)
