@@ -256,3 +256,23 @@ func TestNamesakeReposGetTheirOwnSessions(t *testing.T) {
 		t.Fatalf("pull requests: %d on %s, %d on %s", len(w.gh.PRs(testRepo)), testRepo, len(w.gh.PRs(fork)), fork)
 	}
 }
+
+// TestWatcherTicksMonitoredRunsEveryPass: a run at the monitor step, which asks to be looked at again after
+// monitor.interval, is ticked by every pass made that far apart.
+func TestWatcherTicksMonitoredRunsEveryPass(t *testing.T) {
+	w := newWorld(t, "hang\n", nil)
+	w.run(workflow.UntilMonitoring)
+	ctx := context.Background()
+	watcher := w.svc.Engine.NewWatcher()
+	defer watcher.Close(ctx)
+	// Passes start monitor.interval apart, as `ace poll` makes them: each lasts a little, so a run always
+	// comes due a moment after the pass that ticked it.
+	for i := range 4 {
+		next := time.Now().Add(w.cfg.Monitor.Interval.Duration)
+		rep, err := watcher.Pass(ctx)
+		if err != nil || rep.Ticked != 1 {
+			t.Fatalf("pass %d: %+v %v", i, rep, err)
+		}
+		time.Sleep(time.Until(next))
+	}
+}

@@ -98,7 +98,8 @@ func (w *Watcher) Pass(ctx context.Context) (WatchReport, error) {
 		delete(w.due, r.ID)
 		if r.Status.Terminal() {
 			w.release(ctx, k)
-		} else if wait > 0 {
+		} else if wait > e.cfg.Monitor.Interval.Duration {
+			// Waits up to a pass apart are what the pass cadence gives anyway; only longer ones are kept.
 			w.due[r.ID] = visit{at: time.Now().Add(wait), version: r.Version}
 		}
 	}
