@@ -2,11 +2,11 @@ package headless
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
+
+	"github.com/aceworks/ace/pkg/atomicfile"
 )
 
 // Spec is one turn of a headless agent, as the engine hands it to the supervisor (`ace __headless SPECFILE`).
@@ -85,22 +85,7 @@ func writeJSON(path string, v any) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path)+"-*")
-	if err != nil {
-		return err
-	}
-	_, werr := f.Write(b)
-	serr := f.Sync()
-	cerr := f.Close()
-	if err := errors.Join(werr, serr, cerr); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	return nil
+	return atomicfile.Write(path, b, 0o600)
 }
 
 // readSpec reads and deletes a spec file: it lives only until the supervisor has it.

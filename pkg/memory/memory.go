@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aceworks/ace/pkg/atomicfile"
 	"github.com/gofrs/flock"
 )
 
@@ -147,31 +148,6 @@ func readFile(path string) (string, error) {
 	return string(b), nil
 }
 
-// writeAtomic replaces path with data through a temporary file in the same folder, so a reader (or a crash)
-// never sees half a file.
-func writeAtomic(path string, data []byte, perm os.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), perm); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
-}
-
 // AgentsPath is where repo's AGENTS.md lives (it may not exist yet).
 func (s *Store) AgentsPath(repo string) (string, error) {
 	dir, err := s.Dir(repo)
@@ -202,7 +178,7 @@ func (s *Store) Replace(ctx context.Context, repo, original, edited string) erro
 				known[norm(l)] = true
 			}
 		}
-		if err := writeAtomic(path, []byte(out), 0o600); err != nil {
+		if err := atomicfile.Write(path, []byte(out), 0o600); err != nil {
 			return fmt.Errorf("write AGENTS.md: %w", err)
 		}
 		return nil

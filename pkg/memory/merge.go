@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/aceworks/ace/pkg/atomicfile"
 	"github.com/aceworks/ace/pkg/workspace"
 )
 
@@ -72,7 +73,7 @@ func (s *Store) Merge(ctx context.Context, repo, baseline, edited string) (Merge
 		if m.Added == 0 {
 			return nil
 		}
-		if err := writeAtomic(path, []byte(b.String()), 0o600); err != nil {
+		if err := atomicfile.Write(path, []byte(b.String()), 0o600); err != nil {
 			return fmt.Errorf("write AGENTS.md: %w", err)
 		}
 		return nil

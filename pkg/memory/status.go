@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aceworks/ace/pkg/atomicfile"
 	"github.com/aceworks/ace/pkg/workspace"
 )
 
@@ -56,13 +57,13 @@ func (s *Store) Record(ctx context.Context, repo string, e Entry) error {
 		if int64(len(cur)+len(line)) > s.o.StatusMax {
 			old, kept := splitNewest(cur, s.o.StatusMax/2-int64(len(line)))
 			if old != "" {
-				if err := writeAtomic(filepath.Join(dir, RotatedFile), []byte(old), 0o600); err != nil {
+				if err := atomicfile.Write(filepath.Join(dir, RotatedFile), []byte(old), 0o600); err != nil {
 					return fmt.Errorf("rotate status.md: %w", err)
 				}
 			}
 			cur = kept
 		}
-		if err := writeAtomic(path, []byte(cur+line), 0o600); err != nil {
+		if err := atomicfile.Write(path, []byte(cur+line), 0o600); err != nil {
 			return fmt.Errorf("write status.md: %w", err)
 		}
 		return nil

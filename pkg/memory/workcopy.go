@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/aceworks/ace/pkg/atomicfile"
 	"github.com/aceworks/ace/pkg/workspace"
 )
 
@@ -40,11 +41,11 @@ func (s *Store) CopyIn(ctx context.Context, repo, workdir string) (Merged, error
 		return rescued, fmt.Errorf("create %s: %w", CopyDir, err)
 	}
 	for rel, text := range map[string]string{StatusCopy: status, AgentsCopy: agents} {
-		if err := writeAtomic(filepath.Join(workdir, rel), []byte(text), 0o644); err != nil {
+		if err := atomicfile.Write(filepath.Join(workdir, rel), []byte(text), 0o644); err != nil {
 			return rescued, fmt.Errorf("copy memory into the working copy: %w", err)
 		}
 	}
-	if err := writeAtomic(baselinePath(workdir), []byte(agents), 0o600); err != nil {
+	if err := atomicfile.Write(baselinePath(workdir), []byte(agents), 0o600); err != nil {
 		return rescued, fmt.Errorf("record the memory baseline: %w", err)
 	}
 	return rescued, nil
@@ -65,7 +66,7 @@ func (s *Store) MergeBack(ctx context.Context, repo, workdir string) (Merged, er
 	if err != nil {
 		return m, err
 	}
-	if err := writeAtomic(baselinePath(workdir), []byte(edited), 0o600); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := atomicfile.Write(baselinePath(workdir), []byte(edited), 0o600); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return m, fmt.Errorf("record the memory baseline: %w", err)
 	}
 	return m, nil

@@ -17,6 +17,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/aceworks/ace/pkg/atomicfile"
 )
 
 // etagCache makes GETs conditional: a stored ETag goes out as If-None-Match and a 304 is answered from the
@@ -126,18 +128,7 @@ func (c *etagCache) save(key string, e *cached) {
 	if err != nil {
 		return
 	}
-	tmp, err := os.CreateTemp(c.dir, ".tmp-*")
-	if err != nil {
-		return
-	}
-	_, werr := tmp.Write(b)
-	if cerr := tmp.Close(); werr != nil || cerr != nil {
-		os.Remove(tmp.Name())
-		return
-	}
-	if os.Rename(tmp.Name(), c.file(key)) != nil {
-		os.Remove(tmp.Name())
-	}
+	_ = atomicfile.Write(c.file(key), b, 0o600)
 }
 
 // cacheKey separates users: the same URL read with another token may show other things.

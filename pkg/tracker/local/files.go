@@ -12,6 +12,7 @@ import (
 	"github.com/BurntSushi/toml"
 	"gopkg.in/yaml.v3"
 
+	"github.com/aceworks/ace/pkg/atomicfile"
 	"github.com/aceworks/ace/pkg/tracker"
 )
 
@@ -103,30 +104,10 @@ func writeIssue(path string, f *issueFile) error {
 	return atomicWrite(path, b.Bytes())
 }
 
-// atomicWrite writes data to path through a temporary file in the same directory and a rename, so readers see
-// the old file or the new one, never half of one.
+// atomicWrite writes data to path, creating its directory, so readers see the old file or the new one.
 func atomicWrite(path string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return atomicfile.Write(path, data, 0o644)
 }
