@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/aceworks/ace/pkg/procs"
 )
 
 // Proc names a process so that it can be found again by another ace process: a PID alone may have been reused
@@ -38,7 +40,7 @@ func (p Proc) Alive() bool {
 	if p.PID <= 0 {
 		return false
 	}
-	state, start, err := procStat(p.PID)
+	st, err := procs.Read(p.PID)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return false
@@ -46,10 +48,10 @@ func (p Proc) Alive() bool {
 		// No /proc (not Linux): signal 0 is the best left.
 		return syscall.Kill(p.PID, 0) == nil
 	}
-	if state == 'Z' || state == 'X' {
+	if st.State == 'Z' || st.State == 'X' {
 		return false
 	}
-	return p.Start == 0 || start == p.Start
+	return p.Start == 0 || st.Start == p.Start
 }
 
 // Signal sends sig to the process group the process leads, if it is still the same process. A zombie leader
@@ -58,7 +60,7 @@ func (p Proc) Signal(sig syscall.Signal) error {
 	if p.PID <= 0 {
 		return nil
 	}
-	if _, start, err := procStat(p.PID); err != nil || p.Start != 0 && start != p.Start {
+	if st, err := procs.Read(p.PID); err != nil || p.Start != 0 && st.Start != p.Start {
 		return nil // gone, or the PID now belongs to another process
 	}
 	if err := syscall.Kill(-p.PID, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
@@ -67,63 +69,10 @@ func (p Proc) Signal(sig syscall.Signal) error {
 	return nil
 }
 
-// procStat returns the state and start time of pid from /proc/<pid>/stat.
-func procStat(pid int) (state byte, start uint64, err error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, 0, err
-	}
-	// The command name (field 2) may contain spaces and parentheses: fields are counted after the last ')'.
-	i := strings.LastIndexByte(string(b), ')')
-	if i < 0 {
-		return 0, 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 20 {
-		return 0, 0, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
-	}
-	start, err = strconv.ParseUint(f[19], 10, 64) // field 22 of the whole line
-	if err != nil {
-		return 0, 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
-	}
-	return f[0][0], start, nil
-}
-
-// descendants lists every process below pid, from /proc.
-func descendants(pid int) []int {
-	children := map[int][]int{}
-	entries, _ := filepath.Glob("/proc/[0-9]*/stat")
-	for _, e := range entries {
-		b, err := os.ReadFile(e)
-		if err != nil {
-			continue
-		}
-		i := strings.LastIndexByte(string(b), ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(string(b[i+1:]))
-		if len(f) < 2 {
-			continue
-		}
-		ppid, _ := strconv.Atoi(f[1])
-		p, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(e, "/proc/"), "/stat"))
-		children[ppid] = append(children[ppid], p)
-	}
-	var out []int
-	for queue := []int{pid}; len(queue) > 0; queue = queue[1:] {
-		for _, c := range children[queue[0]] {
-			out = append(out, c)
-			queue = append(queue, c)
-		}
-	}
-	return out
-}
-
 // ProcOf names a running process by its PID (start time read from /proc).
 func ProcOf(pid int) Proc {
-	_, start, _ := procStat(pid)
-	return Proc{PID: pid, Start: start}
+	st, _ := procs.Read(pid)
+	return Proc{PID: pid, Start: st.Start}
 }
 
 // Start launches the supervisor for spec, detached from ace: a session and process group of its own, stdin

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/aceworks/ace/pkg/procs"
 )
 
 // SupervisorMain is the body of `ace __headless SPECFILE`: it runs one turn of a headless agent and writes what
@@ -280,7 +282,7 @@ func (s *supervisor) kill(pid int, exited <-chan error) error {
 // supervisor (orphans come to it, as a subreaper, even from another session), which may hold the output pipes.
 func (s *supervisor) killLeftovers(pid int) {
 	_ = syscall.Kill(-pid, syscall.SIGKILL)
-	for _, p := range descendants(os.Getpid()) {
+	for _, p := range procs.Descendants(os.Getpid()) {
 		fmt.Fprintf(s.log, "ace __headless: ending process %d the agent left behind\n", p)
 		_ = syscall.Kill(p, syscall.SIGKILL)
 	}

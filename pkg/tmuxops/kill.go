@@ -2,7 +2,6 @@ package tmuxops
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/aceworks/ace/pkg/procs"
 )
 
 // killGrace is how long processes get between SIGTERM and SIGKILL.
@@ -67,9 +68,9 @@ func (c *Client) KillServer(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("tmux server pid %q: %w", pidText, err)
 	}
-	killTree(descendants(pid))
+	killTree(procs.Descendants(pid))
 	_, _ = c.run(ctx, nil, "kill-server")
-	if alive(pid) {
+	if procs.Alive(pid) {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
 	// A server killed by signal leaves its socket behind; one that exited has removed it already.
@@ -96,7 +97,7 @@ func killTree(roots []int) {
 	pids := map[int]bool{}
 	for _, r := range roots {
 		pids[r] = true
-		for _, d := range descendants(r) {
+		for _, d := range procs.Descendants(r) {
 			pids[d] = true
 		}
 	}
@@ -123,64 +124,9 @@ func killTree(roots []int) {
 
 func anyAlive(pids map[int]bool) bool {
 	for p := range pids {
-		if alive(p) {
+		if procs.Alive(p) {
 			return true
 		}
 	}
 	return false
-}
-
-// alive reports whether pid exists and is not a zombie.
-func alive(pid int) bool {
-	if err := syscall.Kill(pid, 0); err != nil && errors.Is(err, syscall.ESRCH) {
-		return false
-	}
-	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	s := string(st)
-	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
-		return s[i+2] != 'Z'
-	}
-	return true
-}
-
-// descendants lists every process below pid, from /proc.
-func descendants(pid int) []int {
-	children := map[int][]int{}
-	entries, _ := filepath.Glob("/proc/[0-9]*/stat")
-	for _, e := range entries {
-		b, err := os.ReadFile(e)
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:])
-		if len(f) < 2 {
-			continue
-		}
-		ppid, _ := strconv.Atoi(f[1])
-		p, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(e, "/proc/"), "/stat"))
-		children[ppid] = append(children[ppid], p)
-	}
-	var out []int
-	queue := []int{pid}
-	seen := map[int]bool{pid: true}
-	for len(queue) > 0 {
-		p := queue[0]
-		queue = queue[1:]
-		for _, c := range children[p] {
-			if !seen[c] {
-				seen[c] = true
-				out = append(out, c)
-				queue = append(queue, c)
-			}
-		}
-	}
-	return out
 }

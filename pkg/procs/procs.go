@@ -1,0 +1,91 @@
+// Package procs reads the Linux process table in /proc: a process's state, parent and start time, and the tree
+// of processes below one. ace ends agents and whatever they left behind by PID, never by name.
+package procs
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// Stat is what ace needs of /proc/<pid>/stat.
+type Stat struct {
+	State byte   // R, S, D, Z (zombie), X (dead), …
+	PPID  int    // parent
+	Start uint64 // start time in clock ticks since boot: with the PID, it names a process across PID reuse
+}
+
+// Read parses /proc/<pid>/stat. A process that does not exist is an error matching os.ErrNotExist.
+func Read(pid int) (Stat, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return Stat{}, err
+	}
+	return parse(pid, string(b))
+}
+
+func parse(pid int, s string) (Stat, error) {
+	// The command name (field 2) may contain spaces and parentheses: fields are counted after the last ')'.
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return Stat{}, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 20 || f[0] == "" {
+		return Stat{}, fmt.Errorf("/proc/%d/stat: unexpected format", pid)
+	}
+	ppid, err := strconv.Atoi(f[1])
+	if err != nil {
+		return Stat{}, fmt.Errorf("/proc/%d/stat: %w", pid, err)
+	}
+	start, err := strconv.ParseUint(f[19], 10, 64) // field 22 of the whole line
+	if err != nil {
+		return Stat{}, fmt.Errorf("/proc/%d/stat: %w", pid, err)
+	}
+	return Stat{State: f[0][0], PPID: ppid, Start: start}, nil
+}
+
+// Alive reports whether pid exists and is not a zombie.
+func Alive(pid int) bool {
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return false
+	}
+	st, err := Read(pid)
+	if err != nil {
+		return !errors.Is(err, os.ErrNotExist)
+	}
+	return st.State != 'Z' && st.State != 'X'
+}
+
+// Descendants lists every process below pid — children, their children and so on — breadth first.
+func Descendants(pid int) []int {
+	children := map[int][]int{}
+	entries, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, e := range entries {
+		p, err := strconv.Atoi(filepath.Base(filepath.Dir(e)))
+		if err != nil {
+			continue
+		}
+		st, err := Read(p)
+		if err != nil {
+			continue // gone meanwhile
+		}
+		children[st.PPID] = append(children[st.PPID], p)
+	}
+	var out []int
+	seen := map[int]bool{pid: true}
+	for queue := []int{pid}; len(queue) > 0; queue = queue[1:] {
+		for _, c := range children[queue[0]] {
+			if !seen[c] {
+				seen[c] = true
+				out = append(out, c)
+				queue = append(queue, c)
+			}
+		}
+	}
+	return out
+}

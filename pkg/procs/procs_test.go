@@ -1,0 +1,62 @@
+package procs
+
+import (
+	"os"
+	"os/exec"
+	"slices"
+	"testing"
+)
+
+func TestParseOddCommandNames(t *testing.T) {
+	line := "42 (a) b (c)) S 7 42 42 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 123456 1000 100 18446744073709551615"
+	st, err := parse(42, line)
+	if err != nil || st.State != 'S' || st.PPID != 7 || st.Start != 123456 {
+		t.Fatalf("parse: %+v %v", st, err)
+	}
+	if _, err := parse(1, "garbage"); err == nil {
+		t.Fatal("garbage parsed")
+	}
+}
+
+// TestTreeAndLiveness: a grandchild is found below this process, is alive while it runs, and is not once it
+// has been killed and reaped.
+func TestTreeAndLiveness(t *testing.T) {
+	cmd := exec.Command("sh", "-c", "sleep 600 & wait")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for _, p := range Descendants(cmd.Process.Pid) {
+			_ = (&os.Process{Pid: p}).Kill()
+		}
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	var below []int
+	for range 200 {
+		if below = Descendants(os.Getpid()); len(below) >= 2 {
+			break
+		}
+		exec.Command("sleep", "0.01").Run()
+	}
+	if !slices.Contains(below, cmd.Process.Pid) || len(Descendants(cmd.Process.Pid)) != 1 {
+		t.Fatalf("descendants of the test %v, of sh %v", below, Descendants(cmd.Process.Pid))
+	}
+	if !Alive(cmd.Process.Pid) {
+		t.Fatal("a running process is not alive")
+	}
+	st, err := Read(cmd.Process.Pid)
+	if err != nil || st.PPID != os.Getpid() || st.Start == 0 {
+		t.Fatalf("stat %+v %v", st, err)
+	}
+	_ = cmd.Process.Kill()
+	for range 200 {
+		if !Alive(cmd.Process.Pid) {
+			break
+		}
+		exec.Command("sleep", "0.01").Run()
+	}
+	if Alive(cmd.Process.Pid) {
+		t.Fatal("a killed process (a zombie until reaped) is alive")
+	}
+}
