@@ -118,20 +118,12 @@ func (e *Engine) execIdle(ctx context.Context, r *store.Run, st *headless.Status
 
 // execExit is onAgentExit for a headless turn that failed.
 func (e *Engine) execExit(ctx context.Context, r *store.Run, st *headless.Status) (Result, error) {
-	ws, err := e.o.Workspaces.Open(ctx, r.Repo, r.Issue)
+	worked, err := e.leftWork(ctx, r)
 	if err != nil {
-		return Result{}, fmt.Errorf("open working copy: %w", err)
-	}
-	ahead, err := ws.CommitsAhead(ctx)
-	if err != nil {
-		return Result{}, fmt.Errorf("count commits: %w", err)
-	}
-	changed, err := ws.HasChanges(ctx)
-	if err != nil {
-		return Result{}, fmt.Errorf("look for changes: %w", err)
+		return Result{}, err
 	}
 	how := e.turnEnd(st)
-	if ahead > 0 || changed {
+	if worked {
 		e.event(ctx, r, "agent-exited", how+"; finalizing what it did")
 		return Goto(StepFinalize), nil
 	}

@@ -137,17 +137,9 @@ func (e *Engine) onAgentExit(ctx context.Context, r *store.Run, pane tmuxops.Pan
 	if found {
 		screen, _ = e.o.Sessions.Capture(ctx, r.Session, 0)
 	}
-	ws, err := e.o.Workspaces.Open(ctx, r.Repo, r.Issue)
+	worked, err := e.leftWork(ctx, r)
 	if err != nil {
-		return Result{}, fmt.Errorf("open working copy: %w", err)
-	}
-	ahead, err := ws.CommitsAhead(ctx)
-	if err != nil {
-		return Result{}, fmt.Errorf("count commits: %w", err)
-	}
-	changed, err := ws.HasChanges(ctx)
-	if err != nil {
-		return Result{}, fmt.Errorf("look for changes: %w", err)
+		return Result{}, err
 	}
 	how := "the agent's session disappeared"
 	if found {
@@ -156,7 +148,7 @@ func (e *Engine) onAgentExit(ctx context.Context, r *store.Run, pane tmuxops.Pan
 			how = "the agent exited (tmux did not report its status)"
 		}
 	}
-	if ahead > 0 || changed {
+	if worked {
 		e.event(ctx, r, "agent-exited", how+"; finalizing what it did")
 		return Goto(StepFinalize), nil
 	}
@@ -178,6 +170,23 @@ func (e *Engine) onAgentExit(ctx context.Context, r *store.Run, pane tmuxops.Pan
 	r.Error = fmt.Sprintf("%s %d times without making changes", how, r.Restarts+1)
 	r.Vars[varLastScreen] = screen
 	return Goto(StepFailed), nil
+}
+
+// leftWork reports whether the working copy holds work of the agent: commits ahead of the base, or changes.
+func (e *Engine) leftWork(ctx context.Context, r *store.Run) (bool, error) {
+	ws, err := e.o.Workspaces.Open(ctx, r.Repo, r.Issue)
+	if err != nil {
+		return false, fmt.Errorf("open working copy: %w", err)
+	}
+	ahead, err := ws.CommitsAhead(ctx)
+	if err != nil {
+		return false, fmt.Errorf("count commits: %w", err)
+	}
+	changed, err := ws.HasChanges(ctx)
+	if err != nil {
+		return false, fmt.Errorf("look for changes: %w", err)
+	}
+	return ahead > 0 || changed, nil
 }
 
 // look returns the session's screen and state, capturing only when needCapture says the screen may tell
