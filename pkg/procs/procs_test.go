@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"syscall"
 	"testing"
 )
 
@@ -25,9 +26,10 @@ func TestTreeAndLiveness(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	var sleeper int // the grandchild, ended by PID: once sh is gone it is no longer below anything of ours
 	t.Cleanup(func() {
-		for _, p := range Descendants(cmd.Process.Pid) {
-			_ = (&os.Process{Pid: p}).Kill()
+		if sleeper > 0 {
+			_ = syscall.Kill(sleeper, syscall.SIGKILL)
 		}
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
@@ -39,8 +41,12 @@ func TestTreeAndLiveness(t *testing.T) {
 		}
 		exec.Command("sleep", "0.01").Run()
 	}
-	if !slices.Contains(below, cmd.Process.Pid) || len(Descendants(cmd.Process.Pid)) != 1 {
-		t.Fatalf("descendants of the test %v, of sh %v", below, Descendants(cmd.Process.Pid))
+	kids := Descendants(cmd.Process.Pid)
+	if len(kids) == 1 {
+		sleeper = kids[0]
+	}
+	if !slices.Contains(below, cmd.Process.Pid) || len(kids) != 1 || !slices.Contains(below, kids[0]) {
+		t.Fatalf("descendants of the test %v, of sh %v", below, kids)
 	}
 	if !Alive(cmd.Process.Pid) {
 		t.Fatal("a running process is not alive")
