@@ -459,17 +459,17 @@ func TestHeadlessSendAnswersFromAnotherProcess(t *testing.T) {
 
 // TestHeadlessCompactionBetweenTurns: once the JSONL transcript has grown past compact_threshold, the idle
 // moment after a turn is used for a turn with the agent's compact command, in the same conversation; then the
-// work goes on without that counting as a nudge.
+// agent is nudged as after any idle turn (counted, so compacting can never loop past max_nudges).
 func TestHeadlessCompactionBetweenTurns(t *testing.T) {
 	script := "say " + strings.Repeat("Reading the code base. ", 20) + "\nidle\nsay Compacted.\nidle\n" + workScript
 	w := newHeadlessWorld(t, "claude", script, func(c *config.Config) { c.Monitor.CompactThreshold = 512 })
 	r := w.run(workflow.UntilSettled)
-	if r.Status != store.StatusDone || r.Nudges != 0 {
-		t.Fatalf("run ended %s with %d nudges (%s), want done without nudges", r.Status, r.Nudges, r.Error)
+	if r.Status != store.StatusDone || r.Nudges != 1 {
+		t.Fatalf("run ended %s with %d nudges (%s), want done after one", r.Status, r.Nudges, r.Error)
 	}
 	turns := w.turns()
 	if len(turns) != 3 || turns[1].Prompt != "/compact" || !strings.HasPrefix(turns[2].Prompt, w.cfg.Monitor.Nudge) {
-		t.Fatalf("turns %+v, want the task, /compact, then a continue prompt", turns)
+		t.Fatalf("turns %+v, want the task, /compact, then a nudge", turns)
 	}
 	for _, tr := range turns[1:] {
 		if tr.SessionID != r.AgentSessionID {
@@ -488,5 +488,25 @@ func TestHeadlessCompactionBetweenTurns(t *testing.T) {
 	}
 	if n != 2 {
 		t.Fatalf("%d compact events, want the request and its end", n)
+	}
+}
+
+// TestHeadlessCompactionCannotLoop: an agent whose every turn outgrows compact_threshold and ends without
+// finishing alternates compacting and nudges only until max_nudges; then a human is asked.
+func TestHeadlessCompactionCannotLoop(t *testing.T) {
+	var script strings.Builder
+	for range 20 {
+		script.WriteString("say " + strings.Repeat("Still reading. ", 40) + "\nidle\n")
+	}
+	w := newHeadlessWorld(t, "claude", script.String(), func(c *config.Config) {
+		c.Monitor.CompactThreshold = 256
+		c.Monitor.MaxNudges = 2
+	})
+	r := w.run(workflow.UntilSettled)
+	if r.Status != store.StatusWaitingInput || r.Nudges != 2 {
+		t.Fatalf("run ended %s at %s with %d nudges (%s), want waiting for a human after 2", r.Status, r.Step, r.Nudges, r.Error)
+	}
+	if n := len(w.turns()); n > 6 {
+		t.Fatalf("%d turns for 2 nudges: compaction looped", n)
 	}
 }

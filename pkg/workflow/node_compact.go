@@ -54,19 +54,17 @@ func (e *Engine) compactIfDue(ctx context.Context, r *store.Run, prof agents.Pro
 }
 
 // execCompaction is compaction for a headless run, whose idle moment is the end of a turn: when the JSONL
-// transcript grew past the threshold, the next turn of the conversation is the agent's compact command; when
-// that turn has ended, the work goes on with a continue prompt that is not counted as a nudge. It reports
+// transcript grew past the threshold, the next turn of the conversation is the agent's compact command. When
+// that turn has ended the run is idle as after any turn: the nudge that follows counts against max_nudges, so an
+// agent whose every turn outgrows the threshold cannot loop between compacting and continuing. It reports
 // whether it started a turn.
 func (e *Engine) execCompaction(ctx context.Context, r *store.Run) (bool, error) {
 	size := fileSize(r.Vars[varTranscript])
 	if r.Vars[varCompacting] == "1" {
 		delete(r.Vars, varCompacting)
 		r.Vars[varCompactAt] = strconv.FormatInt(size, 10) // the compaction's own output does not count
-		if err := e.execTurn(ctx, r, e.nudgePrompt()); err != nil {
-			return false, err
-		}
-		e.event(ctx, r, "compact", "the agent compacted its context; asked it to go on")
-		return true, nil
+		e.event(ctx, r, "compact", "the agent compacted its context")
+		return false, nil
 	}
 	prof, err := e.profile(r)
 	if err != nil || prof.CompactCommand == "" {

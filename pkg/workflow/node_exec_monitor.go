@@ -81,6 +81,12 @@ func (e *Engine) execStatus(ctx context.Context, r *store.Run) *headless.Status 
 func (e *Engine) execTurnEnded(ctx context.Context, r *store.Run) (Result, error) {
 	st := e.execStatus(ctx, r) // execRunning, just before, recorded how the turn ended
 	interval := e.cfg.Monitor.Interval.Duration
+	// Turns may start and end between two looks: the run's time is checked before each new one, too.
+	if m := e.cfg.Monitor; r.Vars[varMonitorSince] != "" && e.since(r.Vars[varMonitorSince]) > m.Timeout.Duration {
+		r.Error = fmt.Sprintf("the agent did not finish within monitor.timeout (%s)", m.Timeout.Duration)
+		r.Vars[varLastScreen] = lastWords(st)
+		return Goto(StepFailed), nil
+	}
 	if p := r.Vars[varExecPending]; p != "" {
 		if err := e.execTurn(ctx, r, p); err != nil {
 			return Result{}, err
