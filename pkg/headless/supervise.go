@@ -7,11 +7,11 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/aceworks/ace/pkg/procs"
+	"github.com/aceworks/ace/pkg/secrets"
 )
 
 // SupervisorMain is the body of `ace __headless SPECFILE`: it runs one turn of a headless agent and writes what
@@ -47,7 +47,7 @@ type supervisor struct {
 	status Status
 	parser Parser
 
-	redact     *strings.Replacer // secret values → [redacted]
+	redact     *secrets.Redactor // secret values → [redacted]
 	transcript *os.File
 	pending    [][]byte // stream lines read before the session id was known
 	stderr     tail
@@ -208,7 +208,7 @@ func (s *supervisor) start(secrets map[string]string) (*exec.Cmd, <-chan line, e
 
 // handle keeps one output line: the debug log gets every line, the transcript every stdout line.
 func (s *supervisor) handle(l line) {
-	l.b = []byte(s.redact.Replace(string(l.b)))
+	l.b = []byte(s.redact.Redact(string(l.b)))
 	if l.stderr {
 		fmt.Fprintf(s.log, "[stderr] %s\n", l.b)
 		s.stderr.add(l.b)

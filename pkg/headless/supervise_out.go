@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/aceworks/ace/pkg/secrets"
 )
 
 var safeID = regexp.MustCompile(`^[A-Za-z0-9._-]{1,128}$`)
@@ -63,16 +65,15 @@ func readSecrets(path string) (map[string]string, error) {
 	return m, nil
 }
 
-// redactor replaces secret values in agent output. Values shorter than 4 bytes are left alone: replacing "1"
-// everywhere would destroy the transcript and protect nothing.
-func redactor(secrets map[string]string) *strings.Replacer {
-	var pairs []string
-	for _, v := range secrets {
-		if len(v) >= 4 {
-			pairs = append(pairs, v, "[redacted]")
-		}
+// redactor replaces secret values in agent output, longest first so that a secret containing another is
+// replaced whole. Values shorter than 4 bytes are left alone: replacing "1" everywhere would destroy the
+// transcript and protect nothing.
+func redactor(values map[string]string) *secrets.Redactor {
+	r := secrets.NewMaskingRedactor("[redacted]")
+	for _, v := range values {
+		r.Add(v)
 	}
-	return strings.NewReplacer(pairs...)
+	return r
 }
 
 // debugCap bounds a run's debug log, which repeats the transcript: an agent that prints forever must not fill

@@ -16,12 +16,16 @@ const minSecretLen = 4
 // Redactor replaces known secret values with "***". It is safe for concurrent use.
 type Redactor struct {
 	mu       sync.RWMutex
+	mask     string
 	values   []string
 	replacer *strings.Replacer
 }
 
-// NewRedactor returns an empty redactor.
-func NewRedactor() *Redactor { return &Redactor{} }
+// NewRedactor returns an empty redactor that writes "***" for a secret.
+func NewRedactor() *Redactor { return &Redactor{mask: "***"} }
+
+// NewMaskingRedactor returns an empty redactor that writes mask for a secret (transcripts say "[redacted]").
+func NewMaskingRedactor(mask string) *Redactor { return &Redactor{mask: mask} }
 
 // Add teaches the redactor more values.
 func (r *Redactor) Add(values ...string) {
@@ -36,7 +40,7 @@ func (r *Redactor) Add(values ...string) {
 	sort.Slice(r.values, func(i, j int) bool { return len(r.values[i]) > len(r.values[j]) })
 	pairs := make([]string, 0, 2*len(r.values))
 	for _, v := range r.values {
-		pairs = append(pairs, v, "***")
+		pairs = append(pairs, v, r.mask)
 	}
 	r.replacer = strings.NewReplacer(pairs...)
 }
