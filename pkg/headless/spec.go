@@ -2,6 +2,7 @@ package headless
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -96,14 +97,23 @@ func readSpec(path string) (*Spec, error) {
 		return nil, err
 	}
 	var s Spec
-	if err := json.Unmarshal(b, &s); err != nil {
+	err = json.Unmarshal(b, &s)
+	if err == nil && (len(s.Argv) == 0 || s.StatusPath == "" || s.TranscriptDir == "") {
+		err = errors.New("argv, status_path and transcript_dir are required")
+	}
+	if err == nil {
+		_, err = NewParser(s.Format)
+	}
+	if err != nil {
+		// The secrets file must not outlive a spec that is refused: find it with as little of the spec as
+		// can be read (a spec from another version of ace, say).
+		var f struct {
+			SecretsFile string `json:"secrets_file"`
+		}
+		if json.Unmarshal(b, &f) == nil && f.SecretsFile != "" {
+			os.Remove(f.SecretsFile)
+		}
 		return nil, fmt.Errorf("spec %s: %w", path, err)
-	}
-	if len(s.Argv) == 0 || s.StatusPath == "" || s.TranscriptDir == "" {
-		return nil, fmt.Errorf("spec %s: argv, status_path and transcript_dir are required", path)
-	}
-	if _, err := NewParser(s.Format); err != nil {
-		return nil, err
 	}
 	return &s, nil
 }

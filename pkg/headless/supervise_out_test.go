@@ -1,6 +1,10 @@
 package headless
 
-import "testing"
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
 
 // TestRedactorReplacesNestedSecretsWhole: of two secrets where one starts the other, the longer is replaced
 // whole, whatever order they come in (map order is random).
@@ -9,6 +13,28 @@ func TestRedactorReplacesNestedSecretsWhole(t *testing.T) {
 		r := redactor(map[string]string{"A": "abcd", "B": "abcdefgh", "C": "xyz"})
 		if got := r.Redact("key abcdefgh, short abcd, tiny xyz"); got != "key [redacted], short [redacted], tiny xyz" {
 			t.Fatalf("redacted %q", got)
+		}
+	}
+}
+
+// TestRefusedSpecTakesItsSecretsFileAlong: a spec the supervisor refuses (from another version of ace, say)
+// does not leave the secrets file it names behind.
+func TestRefusedSpecTakesItsSecretsFileAlong(t *testing.T) {
+	dir := t.TempDir()
+	secretsFile := filepath.Join(dir, "env-1")
+	if err := os.WriteFile(secretsFile, []byte(`{"KEY":"value"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	spec := filepath.Join(dir, "spec.json")
+	if err := os.WriteFile(spec, []byte(`{"secrets_file":"`+secretsFile+`","format":"nope"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := readSpec(spec); err == nil {
+		t.Fatal("a spec without argv was accepted")
+	}
+	for _, f := range []string{spec, secretsFile} {
+		if _, err := os.Stat(f); !os.IsNotExist(err) {
+			t.Errorf("%s left behind: %v", filepath.Base(f), err)
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/config"
@@ -91,6 +92,7 @@ func Open(ctx context.Context, o Options) (*Service, error) {
 			return nil, err
 		}
 	}
+	tmuxops.SweepEnvFiles(filepath.Join(root, "run"), 10*time.Minute)
 	if _, err := scripts.Install(filepath.Join(root, "bin")); err != nil {
 		return nil, fmt.Errorf("install helper scripts: %w", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // ErrSessionExists is returned by NewSession when the session is already there.
@@ -183,6 +184,18 @@ func WriteEnvFile(dir string, vars map[string]string) (string, error) {
 		return "", fmt.Errorf("write env file: %w", err)
 	}
 	return f.Name(), nil
+}
+
+// SweepEnvFiles removes env files in dir older than age. An env file lives until its launcher reads it, a
+// moment after it was written; one still there much later belongs to a launch that never happened (ace killed
+// in between, a refused headless spec) and holds secrets nobody will read.
+func SweepEnvFiles(dir string, age time.Duration) {
+	files, _ := filepath.Glob(filepath.Join(dir, "env-*"))
+	for _, f := range files {
+		if fi, err := os.Stat(f); err == nil && time.Since(fi.ModTime()) > age {
+			os.Remove(f)
+		}
+	}
 }
 
 // LaunchMain is the body of `ace __launch ENVFILE -- ARGV…`: it reads and deletes the env file, then replaces
