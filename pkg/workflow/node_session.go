@@ -135,8 +135,8 @@ func (e *Engine) agentEnv(ctx context.Context, r *store.Run, prof agents.Profile
 	if prof.GitHubMCP != "" {
 		mcp = agents.MCPConfig{GitHubURL: prof.GitHubMCP, GitHubTokenEnv: mcpTokenEnv}
 		env["GITHUB_MCP_TOKEN_ENV"] = mcpTokenEnv // the variable's name, for scripts/codex-gh
-		if err := agents.WriteProjectMCP(prof, r.Workdir, mcp); err != nil {
-			return nil, nil, fmt.Errorf("write MCP config for %s: %w", prof.Name, err)
+		if err := e.writeProjectMCP(ctx, r, prof, mcp); err != nil {
+			return nil, nil, err
 		}
 	}
 	if prof.Home == "isolated" {
@@ -160,6 +160,30 @@ func (e *Engine) agentEnv(ctx context.Context, r *store.Run, prof agents.Profile
 		secrets[mcpTokenEnv] = tok
 	}
 	return env, secrets, nil
+}
+
+// writeProjectMCP writes the MCP config an agent reads from the working copy (claude's .mcp.json) — unless
+// the repository tracks that file: it is the project's, and an edit of it would end up in the pull request.
+func (e *Engine) writeProjectMCP(ctx context.Context, r *store.Run, prof agents.Profile, mcp agents.MCPConfig) error {
+	if prof.Name != "claude" {
+		return nil
+	}
+	ws, err := e.o.Workspaces.Open(ctx, r.Repo, r.Issue)
+	if err != nil {
+		return fmt.Errorf("open working copy: %w", err)
+	}
+	tracked, err := ws.Tracked(ctx, ".mcp.json")
+	if err != nil {
+		return fmt.Errorf("look for a tracked .mcp.json: %w", err)
+	}
+	if tracked {
+		e.event(ctx, r, "mcp", "the repository tracks .mcp.json: left as it is, without ace's GitHub MCP server")
+		return nil
+	}
+	if err := agents.WriteProjectMCP(prof, r.Workdir, mcp); err != nil {
+		return fmt.Errorf("write MCP config for %s: %w", prof.Name, err)
+	}
+	return nil
 }
 
 // mcpTokenEnv is the variable that carries the GitHub token to an agent's GitHub MCP server.
