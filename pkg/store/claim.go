@@ -47,6 +47,30 @@ func (s *Store) RenewClaims(ctx context.Context, owner string, ttl time.Duration
 	return int(n), err
 }
 
+// ClaimKey names an issue's claim.
+type ClaimKey struct {
+	Repo  string
+	Issue int
+}
+
+// ClaimsOf lists the unexpired claims owner holds.
+func (s *Store) ClaimsOf(ctx context.Context, owner string) (map[ClaimKey]bool, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT repo, issue FROM claims WHERE owner=? AND expires_at >= ?", owner, stamp(time.Now()))
+	if err != nil {
+		return nil, fmt.Errorf("claims of %s: %w", owner, err)
+	}
+	defer rows.Close()
+	out := map[ClaimKey]bool{}
+	for rows.Next() {
+		var k ClaimKey
+		if err := rows.Scan(&k.Repo, &k.Issue); err != nil {
+			return nil, fmt.Errorf("claims of %s: %w", owner, err)
+		}
+		out[k] = true
+	}
+	return out, rows.Err()
+}
+
 // ReleaseClaim drops owner's claim (a claim held by someone else is left alone).
 func (s *Store) ReleaseClaim(ctx context.Context, repo string, issue int, owner string) error {
 	_, err := s.db.ExecContext(ctx, "DELETE FROM claims WHERE repo=? AND issue=? AND owner=?", repo, issue, owner)

@@ -22,6 +22,7 @@ type Store interface {
 	Claim(ctx context.Context, repo string, issue int, owner string, ttl time.Duration) (bool, error)
 	RenewClaim(ctx context.Context, repo string, issue int, owner string, ttl time.Duration) error
 	RenewClaims(ctx context.Context, owner string, ttl time.Duration) (int, error)
+	ClaimsOf(ctx context.Context, owner string) (map[store.ClaimKey]bool, error)
 	ReleaseClaim(ctx context.Context, repo string, issue int, owner string) error
 	ClaimHolder(ctx context.Context, repo string, issue int) (string, time.Time, error)
 	CountActive(ctx context.Context) (int, error)

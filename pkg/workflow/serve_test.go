@@ -132,6 +132,20 @@ func TestWatcherKeepsClaimsBetweenPasses(t *testing.T) {
 	if ok, err := w.svc.Store.Claim(ctx, r.Repo, r.Issue, "elsewhere:1", time.Minute); err != nil || ok {
 		t.Fatalf("another owner claimed a watched run: %v %v", ok, err)
 	}
+	// A claim lost all the same (it lapsed while the store was out of reach, and another process took it):
+	// the watcher notices and leaves the run to its new holder.
+	if err := w.svc.Store.ReleaseClaim(ctx, r.Repo, r.Issue, holder); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := w.svc.Store.Claim(ctx, r.Repo, r.Issue, "elsewhere:1", time.Minute); err != nil || !ok {
+		t.Fatalf("claim after the lapse: %v %v", ok, err)
+	}
+	if rep, err := watcher.Pass(ctx); err != nil || rep.Ticked != 0 || rep.Busy != 1 {
+		t.Fatalf("pass over a run another process now holds: %+v %v", rep, err)
+	}
+	if err := w.svc.Store.ReleaseClaim(ctx, r.Repo, r.Issue, "elsewhere:1"); err != nil {
+		t.Fatal(err)
+	}
 	w.waitUntil("the run is done", 60*time.Second, func() bool {
 		if _, err := watcher.Pass(ctx); err != nil {
 			t.Fatal(err)

@@ -11,13 +11,15 @@ import (
 
 // Watcher is the monitor loop of a long-running ace (`ace poll` without --once): each Pass gives every
 // unfinished run one monitor tick. Unlike PollOnce, which takes and drops each run's claim around its tick,
-// a Watcher keeps the claims of the runs it drives from pass to pass and renews them all with one statement, so
-// a pass over N quiet agents costs one run listing, one tmux pane listing and only the screen captures that
-// matter — no store writes per run while nothing changes.
+// a Watcher keeps the claims of the runs it drives from pass to pass — renewed all at once, with one statement,
+// by a goroutine of its own, so that a long pass (a push, a dispatch starting agents) cannot let them expire —
+// so a pass over N quiet agents costs two store reads, one tmux pane listing and only the screen captures that
+// matter: no store writes per run while nothing changes.
 type Watcher struct {
 	e         *Engine
-	held      map[claimKey]bool
-	renewedAt time.Time
+	held      map[store.ClaimKey]bool
+	stopRenew context.CancelFunc
+	renewDone chan struct{}
 	// due is when each run asked to be looked at again (a run waiting for a human asks for poll.interval, so
 	// the issue's comments are not fetched every second), with the run's version then: a run changed meanwhile
 	// (ace send, ace stop) is looked at at once.
@@ -29,14 +31,29 @@ type visit struct {
 	version int64
 }
 
-type claimKey struct {
-	repo  string
-	issue int
+// NewWatcher returns a Watcher that holds no claim yet. Close it to stop its renewals and drop its claims.
+func (e *Engine) NewWatcher() *Watcher {
+	ctx, cancel := context.WithCancel(context.Background())
+	w := &Watcher{e: e, held: map[store.ClaimKey]bool{}, due: map[int64]visit{}, stopRenew: cancel, renewDone: make(chan struct{})}
+	go w.renew(ctx)
+	return w
 }
 
-// NewWatcher returns a Watcher that holds no claim yet.
-func (e *Engine) NewWatcher() *Watcher {
-	return &Watcher{e: e, held: map[claimKey]bool{}, due: map[int64]visit{}}
+// renew extends this process's claims every quarter of their lifetime until ctx ends.
+func (w *Watcher) renew(ctx context.Context) {
+	defer close(w.renewDone)
+	t := time.NewTicker(claimTTL / 4)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if _, err := w.e.o.Store.RenewClaims(ctx, w.e.o.Owner, claimTTL); err != nil && ctx.Err() == nil {
+				w.e.log.Warn("renew claims", "owner", w.e.o.Owner, "err", err)
+			}
+		}
+	}
 }
 
 // WatchReport says what one Pass did.
@@ -54,18 +71,25 @@ func (w *Watcher) Pass(ctx context.Context) (WatchReport, error) {
 	if err != nil {
 		return rep, fmt.Errorf("list active runs: %w", err)
 	}
-	if len(w.held) > 0 && time.Since(w.renewedAt) >= claimTTL/4 {
-		if _, err := e.o.Store.RenewClaims(ctx, e.o.Owner, claimTTL); err != nil {
+	if len(w.held) > 0 {
+		// A claim that lapsed anyway (the store out of reach for a while) may have been taken by another
+		// process: only runs whose claims are still this process's are driven without claiming them again.
+		mine, err := e.o.Store.ClaimsOf(ctx, e.o.Owner)
+		if err != nil {
 			return rep, err
 		}
-		w.renewedAt = time.Now()
+		for k := range w.held {
+			if !mine[k] {
+				delete(w.held, k)
+			}
+		}
 	}
-	listed := map[claimKey]bool{}
+	listed := map[store.ClaimKey]bool{}
 	for _, r := range runs {
 		if ctx.Err() != nil {
 			return rep, ctx.Err()
 		}
-		k := claimKey{r.Repo, r.Issue}
+		k := store.ClaimKey{Repo: r.Repo, Issue: r.Issue}
 		listed[k] = true
 		if v, ok := w.due[r.ID]; ok && v.version == r.Version && time.Now().Before(v.at) {
 			continue
@@ -78,9 +102,6 @@ func (w *Watcher) Pass(ctx context.Context) (WatchReport, error) {
 					rep.Errors = append(rep.Errors, err)
 				}
 				continue
-			}
-			if len(w.held) == 0 {
-				w.renewedAt = time.Now()
 			}
 			w.held[k] = true
 		}
@@ -125,16 +146,19 @@ func (w *Watcher) tick(ctx context.Context, r *store.Run) (time.Duration, error)
 	return 0, nil
 }
 
-// Close drops every claim the Watcher holds; the agents keep running and the next ace picks them up at once.
+// Close stops the renewals and drops every claim the Watcher holds; the agents keep running and the next ace
+// picks them up at once.
 func (w *Watcher) Close(ctx context.Context) {
+	w.stopRenew()
+	<-w.renewDone
 	for k := range w.held {
 		w.release(context.WithoutCancel(ctx), k)
 	}
 }
 
-func (w *Watcher) release(ctx context.Context, k claimKey) {
+func (w *Watcher) release(ctx context.Context, k store.ClaimKey) {
 	delete(w.held, k)
-	if err := w.e.o.Store.ReleaseClaim(ctx, k.repo, k.issue, w.e.o.Owner); err != nil {
-		w.e.log.WarnContext(ctx, "release claim", "repo", k.repo, "issue", k.issue, "err", err)
+	if err := w.e.o.Store.ReleaseClaim(ctx, k.Repo, k.Issue, w.e.o.Owner); err != nil {
+		w.e.log.WarnContext(ctx, "release claim", "repo", k.Repo, "issue", k.Issue, "err", err)
 	}
 }
