@@ -18,12 +18,15 @@ type Merged struct {
 	Added int
 	// Dropped lines would have taken AGENTS.md past its cap.
 	Dropped int
+	// Withheld lines held a secret value: memory is read by every later agent, of any kind.
+	Withheld int
 }
 
 // Merge adds to repo's AGENTS.md the lines of edited (an agent's copy) that are neither in baseline (what the
 // copy started as) nor already in the file, in their order. Lines are never removed or reordered: merging is
 // append-only and idempotent, so concurrent and repeated merges keep every line exactly once.
-func (s *Store) Merge(ctx context.Context, repo, baseline, edited string) (Merged, error) {
+// Lines that contain one of secrets (values of 4 bytes or more) are withheld.
+func (s *Store) Merge(ctx context.Context, repo, baseline, edited string, secrets ...string) (Merged, error) {
 	var m Merged
 	seen := map[string]bool{}
 	for _, l := range strings.Split(workspace.Sanitize(baseline), "\n") {
@@ -36,6 +39,10 @@ func (s *Store) Merge(ctx context.Context, repo, baseline, edited string) (Merge
 			continue
 		}
 		seen[norm(l)] = true
+		if holdsSecret(l, secrets) {
+			m.Withheld++
+			continue
+		}
 		add = append(add, l)
 	}
 	if len(add) == 0 {
@@ -83,3 +90,13 @@ func (s *Store) Merge(ctx context.Context, repo, baseline, edited string) (Merge
 
 // norm is the form lines are compared in: trailing blanks do not make a line new.
 func norm(l string) string { return strings.TrimRight(l, " \t\r") }
+
+// holdsSecret reports whether line contains one of the values (those under 4 bytes are too common to tell).
+func holdsSecret(line string, values []string) bool {
+	for _, v := range values {
+		if len(v) >= 4 && strings.Contains(line, v) {
+			return true
+		}
+	}
+	return false
+}

@@ -26,8 +26,8 @@ const (
 // CopyIn puts repo's memory into the working copy at workdir (sanitized and capped) and records the baseline.
 // What an earlier attempt in the same working copy added and did not get merged is merged first, so reusing a
 // working copy never loses an agent's lines.
-func (s *Store) CopyIn(ctx context.Context, repo, workdir string) (Merged, error) {
-	rescued, err := s.MergeBack(ctx, repo, workdir)
+func (s *Store) CopyIn(ctx context.Context, repo, workdir string, secrets ...string) (Merged, error) {
+	rescued, err := s.MergeBack(ctx, repo, workdir, secrets...)
 	if err != nil {
 		return rescued, err
 	}
@@ -51,9 +51,9 @@ func (s *Store) CopyIn(ctx context.Context, repo, workdir string) (Merged, error
 	return rescued, nil
 }
 
-// MergeBack merges what the agent added to the working copy's AGENTS.md into repo's memory. It may be called
-// any number of times: the baseline moves on to what was merged.
-func (s *Store) MergeBack(ctx context.Context, repo, workdir string) (Merged, error) {
+// MergeBack merges what the agent added to the working copy's AGENTS.md into repo's memory, withholding lines
+// that hold one of secrets. It may be called any number of times: the baseline moves on to what was merged.
+func (s *Store) MergeBack(ctx context.Context, repo, workdir string, secrets ...string) (Merged, error) {
 	edited, err := readFile(filepath.Join(workdir, AgentsCopy))
 	if err != nil || edited == "" {
 		return Merged{}, err
@@ -62,7 +62,7 @@ func (s *Store) MergeBack(ctx context.Context, repo, workdir string) (Merged, er
 	if err != nil {
 		return Merged{}, err
 	}
-	m, err := s.Merge(ctx, repo, base, edited)
+	m, err := s.Merge(ctx, repo, base, edited, secrets...)
 	if err != nil {
 		return m, err
 	}

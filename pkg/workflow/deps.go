@@ -74,7 +74,7 @@ type Secrets interface {
 
 // Memory is the per-repository memory: copied into each working copy, added to when a run ends.
 type Memory interface {
-	CopyIn(ctx context.Context, repo, workdir string) (memory.Merged, error)
-	MergeBack(ctx context.Context, repo, workdir string) (memory.Merged, error)
+	CopyIn(ctx context.Context, repo, workdir string, secrets ...string) (memory.Merged, error)
+	MergeBack(ctx context.Context, repo, workdir string, secrets ...string) (memory.Merged, error)
 	Record(ctx context.Context, repo string, e memory.Entry) error
 }

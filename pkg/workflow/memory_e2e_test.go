@@ -241,3 +241,32 @@ func TestMemoryDisabled(t *testing.T) {
 		t.Error("ACE_TASK.md mentions the memory with memory disabled")
 	}
 }
+
+// TestMemoryWithholdsSecrets: a note of the agent's that holds one of its secrets (or the GitHub token) never
+// reaches the repository memory that every later agent reads; its other notes do.
+func TestMemoryWithholdsSecrets(t *testing.T) {
+	script := `sh echo "- tests need FAKE_AGENT_KEY=$FAKE_AGENT_KEY exported" >> .ace/memory/AGENTS.md
+sh echo "- push with token ` + botToken + `" >> .ace/memory/AGENTS.md
+sh echo "- run go vet before committing" >> .ace/memory/AGENTS.md
+` + workScript
+	w := newWorld(t, script, nil)
+	r := w.run(workflow.UntilSettled)
+	if r.Status != store.StatusDone {
+		t.Fatalf("run ended %s: %s", r.Status, r.Error)
+	}
+	mem, err := memory.New(w.cfg.Workspace.Root, memory.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, err := mem.AgentsPath(testRepo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := readText(t, path)
+	if strings.Contains(got, fakeSecret) || strings.Contains(got, botToken) || !strings.Contains(got, "run go vet before committing") {
+		t.Fatalf("repository AGENTS.md:\n%s", got)
+	}
+	if log := w.eventLog(r); !strings.Contains(log, "withheld 2 line(s)") {
+		t.Errorf("no event says lines were withheld:\n%s", log)
+	}
+}

@@ -22,7 +22,7 @@ func (e *Engine) provideMemory(ctx context.Context, r *store.Run, ws *workspace.
 	if e.o.Memory == nil {
 		return
 	}
-	rescued, err := e.o.Memory.CopyIn(ctx, r.Repo, ws.Dir)
+	rescued, err := e.o.Memory.CopyIn(ctx, r.Repo, ws.Dir, e.secretValues(ctx, r)...)
 	if err != nil {
 		e.memoryTrouble(ctx, r, "copy the repository memory into the working copy", err)
 		return
@@ -143,9 +143,12 @@ func (e *Engine) remember(ctx context.Context, r *store.Run, outcome string) {
 	}
 	r.Vars[varRemembered] = "1"
 	if r.Workdir != "" {
-		m, err := e.o.Memory.MergeBack(ctx, r.Repo, r.Workdir)
+		m, err := e.o.Memory.MergeBack(ctx, r.Repo, r.Workdir, e.secretValues(ctx, r)...)
 		if err != nil {
 			e.memoryTrouble(ctx, r, "merge the agent's AGENTS.md into the repository memory", err)
+		}
+		if m.Withheld > 0 {
+			e.event(ctx, r, "memory", fmt.Sprintf("withheld %d line(s) of the agent's AGENTS.md that held a secret", m.Withheld))
 		}
 		if m.Added > 0 {
 			e.event(ctx, r, "memory", fmt.Sprintf("merged %d line(s) the agent added to AGENTS.md", m.Added))
@@ -162,6 +165,23 @@ func (e *Engine) remember(ctx context.Context, r *store.Run, outcome string) {
 	if err != nil {
 		e.memoryTrouble(ctx, r, "record the run in status.md", err)
 	}
+}
+
+// secretValues are the secrets the run's agent gets, and the GitHub token: what must never reach the memory
+// that every later agent reads. Best effort: a secret that cannot be resolved now was not given to the agent.
+func (e *Engine) secretValues(ctx context.Context, r *store.Run) []string {
+	var out []string
+	if prof, err := e.profile(r); err == nil {
+		for _, name := range prof.Secrets { // one by one: one that fails must not hide the others
+			if m, err := e.o.Secrets.ResolveAll(ctx, []string{name}); err == nil {
+				out = append(out, m[name])
+			}
+		}
+	}
+	if tok, err := e.o.Secrets.GitHubToken(ctx, e.cfg.GitHub.TokenEnv); err == nil {
+		out = append(out, tok)
+	}
+	return out
 }
 
 func (e *Engine) memoryTrouble(ctx context.Context, r *store.Run, what string, err error) {
