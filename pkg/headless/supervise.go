@@ -30,7 +30,7 @@ func SupervisorMain(args []string) int {
 		return 2
 	}
 	self := ProcOf(os.Getpid())
-	s := &supervisor{spec: spec, log: capped(os.Stdout), status: Status{
+	s := &supervisor{spec: spec, log: capped(os.Stdout, debugCap), status: Status{
 		Turn: spec.Turn, SupervisorPID: self.PID, SupervisorStart: self.Start, StartedAt: time.Now().UTC(), Outcome: OutcomeRunning,
 		SessionID: spec.SessionID,
 	}}
@@ -49,6 +49,7 @@ type supervisor struct {
 
 	redact     *secrets.Redactor // secret values → [redacted]
 	transcript *os.File
+	capped     io.Writer // transcript, stopping at transcriptCap
 	pending    [][]byte // stream lines read before the session id was known
 	stderr     tail
 }

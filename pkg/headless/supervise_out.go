@@ -34,6 +34,7 @@ func (s *supervisor) openFile(path string) error {
 		return err
 	}
 	s.transcript = f
+	s.capped = capped(f, transcriptCap)
 	s.status.Transcript = path
 	for _, b := range s.pending {
 		s.write(b)
@@ -43,7 +44,7 @@ func (s *supervisor) openFile(path string) error {
 }
 
 func (s *supervisor) write(b []byte) {
-	if _, err := s.transcript.Write(append(b, '\n')); err != nil {
+	if _, err := s.capped.Write(append(b, '\n')); err != nil {
 		fmt.Fprintf(s.log, "ace __headless: transcript: %v\n", err)
 	}
 }
@@ -76,18 +77,21 @@ func redactor(values map[string]string) *secrets.Redactor {
 	return r
 }
 
-// debugCap bounds a run's debug log, which repeats the transcript: an agent that prints forever must not fill
-// the disk (the same bound as a tmux transcript).
-const debugCap = 64 << 20
+// debugCap and transcriptCap bound a run's debug log and a conversation's transcript, which every turn appends
+// to: an agent that prints forever must not fill the disk (the same bound as a tmux transcript).
+const (
+	debugCap      = 64 << 20
+	transcriptCap = 64 << 20
+)
 
-// capped wraps the debug log (the supervisor's stdout, opened for appending by Start) so that it stops growing
-// at debugCap bytes, counting what earlier turns wrote.
-func capped(f *os.File) io.Writer {
+// capped wraps a file opened for appending so that it stops growing at limit bytes, counting what earlier turns
+// wrote.
+func capped(f *os.File, limit int64) io.Writer {
 	var size int64
 	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
 		size = fi.Size()
 	}
-	return &limitWriter{w: f, left: debugCap - size}
+	return &limitWriter{w: f, left: limit - size}
 }
 
 type limitWriter struct {

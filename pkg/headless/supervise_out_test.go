@@ -38,3 +38,25 @@ func TestRefusedSpecTakesItsSecretsFileAlong(t *testing.T) {
 		}
 	}
 }
+
+// TestCappedCountsWhatEarlierTurnsWrote: a transcript that earlier turns filled up to the cap takes no more.
+func TestCappedCountsWhatEarlierTurnsWrote(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.jsonl")
+	if err := os.WriteFile(path, []byte("0123456789"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := capped(f, 15)
+	for range 3 {
+		if n, err := w.Write([]byte("abcdefgh")); err != nil || n != 8 {
+			t.Fatalf("write: %d %v (a full file must not fail the turn)", n, err)
+		}
+	}
+	f.Close()
+	if b, _ := os.ReadFile(path); string(b) != "0123456789abcde" {
+		t.Fatalf("file %q, want it stopped at 15 bytes", b)
+	}
+}
