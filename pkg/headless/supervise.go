@@ -50,7 +50,7 @@ type supervisor struct {
 	redact     *secrets.Redactor // secret values → [redacted]
 	transcript *os.File
 	capped     io.Writer // transcript, stopping at transcriptCap
-	pending    [][]byte // stream lines read before the session id was known
+	pending    [][]byte  // stream lines read before the session id was known
 	stderr     tail
 }
 
