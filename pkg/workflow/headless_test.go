@@ -50,6 +50,9 @@ sh echo "$HOME" > ` + probe + `/home
 			if got := gittest.Run(t, w.remote, "show", r.Branch+":GREETING.md"); got != "Hello from the fake agent!" {
 				t.Errorf("pushed GREETING.md = %q", got)
 			}
+			if left, _ := filepath.Glob(filepath.Join(w.cfg.Workspace.Root, "run", "headless", "*")); len(left) != 0 {
+				t.Errorf("turn files left after the run: %v", left)
+			}
 			turns := w.turns()
 			if len(turns) != 1 || !strings.Contains(turns[0].Prompt, "ACE_TASK.md") || turns[0].SessionID != r.AgentSessionID {
 				t.Fatalf("turns %+v, want one with the task prompt in session %s", turns, r.AgentSessionID)

@@ -228,9 +228,17 @@ func (e *Engine) endExec(ctx context.Context, r *store.Run) error {
 				return ctx.Err()
 			case <-deadline.C:
 				_ = proc.Signal(syscall.SIGKILL)
+				// The run may not know the supervisor that holds the lock (an ace killed right after starting
+				// it): its status names it, once it has written one.
+				if cur := e.execStatus(ctx, r); cur != nil {
+					_ = headless.Proc{PID: cur.SupervisorPID, Start: cur.SupervisorStart}.Signal(syscall.SIGKILL)
+				}
 				break wait
 			case <-t.C:
 			}
+		}
+		if e.execAlive(ctx, r) {
+			return fmt.Errorf("the headless supervisor of %s#%d does not stop (lock %s)", r.Repo, r.Issue, e.execLockPath(r))
 		}
 		e.event(ctx, r, "session", fmt.Sprintf("stopped the headless %s (supervisor pid %d)", r.Agent, proc.PID))
 	}
@@ -238,6 +246,12 @@ func (e *Engine) endExec(ctx context.Context, r *store.Run) error {
 		st = e.execStatus(ctx, r) // what the supervisor wrote as it stopped
 	}
 	e.killAgent(st)
+	// The run is over: its turn files go (the transcript and the debug log stay, as a tmux transcript does).
+	for _, f := range []string{e.execStatusPath(r), e.execLockPath(r)} {
+		if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
+			e.log.WarnContext(ctx, "remove headless turn file", "run", r.ID, "file", f, "err", err)
+		}
+	}
 	return nil
 }
 
