@@ -155,11 +155,9 @@ func (e *Engine) execTurn(ctx context.Context, r *store.Run, prompt string) erro
 		os.Remove(secretsFile)
 		return fmt.Errorf("start turn %d: %w", turn, headless.ErrRunning)
 	}
-	// A status left by the previous turn must not be read as this one's.
-	if err := os.Remove(status); err != nil && !errors.Is(err, os.ErrNotExist) {
-		os.Remove(secretsFile)
-		return fmt.Errorf("clear the previous turn's status: %w", err)
-	}
+	// The previous turn's status stays until the new supervisor replaces it: its turn number keeps it from
+	// being read as this one's, and an ace killed before the new turn is recorded still finds how the last
+	// one ended.
 	m := e.cfg.Monitor
 	spec := headless.Spec{
 		Argv:          argv,
