@@ -188,6 +188,7 @@ func (e *Engine) Step(ctx context.Context, r *store.Run) (Result, error) {
 				if gerr != nil {
 					return Result{}, fmt.Errorf("reload run %d after conflict: %w", r.ID, gerr)
 				}
+				e.abandonTurn(r, fresh)
 				*r = *fresh
 				return Stay(time.Second), nil
 			}

@@ -255,6 +255,18 @@ func (e *Engine) endExec(ctx context.Context, r *store.Run) error {
 	return nil
 }
 
+// abandonTurn stops a headless turn that this step started but could not record, because another process
+// ended the run meanwhile (ace stop): nobody else knows of that supervisor.
+func (e *Engine) abandonTurn(mine, fresh *store.Run) {
+	started := mine.Vars[varExecProc]
+	if !isExec(mine) || !fresh.Status.Terminal() || started == "" || started == fresh.Vars[varExecProc] {
+		return
+	}
+	if err := headless.ParseProc(started).Signal(syscall.SIGTERM); err != nil {
+		e.log.Warn("stop an abandoned headless turn", "run", mine.ID, "err", err)
+	}
+}
+
 // killAgent ends an agent process group whose supervisor is gone without having ended it.
 func (e *Engine) killAgent(st *headless.Status) {
 	if st == nil || st.Done || st.AgentPID == 0 {
