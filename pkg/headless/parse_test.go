@@ -59,7 +59,7 @@ func TestFixtures(t *testing.T) {
 			file: "claude_ok.jsonl", format: "claude",
 			session: "2d9e0f4a-77c1-4b6e-a0b3-5e8d1c2f3a40", model: "claude-opus-4-1-20250805",
 			assistant: []string{"Let me look at README.md.\nThen I'll fix the typo.", "Fixed the typo in README.md."},
-			tool:      "Read", toolInput: `{"file_path":"/work/repo/README.md"}`,
+			tool:      "Read", toolInput: `{"file_path":"/home/user/project/README.md"}`,
 			toolOutput: "     1\t# Acme\n     2\tTeh tool.",
 			status:     "success", resultText: "Fixed the typo in README.md.",
 			usage: Usage{InputTokens: 36, OutputTokens: 114, CachedTokens: 21000, Turns: 4, DurationMS: 9120},
@@ -90,8 +90,8 @@ func TestFixtures(t *testing.T) {
 			session: "c6b5a4d3-e2f1-4a0b-9c8d-7e6f5a4b3c2d", model: "gemini-2.5-pro",
 			user:      []string{"Fix the failing test in main.go"},
 			assistant: []string{"Let me read main.go first."},
-			tool:      "read_file", toolInput: `{"absolute_path":"/work/repo/main.go"}`,
-			toolOutput: "File not found: /work/repo/main.go", toolErr: true,
+			tool:      "read_file", toolInput: `{"absolute_path":"/home/user/project/main.go"}`,
+			toolOutput: "File not found: /home/user/project/main.go", toolErr: true,
 			errors: []string{"Loop detected, stopping execution"},
 			status: "error", resultErr: true, resultText: "Reached max session turns for this session.",
 			usage: Usage{InputTokens: 8800, OutputTokens: 300, CachedTokens: 4000, DurationMS: 2100},
@@ -179,7 +179,7 @@ func TestCodexExtraItems(t *testing.T) {
 	}
 	want := []string{
 		"shell bash -lc ls",
-		"file_change /work/repo/calc.go\n/work/repo/NOTES.md",
+		"file_change /home/user/project/calc.go\n/home/user/project/NOTES.md",
 		`tracker.update_issue {"id":42,"state":"done"}`,
 	}
 	if !reflect.DeepEqual(calls, want) {
