@@ -103,13 +103,15 @@ func (c *Client) NewSession(ctx context.Context, spec SessionSpec) error {
 		"set-option", "-g", "remain-on-exit", "on", ";",
 		"new-session", "-d", "-s", spec.Name, "-c", spec.Dir, "-x", strconv.Itoa(w), "-y", strconv.Itoa(h), "--"}
 	args = append(args, cmd...)
+	if spec.LogPath != "" {
+		pipe, err := pipeArgs(spec.Name, spec.LogPath)
+		if err != nil {
+			return fmt.Errorf("transcript of %s: %w", spec.Name, err)
+		}
+		args = append(append(args, ";"), pipe...)
+	}
 	if _, err := c.run(ctx, nil, args...); err != nil {
 		return fmt.Errorf("start session %s: %w", spec.Name, err)
-	}
-	if spec.LogPath != "" {
-		if err := c.PipeToFile(ctx, spec.Name, spec.LogPath); err != nil {
-			return err
-		}
 	}
 	return nil
 }
@@ -121,11 +123,15 @@ func (c *Client) Respawn(ctx context.Context, spec SessionSpec) error {
 		return err
 	}
 	args := append([]string{"respawn-pane", "-k", "-t", paneTarget(spec.Name), "-c", spec.Dir, "--"}, cmd...)
+	if spec.LogPath != "" {
+		pipe, err := pipeArgs(spec.Name, spec.LogPath)
+		if err != nil {
+			return fmt.Errorf("transcript of %s: %w", spec.Name, err)
+		}
+		args = append(append(args, ";"), pipe...)
+	}
 	if _, err := c.run(ctx, nil, args...); err != nil {
 		return fmt.Errorf("restart the agent in %s: %w", spec.Name, err)
-	}
-	if spec.LogPath != "" {
-		return c.PipeToFile(ctx, spec.Name, spec.LogPath)
 	}
 	return nil
 }
@@ -257,8 +263,21 @@ func (c *Client) Sessions(ctx context.Context, prefix string) ([]string, error) 
 
 // PipeToFile appends the session's output to path, capped at TranscriptCap bytes.
 func (c *Client) PipeToFile(ctx context.Context, name, path string) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+	args, err := pipeArgs(name, path)
+	if err != nil {
 		return err
+	}
+	if _, err := c.run(ctx, nil, args...); err != nil {
+		return fmt.Errorf("transcript of %s: %w", name, err)
+	}
+	return nil
+}
+
+// pipeArgs is the pipe-pane command that appends the pane's output to path. Chained after new-session or
+// respawn-pane in the same tmux invocation, it is in place before the server reads the agent's first bytes.
+func pipeArgs(name, path string) ([]string, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, err
 	}
 	// head buffers its output when it writes to a file, which would hold back the last few KiB of a quiet
 	// agent (ace logs -f, the compaction threshold); stdbuf -o0 makes it write each read at once.
@@ -267,10 +286,7 @@ func (c *Client) PipeToFile(ctx context.Context, name, path string) error {
 		unbuffered = "stdbuf -o0 "
 	}
 	cmd := fmt.Sprintf("exec %shead -c %d >> %s", unbuffered, TranscriptCap, shellQuote(path))
-	if _, err := c.run(ctx, nil, "pipe-pane", "-t", paneTarget(name), cmd); err != nil {
-		return fmt.Errorf("transcript of %s: %w", name, err)
-	}
-	return nil
+	return []string{"pipe-pane", "-t", paneTarget(name), cmd}, nil
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

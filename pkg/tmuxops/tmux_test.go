@@ -243,13 +243,14 @@ func TestSessionNames(t *testing.T) {
 }
 
 // TestTranscriptIsWrittenAsItComes: a line the agent printed is in the transcript while the agent still runs,
-// not held back in a buffer until 4 KiB more arrive or the pane ends.
+// not held back in a buffer until 4 KiB more arrive or the pane ends; and its very first bytes are there too
+// (the pipe is set up in the same tmux call that starts the agent).
 func TestTranscriptIsWrittenAsItComes(t *testing.T) {
 	c := newClient(t)
 	dir := t.TempDir()
 	log := filepath.Join(dir, "session.log")
 	spec := tmuxops.SessionSpec{Name: "ace-transcript-1", Dir: dir, Width: 80, Height: 20, LogPath: log,
-		Argv: []string{"sh", "-c", "sleep 1; echo first-line-of-output; exec sleep 600"}}
+		Argv: []string{"sh", "-c", "echo first-line-of-output; exec sleep 600"}}
 	if err := c.NewSession(context.Background(), spec); err != nil {
 		t.Fatal(err)
 	}
