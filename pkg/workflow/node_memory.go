@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/aceworks/ace/pkg/memory"
+	"github.com/aceworks/ace/pkg/secrets"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/workspace"
 )
@@ -142,8 +143,9 @@ func (e *Engine) remember(ctx context.Context, r *store.Run, outcome string) {
 		return
 	}
 	r.Vars[varRemembered] = "1"
+	values := e.secretValues(ctx, r)
 	if r.Workdir != "" {
-		m, err := e.o.Memory.MergeBack(ctx, r.Repo, r.Workdir, e.secretValues(ctx, r)...)
+		m, err := e.o.Memory.MergeBack(ctx, r.Repo, r.Workdir, values...)
 		if err != nil {
 			e.memoryTrouble(ctx, r, "merge the agent's AGENTS.md into the repository memory", err)
 		}
@@ -159,7 +161,9 @@ func (e *Engine) remember(ctx context.Context, r *store.Run, outcome string) {
 	}
 	detail := r.PRURL
 	if outcome != "done" {
-		detail = r.Error
+		red := secrets.NewRedactor() // an error may quote what the agent printed
+		red.Add(values...)
+		detail = red.Redact(r.Error)
 	}
 	err := e.o.Memory.Record(ctx, r.Repo, memory.Entry{Time: e.o.Now(), Issue: r.Issue, Agent: r.Agent, Outcome: outcome, Detail: detail})
 	if err != nil {
