@@ -41,7 +41,9 @@ func (s fixedSecrets) ResolveAll(_ context.Context, names []string) (map[string]
 	return out, nil
 }
 
-func (s fixedSecrets) GitHubToken(context.Context, []string) (string, error) { return s["GITHUB_TOKEN"], nil }
+func (s fixedSecrets) GitHubToken(context.Context, []string) (string, error) {
+	return s["GITHUB_TOKEN"], nil
+}
 
 // TestStatusLineKeepsNoSecret: the reason a failed run gives in status.md, which every later agent reads, has its
 // agent's secrets and the GitHub token masked (the error may quote what the agent printed).
@@ -50,8 +52,10 @@ func TestStatusLineKeepsNoSecret(t *testing.T) {
 	e := &Engine{cfg: config.Default(), log: slog.New(slog.DiscardHandler), o: Options{
 		Memory:  mem,
 		Secrets: fixedSecrets{"AGENT_KEY": "sk-agent-secret-1234", "GITHUB_TOKEN": "ghs_token_5678"},
-		Profile: func(string) (agents.Profile, error) { return agents.Profile{Name: "x", Secrets: []string{"AGENT_KEY"}}, nil },
-		Now:     time.Now,
+		Profile: func(string) (agents.Profile, error) {
+			return agents.Profile{Name: "x", Secrets: []string{"AGENT_KEY"}}, nil
+		},
+		Now: time.Now,
 	}}
 	r := &store.Run{Repo: "acme/widgets", Issue: 7, Agent: "x", Vars: map[string]string{},
 		Error: "the agent said: export AGENT_KEY=sk-agent-secret-1234 and push with ghs_token_5678"}
