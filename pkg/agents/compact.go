@@ -6,11 +6,14 @@ package agents
 // agent's work or be lost. A transcript smaller than offset was started afresh and counts from zero. It is pure,
 // so the tmux monitor and a headless runner decide alike.
 func CompactDue(size, offset, threshold int64, st State) bool {
-	if threshold <= 0 || st != StateReady {
-		return false
-	}
+	return threshold > 0 && st == StateReady && Growth(size, offset) >= threshold
+}
+
+// Growth is how much a transcript of size grew since offset; one smaller than offset was started afresh and
+// counts from zero.
+func Growth(size, offset int64) int64 {
 	if size < offset {
-		offset = 0
+		return size
 	}
-	return size-offset >= threshold
+	return size - offset
 }

@@ -42,14 +42,10 @@ func (e *Engine) compactIfDue(ctx context.Context, r *store.Run, prof agents.Pro
 		e.log.WarnContext(ctx, "compact", "run", r.ID, "session", r.Session, "err", err)
 		return false
 	}
-	grown := size - offset
-	if size < offset {
-		grown = size // a transcript started afresh, as CompactDue counts it
-	}
 	r.Vars[varCompactAt] = strconv.FormatInt(size, 10)
 	r.Vars[varCompacting] = "1"
 	e.event(ctx, r, "compact", fmt.Sprintf("asked the agent to compact its context (%s): its transcript grew %d KiB",
-		prof.CompactCommand, grown>>10))
+		prof.CompactCommand, agents.Growth(size, offset)>>10))
 	return true
 }
 
@@ -59,7 +55,7 @@ func (e *Engine) compactIfDue(ctx context.Context, r *store.Run, prof agents.Pro
 // agent whose every turn outgrows the threshold cannot loop between compacting and continuing. It reports
 // whether it started a turn.
 func (e *Engine) execCompaction(ctx context.Context, r *store.Run) (bool, error) {
-	size := fileSize(r.Vars[varTranscript])
+	size, _ := fileSize(r.Vars[varTranscript]) // unreadable: counted as empty, so no compaction is asked for
 	if r.Vars[varCompacting] == "1" {
 		delete(r.Vars, varCompacting)
 		r.Vars[varCompactAt] = strconv.FormatInt(size, 10) // the compaction's own output does not count
@@ -79,20 +75,23 @@ func (e *Engine) execCompaction(ctx context.Context, r *store.Run) (bool, error)
 	}
 	r.Vars[varCompacting] = "1"
 	e.event(ctx, r, "compact", fmt.Sprintf("asked the agent to compact its context (%s): its transcript grew %d KiB",
-		prof.CompactCommand, (size-min(offset, size))>>10))
+		prof.CompactCommand, agents.Growth(size, offset)>>10))
 	return true, nil
 }
 
 // fileSize is the size of the file at path; 0 when there is none (yet).
-func fileSize(path string) int64 {
+func fileSize(path string) (int64, error) {
 	if path == "" {
-		return 0
+		return 0, nil
 	}
 	fi, err := os.Stat(path)
-	if err != nil {
-		return 0
+	if os.IsNotExist(err) {
+		return 0, nil
 	}
-	return fi.Size()
+	if err != nil {
+		return 0, err
+	}
+	return fi.Size(), nil
 }
 
 // markTranscript starts the compaction count at the transcript's current size: a new or restarted agent has an
@@ -105,14 +104,7 @@ func (e *Engine) markTranscript(r *store.Run) {
 }
 
 func (e *Engine) transcriptSize(r *store.Run) (int64, error) {
-	fi, err := os.Stat(e.transcriptPath(r.Session))
-	if os.IsNotExist(err) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	return fi.Size(), nil
+	return fileSize(e.transcriptPath(r.Session))
 }
 
 // transcriptPath is where tmux pipes a session's output (the LogPath sessionSpec gives tmux).
