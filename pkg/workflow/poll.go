@@ -72,10 +72,16 @@ func (e *Engine) tick(ctx context.Context, r *store.Run) error {
 	if err != nil {
 		return err
 	}
-	if fresh.Status == store.StatusWaitingInput && Step(fresh.Step) != StepWaitingInput {
-		fresh.Step = string(StepWaitingInput)
-	}
+	resumeWaiting(fresh)
 	return e.Drive(ctx, fresh, OneTick)
+}
+
+// resumeWaiting puts a run that waits for a human back at the step that relays the answer, whatever step it
+// was saved at.
+func resumeWaiting(r *store.Run) {
+	if r.Status == store.StatusWaitingInput && Step(r.Step) != StepWaitingInput {
+		r.Step = string(StepWaitingInput)
+	}
 }
 
 // dispatch starts runs for the open issues of repo that carry the trigger label and are not taken yet.

@@ -105,9 +105,7 @@ func (w *Watcher) Pass(ctx context.Context) (WatchReport, error) {
 			}
 			w.held[k] = true
 		}
-		if r.Status == store.StatusWaitingInput && Step(r.Step) != StepWaitingInput {
-			r.Step = string(StepWaitingInput)
-		}
+		resumeWaiting(r)
 		wait, err := w.tick(ctx, r)
 		if err != nil {
 			if ctx.Err() != nil {
