@@ -61,11 +61,11 @@ func (c *Client) Capture(ctx context.Context, name string, historyLines int) (st
 
 // Pane is one session's pane as tmux reports it.
 type Pane struct {
-	Session    string
-	Dead       bool
+	Session string
+	Dead    bool
+	// ExitStatus is a dead pane's exit status: 128+N for signal N, ExitUnknown when tmux has not reaped it.
 	ExitStatus int
 	PID        int
-	// ExitStatus is a dead pane's exit status: 128+N for signal N, ExitUnknown when tmux has not reaped it.
 	// Activity is when the pane last produced output (tmux's window_activity, second resolution).
 	Activity time.Time
 }
