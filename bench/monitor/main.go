@@ -28,13 +28,13 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/fakeagent"
+	"github.com/aceworks/ace/pkg/procs"
 	"github.com/aceworks/ace/pkg/secrets"
 	"github.com/aceworks/ace/pkg/service"
 	"github.com/aceworks/ace/pkg/store"
@@ -332,11 +332,11 @@ func sample(serverPID int) (cpu, error) {
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &self); err != nil {
 		return cpu{}, err
 	}
-	server, err := procCPU(serverPID)
+	server, err := procs.Read(serverPID)
 	if err != nil {
 		return cpu{}, err
 	}
-	return cpu{self: rusageCPU(self), children: childrenCPU(), server: server}, nil
+	return cpu{self: rusageCPU(self), children: childrenCPU(), server: server.CPU}, nil
 }
 
 func childrenCPU() time.Duration {
@@ -347,22 +347,4 @@ func childrenCPU() time.Duration {
 
 func rusageCPU(r syscall.Rusage) time.Duration {
 	return time.Duration(r.Utime.Nano() + r.Stime.Nano())
-}
-
-// procCPU reads a process's user+system time from /proc/PID/stat (fields 14 and 15, in clock ticks).
-func procCPU(pid int) (time.Duration, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	// The command name (field 2) may hold spaces; the fields after it start past its closing parenthesis.
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(f) < 13 {
-		return 0, fmt.Errorf("short /proc/%d/stat", pid)
-	}
-	ut, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	const ticks = 100 // USER_HZ on Linux
-	return time.Duration(ut+st) * time.Second / ticks, nil
 }

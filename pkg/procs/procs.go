@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // Stat is what ace needs of /proc/<pid>/stat.
@@ -17,6 +18,8 @@ type Stat struct {
 	State byte   // R, S, D, Z (zombie), X (dead), …
 	PPID  int    // parent
 	Start uint64 // start time in clock ticks since boot: with the PID, it names a process across PID reuse
+	// CPU is the user and system time the process has used.
+	CPU time.Duration
 }
 
 // Read parses /proc/<pid>/stat. A process that does not exist is an error matching os.ErrNotExist.
@@ -46,7 +49,14 @@ func parse(pid int, s string) (Stat, error) {
 	if err != nil {
 		return Stat{}, fmt.Errorf("/proc/%d/stat: %w", pid, err)
 	}
-	return Stat{State: f[0][0], PPID: ppid, Start: start}, nil
+	// Fields 14 and 15: user and system time in clock ticks (USER_HZ, 100 on Linux).
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err := errors.Join(err1, err2); err != nil {
+		return Stat{}, fmt.Errorf("/proc/%d/stat: %w", pid, err)
+	}
+	const userHZ = 100
+	return Stat{State: f[0][0], PPID: ppid, Start: start, CPU: time.Duration(utime+stime) * time.Second / userHZ}, nil
 }
 
 // Alive reports whether pid exists and is not a zombie.

@@ -6,12 +6,13 @@ import (
 	"slices"
 	"syscall"
 	"testing"
+	"time"
 )
 
 func TestParseOddCommandNames(t *testing.T) {
 	line := "42 (a) b (c)) S 7 42 42 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 123456 1000 100 18446744073709551615"
 	st, err := parse(42, line)
-	if err != nil || st.State != 'S' || st.PPID != 7 || st.Start != 123456 {
+	if err != nil || st.State != 'S' || st.PPID != 7 || st.Start != 123456 || st.CPU != 30*time.Millisecond {
 		t.Fatalf("parse: %+v %v", st, err)
 	}
 	if _, err := parse(1, "garbage"); err == nil {
