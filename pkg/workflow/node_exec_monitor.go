@@ -34,13 +34,10 @@ func (e *Engine) execRunning(ctx context.Context, r *store.Run) (res Result, bus
 		}
 		return Result{}, false, nil
 	}
-	m := e.cfg.Monitor
-	if r.Vars[varMonitorSince] != "" && e.since(r.Vars[varMonitorSince]) > m.Timeout.Duration {
-		r.Error = fmt.Sprintf("the agent did not finish within monitor.timeout (%s)", m.Timeout.Duration)
-		r.Vars[varLastScreen] = lastWords(st)
+	if e.timedOut(r, lastWords(st)) {
 		return Goto(StepFailed), true, nil
 	}
-	return Stay(m.Interval.Duration), true, nil
+	return Stay(e.cfg.Monitor.Interval.Duration), true, nil
 }
 
 // execStatus reads the current turn's status and copies what it learnt (conversation id, transcript) to the run.
@@ -82,9 +79,7 @@ func (e *Engine) execTurnEnded(ctx context.Context, r *store.Run) (Result, error
 	st := e.execStatus(ctx, r) // execRunning, just before, recorded how the turn ended
 	interval := e.cfg.Monitor.Interval.Duration
 	// Turns may start and end between two looks: the run's time is checked before each new one, too.
-	if m := e.cfg.Monitor; r.Vars[varMonitorSince] != "" && e.since(r.Vars[varMonitorSince]) > m.Timeout.Duration {
-		r.Error = fmt.Sprintf("the agent did not finish within monitor.timeout (%s)", m.Timeout.Duration)
-		r.Vars[varLastScreen] = lastWords(st)
+	if e.timedOut(r, lastWords(st)) {
 		return Goto(StepFailed), nil
 	}
 	if p := r.Vars[varExecPending]; p != "" {

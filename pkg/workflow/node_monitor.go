@@ -66,9 +66,7 @@ func (e *Engine) monitor(ctx context.Context, r *store.Run) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	if e.since(r.Vars[varMonitorSince]) > m.Timeout.Duration && r.Vars[varMonitorSince] != "" {
-		r.Error = fmt.Sprintf("the agent did not finish within monitor.timeout (%s)", m.Timeout.Duration)
-		r.Vars[varLastScreen] = o.screen
+	if e.timedOut(r, o.screen) {
 		return Goto(StepFailed), nil
 	}
 	switch o.state {
@@ -170,6 +168,18 @@ func (e *Engine) onAgentExit(ctx context.Context, r *store.Run, pane tmuxops.Pan
 	r.Error = fmt.Sprintf("%s %d times without making changes", how, r.Restarts+1)
 	r.Vars[varLastScreen] = screen
 	return Goto(StepFailed), nil
+}
+
+// timedOut reports whether the run has been monitored longer than monitor.timeout; if so it records why, with
+// the agent's last screen (or last words), for the failure report.
+func (e *Engine) timedOut(r *store.Run, last string) bool {
+	limit := e.cfg.Monitor.Timeout.Duration
+	if r.Vars[varMonitorSince] == "" || e.since(r.Vars[varMonitorSince]) <= limit {
+		return false
+	}
+	r.Error = fmt.Sprintf("the agent did not finish within monitor.timeout (%s)", limit)
+	r.Vars[varLastScreen] = last
+	return true
 }
 
 // leftWork reports whether the working copy holds work of the agent: commits ahead of the base, or changes.
