@@ -8,8 +8,8 @@
 // creates N runs at the monitor step in a fresh store. Then four phases of -duration each:
 //
 //   - idle: nothing watches; the tmux server's CPU is the floor that the monitors are measured against;
-//   - ace: the real monitor loop of `ace poll` (workflow.Watcher over the real store, local tracker and tmux
-//     client in control mode), one pass every monitor.interval;
+//   - ace: the real monitoring of `ace poll`: every run's job on the River queue over the real store, local
+//     tracker and tmux client in control mode, looking at its agent then snoozing monitor.interval;
 //   - naive: one full-history `capture-pane -p -S -` process per session every 0.5 s (the seed's design);
 //   - idle again.
 //
@@ -135,7 +135,7 @@ func run(ctx context.Context, o options) error {
 	fmt.Printf("%-62s %7.2f%% %9.2f%% %9.2f%%\n",
 		fmt.Sprintf("naive: capture-pane -S - per session every 0.5s (%d captures)", naiveCaptures.Load()), nt, ns, nsv)
 	fmt.Printf("%-62s %7.2f%% %9.2f%% %9.2f%%\n",
-		fmt.Sprintf("ace: Watcher, control mode (%d passes, %d captures)", passes, w.captures.Load()), at, as, asv)
+		fmt.Sprintf("ace: River jobs, control mode (%d visits, %d captures)", passes, w.captures.Load()), at, as, asv)
 	fmt.Printf("idle phases: tmux server %.2f%% and %.2f%% of one core (their mean is the floor subtracted above)\n",
 		pct(idle1.server), pct(idle2.server))
 	ratio := nt / max(at, 0.001)
@@ -227,6 +227,10 @@ func setup(ctx context.Context, dir string, o options) (*world, error) {
 			w.close()
 			return nil, err
 		}
+		if err := w.svc.Queue.Enqueue(ctx, r.Repo, r.Issue); err != nil {
+			w.close()
+			return nil, err
+		}
 		// Spread the agents' lines over the period, as independent agents would be.
 		time.Sleep(o.every / time.Duration(o.sessions))
 	}
@@ -286,32 +290,27 @@ func (w *world) naive(ctx context.Context, captures *atomic.Int64) error {
 	}
 }
 
-// ace is `ace poll`'s monitor loop: one Watcher pass over every run each monitor.interval.
+// ace is `ace poll`'s monitoring: every run's job on the real River queue over the real store, looking at its
+// agent and snoozing monitor.interval, for the phase. It returns how many visits the runs got.
 func (w *world) ace(ctx context.Context) (int, error) {
-	watcher := w.svc.Engine.NewWatcher()
-	defer watcher.Close(ctx)
-	// The control connection is a child process: closing it before the phase ends reaps it, so its CPU is
-	// counted with this phase's children.
-	defer w.svc.Tmux.Close()
-	t := time.NewTicker(w.svc.Config.Monitor.Interval.Duration)
-	defer t.Stop()
-	passes := 0
+	events, unsubscribe := w.svc.Queue.Visits()
+	defer unsubscribe()
+	if err := w.svc.StartQueue(ctx); err != nil {
+		return 0, err
+	}
+	visits := 0
 	for {
-		rep, err := watcher.Pass(ctx)
-		if err != nil {
-			if ctx.Err() != nil {
-				return passes, nil
-			}
-			return passes, err
-		}
-		if len(rep.Errors) > 0 || rep.Ticked != len(w.names) {
-			return passes, fmt.Errorf("watch pass ticked %d of %d runs: %v", rep.Ticked, len(w.names), errors.Join(rep.Errors...))
-		}
-		passes++
 		select {
 		case <-ctx.Done():
-			return passes, nil
-		case <-t.C:
+			sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			err := w.svc.Queue.Stop(sctx)
+			// The control connection is a child process: closing it before the phase ends reaps it, so its CPU
+			// is counted with this phase's children.
+			w.svc.Tmux.Close()
+			return visits, err
+		case <-events:
+			visits++
 		}
 	}
 }

@@ -48,20 +48,23 @@ agent running; --detach returns once the prompt is delivered (ace poll or a late
 
 func runRun(ctx context.Context, app *App, o runOptions) error {
 	out := app.Stdout
-	svc, err := app.openWatchingService(ctx, func(p workflow.Progress) { printProgress(out, p) })
+	var repo string
+	// This process works every run of this host's queue while it runs; it shows the steps of its own issue.
+	svc, err := app.openWatchingService(ctx, func(p workflow.Progress) {
+		if p.Run != nil && p.Run.Repo == repo && p.Run.Issue == o.Issue {
+			printProgress(out, p)
+		}
+	})
 	if err != nil {
 		return err
 	}
 	defer svc.Close()
-	repo, err := svc.Repo(ctx, o.Repo)
-	if err != nil {
+	if repo, err = svc.Repo(ctx, o.Repo); err != nil {
 		return err
 	}
-	release, err := svc.Engine.Acquire(ctx, repo, o.Issue)
-	if err != nil {
+	if err := svc.StartQueue(ctx); err != nil {
 		return err
 	}
-	defer release()
 	r, err := svc.Engine.Open(ctx, workflow.Request{Repo: repo, Issue: o.Issue, Agent: o.Agent, NewAttempt: true})
 	if err != nil {
 		return err
@@ -71,7 +74,7 @@ func runRun(ctx context.Context, app *App, o runOptions) error {
 	if o.Detach {
 		stop = workflow.UntilMonitoring
 	}
-	err = svc.Engine.Drive(ctx, r, stop)
+	err = svc.Engine.Follow(ctx, r, stop)
 	if errors.Is(err, context.Canceled) {
 		fmt.Fprintf(out, "\nStopped watching. ")
 		if r.Runner == "exec" {

@@ -2,14 +2,11 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
-
-	"github.com/aceworks/ace/pkg/workflow"
 )
 
 func newCmdSend(app *App) *cobra.Command {
@@ -53,18 +50,8 @@ func runSend(ctx context.Context, app *App, repo string, n int, text string) err
 	if err != nil {
 		return err
 	}
-	// `ace poll` or a foreground `ace run` may hold the claim: send anyway. The text goes into the session
-	// either way, and the store's optimistic versions make that process see the run change on its next write.
-	release, err := svc.Engine.Acquire(ctx, r.Repo, r.Issue)
-	switch {
-	case err == nil:
-		defer release()
-	case !errors.Is(err, workflow.ErrBusy):
-		return err
-	}
-	if r, err = svc.Store.GetRun(ctx, r.ID); err != nil {
-		return err
-	}
+	// The text goes into the session whoever works the run (ace poll, a foreground ace run); the store's
+	// optimistic versions make that process see the run change on its next write, and its job is woken.
 	if err := svc.Engine.Send(ctx, r, text); err != nil {
 		return err
 	}

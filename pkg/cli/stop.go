@@ -2,12 +2,9 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
-
-	"github.com/aceworks/ace/pkg/workflow"
 )
 
 func newCmdStop(app *App) *cobra.Command {
@@ -42,16 +39,9 @@ func runStop(ctx context.Context, app *App, repo string, n int) error {
 		fmt.Fprintf(app.Stdout, "%s#%d: run %d already ended (%s)\n", r.Repo, n, r.ID, r.Status)
 		return nil
 	}
-	// A foreground `ace run` may hold the claim; stop anyway: the store's optimistic versions make that process
-	// notice the cancellation on its next write.
-	release, err := svc.Engine.Acquire(ctx, r.Repo, r.Issue)
-	switch {
-	case err == nil:
-		defer release()
-	case !errors.Is(err, workflow.ErrBusy):
-		return err
-	}
-	if r, err = svc.Store.GetRun(ctx, r.ID); err != nil {
+	// The cancelled step runs as the run's job: this process works the queue until it is done (another ace
+	// working the run notices the cancellation on its next write).
+	if err := svc.StartQueue(ctx); err != nil {
 		return err
 	}
 	if err := svc.Engine.Stop(ctx, r, "stopped with ace stop"); err != nil {

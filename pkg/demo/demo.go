@@ -106,11 +106,9 @@ func Run(ctx context.Context, o Options) (err error) {
 		}
 	}()
 
-	release, err := svc.Engine.Acquire(ctx, Repo, Issue)
-	if err != nil {
+	if err := svc.StartQueue(ctx); err != nil {
 		return err
 	}
-	defer release()
 	run, err := svc.Engine.Open(ctx, workflow.Request{Repo: Repo, Issue: Issue, NewAttempt: true})
 	if err != nil {
 		return err
@@ -126,7 +124,7 @@ func Run(ctx context.Context, o Options) (err error) {
 			}
 		}()
 	}
-	if err := svc.Engine.Drive(ctx, run, workflow.UntilSettled); err != nil {
+	if err := svc.Engine.Follow(ctx, run, workflow.UntilSettled); err != nil {
 		return fmt.Errorf("drive the demo run: %w", err)
 	}
 	return summarize(ctx, w, dir, run, time.Since(start))

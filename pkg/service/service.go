@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/riverqueue/river/riverdriver/riversqlite"
+
 	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/memory"
@@ -41,6 +43,8 @@ type Options struct {
 	Watching bool
 	// Tune adjusts the engine's options before it is built (tests shorten intervals this way).
 	Tune func(*workflow.Options)
+	// Dispatch makes this process start runs for labelled issues once its queue is started (ace poll).
+	Dispatch bool
 }
 
 var _ workflow.Memory = (*memory.Store)(nil)
@@ -54,7 +58,10 @@ type Service struct {
 	Tmux       *tmuxops.Client
 	Workspaces *workspace.Manager
 	Engine     *workflow.Engine
-	Logger     *slog.Logger
+	// Queue advances runs as River jobs. Commands that work runs start it (StartQueue); the others only enqueue,
+	// wake or cancel jobs through it.
+	Queue  *workflow.Queue
+	Logger *slog.Logger
 
 	profilesMu sync.Mutex
 	profiles   map[string]agents.Profile
@@ -144,8 +151,30 @@ func Open(ctx context.Context, o Options) (*Service, error) {
 		return nil, err
 	}
 	s.Engine = eng
+	q, err := workflow.NewQueue(ctx, eng, riversqlite.New(st.DB()), workflow.QueueOptions{
+		Workers:       cfg.Poll.MaxConcurrent,
+		Dispatch:      o.Dispatch,
+		Interval:      cfg.Poll.Interval.Duration,
+		Repos:         s.Repos,
+		MaxConcurrent: cfg.Poll.MaxConcurrent,
+		FetchPoll:     min(max(cfg.Monitor.Interval.Duration/4, 50*time.Millisecond), 500*time.Millisecond),
+		Logger:        log,
+	})
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	s.Queue = q
 	return s, nil
 }
 
-// Close releases the store and the tmux connection. Agents keep running in tmux.
-func (s *Service) Close() error { return errors.Join(s.Tmux.Close(), s.Store.Close()) }
+// StartQueue makes this process work runs: its host's run jobs, and dispatch when opened with Dispatch.
+func (s *Service) StartQueue(ctx context.Context) error { return s.Queue.Start(ctx) }
+
+// Close stops working jobs (running visits reach a step boundary first), then releases the store and the tmux
+// connection. Agents keep running in tmux.
+func (s *Service) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return errors.Join(s.Queue.Stop(ctx), s.Tmux.Close(), s.Store.Close())
+}

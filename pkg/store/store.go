@@ -53,6 +53,9 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	return s, nil
 }
 
+// DB is the database handle, for the job queue that lives in the same database (River's tables beside ace's).
+func (s *Store) DB() *sql.DB { return s.db }
+
 // Close closes the database.
 func (s *Store) Close() error { return s.db.Close() }
 

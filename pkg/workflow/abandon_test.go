@@ -14,6 +14,7 @@ import (
 // TestAbandonedTurnIsStopped: a supervisor this step started for a run that another process ended meanwhile
 // is stopped; one the store already knows (the other process handles it) is left alone.
 func TestAbandonedTurnIsStopped(t *testing.T) {
+	t.Parallel()
 	start := func() *exec.Cmd {
 		cmd := exec.Command("sleep", "600")
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // a group leader, as a supervisor is

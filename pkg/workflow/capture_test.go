@@ -10,6 +10,7 @@ import (
 // TestNeedCapture: a screen is read when it was never read, when output stopped for the settle time since the
 // last read, or when the cached one is old — and not while output keeps flowing or nothing was printed.
 func TestNeedCapture(t *testing.T) {
+	t.Parallel()
 	t0 := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
 	settle := 5 * time.Second
 	seen := func(activity time.Time, at time.Time) *observed {

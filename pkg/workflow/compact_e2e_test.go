@@ -17,6 +17,7 @@ import (
 // (The transcript is written through head's stdio buffer, in 4 KiB blocks: wide lines make every repaint of the
 // fake agent's screen large enough to pass the threshold well within the first turn.)
 func TestAgentIsAskedToCompactOnlyWhenIdle(t *testing.T) {
+	t.Parallel()
 	script := `sh printf '%0200d\n' $(seq 1 60)
 busy 1500ms
 idle
@@ -40,7 +41,7 @@ done Added GREETING.md with a greeting.
 		}
 	}
 	compactions := 0
-	for _, ev := range w.events {
+	for _, ev := range w.progress() {
 		if ev.Kind == "compact" {
 			compactions++
 		}
@@ -59,6 +60,7 @@ done Added GREETING.md with a greeting.
 }
 
 func TestNoCompactionBelowTheThreshold(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "sh seq 1 40\nidle\n"+workScript, func(c *config.Config) {
 		c.Monitor.IdleAfter = config.Duration{Duration: 1500 * 1e6}
 	})

@@ -22,6 +22,7 @@ done Added GREETING.md with a greeting.
 `
 
 func TestIssueBecomesPullRequest(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, workScript, nil)
 	r := w.run(workflow.UntilSettled)
 
@@ -85,6 +86,7 @@ func assertNoSecretOnDisk(t *testing.T, w *world, r *store.Run) {
 }
 
 func TestQuestionWaitsForHumanAndAnswerIsRelayed(t *testing.T) {
+	t.Parallel()
 	script := `question Should the greeting be formal or casual?
 busy 200ms
 write GREETING.md Good day.\n
@@ -115,7 +117,7 @@ done Added a formal greeting as asked.
 	time.Sleep(10 * time.Millisecond)
 	w.gh.AddComment(testRepo, testIssue, "alice", answer)
 
-	r = w.run(workflow.UntilSettled)
+	r = w.run(untilEnded)
 	if r.Status != store.StatusDone {
 		t.Fatalf("after the answer the run ended %s at %s: %s", r.Status, r.Step, r.Error)
 	}
@@ -129,6 +131,7 @@ done Added a formal greeting as asked.
 }
 
 func TestIdleAgentIsNudgedThenFinishes(t *testing.T) {
+	t.Parallel()
 	script := "idle\n" + workScript
 	w := newWorld(t, script, func(c *config.Config) {
 		c.Monitor.IdleAfter = config.Duration{Duration: 1500 * time.Millisecond}
@@ -147,6 +150,7 @@ func TestIdleAgentIsNudgedThenFinishes(t *testing.T) {
 }
 
 func TestIdleAgentBeyondMaxNudgesAsksHuman(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "idle\nidle\nidle\n", func(c *config.Config) {
 		c.Monitor.IdleAfter = config.Duration{Duration: time.Second}
 		c.Monitor.MaxNudges = 1
@@ -158,6 +162,7 @@ func TestIdleAgentBeyondMaxNudgesAsksHuman(t *testing.T) {
 }
 
 func TestCrashingAgentIsRestarted(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	marker := filepath.Join(dir, "crashed-once")
 	// The first start crashes without doing anything; the restarted agent does the work.
@@ -177,6 +182,7 @@ func TestCrashingAgentIsRestarted(t *testing.T) {
 }
 
 func TestAgentThatKeepsCrashingFails(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "crash 3\n", func(c *config.Config) { c.Monitor.MaxRestarts = 1 })
 	r := w.run(workflow.UntilSettled)
 	if r.Status != store.StatusFailed || r.Restarts != 1 {
@@ -188,6 +194,7 @@ func TestAgentThatKeepsCrashingFails(t *testing.T) {
 }
 
 func TestHangingAgentHitsTimeout(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "hang\n", func(c *config.Config) {
 		c.Monitor.Timeout = config.Duration{Duration: 2 * time.Second}
 	})
@@ -205,6 +212,7 @@ func TestHangingAgentHitsTimeout(t *testing.T) {
 }
 
 func TestAgentWithoutChangesFails(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "done Nothing to do.\n", nil)
 	r := w.run(workflow.UntilSettled)
 	if r.Status != store.StatusFailed || !strings.Contains(r.Error, "no changes") {
@@ -216,6 +224,7 @@ func TestAgentWithoutChangesFails(t *testing.T) {
 }
 
 func TestClosedIssueCancelsTheRun(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "hang\n", nil)
 	r := w.run(workflow.UntilMonitoring)
 	if r.Status != store.StatusActive {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/tracker/github/fakegithub"
+	"github.com/aceworks/ace/pkg/workflow"
 )
 
 // idleWorld has 10 repositories × 50 labelled issues that are all finished: a poll pass has nothing to do.
@@ -28,10 +29,12 @@ func idleWorld(t *testing.T) *world {
 
 // TestIdlePollCostsOnly304s: after the first pass, an idle pass gets nothing but 304s from GitHub.
 func TestIdlePollCostsOnly304s(t *testing.T) {
+	t.Parallel()
 	w := idleWorld(t)
 	for pass := 1; pass <= 3; pass++ {
 		_, full0, nm0 := w.gh.Counts()
-		rep, err := w.svc.Engine.PollOnce(t.Context(), w.cfg.GitHub.Repos, 4)
+		var rep workflow.PollReport
+		err := w.svc.Engine.Dispatch(t.Context(), w.cfg.GitHub.Repos, 4, &rep)
 		if err != nil || len(rep.Errors) > 0 || rep.Started != 0 {
 			t.Fatalf("pass %d: %+v %v", pass, rep, err)
 		}
@@ -45,6 +48,7 @@ func TestIdlePollCostsOnly304s(t *testing.T) {
 
 // TestIdlePollThroughProcesses: the same economy when every pass is a new `ace poll --once` process, as from cron.
 func TestIdlePollThroughProcesses(t *testing.T) {
+	t.Parallel()
 	w := idleWorld(t)
 	for pass := 1; pass <= 3; pass++ {
 		_, full0, nm0 := w.gh.Counts()
@@ -62,6 +66,7 @@ func TestIdlePollThroughProcesses(t *testing.T) {
 // TestPollSurvivesGitHubFaults: a burst of 502s and a secondary rate limit during a pass; the pass ends cleanly,
 // the next completes the work, nothing is claimed twice and no label is left wrong.
 func TestPollSurvivesGitHubFaults(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, workScript, nil)
 	second := w.gh.AddIssue(testRepo, fakegithub.IssueOptions{Title: "second", Author: "alice"})
 	w.gh.Label(testRepo, second, "ace", "alice")

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"os"
 	"reflect"
 	"runtime/debug"
 	"strconv"
@@ -51,8 +50,6 @@ type Options struct {
 	Logger   *slog.Logger
 	Now      func() time.Time
 	Observer func(Progress)
-	// Owner names this process in issue claims; default "<host>:<pid>".
-	Owner string
 	// IssueCheckEvery bounds how often the monitor asks the tracker whether the issue was closed or unlabelled.
 	IssueCheckEvery time.Duration
 	// MaxRetries bounds retries of a step that fails with a retryable error.
@@ -70,9 +67,13 @@ type Engine struct {
 	seen    map[int64]*observed // per-run screen cache: what the monitor saw last (an optimisation, never the truth)
 	panes   []tmuxops.Pane      // the last pane list, shared by runs ticked close together
 	panesAt time.Time
+	changed chan struct{} // closed at the next change of a run made by this process (see Follow)
+
+	queue *Queue // the job queue runs advance on; set by NewQueue
 }
 
-// New returns an engine. Every collaborator in o is required except Memory, Observer, Now, Owner and Logger.
+// New returns an engine. Every collaborator in o is required except Memory, Observer, Now and Logger. Its runs
+// advance once a Queue is built for it (NewQueue).
 func New(o Options) (*Engine, error) {
 	if o.Config == nil || o.Store == nil || o.Tracker == nil || o.Workspaces == nil || o.Sessions == nil ||
 		o.Secrets == nil || o.Profile == nil {
@@ -83,10 +84,6 @@ func New(o Options) (*Engine, error) {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
-	}
-	if o.Owner == "" {
-		host, _ := os.Hostname()
-		o.Owner = host + ":" + strconv.Itoa(os.Getpid())
 	}
 	if o.IssueCheckEvery <= 0 {
 		o.IssueCheckEvery = 30 * time.Second
@@ -111,46 +108,69 @@ func New(o Options) (*Engine, error) {
 	return e, nil
 }
 
-// StopWhen decides, after each node, whether Drive hands control back to its caller.
-type StopWhen func(r *store.Run, res Result) bool
+// Until says when a caller following a run (Follow) has seen enough.
+type Until func(r *store.Run) bool
 
-// UntilSettled drives until the run is finished or waits for a human.
-func UntilSettled(r *store.Run, _ Result) bool {
+// UntilSettled follows a run until it is finished or waits for a human.
+func UntilSettled(r *store.Run) bool {
 	return r.Status.Terminal() || r.Status == store.StatusWaitingInput
 }
 
-// UntilMonitoring drives until the prompt is delivered (the run is being monitored) or the run settles.
-func UntilMonitoring(r *store.Run, res Result) bool {
-	return UntilSettled(r, res) || Step(r.Step) == StepMonitor
+// UntilMonitoring follows a run until its prompt is delivered (it is being monitored) or it settles.
+func UntilMonitoring(r *store.Run) bool {
+	return UntilSettled(r) || Step(r.Step) == StepMonitor
 }
 
-// OneTick drives until the first node that asks to wait: one pass of `ace poll`.
-func OneTick(r *store.Run, res Result) bool {
-	return UntilSettled(r, res) || res.Wait > 0
-}
-
-// Drive runs nodes until stop says so, the run finishes, or ctx ends. Waits between visits sleep on ctx.
-func (e *Engine) Drive(ctx context.Context, r *store.Run, stop StopWhen) error {
+// Follow enqueues the run's job (or wakes it) and waits until until says so, the run finishes, or ctx ends. The
+// run is worked by whichever ace process works this host's queue — this one when its Queue is started — and r is
+// kept up to date from the store.
+func (e *Engine) Follow(ctx context.Context, r *store.Run, until Until) error {
+	if e.queue == nil {
+		return errors.New("workflow: no job queue")
+	}
+	if err := e.queue.Enqueue(ctx, r.Repo, r.Issue); err != nil {
+		return err
+	}
 	for {
-		if r.Status.Terminal() {
-			return nil
-		}
-		res, err := e.Step(ctx, r)
+		changed := e.changes()
+		fresh, err := e.o.Store.GetRun(ctx, r.ID)
 		if err != nil {
-			return err
+			return fmt.Errorf("read run %d: %w", r.ID, err)
 		}
-		if stop(r, res) {
+		*r = *fresh
+		if r.Status.Terminal() || until(r) {
 			return nil
 		}
-		if res.Wait > 0 {
-			t := time.NewTimer(res.Wait)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return ctx.Err()
-			case <-t.C:
-			}
+		// Changes made in this process arrive at once; those of another process at the next look.
+		t := time.NewTimer(max(e.cfg.Monitor.Interval.Duration, 50*time.Millisecond))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-changed:
+		case <-t.C:
 		}
+		t.Stop()
+	}
+}
+
+// changes returns a channel closed at the next change of any run made by this process.
+func (e *Engine) changes() <-chan struct{} {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.changed == nil {
+		e.changed = make(chan struct{})
+	}
+	return e.changed
+}
+
+// signal wakes every Follow of this process: a run changed.
+func (e *Engine) signal() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.changed != nil {
+		close(e.changed)
+		e.changed = nil
 	}
 }
 
@@ -163,9 +183,15 @@ func (e *Engine) Step(ctx context.Context, r *store.Run) (Result, error) {
 		return Result{}, fmt.Errorf("run %d: unknown step %q (written by a newer ace?)", r.ID, step)
 	}
 	before := snapshot(r)
-	res, err := e.call(ctx, node, r)
+	nctx, cancel := context.WithTimeout(ctx, stepTimeout(step))
+	res, err := e.call(nctx, node, r)
+	timedOut := nctx.Err() != nil
+	cancel()
 	if err != nil && ctx.Err() != nil {
 		return Result{}, ctx.Err()
+	}
+	if err != nil && timedOut {
+		err = fmt.Errorf("step %s did not finish within %s: %w", step, stepTimeout(step), err)
 	}
 	var ev *store.Event
 	if err != nil {
@@ -194,6 +220,7 @@ func (e *Engine) Step(ctx context.Context, r *store.Run) (Result, error) {
 			}
 			return Result{}, fmt.Errorf("save run %d: %w", r.ID, err)
 		}
+		e.signal()
 	}
 	return res, nil
 }
@@ -257,6 +284,7 @@ func (e *Engine) event(ctx context.Context, r *store.Run, kind, msg string) {
 	if err := e.o.Store.AppendEvent(ctx, r.ID, store.Event{Kind: kind, Step: r.Step, Message: msg}); err != nil {
 		e.log.WarnContext(ctx, "record event", "run", r.ID, "kind", kind, "err", err)
 	}
+	e.signal()
 	e.notify(Progress{Run: r, Kind: kind, Step: Step(r.Step), Message: msg})
 }
 

@@ -9,7 +9,9 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -61,7 +63,16 @@ type world struct {
 	cfg    *config.Config
 	svc    *service.Service
 	bin    string
+
+	mu     sync.Mutex // guards events: the engine reports from its job workers
 	events []workflow.Progress
+}
+
+// progress is what the engine reported so far.
+func (w *world) progress() []workflow.Progress {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.events)
 }
 
 // newWorld builds the world with the fake agent running script (one turn per submitted prompt).
@@ -131,40 +142,46 @@ func (w *world) open() {
 		Secrets:    res,
 		Logger:     slog.New(slog.NewTextHandler(testWriter{w.t}, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Executable: w.bin,
-		Observer:   func(p workflow.Progress) { w.events = append(w.events, p) },
-		Tune:       func(o *workflow.Options) { o.IssueCheckEvery = 100 * time.Millisecond },
+		Observer: func(p workflow.Progress) {
+			w.mu.Lock()
+			w.events = append(w.events, p)
+			w.mu.Unlock()
+		},
+		Tune: func(o *workflow.Options) { o.IssueCheckEvery = 100 * time.Millisecond },
 	})
 	if err != nil {
 		w.t.Fatalf("open ace: %v", err)
 	}
 	w.svc = svc
+	if err := svc.StartQueue(context.Background()); err != nil {
+		w.t.Fatalf("start the job queue: %v", err)
+	}
 	w.t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
+		_ = svc.Queue.Stop(ctx) // no visit may be under way while the agents are ended
 		_ = svc.Tmux.KillServer(ctx)
 		_ = svc.Close()
 	})
 }
 
 // run drives issue 193 until it settles (done, failed, cancelled or waiting for input).
-func (w *world) run(stop workflow.StopWhen) *store.Run {
+func (w *world) run(stop workflow.Until) *store.Run {
 	w.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	release, err := w.svc.Engine.Acquire(ctx, testRepo, testIssue)
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	defer release()
 	r, err := w.svc.Engine.Open(ctx, workflow.Request{Repo: testRepo, Issue: testIssue, NewAttempt: true})
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	if err := w.svc.Engine.Drive(ctx, r, stop); err != nil {
+	if err := w.svc.Engine.Follow(ctx, r, stop); err != nil {
 		w.t.Fatalf("drive: %v (run at %s, %s)", err, r.Step, r.Error)
 	}
 	return r
 }
+
+// untilEnded follows a run until it has ended (a run waiting for a human is followed on: its answer is coming).
+func untilEnded(r *store.Run) bool { return r.Status.Terminal() }
 
 // prompts are the prompts the fake agent received, in order, byte-exact.
 func (w *world) prompts() []string {

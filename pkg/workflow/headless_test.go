@@ -23,6 +23,7 @@ const fakeSecret = "fake-agent-secret-value-42"
 // TestHeadlessIssueBecomesPullRequest runs issue 193 through the graph with the headless runner, once per stream
 // shape. While the agent runs, it snapshots every process's command line and checks it has its secret.
 func TestHeadlessIssueBecomesPullRequest(t *testing.T) {
+	t.Parallel()
 	for _, format := range []string{"claude", "codex", "gemini"} {
 		t.Run(format, func(t *testing.T) {
 			probe := t.TempDir()
@@ -102,6 +103,7 @@ sh echo "$HOME" > ` + probe + `/home
 // TestHeadlessSilentAgentKilledAtIdleTimeout: an agent that stops printing is killed at exec_idle_timeout, its
 // transcript so far is kept, and the failure is recorded on the run.
 func TestHeadlessSilentAgentKilledAtIdleTimeout(t *testing.T) {
+	t.Parallel()
 	w := newHeadlessWorld(t, "claude", "say Let me think about this.\nhang\n", func(c *config.Config) {
 		c.Monitor.ExecIdleTimeout = config.Duration{Duration: time.Second}
 		c.Monitor.MaxRestarts = 0
@@ -129,6 +131,7 @@ func TestHeadlessSilentAgentKilledAtIdleTimeout(t *testing.T) {
 // TestHeadlessCrashIsResumedThenFails: a non-zero exit is recorded with its stderr; the conversation is resumed
 // max_restarts times, then the run fails.
 func TestHeadlessCrashIsResumedThenFails(t *testing.T) {
+	t.Parallel()
 	w := newHeadlessWorld(t, "codex", "crash 3\ncrash 4\n", func(c *config.Config) { c.Monitor.MaxRestarts = 1 })
 	r := w.run(workflow.UntilSettled)
 	if r.Status != store.StatusFailed || r.Restarts != 1 || !strings.Contains(r.Error, "exited with status 4") {
@@ -147,6 +150,7 @@ func TestHeadlessCrashIsResumedThenFails(t *testing.T) {
 // TestHeadlessIdleTurnIsNudged: a turn that ends without .ace/DONE is idleness: the next turn resumes the same
 // conversation with the nudge.
 func TestHeadlessIdleTurnIsNudged(t *testing.T) {
+	t.Parallel()
 	w := newHeadlessWorld(t, "gemini", "say Thinking.\nidle\n"+workScript, nil)
 	r := w.run(workflow.UntilSettled)
 	if r.Status != store.StatusDone || r.Nudges != 1 {
@@ -171,6 +175,7 @@ func TestHeadlessIdleTurnIsNudged(t *testing.T) {
 // TestHeadlessQuestionAnswerResumesSession: a question goes to the issue; the human's answer is the next turn of
 // the same conversation.
 func TestHeadlessQuestionAnswerResumesSession(t *testing.T) {
+	t.Parallel()
 	script := `question Should the greeting be formal or casual?
 write GREETING.md Good day.\n
 sh git add GREETING.md && git commit -q -m "Add formal GREETING.md"
@@ -184,7 +189,7 @@ done Added a formal greeting as asked.
 	first := r.AgentSessionID
 	answer := "Formal, please: \"Good day.\" — and keep it $(short)."
 	w.gh.AddComment(testRepo, testIssue, "alice", answer)
-	r = w.run(workflow.UntilSettled)
+	r = w.run(untilEnded)
 	if r.Status != store.StatusDone {
 		t.Fatalf("after the answer the run ended %s at %s: %s", r.Status, r.Step, r.Error)
 	}
@@ -200,6 +205,7 @@ done Added a formal greeting as asked.
 // TestHeadlessRestartReattaches: ace goes away mid-turn; a new engine over the same root finds the supervisor
 // still running, waits for the turn and finishes the run, without starting the agent again.
 func TestHeadlessRestartReattaches(t *testing.T) {
+	t.Parallel()
 	gate := filepath.Join(t.TempDir(), "go")
 	script := "say Working on it.\nsh while [ ! -e " + gate + " ]; do sleep 0.05; done\n" + workScript
 	w := newHeadlessWorld(t, "codex", script, nil)
@@ -243,6 +249,7 @@ func assistantTexts(tr *headless.Transcript) []string {
 // TestHeadlessSecretsRedacted: an agent that prints its secret (in a tool result and on stderr) does not get it
 // into the transcript, the debug log, the run's events or the issue.
 func TestHeadlessSecretsRedacted(t *testing.T) {
+	t.Parallel()
 	script := "sh echo key=$FAKE_AGENT_KEY\nwarn key=$FAKE_AGENT_KEY\ncrash 2\n"
 	w := newHeadlessWorld(t, "gemini", script, func(c *config.Config) { c.Monitor.MaxRestarts = 0 })
 	r := w.run(workflow.UntilSettled)
@@ -272,6 +279,7 @@ func TestHeadlessSecretsRedacted(t *testing.T) {
 // TestHeadlessMissingCLIFailsWithInstallCommand: a headless agent whose CLI is not installed fails at once with
 // the command that installs it.
 func TestHeadlessMissingCLIFailsWithInstallCommand(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("claude"); err == nil {
 		t.Skip("claude is installed here")
 	}
@@ -288,6 +296,7 @@ func TestHeadlessMissingCLIFailsWithInstallCommand(t *testing.T) {
 
 // TestHeadlessClosedIssueStopsAgent: cancelling a headless run ends its supervisor and agent.
 func TestHeadlessClosedIssueStopsAgent(t *testing.T) {
+	t.Parallel()
 	w := newHeadlessWorld(t, "claude", "say Working.\nhang\n", nil)
 	r := w.run(workflow.UntilMonitoring)
 	st := w.waitAgent(r)
@@ -304,6 +313,7 @@ func TestHeadlessClosedIssueStopsAgent(t *testing.T) {
 // TestHeadlessLostSupervisor: a supervisor killed with SIGKILL leaves its agent running and no end status; the
 // monitor ends that agent by PID and resumes the conversation.
 func TestHeadlessLostSupervisor(t *testing.T) {
+	t.Parallel()
 	gate := filepath.Join(t.TempDir(), "never")
 	script := "say Working.\nsh while [ ! -e " + gate + " ]; do sleep 0.05; done\n" + workScript
 	w := newHeadlessWorld(t, "codex", script, func(c *config.Config) { c.Monitor.MaxRestarts = 1 })
@@ -332,6 +342,7 @@ func TestHeadlessLostSupervisor(t *testing.T) {
 // and runs it again: the supervisor survives its ace, the second ace adopts it (even one whose PID the first never
 // saved) and the agent is started exactly once.
 func TestHeadlessKilledAceResumes(t *testing.T) {
+	t.Parallel()
 	order := map[string]int{"claim": 0, "prepare_workspace": 1, "write_task": 2, "start_session": 3, "monitor": 4,
 		"finalize": 5, "report": 6, "done": 7}
 	for _, killAt := range []string{"start_session", "monitor"} {
@@ -388,6 +399,7 @@ func TestHeadlessKilledAceResumes(t *testing.T) {
 // TestHeadlessAdoptsUnrecordedSupervisor: ace died after starting a supervisor and before saving anything about
 // it (the run still says start_session, no PID, no turn). The turn lock finds it: adopted, not started twice.
 func TestHeadlessAdoptsUnrecordedSupervisor(t *testing.T) {
+	t.Parallel()
 	gate := filepath.Join(t.TempDir(), "go")
 	w := newHeadlessWorld(t, "gemini", "sh while [ ! -e "+gate+" ]; do sleep 0.05; done\n"+workScript, nil)
 	r := w.run(workflow.UntilMonitoring)
@@ -418,6 +430,7 @@ func TestHeadlessAdoptsUnrecordedSupervisor(t *testing.T) {
 // TestHeadlessNudgeByHandIsNextTurn: `ace nudge` on a headless run queues the nudge; it becomes the next turn of
 // the conversation as soon as the current one ends, before idleness is considered.
 func TestHeadlessNudgeByHandIsNextTurn(t *testing.T) {
+	t.Parallel()
 	gate := filepath.Join(t.TempDir(), "go")
 	w := newHeadlessWorld(t, "codex", "sh while [ ! -e "+gate+" ]; do sleep 0.05; done\nidle\n"+workScript, nil)
 	r := w.run(workflow.UntilMonitoring)
@@ -441,6 +454,7 @@ func TestHeadlessNudgeByHandIsNextTurn(t *testing.T) {
 // TestHeadlessSendAnswersFromAnotherProcess: `ace send` (a real process) answers a headless question; the answer
 // is the next turn of the conversation.
 func TestHeadlessSendAnswersFromAnotherProcess(t *testing.T) {
+	t.Parallel()
 	script := "question Which greeting?\nwrite GREETING.md Hi.\\n\nsh git add GREETING.md && git commit -q -m greet\ndone Greeted.\n"
 	w := newHeadlessWorld(t, "codex", script, nil)
 	r := w.run(workflow.UntilSettled)
@@ -464,6 +478,7 @@ func TestHeadlessSendAnswersFromAnotherProcess(t *testing.T) {
 // moment after a turn is used for a turn with the agent's compact command, in the same conversation; then the
 // agent is nudged as after any idle turn (counted, so compacting can never loop past max_nudges).
 func TestHeadlessCompactionBetweenTurns(t *testing.T) {
+	t.Parallel()
 	script := "say " + strings.Repeat("Reading the code base. ", 20) + "\nidle\nsay Compacted.\nidle\n" + workScript
 	w := newHeadlessWorld(t, "claude", script, func(c *config.Config) { c.Monitor.CompactThreshold = 512 })
 	r := w.run(workflow.UntilSettled)
@@ -497,6 +512,7 @@ func TestHeadlessCompactionBetweenTurns(t *testing.T) {
 // TestHeadlessCompactionCannotLoop: an agent whose every turn outgrows compact_threshold and ends without
 // finishing alternates compacting and nudges only until max_nudges; then a human is asked.
 func TestHeadlessCompactionCannotLoop(t *testing.T) {
+	t.Parallel()
 	var script strings.Builder
 	for range 20 {
 		script.WriteString("say " + strings.Repeat("Still reading. ", 40) + "\nidle\n")

@@ -37,16 +37,11 @@ func (w *world) runIssue(n int) *store.Run {
 	w.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	release, err := w.svc.Engine.Acquire(ctx, testRepo, n)
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	defer release()
 	r, err := w.svc.Engine.Open(ctx, workflow.Request{Repo: testRepo, Issue: n, NewAttempt: true})
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	if err := w.svc.Engine.Drive(ctx, r, workflow.UntilSettled); err != nil {
+	if err := w.svc.Engine.Follow(ctx, r, workflow.UntilSettled); err != nil {
 		w.t.Fatalf("drive #%d: %v (run at %s, %s)", n, err, r.Step, r.Error)
 	}
 	return r
@@ -62,6 +57,7 @@ func readText(t *testing.T, path string) string {
 }
 
 func TestMemoryCarriesOverToTheNextRun(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, memoryScript, withContextFile)
 	first := w.run(workflow.UntilSettled)
 	if first.Status != store.StatusDone {
@@ -132,6 +128,7 @@ func TestMemoryCarriesOverToTheNextRun(t *testing.T) {
 }
 
 func TestFailedRunIsRecordedInMemory(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "sh echo '- gotcha: nothing to do here' >> .ace/memory/AGENTS.md\ndone Nothing to do.\n", nil)
 	r := w.run(workflow.UntilSettled)
 	if r.Status != store.StatusFailed {
@@ -151,6 +148,7 @@ func TestFailedRunIsRecordedInMemory(t *testing.T) {
 }
 
 func TestTrackedContextFileIsLeftAlone(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, workScript, withContextFile)
 	// The repository tracks its own CLAUDE.md.
 	const own = "# Widgets\n\nUse tabs. Run `make check`.\n"
@@ -189,6 +187,7 @@ func TestTrackedContextFileIsLeftAlone(t *testing.T) {
 }
 
 func TestAgentReplacingThePointerGetsItCommitted(t *testing.T) {
+	t.Parallel()
 	script := `busy 200ms
 write CLAUDE.md # Widgets\n\nRun make check before you commit.\n
 done Wrote CLAUDE.md.
@@ -204,6 +203,7 @@ done Wrote CLAUDE.md.
 }
 
 func TestCancelledRunIsRecordedInMemory(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "hang\n", nil)
 	if r := w.run(workflow.UntilMonitoring); r.Status != store.StatusActive {
 		t.Fatalf("run %s before closing", r.Status)
@@ -223,6 +223,7 @@ func TestCancelledRunIsRecordedInMemory(t *testing.T) {
 }
 
 func TestMemoryDisabled(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "done Nothing to do.\n", func(c *config.Config) {
 		c.Memory.Enabled = false
 		withContextFile(c)
@@ -245,6 +246,7 @@ func TestMemoryDisabled(t *testing.T) {
 // TestMemoryWithholdsSecrets: a note of the agent's that holds one of its secrets (or the GitHub token) never
 // reaches the repository memory that every later agent reads; its other notes do.
 func TestMemoryWithholdsSecrets(t *testing.T) {
+	t.Parallel()
 	script := `sh echo "- tests need FAKE_AGENT_KEY=$FAKE_AGENT_KEY exported" >> .ace/memory/AGENTS.md
 sh echo "- push with token ` + botToken + `" >> .ace/memory/AGENTS.md
 sh echo "- run go vet before committing" >> .ace/memory/AGENTS.md

@@ -12,17 +12,36 @@ import (
 var ErrNoSession = errors.New("the run has no live agent session")
 
 // Stop cancels a run: its session (and every process it started) is killed, the run is marked cancelled and the
-// issue says so. The working copy is kept.
+// issue says so. The working copy is kept. A visit of the run in progress (a long clone, say) is interrupted; the
+// cancelled step then runs as the run's job, in whichever ace process works this host's queue.
 func (e *Engine) Stop(ctx context.Context, r *store.Run, reason string) error {
-	if r.Status.Terminal() {
-		return nil
+	for attempt := 0; ; attempt++ {
+		if r.Status.Terminal() {
+			return nil
+		}
+		r.Error = reason
+		r.Step = string(StepCancelled)
+		err := e.o.Store.UpdateRun(ctx, r, &store.Event{Kind: "stop", Step: r.Step, Message: reason})
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, store.ErrConflict) || attempt == 5 {
+			return fmt.Errorf("save run: %w", err)
+		}
+		fresh, gerr := e.o.Store.GetRun(ctx, r.ID)
+		if gerr != nil {
+			return fmt.Errorf("reload run %d: %w", r.ID, gerr)
+		}
+		*r = *fresh
 	}
-	r.Error = reason
-	r.Step = string(StepCancelled)
-	if err := e.o.Store.UpdateRun(ctx, r, &store.Event{Kind: "stop", Step: r.Step, Message: reason}); err != nil {
-		return fmt.Errorf("save run: %w", err)
+	e.signal()
+	if e.queue == nil {
+		return errors.New("workflow: no job queue")
 	}
-	return e.Drive(ctx, r, UntilSettled)
+	if err := e.queue.interruptRun(ctx, r.Repo, r.Issue); err != nil {
+		return err
+	}
+	return e.Follow(ctx, r, UntilSettled)
 }
 
 // Nudge types the nudge text into the agent's session now, whatever its idle time.
@@ -47,6 +66,9 @@ func (e *Engine) nudgeExec(ctx context.Context, r *store.Run) error {
 		queueExec(r, e.nudgePrompt())
 		err := e.o.Store.UpdateRun(ctx, r, &store.Event{Kind: "nudge", Step: r.Step,
 			Message: "nudge queued by hand (ace nudge): the next turn of the conversation carries it"})
+		if err == nil {
+			e.wake(ctx, r)
+		}
 		if !errors.Is(err, store.ErrConflict) || attempt == 3 {
 			return err
 		}
@@ -67,13 +89,28 @@ func (e *Engine) Send(ctx context.Context, r *store.Run, text string) error {
 	if err := e.Answer(ctx, r, "", text); err != nil {
 		return err
 	}
+	var err error
 	if before != r.Status {
-		return e.o.Store.UpdateRun(ctx, r, &store.Event{Kind: "transition", Step: r.Step, Message: "waiting_input → monitor"})
+		err = e.o.Store.UpdateRun(ctx, r, &store.Event{Kind: "transition", Step: r.Step, Message: "waiting_input → monitor"})
+	} else if isExec(r) {
+		err = e.o.Store.UpdateRun(ctx, r, nil) // the queued turn lives in the run
 	}
-	if isExec(r) {
-		return e.o.Store.UpdateRun(ctx, r, nil) // the queued turn lives in the run
+	if err != nil {
+		return err
 	}
+	e.wake(ctx, r)
 	return nil
+}
+
+// wake makes the run's job look at the run now (it changed outside a visit: ace send, ace nudge).
+func (e *Engine) wake(ctx context.Context, r *store.Run) {
+	e.signal()
+	if e.queue == nil {
+		return
+	}
+	if err := e.queue.Wake(ctx, r.Repo, r.Issue); err != nil {
+		e.log.WarnContext(ctx, "wake the run's job", "run", r.ID, "err", err)
+	}
 }
 
 // Screen returns the agent's current screen (plus historyLines lines of scrollback).

@@ -24,31 +24,8 @@ type PollReport struct {
 // untrustedMarker tags the one comment ace leaves when an untrusted user applies the trigger label.
 const untrustedMarker = "<!-- ace:untrusted -->"
 
-// PollOnce is one reconcile pass: every unfinished run gets one monitor tick (which also relays answers and
-// notices closed issues), then labelled issues on repos become new runs, oldest first, up to maxConcurrent runs in
-// total. Each new run is driven until its prompt is delivered; later passes watch it. Errors of one issue never
-// stop the pass: they are collected in the report.
-func (e *Engine) PollOnce(ctx context.Context, repos []string, maxConcurrent int) (PollReport, error) {
-	var rep PollReport
-	runs, err := e.o.Store.ListRuns(ctx, store.Filter{Statuses: []store.Status{store.StatusActive, store.StatusWaitingInput}})
-	if err != nil {
-		return rep, fmt.Errorf("list active runs: %w", err)
-	}
-	for _, r := range runs {
-		if ctx.Err() != nil {
-			return rep, ctx.Err()
-		}
-		if err := e.tick(ctx, r); err != nil && !errors.Is(err, ErrBusy) {
-			rep.Errors = append(rep.Errors, fmt.Errorf("%s#%d: %w", r.Repo, r.Issue, err))
-		}
-		rep.Ticked++
-	}
-	err = e.Dispatch(ctx, repos, maxConcurrent, &rep)
-	return rep, err
-}
-
-// Dispatch starts runs for the labelled issues of repos, oldest first, up to maxConcurrent runs in total, and adds
-// what it did to rep. A long-running `ace poll` calls it every poll.interval while a Watcher ticks the runs.
+// Dispatch starts runs for the labelled issues of repos, oldest first, up to maxConcurrent unfinished runs in
+// total, and adds what it did to rep. Each new run is enqueued as a job: dispatch itself never waits on an agent.
 func (e *Engine) Dispatch(ctx context.Context, repos []string, maxConcurrent int, rep *PollReport) error {
 	for _, repo := range repos {
 		if ctx.Err() != nil {
@@ -59,21 +36,6 @@ func (e *Engine) Dispatch(ctx context.Context, repos []string, maxConcurrent int
 		}
 	}
 	return nil
-}
-
-// tick drives one run for one monitor tick under its claim.
-func (e *Engine) tick(ctx context.Context, r *store.Run) error {
-	release, err := e.Acquire(ctx, r.Repo, r.Issue)
-	if err != nil {
-		return err
-	}
-	defer release()
-	fresh, err := e.o.Store.GetRun(ctx, r.ID)
-	if err != nil {
-		return err
-	}
-	resumeWaiting(fresh)
-	return e.Drive(ctx, fresh, OneTick)
 }
 
 // resumeWaiting puts a run that waits for a human back at the step that relays the answer, whatever step it
@@ -102,7 +64,7 @@ func (e *Engine) dispatch(ctx context.Context, repo string, maxConcurrent int, r
 		}
 		latest, err := e.o.Store.LatestRun(ctx, repo, iss.Number)
 		if err == nil && !latest.Status.Terminal() {
-			rep.Skipped++ // watched by the tick above
+			rep.Skipped++ // its job advances it
 			continue
 		}
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
@@ -128,10 +90,6 @@ func (e *Engine) dispatch(ctx context.Context, repo string, maxConcurrent int, r
 			continue
 		}
 		if err := e.startFromLabel(ctx, iss); err != nil {
-			if errors.Is(err, ErrBusy) {
-				rep.Skipped++
-				continue
-			}
 			rep.Errors = append(rep.Errors, fmt.Errorf("%s#%d: %w", repo, iss.Number, err))
 			continue
 		}
@@ -140,23 +98,17 @@ func (e *Engine) dispatch(ctx context.Context, repo string, maxConcurrent int, r
 	return nil
 }
 
-// startFromLabel claims the issue and drives a new run until the prompt is delivered.
+// startFromLabel opens a new run for a labelled issue and enqueues its job.
 func (e *Engine) startFromLabel(ctx context.Context, iss tracker.Issue) error {
-	release, err := e.Acquire(ctx, iss.Repo, iss.Number)
-	if err != nil {
-		return err
-	}
-	defer release()
-	// Re-check under the claim: another pass may have started this issue a moment ago.
-	if latest, err := e.o.Store.LatestRun(ctx, iss.Repo, iss.Number); err == nil && !latest.Status.Terminal() {
-		return ErrBusy
+	if e.queue == nil {
+		return errors.New("workflow: no job queue")
 	}
 	agent, model := e.labelChoice(iss.Labels)
 	r, err := e.Open(ctx, Request{Repo: iss.Repo, Issue: iss.Number, Agent: agent, Model: model, NewAttempt: true, TriggeredAt: e.o.Now()})
 	if err != nil {
 		return err
 	}
-	return e.Drive(ctx, r, UntilMonitoring)
+	return e.queue.Enqueue(ctx, r.Repo, r.Issue)
 }
 
 // labelChoice reads ace:agent:<name> and ace:model:<name> labels.

@@ -16,8 +16,8 @@ func (w *world) poll() workflow.PollReport {
 	w.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	rep, err := w.svc.Engine.PollOnce(ctx, []string{testRepo}, w.cfg.Poll.MaxConcurrent)
-	if err != nil {
+	var rep workflow.PollReport
+	if err := w.svc.Engine.Dispatch(ctx, []string{testRepo}, w.cfg.Poll.MaxConcurrent, &rep); err != nil {
 		w.t.Fatal(err)
 	}
 	for _, e := range rep.Errors {
@@ -35,7 +35,7 @@ func (w *world) latest(issue int) *store.Run {
 	return r
 }
 
-// pollUntil makes poll passes until cond holds.
+// pollUntil makes dispatch passes (the job queue works the runs meanwhile) until cond holds.
 func (w *world) pollUntil(what string, cond func() bool) {
 	w.t.Helper()
 	deadline := time.Now().Add(45 * time.Second)
@@ -49,6 +49,7 @@ func (w *world) pollUntil(what string, cond func() bool) {
 }
 
 func TestPollLifecycle(t *testing.T) {
+	t.Parallel()
 	script := "question Formal or casual?\n" + workScript
 	w := newWorld(t, script, nil)
 
@@ -113,6 +114,7 @@ func TestPollLifecycle(t *testing.T) {
 }
 
 func TestPollRespectsMaxConcurrentAndAgentLabels(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "hang\n", nil)
 	w.cfg.Poll.MaxConcurrent = 2
 	for i := 0; i < 4; i++ {
@@ -127,8 +129,11 @@ func TestPollRespectsMaxConcurrentAndAgentLabels(t *testing.T) {
 	if len(runs) != 2 || runs[0].Issue != testIssue {
 		t.Fatalf("runs %d (first %d), want the 2 oldest issues", len(runs), runs[0].Issue)
 	}
-	sessions, _ := w.svc.Tmux.Sessions(context.Background(), "ace-")
-	if len(sessions) != 2 {
-		t.Fatalf("%d sessions alive, want 2", len(sessions))
+	w.waitUntil("both agents run", 30*time.Second, func() bool {
+		sessions, _ := w.svc.Tmux.Sessions(context.Background(), "ace-")
+		return len(sessions) == 2
+	})
+	if rep := w.poll(); rep.Started != 0 {
+		t.Fatalf("a second pass started %d more, want none beyond max_concurrent", rep.Started)
 	}
 }

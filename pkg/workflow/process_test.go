@@ -37,6 +37,7 @@ func (w *world) aceCmd(args ...string) *exec.Cmd {
 }
 
 func TestTwoPollProcessesClaimEveryIssueOnce(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, workScript, nil)
 	w.cfg.Poll.MaxConcurrent = 5
 	for i := 0; i < 19; i++ {
@@ -96,6 +97,7 @@ func TestTwoPollProcessesClaimEveryIssueOnce(t *testing.T) {
 // TestKilledRunResumesWithoutDuplicates SIGKILLs `ace run` as soon as each step is reached, runs it again, and
 // checks that nothing was done twice and nothing was lost.
 func TestKilledRunResumesWithoutDuplicates(t *testing.T) {
+	t.Parallel()
 	steps := []workflow.Step{workflow.StepClaim, workflow.StepPrepare, workflow.StepStartSession,
 		workflow.StepDeliver, workflow.StepMonitor, workflow.StepFinalize, workflow.StepReport}
 	order := map[string]int{}

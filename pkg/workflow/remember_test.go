@@ -48,6 +48,7 @@ func (s fixedSecrets) GitHubToken(context.Context, []string) (string, error) {
 // TestStatusLineKeepsNoSecret: the reason a failed run gives in status.md, which every later agent reads, has its
 // agent's secrets and the GitHub token masked (the error may quote what the agent printed).
 func TestStatusLineKeepsNoSecret(t *testing.T) {
+	t.Parallel()
 	mem := &recordingMemory{}
 	e := &Engine{cfg: config.Default(), log: slog.New(slog.DiscardHandler), o: Options{
 		Memory:  mem,

@@ -73,19 +73,18 @@ func (w *world) runsDone(issues ...int) bool {
 	return true
 }
 
-// TestPollServiceWatchesAndHandsOver: `ace poll` as a service starts and finishes labelled issues by itself; a
-// second one waits while the first runs, and takes over — finishing a newly labelled issue — once it is stopped.
-func TestPollServiceWatchesAndHandsOver(t *testing.T) {
+// TestPollServicesShareTheWork: two `ace poll` services over one store start and finish labelled issues by
+// themselves, each issue exactly once; when one is stopped (SIGINT) the other finishes what comes next.
+func TestPollServicesShareTheWork(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, workScript, nil)
+	w.svc.Queue.Stop(context.Background()) // only the two services work runs here
 	second := w.gh.AddIssue(testRepo, fakegithub.IssueOptions{Title: "Another greeting", Author: "alice"})
 	w.gh.Label(testRepo, second, "ace", "alice")
 
 	first, firstOut := w.startPoll()
-	w.waitUntil("the first service has finished both issues", 90*time.Second, func() bool { return w.runsDone(testIssue, second) })
-	standby, standbyOut := w.startPoll()
-	w.waitUntil("the second service says it waits", 30*time.Second, func() bool {
-		return strings.Contains(standbyOut.String(), "waiting to take over")
-	})
+	other, otherOut := w.startPoll()
+	w.waitUntil("the services have finished both issues", 90*time.Second, func() bool { return w.runsDone(testIssue, second) })
 
 	if err := first.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
@@ -95,115 +94,55 @@ func TestPollServiceWatchesAndHandsOver(t *testing.T) {
 	}
 	third := w.gh.AddIssue(testRepo, fakegithub.IssueOptions{Title: "A third greeting", Author: "alice"})
 	w.gh.Label(testRepo, third, "ace", "alice")
-	w.waitUntil("the second service has finished the new issue", 90*time.Second, func() bool { return w.runsDone(third) })
-
+	w.waitUntil("the other service has finished the new issue", 90*time.Second, func() bool { return w.runsDone(third) })
 	if prs := w.gh.PRs(testRepo); len(prs) != 3 {
 		t.Fatalf("%d pull requests, want 3", len(prs))
 	}
-	if err := standby.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	if err := standby.Wait(); err != nil {
-		t.Fatalf("second ace poll ended with %v:\n%s", err, standbyOut)
-	}
-	// Both services let go of every claim they held.
 	for _, n := range []int{testIssue, second, third} {
-		if holder, _, err := w.svc.Store.ClaimHolder(context.Background(), testRepo, n); err != nil || holder != "" {
-			t.Errorf("issue %d still claimed by %q (%v)", n, holder, err)
+		if r := w.latest(n); r.Attempt != 1 {
+			t.Errorf("issue %d has %d attempts, want exactly one run", n, r.Attempt)
 		}
+	}
+	if s := w.statusComments(); len(s) != 1 {
+		t.Errorf("%d status comments on #%d, want 1", len(s), testIssue)
+	}
+	if err := other.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Wait(); err != nil {
+		t.Fatalf("other ace poll ended with %v:\n%s", err, otherOut)
 	}
 }
 
-// TestWatcherKeepsClaimsBetweenPasses: a Watcher holds the claim of each run it drives from one pass to the
-// next (so no other process drives it meanwhile), and lets go when the run ends or the Watcher closes.
-func TestWatcherKeepsClaimsBetweenPasses(t *testing.T) {
-	w := newWorld(t, "busy 1s\n"+workScript, nil)
-	r := w.run(workflow.UntilMonitoring)
-	ctx := context.Background()
-	watcher := w.svc.Engine.NewWatcher()
-	rep, err := watcher.Pass(ctx)
-	if err != nil || rep.Ticked != 1 {
-		t.Fatalf("first pass: %+v %v", rep, err)
-	}
-	holder, _, err := w.svc.Store.ClaimHolder(ctx, r.Repo, r.Issue)
-	if err != nil || holder == "" {
-		t.Fatalf("between passes the claim is held by %q (%v), want the watcher's process", holder, err)
-	}
-	if ok, err := w.svc.Store.Claim(ctx, r.Repo, r.Issue, "elsewhere:1", time.Minute); err != nil || ok {
-		t.Fatalf("another owner claimed a watched run: %v %v", ok, err)
-	}
-	// A claim lost all the same (it lapsed while the store was out of reach, and another process took it):
-	// the watcher notices and leaves the run to its new holder.
-	if err := w.svc.Store.ReleaseClaim(ctx, r.Repo, r.Issue, holder); err != nil {
-		t.Fatal(err)
-	}
-	if ok, err := w.svc.Store.Claim(ctx, r.Repo, r.Issue, "elsewhere:1", time.Minute); err != nil || !ok {
-		t.Fatalf("claim after the lapse: %v %v", ok, err)
-	}
-	if rep, err := watcher.Pass(ctx); err != nil || rep.Ticked != 0 || rep.Busy != 1 {
-		t.Fatalf("pass over a run another process now holds: %+v %v", rep, err)
-	}
-	if err := w.svc.Store.ReleaseClaim(ctx, r.Repo, r.Issue, "elsewhere:1"); err != nil {
-		t.Fatal(err)
-	}
-	w.waitUntil("the run is done", 60*time.Second, func() bool {
-		if _, err := watcher.Pass(ctx); err != nil {
-			t.Fatal(err)
-		}
-		return w.runsDone(testIssue)
-	})
-	if holder, _, _ := w.svc.Store.ClaimHolder(ctx, r.Repo, r.Issue); holder != "" {
-		t.Fatalf("the finished run is still claimed by %q", holder)
-	}
-	watcher.Close(ctx)
-}
-
-// TestWatcherLooksAtWaitingRunsEveryPollInterval: a run waiting for a human is looked at (its comments fetched)
-// once per poll.interval, not on every pass; a change to the run (ace send, ace stop) is looked at at once.
-func TestWatcherLooksAtWaitingRunsEveryPollInterval(t *testing.T) {
+// TestWaitingRunIsLookedAtEveryPollInterval: a run waiting for a human is looked at (its comments fetched) once
+// per poll.interval, not on every monitor tick; a change to the run (ace send) is looked at at once.
+func TestWaitingRunIsLookedAtEveryPollInterval(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "question Formal or casual?\n"+workScript, func(c *config.Config) {
 		c.Poll.Interval = config.Duration{Duration: time.Hour}
 	})
-	w.run(workflow.UntilMonitoring)
-	ctx := context.Background()
-	watcher := w.svc.Engine.NewWatcher()
-	defer watcher.Close(ctx)
-	w.waitUntil("the run waits for a human", 60*time.Second, func() bool {
-		if _, err := watcher.Pass(ctx); err != nil {
-			t.Fatal(err)
-		}
-		return w.latest(testIssue).Status == store.StatusWaitingInput
-	})
-	// The pass after the question reads the comments once, and asks to come back in an hour.
-	if _, err := watcher.Pass(ctx); err != nil {
-		t.Fatal(err)
+	r := w.run(workflow.UntilSettled)
+	if r.Status != store.StatusWaitingInput {
+		t.Fatalf("run %s at %s, want waiting for a human", r.Status, r.Step)
 	}
+	// Many monitor intervals pass: the job sleeps for the poll interval, no comment is read.
 	before := w.gh.PathCount("/comments")
-	for range 5 {
-		rep, err := watcher.Pass(ctx)
-		if err != nil || rep.Ticked != 0 {
-			t.Fatalf("pass over a run not due: %+v %v", rep, err)
-		}
-	}
-	if n := w.gh.PathCount("/comments") - before; n != 0 {
+	time.Sleep(10 * w.cfg.Monitor.Interval.Duration)
+	if n := w.gh.PathCount("/comments") - before; n > 1 {
 		t.Fatalf("%d comment requests for a run not due", n)
 	}
-	// ace send changes the run: the next pass looks at it.
-	r := w.latest(testIssue)
-	if err := w.svc.Engine.Send(ctx, r, "casual"); err != nil {
+	// ace send changes the run and wakes its job.
+	if err := w.svc.Engine.Send(context.Background(), w.latest(testIssue), "casual"); err != nil {
 		t.Fatal(err)
 	}
-	w.waitUntil("the answered run is done", 60*time.Second, func() bool {
-		if _, err := watcher.Pass(ctx); err != nil {
-			t.Fatal(err)
-		}
-		return w.runsDone(testIssue)
-	})
+	w.waitUntil("the answered run is done", 60*time.Second, func() bool { return w.runsDone(testIssue) })
 }
 
-// TestSendWhilePollServes: `ace send` reaches an agent whose run `ace poll` is serving (and holds the claim of).
+// TestSendWhilePollServes: `ace send` reaches an agent whose run `ace poll` is serving.
 func TestSendWhilePollServes(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "question Formal or casual?\n"+workScript, nil)
+	w.svc.Queue.Stop(context.Background())
 	poll, pollOut := w.startPoll()
 	w.waitUntil("the run waits for a human", 60*time.Second, func() bool {
 		r, err := w.svc.Store.LatestRun(context.Background(), testRepo, testIssue)
@@ -228,6 +167,7 @@ func TestSendWhilePollServes(t *testing.T) {
 // get a tmux session of their own (ace-widgets-193 is taken: the second carries a hash of its owner/repo), and
 // both reach a pull request.
 func TestNamesakeReposGetTheirOwnSessions(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "busy 1s\n"+workScript, nil)
 	const fork = "other/widgets"
 	gittest.BareRepo(t, filepath.Join(w.dir, "git", "other"), "widgets", map[string]string{"README.md": "# fork\n"})
@@ -235,58 +175,29 @@ func TestNamesakeReposGetTheirOwnSessions(t *testing.T) {
 	w.gh.SetPermission(fork, "alice", "write")
 	w.gh.AddIssue(fork, fakegithub.IssueOptions{Number: testIssue, Title: "Add a greeting", Body: "Please.", Author: "alice"})
 
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
 	var runs []*store.Run
 	for _, repo := range []string{testRepo, fork} {
-		release, err := w.svc.Engine.Acquire(ctx, repo, testIssue)
-		if err != nil {
-			t.Fatal(err)
-		}
 		r, err := w.svc.Engine.Open(ctx, workflow.Request{Repo: repo, Issue: testIssue, NewAttempt: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := w.svc.Engine.Drive(ctx, r, workflow.UntilMonitoring); err != nil {
+		if err := w.svc.Engine.Follow(ctx, r, workflow.UntilMonitoring); err != nil {
 			t.Fatal(err)
 		}
-		release()
 		runs = append(runs, r)
 	}
 	if runs[0].Session != "ace-widgets-193" || runs[1].Session == runs[0].Session ||
 		!strings.HasPrefix(runs[1].Session, "ace-widgets_") {
 		t.Fatalf("sessions %q and %q", runs[0].Session, runs[1].Session)
 	}
-	watcher := w.svc.Engine.NewWatcher()
-	defer watcher.Close(ctx)
-	w.waitUntil("both runs are done", 90*time.Second, func() bool {
-		if _, err := watcher.Pass(ctx); err != nil {
-			t.Fatal(err)
+	for _, r := range runs {
+		if err := w.svc.Engine.Follow(ctx, r, workflow.UntilSettled); err != nil || r.Status != store.StatusDone {
+			t.Fatalf("%s: %s %v", r.Repo, r.Status, err)
 		}
-		a, _ := w.svc.Store.GetRun(ctx, runs[0].ID)
-		b, _ := w.svc.Store.GetRun(ctx, runs[1].ID)
-		return a.Status == store.StatusDone && b.Status == store.StatusDone
-	})
+	}
 	if len(w.gh.PRs(testRepo)) != 1 || len(w.gh.PRs(fork)) != 1 {
 		t.Fatalf("pull requests: %d on %s, %d on %s", len(w.gh.PRs(testRepo)), testRepo, len(w.gh.PRs(fork)), fork)
-	}
-}
-
-// TestWatcherTicksMonitoredRunsEveryPass: a run at the monitor step, which asks to be looked at again after
-// monitor.interval, is ticked by every pass made that far apart.
-func TestWatcherTicksMonitoredRunsEveryPass(t *testing.T) {
-	w := newWorld(t, "hang\n", nil)
-	w.run(workflow.UntilMonitoring)
-	ctx := context.Background()
-	watcher := w.svc.Engine.NewWatcher()
-	defer watcher.Close(ctx)
-	// Passes start monitor.interval apart, as `ace poll` makes them: each lasts a little, so a run always
-	// comes due a moment after the pass that ticked it.
-	for i := range 4 {
-		next := time.Now().Add(w.cfg.Monitor.Interval.Duration)
-		rep, err := watcher.Pass(ctx)
-		if err != nil || rep.Ticked != 1 {
-			t.Fatalf("pass %d: %+v %v", i, rep, err)
-		}
-		time.Sleep(time.Until(next))
 	}
 }

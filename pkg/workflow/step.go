@@ -61,5 +61,15 @@ func IsTerminal(err error) bool {
 	return errors.As(err, &t)
 }
 
-// ErrBusy is returned when another ace process holds the issue's claim.
-var ErrBusy = errors.New("another ace process is driving this issue")
+// stepTimeout bounds one visit of a step. Waiting steps only look and return (monitor, waiting_input); the
+// others do one piece of work, the longest a clone or a push of a large repository.
+func stepTimeout(s Step) time.Duration {
+	switch s {
+	case StepPrepare, StepFinalize:
+		return 15 * time.Minute
+	case StepMonitor, StepWaitingInput:
+		return 2 * time.Minute
+	default:
+		return 5 * time.Minute
+	}
+}

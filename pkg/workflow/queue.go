@@ -1,0 +1,387 @@
+package workflow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver"
+	"github.com/riverqueue/river/rivermigrate"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/aceworks/ace/pkg/store"
+)
+
+// Queue runs ace's jobs on River: each run advances as a job of its own host's queue, dispatch runs as a periodic
+// job on the leader. The driver decides the database (SQLite by default, PostgreSQL for a fleet); nothing here
+// depends on which.
+type Queue struct {
+	e      *Engine
+	o      QueueOptions
+	client jobClient
+	exec   riverdriver.Executor
+	host   string // this host's queue
+
+	stopping atomic.Bool
+	started  atomic.Bool
+	startMu  sync.Mutex
+}
+
+// jobClient is what the Queue uses of river.Client, whatever its transaction type.
+type jobClient interface {
+	Start(ctx context.Context) error
+	Stop(ctx context.Context) error
+	StopAndCancel(ctx context.Context) error
+	Insert(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
+	JobList(ctx context.Context, params *river.JobListParams) (*river.JobListResult, error)
+	JobCancel(ctx context.Context, id int64) (*rivertype.JobRow, error)
+	JobRetry(ctx context.Context, id int64) (*rivertype.JobRow, error)
+	Subscribe(kinds ...river.EventKind) (<-chan *river.Event, func())
+}
+
+// QueueOptions configure the Queue of one ace process.
+type QueueOptions struct {
+	// Host names this machine: its runs' jobs go to its own queue, since their tmux sessions and working copies
+	// are here. Default: the hostname.
+	Host string
+	// Workers bounds the jobs this process works at once (poll.max_concurrent; at least 2).
+	Workers int
+	// Dispatch makes this process start runs for labelled issues: a periodic job every Interval (the leader's),
+	// and one after every run that ends. `ace poll` sets it; a foreground `ace run` does not.
+	Dispatch bool
+	// Interval is poll.interval: how often dispatch looks for labelled issues.
+	Interval time.Duration
+	// Repos lists the repositories dispatch looks at.
+	Repos func(ctx context.Context) ([]string, error)
+	// MaxConcurrent bounds the unfinished runs dispatch lets exist (poll.max_concurrent).
+	MaxConcurrent int
+	// FetchPoll is how often an idle worker looks for due jobs (default 200ms).
+	FetchPoll time.Duration
+	// SoftStop bounds how long Stop waits for running visits to reach a step boundary (default 10s).
+	SoftStop time.Duration
+	Logger   *slog.Logger
+}
+
+// visitTimeout bounds one visit of a run (several steps in a row, each bounded by stepTimeout).
+const visitTimeout = 30 * time.Minute
+
+// NewQueue builds the Queue of engine e over driver, running River's migrations first. It does not start
+// working jobs: Start does. A Queue that is never started still enqueues, cancels and wakes jobs (ace stop, ace
+// send): some other ace process works them.
+func NewQueue[TTx any](ctx context.Context, e *Engine, driver riverdriver.Driver[TTx], o QueueOptions) (*Queue, error) {
+	if o.Host == "" {
+		o.Host, _ = os.Hostname()
+	}
+	if o.Workers < 2 {
+		o.Workers = 2
+	}
+	if o.FetchPoll <= 0 {
+		o.FetchPoll = 200 * time.Millisecond
+	}
+	if o.SoftStop <= 0 {
+		o.SoftStop = 10 * time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = e.log
+	}
+	if err := migrateRiver(ctx, driver); err != nil {
+		return nil, err
+	}
+	q := &Queue{e: e, o: o, host: HostQueue(o.Host), exec: driver.GetExecutor()}
+	workers := river.NewWorkers()
+	if err := river.AddWorkerSafely(workers, &runWorker{q: q}); err != nil {
+		return nil, err
+	}
+	if err := river.AddWorkerSafely(workers, &dispatchWorker{q: q}); err != nil {
+		return nil, err
+	}
+	queues := map[string]river.QueueConfig{q.host: {MaxWorkers: o.Workers}}
+	var periodic []*river.PeriodicJob
+	if o.Dispatch {
+		queues[dispatchQueue] = river.QueueConfig{MaxWorkers: 1}
+		interval := o.Interval
+		if interval <= 0 {
+			interval = 2 * time.Minute
+		}
+		periodic = append(periodic, river.NewPeriodicJob(river.PeriodicInterval(interval),
+			func() (river.JobArgs, *river.InsertOpts) { return DispatchArgs{}, nil },
+			&river.PeriodicJobOpts{RunOnStart: true, ID: "ace_dispatch"}))
+	}
+	client, err := river.NewClient(driver, &river.Config{
+		ID:                   clientID(o.Host),
+		Queues:               queues,
+		Workers:              workers,
+		PeriodicJobs:         periodic,
+		FetchPollInterval:    o.FetchPoll,
+		FetchCooldown:        min(o.FetchPoll/2, 100*time.Millisecond),
+		PollOnly:             true,
+		JobTimeout:           visitTimeout,
+		RescueStuckJobsAfter: visitTimeout + 5*time.Minute,
+		SoftStopTimeout:      o.SoftStop,
+		Logger:               quietRiver(o.Logger),
+		ErrorHandler:         &jobErrors{log: o.Logger},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("job queue: %w", err)
+	}
+	q.client = client
+	e.queue = q
+	return q, nil
+}
+
+// migrateRiver brings River's tables up to date next to ace's own, in the same database.
+func migrateRiver[TTx any](ctx context.Context, driver riverdriver.Driver[TTx]) error {
+	m, err := rivermigrate.New(driver, &rivermigrate.Config{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return fmt.Errorf("job queue migrations: %w", err)
+	}
+	// Two ace processes starting on a fresh root migrate at once: the loser of the race finds the tables there.
+	for attempt := 0; ; attempt++ {
+		_, err = m.Migrate(ctx, rivermigrate.DirectionUp, nil)
+		if err == nil || attempt == 5 || ctx.Err() != nil {
+			break
+		}
+		time.Sleep(time.Duration(50*(attempt+1)) * time.Millisecond)
+	}
+	if err != nil {
+		return fmt.Errorf("job queue migrations: %w", err)
+	}
+	return nil
+}
+
+// HostQueue is the River queue of a host's runs.
+func HostQueue(host string) string {
+	var b strings.Builder
+	b.WriteString("host_")
+	sep := false
+	for _, c := range strings.ToLower(host) {
+		if (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') {
+			if sep && b.Len() > len("host_") {
+				b.WriteByte('_')
+			}
+			b.WriteRune(c)
+			sep = false
+		} else {
+			sep = true
+		}
+		if b.Len() >= 60 {
+			break
+		}
+	}
+	if b.Len() == len("host_") {
+		b.WriteString("local")
+	}
+	return b.String()
+}
+
+// clientID names this process among River's clients: "<host>:<pid>:<start>". With it a restarted ace finds the
+// jobs a dead process of this host was working (and frees them at once, instead of after River's rescue delay).
+func clientID(host string) string {
+	return fmt.Sprintf("%s:%d:%d", host, os.Getpid(), processStart(os.Getpid()))
+}
+
+// Start makes this process work its host's jobs (and dispatch, when so configured). Jobs that a dead ace process
+// of this host left running are freed first.
+func (q *Queue) Start(ctx context.Context) error {
+	q.startMu.Lock()
+	defer q.startMu.Unlock()
+	if q.started.Load() {
+		return nil
+	}
+	if err := q.rescueDeadLocal(ctx); err != nil {
+		q.o.Logger.WarnContext(ctx, "free the jobs of dead ace processes", "err", err)
+	}
+	if err := q.client.Start(context.WithoutCancel(ctx)); err != nil {
+		return fmt.Errorf("start the job queue: %w", err)
+	}
+	q.started.Store(true)
+	return nil
+}
+
+// Stop takes no new work, lets running visits reach a step boundary (bounded by SoftStop), and returns. Agents
+// keep running; their jobs wait in the queue for the next ace.
+func (q *Queue) Stop(ctx context.Context) error {
+	q.startMu.Lock()
+	defer q.startMu.Unlock()
+	if !q.started.Load() {
+		return nil
+	}
+	q.stopping.Store(true)
+	err := q.client.Stop(ctx)
+	q.started.Store(false)
+	return err
+}
+
+// Visits reports each visit of a job this process finishes (benchmarks and tests count them). Call the returned
+// function to stop.
+func (q *Queue) Visits() (<-chan *river.Event, func()) {
+	return q.client.Subscribe(river.EventKindJobSnoozed, river.EventKindJobCompleted, river.EventKindJobFailed)
+}
+
+// Enqueue makes sure the issue's run job exists (one per issue) and is due now.
+func (q *Queue) Enqueue(ctx context.Context, repo string, issue int) error {
+	res, err := q.client.Insert(ctx, RunArgs{Repo: repo, Issue: issue}, &river.InsertOpts{Queue: q.host})
+	if err != nil {
+		return fmt.Errorf("enqueue %s#%d: %w", repo, issue, err)
+	}
+	if res.UniqueSkippedAsDuplicate {
+		return q.wake(ctx, res.Job)
+	}
+	return nil
+}
+
+// Wake makes the issue's snoozed run job due now: something changed that the run should look at (a human's
+// answer sent with ace send, ace stop, a webhook).
+func (q *Queue) Wake(ctx context.Context, repo string, issue int) error {
+	return q.Enqueue(ctx, repo, issue)
+}
+
+func (q *Queue) wake(ctx context.Context, job *rivertype.JobRow) error {
+	if job == nil || job.State == rivertype.JobStateRunning || job.State == rivertype.JobStateAvailable {
+		return nil
+	}
+	if _, err := q.client.JobRetry(ctx, job.ID); err != nil && !errors.Is(err, river.ErrNotFound) {
+		return fmt.Errorf("wake job %d: %w", job.ID, err)
+	}
+	return nil
+}
+
+// Dispatch enqueues a dispatch job now (a webhook, a run that ended and freed a slot).
+func (q *Queue) Dispatch(ctx context.Context) error {
+	if !q.o.Dispatch {
+		return nil
+	}
+	_, err := q.client.Insert(ctx, DispatchArgs{}, nil)
+	return err
+}
+
+// interruptRun cancels the run job of an issue while it works (ace stop interrupts a long step); the caller
+// enqueues it again to run the cancelled step.
+func (q *Queue) interruptRun(ctx context.Context, repo string, issue int) error {
+	jobs, err := q.runJobs(ctx, repo, issue, rivertype.JobStateRunning)
+	if err != nil {
+		return err
+	}
+	if len(jobs) == 0 {
+		return nil
+	}
+	for _, j := range jobs {
+		if _, err := q.client.JobCancel(ctx, j.ID); err != nil && !errors.Is(err, river.ErrNotFound) {
+			return fmt.Errorf("cancel job %d: %w", j.ID, err)
+		}
+	}
+	// The worker notices the cancellation within a moment (River tells its producers) and ends the visit; only
+	// then can the run's next job be enqueued.
+	deadline := time.Now().Add(max(q.o.SoftStop, 5*time.Second))
+	for time.Now().Before(deadline) {
+		left, err := q.runJobs(ctx, repo, issue, rivertype.JobStateRunning)
+		if err != nil || len(left) == 0 {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("the job of %s#%d did not stop within %s", repo, issue, max(q.o.SoftStop, 5*time.Second))
+}
+
+// runJobs lists the run jobs of an issue in the given states.
+func (q *Queue) runJobs(ctx context.Context, repo string, issue int, states ...rivertype.JobState) ([]*rivertype.JobRow, error) {
+	params := river.NewJobListParams().Kinds(RunArgs{}.Kind()).States(states...).First(1000)
+	res, err := q.client.JobList(ctx, params)
+	if err != nil {
+		return nil, fmt.Errorf("list jobs: %w", err)
+	}
+	var out []*rivertype.JobRow
+	for _, j := range res.Jobs {
+		if a, ok := decodeRunArgs(j); ok && a.Repo == repo && a.Issue == issue {
+			out = append(out, j)
+		}
+	}
+	return out, nil
+}
+
+// advance is one visit of a run: its steps are worked until one asks to wait, and the job snoozes that long. A
+// visit that sees the process stopping hands the run back at the next step boundary.
+func (q *Queue) advance(ctx context.Context, a RunArgs) error {
+	e := q.e
+	r, err := e.o.Store.LatestRun(ctx, a.Repo, a.Issue)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for {
+		if r.Status.Terminal() {
+			q.ended(ctx)
+			return nil
+		}
+		if q.stopping.Load() {
+			return river.JobSnooze(0)
+		}
+		resumeWaiting(r)
+		res, err := e.Step(ctx, r)
+		if err != nil {
+			return err
+		}
+		if r.Status.Terminal() {
+			q.ended(ctx)
+			return nil
+		}
+		if res.Wait > 0 {
+			return river.JobSnooze(res.Wait)
+		}
+	}
+}
+
+// ended frees the slot of a run that finished: the next labelled issue starts now, not at the next poll.
+func (q *Queue) ended(ctx context.Context) {
+	if err := q.Dispatch(ctx); err != nil {
+		q.o.Logger.WarnContext(ctx, "enqueue dispatch", "err", err)
+	}
+}
+
+// dispatchPass starts runs for labelled issues and makes sure every unfinished run of this host has its job (a
+// run created by a process that died before it enqueued the job, or whose job was discarded).
+func (q *Queue) dispatchPass(ctx context.Context) error {
+	if err := q.rescueDeadLocal(ctx); err != nil {
+		q.o.Logger.WarnContext(ctx, "free the jobs of dead ace processes", "err", err)
+	}
+	runs, err := q.e.o.Store.ListRuns(ctx, store.Filter{Statuses: []store.Status{store.StatusActive, store.StatusWaitingInput}})
+	if err != nil {
+		return fmt.Errorf("list unfinished runs: %w", err)
+	}
+	for _, r := range runs {
+		if _, err := q.client.Insert(ctx, RunArgs{Repo: r.Repo, Issue: r.Issue}, &river.InsertOpts{Queue: q.host}); err != nil {
+			return fmt.Errorf("enqueue %s#%d: %w", r.Repo, r.Issue, err)
+		}
+	}
+	if q.o.Repos == nil {
+		return nil
+	}
+	repos, err := q.o.Repos(ctx)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	var rep PollReport
+	if err := q.e.Dispatch(ctx, repos, q.o.MaxConcurrent, &rep); err != nil {
+		return err
+	}
+	for _, err := range rep.Errors {
+		q.o.Logger.WarnContext(ctx, "dispatch", "err", err)
+	}
+	q.o.Logger.InfoContext(ctx, "dispatch pass", "repos", len(repos), "started", rep.Started, "skipped", rep.Skipped,
+		"untrusted", rep.Untrusted, "errors", len(rep.Errors), "took", time.Since(start).Round(time.Millisecond))
+	return nil
+}

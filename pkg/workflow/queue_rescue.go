@@ -1,0 +1,121 @@
+package workflow
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/aceworks/ace/pkg/procs"
+)
+
+// rescueDeadLocal makes the jobs that a dead ace process of this host was working available again at once. River
+// rescues a stuck job by itself only after RescueStuckJobsAfter (longer than the longest visit); for a process that
+// was killed (kill -9, a crash, a reboot) on this very host the wait is pointless: its PID says it is gone.
+func (q *Queue) rescueDeadLocal(ctx context.Context) error {
+	res, err := q.client.JobList(ctx, river.NewJobListParams().Queues(q.host).States(rivertype.JobStateRunning).First(1000))
+	if err != nil {
+		return fmt.Errorf("list running jobs: %w", err)
+	}
+	now := q.e.o.Now().UTC()
+	var p riverdriver.JobRescueManyParams
+	for _, j := range res.Jobs {
+		if len(j.AttemptedBy) == 0 || !deadLocalClient(j.AttemptedBy[len(j.AttemptedBy)-1], q.o.Host) {
+			continue
+		}
+		msg, _ := json.Marshal(rivertype.AttemptError{At: now, Attempt: j.Attempt,
+			Error: "the ace process working this job (" + j.AttemptedBy[len(j.AttemptedBy)-1] + ") died"})
+		p.ID = append(p.ID, j.ID)
+		p.Error = append(p.Error, msg)
+		p.FinalizedAt = append(p.FinalizedAt, nil)
+		p.ScheduledAt = append(p.ScheduledAt, now)
+		p.State = append(p.State, string(rivertype.JobStateAvailable))
+	}
+	if len(p.ID) == 0 {
+		return nil
+	}
+	p.StuckHorizon = now.Add(time.Hour) // every listed job is stuck: its worker is gone
+	if _, err := q.exec.JobRescueMany(ctx, &p); err != nil {
+		return fmt.Errorf("free %d job(s) of dead ace processes: %w", len(p.ID), err)
+	}
+	q.o.Logger.InfoContext(ctx, "freed the jobs of dead ace processes", "jobs", len(p.ID))
+	return nil
+}
+
+// deadLocalClient reports whether a River client ID written by clientID names a process of this host that no
+// longer exists (its PID is gone, or now belongs to a process started at another time).
+func deadLocalClient(id, host string) bool {
+	i := strings.LastIndexByte(id, ':')
+	if i < 0 {
+		return false
+	}
+	j := strings.LastIndexByte(id[:i], ':')
+	if j < 0 || id[:j] != host {
+		return false
+	}
+	pid, err1 := strconv.Atoi(id[j+1 : i])
+	start, err2 := strconv.ParseUint(id[i+1:], 10, 64)
+	if err1 != nil || err2 != nil || pid <= 0 {
+		return false
+	}
+	return processStart(pid) != start
+}
+
+// processStart is a process's start time in clock ticks since boot (0 when it does not exist): with the PID it
+// names one process across PID reuse.
+func processStart(pid int) uint64 {
+	st, err := procs.Read(pid)
+	if err != nil || st.State == 'Z' || st.State == 'X' {
+		return 0
+	}
+	return st.Start
+}
+
+// decodeRunArgs reads the issue a run job is for.
+func decodeRunArgs(j *rivertype.JobRow) (RunArgs, bool) {
+	var a RunArgs
+	if j.Kind != (RunArgs{}).Kind() || json.Unmarshal(j.EncodedArgs, &a) != nil {
+		return a, false
+	}
+	return a, true
+}
+
+// jobErrors logs what River reports of failing jobs; ace's own step errors are already recorded on the run.
+type jobErrors struct{ log *slog.Logger }
+
+func (h *jobErrors) HandleError(ctx context.Context, job *rivertype.JobRow, err error) *river.ErrorHandlerResult {
+	h.log.WarnContext(ctx, "job failed", "job", job.ID, "kind", job.Kind, "attempt", job.Attempt, "err", err)
+	return nil
+}
+
+func (h *jobErrors) HandlePanic(ctx context.Context, job *rivertype.JobRow, v any, trace string) *river.ErrorHandlerResult {
+	h.log.ErrorContext(ctx, "job panicked", "job", job.ID, "kind", job.Kind, "panic", v, "trace", trace)
+	return nil
+}
+
+// quietRiver passes River's own logs on at warning level and above: its routine messages (leadership, producers
+// starting) are not news to a user.
+func quietRiver(log *slog.Logger) *slog.Logger {
+	return slog.New(minLevel{h: log.Handler(), min: slog.LevelWarn})
+}
+
+type minLevel struct {
+	h   slog.Handler
+	min slog.Level
+}
+
+func (m minLevel) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= m.min && m.h.Enabled(ctx, l)
+}
+func (m minLevel) Handle(ctx context.Context, r slog.Record) error { return m.h.Handle(ctx, r) }
+func (m minLevel) WithAttrs(a []slog.Attr) slog.Handler {
+	return minLevel{h: m.h.WithAttrs(a), min: m.min}
+}
+func (m minLevel) WithGroup(n string) slog.Handler { return minLevel{h: m.h.WithGroup(n), min: m.min} }
