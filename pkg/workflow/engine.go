@@ -326,4 +326,8 @@ const (
 	varPointer      = "memory_pointer"
 	varCompactAt    = "compact_at"
 	varCompacting   = "compacting"
+	varDeliverSince = "deliver_since"
+	varDialog       = "dialog"
+	varDialogScreen = "dialog_screen"
+	varDialogAt     = "dialog_at"
 )

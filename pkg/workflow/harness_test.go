@@ -132,9 +132,21 @@ func newWorld(t *testing.T, script string, tune func(*config.Config)) *world {
 
 func (w *world) recordPath() string { return filepath.Join(w.dir, "prompts.jsonl") }
 
-// open (re)assembles ace as a fresh process would: new store handle, tracker client and engine.
+// stopQueue makes this world's ace stop working runs, as if its process had ended between two steps.
+func (w *world) stopQueue() {
+	w.t.Helper()
+	if err := w.svc.Queue.Stop(context.Background()); err != nil {
+		w.t.Fatalf("stop the job queue: %v", err)
+	}
+}
+
+// open (re)assembles ace as a fresh process would: new store handle, tracker client and engine. A previous
+// assembly stops working runs first: it is the process that ended.
 func (w *world) open() {
 	w.t.Helper()
+	if w.svc != nil {
+		w.stopQueue()
+	}
 	env := map[string]string{"GITHUB_TOKEN": botToken, "FAKE_AGENT_KEY": "fake-agent-secret-value-42"}
 	res := secrets.NewResolver(secrets.Options{LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
 	svc, err := service.Open(context.Background(), service.Options{

@@ -404,6 +404,8 @@ func TestHeadlessAdoptsUnrecordedSupervisor(t *testing.T) {
 	w := newHeadlessWorld(t, "gemini", "sh while [ ! -e "+gate+" ]; do sleep 0.05; done\n"+workScript, nil)
 	r := w.run(workflow.UntilMonitoring)
 	w.waitAgent(r)
+	w.stopQueue() // ace dies here
+	r = w.latest(testIssue)
 	for _, k := range []string{"exec_proc", "exec_turn", "exec_format", "prompt_delivered"} {
 		delete(r.Vars, k)
 	}

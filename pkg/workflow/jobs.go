@@ -62,7 +62,7 @@ type runWorker struct {
 }
 
 func (w *runWorker) Work(ctx context.Context, job *river.Job[RunArgs]) error {
-	return w.q.advance(ctx, job.Args)
+	return w.q.advance(ctx, job.ID, job.Args)
 }
 
 // Timeout bounds one visit of a run: the sum of a few step timeouts (a visit works steps until one waits).

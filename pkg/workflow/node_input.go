@@ -73,7 +73,7 @@ func (e *Engine) waitingInput(ctx context.Context, r *store.Run) (Result, error)
 	if err := e.Answer(ctx, r, who, answer); err != nil {
 		return Result{}, err
 	}
-	return Goto(StepMonitor), nil
+	return Goto(Step(r.Step)), nil // monitor, or deliver_prompt when the answer passed a screen before the task
 }
 
 // Answer types a human's answer into the session and moves the run back to monitoring. `ace send` uses it too.
@@ -93,6 +93,9 @@ func (e *Engine) Answer(ctx context.Context, r *store.Run, who, answer string) e
 		}
 		r.Status = store.StatusActive
 		r.Step = string(StepMonitor)
+		if !isExec(r) && r.Vars[varDelivered] != "1" {
+			r.Step = string(StepDeliver) // the human passed a screen before the task: deliver it now
+		}
 		r.Nudges = 0
 		delete(r.Vars, varQuestion)
 		// Time spent waiting for a human does not count against monitor.timeout.

@@ -89,13 +89,7 @@ func (e *Engine) monitor(ctx context.Context, r *store.Run) (Result, error) {
 		}
 		return Goto(StepWaitingInput), nil
 	case agents.StateDialog:
-		if keys, name, ok := prof.DialogResponse(o.screen); ok {
-			if err := e.o.Sessions.SendKeys(ctx, r.Session, keys...); err != nil {
-				return Result{}, fmt.Errorf("answer %s dialog: %w", name, err)
-			}
-			e.event(ctx, r, "dialog", "answered the agent's "+name+" dialog")
-			e.forget(r.ID)
-		}
+		return e.answerDialog(ctx, r, prof, o.screen, m.Interval.Duration)
 	case agents.StateReady:
 		if e.compactIfDue(ctx, r, prof, o.state) {
 			return Stay(m.Interval.Duration), nil
@@ -275,10 +269,17 @@ func (e *Engine) type_(ctx context.Context, r *store.Run, text string) error {
 	if err != nil {
 		return err
 	}
-	o := e.deliverOptions(ctx, r, prof)
-	o.Ready = func(screen string) bool {
-		st := prof.Classify(screen, false, 0)
-		return st == agents.StateReady || st == agents.StateQuestion || st == agents.StateApproval
+	t := e.cfg.Tmux
+	o := tmuxops.DeliverOptions{
+		Ready: func(screen string) bool {
+			st := prof.Classify(screen, false, 0)
+			return st == agents.StateReady || st == agents.StateQuestion || st == agents.StateApproval
+		},
+		// The agent was looked at a moment ago; a short wait covers a turn that is just ending.
+		ReadyTimeout:  min(t.StartupTimeout.Duration, 10*time.Second),
+		EnterCount:    t.EnterCount,
+		EnterDelay:    t.EnterDelay.Duration,
+		SubmitRetries: t.SubmitRetries,
 	}
 	e.forget(r.ID)
 	return e.o.Sessions.Deliver(ctx, r.Session, text, o)

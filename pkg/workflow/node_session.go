@@ -223,53 +223,6 @@ func missing(exe string, prof agents.Profile) error {
 	return errors.New(msg)
 }
 
-// deliverPrompt waits for the agent's composer, pastes the prompt, and makes sure it was submitted.
-func (e *Engine) deliverPrompt(ctx context.Context, r *store.Run) (Result, error) {
-	if r.Vars[varDelivered] == "1" {
-		return Goto(StepMonitor), nil
-	}
-	prof, err := e.profile(r)
-	if err != nil {
-		return Result{}, err
-	}
-	text := e.taskPrompt(r)
-	if r.Vars[varResume] == "1" {
-		text = e.resumePrompt(r)
-	}
-	if err := e.o.Sessions.Deliver(ctx, r.Session, text, e.deliverOptions(ctx, r, prof)); err != nil {
-		if pane, found, perr := e.pane(ctx, r.Session); perr == nil && (!found || pane.Dead) {
-			// The agent died before it was ready: the monitor decides (restart or give up).
-			e.event(ctx, r, "agent-exited", "the agent exited before it took the prompt")
-			return Goto(StepMonitor), nil
-		}
-		return Result{}, fmt.Errorf("deliver the prompt: %w", err)
-	}
-	r.Vars[varDelivered] = "1"
-	delete(r.Vars, varResume)
-	r.Vars[varMonitorSince] = e.stamp()
-	e.markTranscript(r)
-	e.event(ctx, r, "prompt", "prompt delivered")
-	return Goto(StepMonitor), nil
-}
-
-func (e *Engine) deliverOptions(ctx context.Context, r *store.Run, prof agents.Profile) tmuxops.DeliverOptions {
-	t := e.cfg.Tmux
-	return tmuxops.DeliverOptions{
-		Ready:         prof.IsReady,
-		ReadyTimeout:  t.StartupTimeout.Duration,
-		EnterCount:    t.EnterCount,
-		EnterDelay:    t.EnterDelay.Duration,
-		SubmitRetries: t.SubmitRetries,
-		OnDialog: func(screen string) ([]string, bool) {
-			keys, name, ok := prof.DialogResponse(screen)
-			if ok {
-				e.event(ctx, r, "dialog", "answered the agent's "+name+" dialog")
-			}
-			return keys, ok
-		},
-	}
-}
-
 func (e *Engine) profile(r *store.Run) (agents.Profile, error) {
 	prof, err := e.o.Profile(r.Agent)
 	if err != nil {

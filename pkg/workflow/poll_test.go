@@ -94,6 +94,10 @@ func TestPollLifecycle(t *testing.T) {
 	// Retry by relabel: removing ace:done (keeping ace) starts attempt 2 on the same branch.
 	w.gh.Unlabel(testRepo, testIssue, "ace:done", "alice")
 	w.pollUntil("attempt 2 starts", func() bool { return w.latest(testIssue).Attempt == 2 })
+	w.waitUntil("attempt 2 reports on the status comment", 30*time.Second, func() bool {
+		s := w.statusComments()
+		return len(s) == 1 && strings.Contains(s[0], "| attempt | 2 |")
+	})
 	second := w.latest(testIssue)
 	if second.Branch != first.Branch || second.StatusCommentID != first.StatusCommentID {
 		t.Fatalf("attempt 2 on %s (comment %d), want %s (comment %d)", second.Branch, second.StatusCommentID, first.Branch, first.StatusCommentID)

@@ -29,9 +29,12 @@ type Queue struct {
 	exec   riverdriver.Executor
 	host   string // this host's queue
 
-	stopping atomic.Bool
-	started  atomic.Bool
-	startMu  sync.Mutex
+	stopping  atomic.Bool
+	started   atomic.Bool
+	startMu   sync.Mutex
+	watch     *paneWatch
+	stopWatch context.CancelFunc
+	watchDone chan struct{}
 }
 
 // jobClient is what the Queue uses of river.Client, whatever its transaction type.
@@ -94,7 +97,7 @@ func NewQueue[TTx any](ctx context.Context, e *Engine, driver riverdriver.Driver
 	if err := migrateRiver(ctx, driver); err != nil {
 		return nil, err
 	}
-	q := &Queue{e: e, o: o, host: HostQueue(o.Host), exec: driver.GetExecutor()}
+	q := &Queue{e: e, o: o, host: HostQueue(o.Host), exec: driver.GetExecutor(), watch: newPaneWatch(e.cfg.Monitor.Interval.Duration)}
 	workers := river.NewWorkers()
 	if err := river.AddWorkerSafely(workers, &runWorker{q: q}); err != nil {
 		return nil, err
@@ -201,7 +204,14 @@ func (q *Queue) Start(ctx context.Context) error {
 	if err := q.client.Start(context.WithoutCancel(ctx)); err != nil {
 		return fmt.Errorf("start the job queue: %w", err)
 	}
+	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	q.stopWatch, q.watchDone = cancel, make(chan struct{})
+	go func() {
+		defer close(q.watchDone)
+		q.runPaneWatch(wctx)
+	}()
 	q.started.Store(true)
+	q.stopping.Store(false)
 	return nil
 }
 
@@ -215,6 +225,8 @@ func (q *Queue) Stop(ctx context.Context) error {
 	}
 	q.stopping.Store(true)
 	err := q.client.Stop(ctx)
+	q.stopWatch()
+	<-q.watchDone
 	q.started.Store(false)
 	return err
 }
@@ -312,7 +324,7 @@ func (q *Queue) runJobs(ctx context.Context, repo string, issue int, states ...r
 
 // advance is one visit of a run: its steps are worked until one asks to wait, and the job snoozes that long. A
 // visit that sees the process stopping hands the run back at the next step boundary.
-func (q *Queue) advance(ctx context.Context, a RunArgs) error {
+func (q *Queue) advance(ctx context.Context, jobID int64, a RunArgs) error {
 	e := q.e
 	r, err := e.o.Store.LatestRun(ctx, a.Repo, a.Issue)
 	if errors.Is(err, store.ErrNotFound) {
@@ -339,7 +351,7 @@ func (q *Queue) advance(ctx context.Context, a RunArgs) error {
 			return nil
 		}
 		if res.Wait > 0 {
-			return river.JobSnooze(res.Wait)
+			return river.JobSnooze(q.hold(jobID, r, res.Wait))
 		}
 	}
 }

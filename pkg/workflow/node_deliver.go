@@ -1,0 +1,164 @@
+package workflow
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"time"
+
+	"github.com/aceworks/ace/pkg/agents"
+	"github.com/aceworks/ace/pkg/store"
+	"github.com/aceworks/ace/pkg/tmuxops"
+)
+
+// deliverPrompt looks at the agent's screen once and acts: a ready composer gets the prompt (pasted, submitted,
+// verified); a first-run dialog is answered once; anything else is looked at again a moment later. It never
+// waits for the agent inside a visit, so an agent that is slow to start holds no worker and delays no other run.
+// An agent that is not ready after tmux.startup_timeout, or a dialog still there after its answer, goes to a
+// human with the screen: an unknown screen is never a silent stall.
+func (e *Engine) deliverPrompt(ctx context.Context, r *store.Run) (Result, error) {
+	if r.Vars[varDelivered] == "1" {
+		return Goto(StepMonitor), nil
+	}
+	if r.Vars[varDeliverSince] == "" {
+		r.Vars[varDeliverSince] = e.stamp()
+	}
+	prof, err := e.profile(r)
+	if err != nil {
+		return Result{}, err
+	}
+	pane, found, err := e.pane(ctx, r.Session)
+	if err != nil {
+		return Result{}, err
+	}
+	if !found || pane.Dead {
+		// The agent died before it was ready: the monitor decides (restart or give up).
+		e.event(ctx, r, "agent-exited", "the agent exited before it took the prompt")
+		return Goto(StepMonitor), nil
+	}
+	screen, err := e.o.Sessions.Capture(ctx, r.Session, 0)
+	if err != nil {
+		return Result{}, fmt.Errorf("read the agent's screen: %w", err)
+	}
+	poll := deliverPoll(e.cfg.Monitor.Interval.Duration)
+	switch prof.Classify(screen, false, 0) {
+	case agents.StateReady:
+		return e.submitPrompt(ctx, r, prof)
+	case agents.StateDialog:
+		return e.answerDialog(ctx, r, prof, screen, poll)
+	case agents.StateQuestion, agents.StateApproval:
+		if res, ok := e.autoApprove(ctx, r, prof, screen, poll); ok {
+			return res, nil
+		}
+		if err := e.askHuman(ctx, r, "Before it took its task, the agent asks on its screen:", screen); err != nil {
+			return Result{}, err
+		}
+		return Goto(StepWaitingInput), nil
+	}
+	if waited := e.since(r.Vars[varDeliverSince]); waited > e.cfg.Tmux.StartupTimeout.Duration {
+		msg := fmt.Sprintf("The agent did not show its prompt within %s (tmux.startup_timeout), and ace does not "+
+			"know the screen it shows. Answer with the keys or text that pass it.", e.cfg.Tmux.StartupTimeout.Duration)
+		if err := e.askHuman(ctx, r, msg, screen); err != nil {
+			return Result{}, err
+		}
+		r.Vars[varDeliverSince] = "" // a human's answer starts the wait afresh
+		return Goto(StepWaitingInput), nil
+	}
+	return Stay(poll), nil
+}
+
+// submitPrompt pastes the task (or the resume prompt) into a ready composer and makes sure it was submitted.
+func (e *Engine) submitPrompt(ctx context.Context, r *store.Run, prof agents.Profile) (Result, error) {
+	text := e.taskPrompt(r)
+	if r.Vars[varResume] == "1" {
+		text = e.resumePrompt(r)
+	}
+	t := e.cfg.Tmux
+	err := e.o.Sessions.Deliver(ctx, r.Session, text, tmuxops.DeliverOptions{
+		Ready:         prof.IsReady,
+		ReadyTimeout:  max(2*t.EnterDelay.Duration, deliverPoll(e.cfg.Monitor.Interval.Duration)), // ready a moment ago
+		EnterCount:    t.EnterCount,
+		EnterDelay:    t.EnterDelay.Duration,
+		SubmitRetries: t.SubmitRetries,
+	})
+	if err != nil {
+		if pane, found, perr := e.pane(ctx, r.Session); perr == nil && (!found || pane.Dead) {
+			e.event(ctx, r, "agent-exited", "the agent exited before it took the prompt")
+			return Goto(StepMonitor), nil
+		}
+		return Result{}, fmt.Errorf("deliver the prompt: %w", err)
+	}
+	r.Vars[varDelivered] = "1"
+	delete(r.Vars, varResume)
+	delete(r.Vars, varDeliverSince)
+	clearDialog(r)
+	r.Vars[varMonitorSince] = e.stamp()
+	e.markTranscript(r)
+	e.event(ctx, r, "prompt", "prompt delivered")
+	return Goto(StepMonitor), nil
+}
+
+// answerDialog answers a dialog the agent shows (trust, sign-in, API key, model notice) once, then waits for the
+// screen to change: pressing again while the agent works on the answer stalls some CLIs (codex's API-key screen).
+// The same dialog, unchanged, after dialogPatience goes to a human with the screen.
+func (e *Engine) answerDialog(ctx context.Context, r *store.Run, prof agents.Profile, screen string, poll time.Duration) (Result, error) {
+	keys, name, ok := prof.DialogResponse(screen)
+	if !ok {
+		return Stay(poll), nil
+	}
+	seen := screenDigest(screen)
+	if r.Vars[varDialog] == name && r.Vars[varDialogScreen] == seen {
+		if e.since(r.Vars[varDialogAt]) < dialogPatience {
+			return Stay(poll), nil
+		}
+		msg := fmt.Sprintf("ace answered the agent's %s dialog, but it is still there after %s. Answer with the keys "+
+			"or text that pass it.", name, dialogPatience)
+		if err := e.askHuman(ctx, r, msg, screen); err != nil {
+			return Result{}, err
+		}
+		clearDialog(r)
+		return Goto(StepWaitingInput), nil
+	}
+	if err := e.o.Sessions.SendKeys(ctx, r.Session, keys...); err != nil {
+		return Result{}, fmt.Errorf("answer the %s dialog: %w", name, err)
+	}
+	r.Vars[varDialog], r.Vars[varDialogScreen], r.Vars[varDialogAt] = name, seen, e.stamp()
+	e.event(ctx, r, "dialog", "answered the agent's "+name+" dialog")
+	e.forget(r.ID)
+	return Stay(poll), nil
+}
+
+// autoApprove answers a permission dialog with the profile's "yes" when auto_approve is set.
+func (e *Engine) autoApprove(ctx context.Context, r *store.Run, prof agents.Profile, screen string, poll time.Duration) (Result, bool) {
+	if prof.Classify(screen, false, 0) != agents.StateApproval || !prof.AutoApprove || len(prof.ApproveKeys) == 0 {
+		return Result{}, false
+	}
+	if err := e.o.Sessions.SendKeys(ctx, r.Session, prof.ApproveKeys...); err != nil {
+		return Result{}, false
+	}
+	e.event(ctx, r, "approved", "answered a permission dialog (auto_approve)")
+	e.forget(r.ID)
+	return Stay(poll), true
+}
+
+func clearDialog(r *store.Run) {
+	delete(r.Vars, varDialog)
+	delete(r.Vars, varDialogScreen)
+	delete(r.Vars, varDialogAt)
+}
+
+// screenDigest names a screen without keeping it in the store.
+func screenDigest(screen string) string {
+	sum := sha256.Sum256([]byte(screen))
+	return hex.EncodeToString(sum[:8])
+}
+
+// dialogPatience is how long an answered dialog may stay on screen before a human is asked: long enough for a CLI
+// that saves a setting or restarts, short enough that a wrong answer is not a long stall.
+const dialogPatience = 15 * time.Second
+
+// deliverPoll is how soon a starting agent is looked at again.
+func deliverPoll(interval time.Duration) time.Duration {
+	return min(max(interval/2, 100*time.Millisecond), 500*time.Millisecond)
+}

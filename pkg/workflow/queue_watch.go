@@ -1,0 +1,136 @@
+package workflow
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/aceworks/ace/pkg/store"
+	"github.com/aceworks/ace/pkg/tmuxops"
+)
+
+// paneWatch keeps watching agents cheap. A run whose agent works in tmux would need a visit every
+// monitor.interval to notice in time that its output settled, its pane died or it wrote .ace/DONE — a job fetch,
+// a look and a snooze, each written to the database, per run per second. Instead such a run's job snoozes for a
+// quiet interval, and one loop per process reads every pane at once (one `list-panes` over tmux's control
+// connection) and stats the protocol files each monitor.interval, waking only the jobs whose agent changed in
+// a way the monitor acts on. Nothing is written while agents just work.
+type paneWatch struct {
+	mu    sync.Mutex
+	runs  map[int64]watched // by job ID
+	kick  chan struct{}
+	every time.Duration
+}
+
+type watched struct {
+	runID   int64
+	session string
+	workdir string
+	until   time.Time // the job's own snooze ends then: no need to wake it after
+}
+
+func newPaneWatch(every time.Duration) *paneWatch {
+	return &paneWatch{runs: map[int64]watched{}, kick: make(chan struct{}, 1), every: max(every, 50*time.Millisecond)}
+}
+
+// quietWait is how long the job of a monitored tmux run sleeps when nothing calls for it sooner: the pane watch
+// wakes it at once when its agent changes. Bounded by what the monitor does on a timer: the idle nudge (within
+// a quarter of idle_after), the issue check, the periodic recapture.
+func (e *Engine) quietWait() time.Duration {
+	w := min(e.cfg.Monitor.IdleAfter.Duration/4, e.o.IssueCheckEvery, recaptureEvery)
+	return max(w, e.cfg.Monitor.Interval.Duration)
+}
+
+// hold is called after a visit that left a tmux run monitoring: its job sleeps quietWait and the watch wakes it
+// early when needed. It returns the snooze to use.
+func (q *Queue) hold(jobID int64, r *store.Run, wait time.Duration) time.Duration {
+	if r.Runner == "exec" || Step(r.Step) != StepMonitor || r.Session == "" || wait != q.e.cfg.Monitor.Interval.Duration {
+		q.watch.drop(jobID)
+		return wait
+	}
+	quiet := q.e.quietWait()
+	q.watch.mu.Lock()
+	q.watch.runs[jobID] = watched{runID: r.ID, session: r.Session, workdir: r.Workdir, until: time.Now().Add(quiet)}
+	q.watch.mu.Unlock()
+	return quiet
+}
+
+func (w *paneWatch) drop(jobID int64) {
+	w.mu.Lock()
+	delete(w.runs, jobID)
+	w.mu.Unlock()
+}
+
+// run wakes held jobs whose agents changed, every monitor.interval, until ctx ends.
+func (q *Queue) runPaneWatch(ctx context.Context) {
+	t := time.NewTicker(q.watch.every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		for _, id := range q.watch.due(ctx, q.e) {
+			if _, err := q.client.JobRetry(ctx, id); err != nil && !errors.Is(err, river.ErrNotFound) && ctx.Err() == nil {
+				q.o.Logger.WarnContext(ctx, "wake a run's job", "job", id, "err", err)
+			}
+		}
+	}
+}
+
+// due returns the held jobs to wake now, and forgets them (and those whose snooze has ended by itself).
+func (w *paneWatch) due(ctx context.Context, e *Engine) []int64 {
+	w.mu.Lock()
+	held := make(map[int64]watched, len(w.runs))
+	for id, h := range w.runs {
+		held[id] = h
+	}
+	w.mu.Unlock()
+	if len(held) == 0 {
+		return nil
+	}
+	panes, err := e.o.Sessions.Panes(ctx)
+	if err != nil {
+		return nil // tmux unreachable: the jobs wake at the end of their snooze and see for themselves
+	}
+	byName := make(map[string]tmuxops.Pane, len(panes))
+	for _, p := range panes {
+		byName[p.Session] = p
+	}
+	now := time.Now()
+	var wake []int64
+	for id, h := range held {
+		if now.After(h.until) {
+			w.drop(id)
+			continue
+		}
+		if e.needsVisit(h, byName, now) {
+			w.drop(id)
+			wake = append(wake, id)
+		}
+	}
+	return wake
+}
+
+// needsVisit says whether the monitor would act on what the watched agent shows now.
+func (e *Engine) needsVisit(h watched, panes map[string]tmuxops.Pane, now time.Time) bool {
+	pane, ok := panes[h.session]
+	if !ok || pane.Dead {
+		return true
+	}
+	for _, f := range []string{doneFile, questionFile} {
+		if _, err := os.Stat(filepath.Join(h.workdir, f)); err == nil {
+			return true
+		}
+	}
+	e.mu.Lock()
+	o := e.seen[h.runID]
+	e.mu.Unlock()
+	return o == nil || needCapture(o, pane, now, e.cfg.Monitor.Settle.Duration)
+}
