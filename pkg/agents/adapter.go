@@ -30,6 +30,8 @@ type Adapter struct {
 	configDir func(home string, getenv func(string) string) string
 	// isolate fills an isolated home (see PrepareHome) and returns the variables pointing the CLI at it.
 	isolate func(h isolatedHome) (map[string]string, error)
+	// Internal: the agent is part of ace itself (the fake agent): nothing to install or sign in to.
+	Internal bool
 	// ProjectMCP: the CLI reads MCP servers from <workdir>/.mcp.json (the others from their home).
 	ProjectMCP bool
 }

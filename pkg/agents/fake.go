@@ -4,7 +4,7 @@ import "regexp"
 
 // fakeAdapter is ace's scripted test agent (`ace demo-agent`, pkg/fakeagent): built into ace, no sign-in.
 func fakeAdapter() *Adapter {
-	return &Adapter{Name: "fake", base: fakeProfile}
+	return &Adapter{Name: "fake", Internal: true, base: fakeProfile}
 }
 
 func fakeProfile() Profile {
