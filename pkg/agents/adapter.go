@@ -120,7 +120,7 @@ func (p Profile) Program() string {
 // ReadsProjectMCP reports whether the agent reads MCP servers from the working copy (.mcp.json).
 func (p Profile) ReadsProjectMCP() bool { return p.adapter != nil && p.adapter.ProjectMCP }
 
-// dialogs is a shorthand for an adapter's dialog table.
+// dialog and permission build an adapter's dialog table.
 func dialog(name, match string, keys ...string) Dialog {
 	return Dialog{Name: name, Match: regexp.MustCompile(match), Keys: keys}
 }
