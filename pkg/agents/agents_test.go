@@ -80,7 +80,7 @@ func TestPrepareHome(t *testing.T) {
 	root, work := t.TempDir(), "/w/acme/widgets/7"
 	for _, name := range []string{"claude", "codex", "gemini"} {
 		p, _ := Builtin(name)
-		env, err := PrepareHome(p, root, work, MCPConfig{GitHubURL: "http://127.0.0.1/mcp", GitHubTokenEnv: "GITHUB_TOKEN"})
+		env, err := PrepareHome(p, root, work, MCPConfig{GitHubURL: "http://127.0.0.1/mcp", GitHubTokenEnv: "GITHUB_TOKEN"}, Auth{})
 		if err != nil || len(env) != 1 {
 			t.Fatalf("%s: %v %v", name, env, err)
 		}
@@ -145,7 +145,7 @@ func TestMCPConfigNamesTheTokenVariable(t *testing.T) {
 	}
 	for name, want := range files {
 		p, _ := Builtin(name)
-		if _, err := PrepareHome(p, root, work, mcp); err != nil {
+		if _, err := PrepareHome(p, root, work, mcp, Auth{}); err != nil {
 			t.Fatal(err)
 		}
 		if err := WriteProjectMCP(p, work, mcp); err != nil {
@@ -180,10 +180,10 @@ func TestHeadlessArgv(t *testing.T) {
 	}{
 		{"claude", "claude -p --output-format stream-json --verbose --permission-mode acceptEdits --model m1",
 			"claude -p --resume S1 --output-format stream-json --verbose --permission-mode acceptEdits --model m1"},
-		{"codex", "/ace/bin/codex-gh exec --json --sandbox workspace-write --model m1 -",
-			"/ace/bin/codex-gh exec --json --sandbox workspace-write --model m1 resume S1 -"},
-		{"gemini", "gemini -p|Do what the text above asks.|--output-format stream-json --approval-mode yolo --model m1",
-			"gemini --resume S1 -p|Do what the text above asks.|--output-format stream-json --approval-mode yolo --model m1"},
+		{"codex", `/ace/bin/codex-gh exec --json --sandbox workspace-write -c sandbox_workspace_write.writable_roots=["/w/.git"] --model m1 -`,
+			`/ace/bin/codex-gh exec --json --sandbox workspace-write -c sandbox_workspace_write.writable_roots=["/w/.git"] --model m1 resume S1 -`},
+		{"gemini", "gemini -p|Do what the text above asks.|--skip-trust --output-format stream-json --approval-mode yolo --model m1",
+			"gemini --resume S1 -p|Do what the text above asks.|--skip-trust --output-format stream-json --approval-mode yolo --model m1"},
 	}
 	join := func(a []string) string {
 		s := strings.Join(a, " ")

@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
+
+	"github.com/aceworks/ace/pkg/atomicfile"
 )
 
 // MCPConfig names an MCP server for the agent. It carries the NAME of the variable holding the token, never
@@ -16,89 +17,72 @@ type MCPConfig struct {
 	GitHubTokenEnv string
 }
 
-// PrepareHome makes <root>/homes/<agent>/ a home in which the agent trusts workdir and skips onboarding, and
-// returns the variables that point the agent at it. Existing settings are merged into, not replaced. Files are
-// 0600 and directories 0700.
-func PrepareHome(p Profile, root, workdir string, mcp MCPConfig) (map[string]string, error) {
+// isolatedHome is what an adapter needs to fill an isolated home.
+type isolatedHome struct {
+	Home, Workdir string
+	MCP           MCPConfig
+	Auth          Auth
+}
+
+// PrepareHome makes <root>/homes/<agent>/ a home in which the agent trusts workdir, skips onboarding and finds
+// the user's login when that is how it signs in (auth.LoginFiles, linked, so a token the CLI refreshes stays
+// one token; never copied into the working copy), and returns the variables that point the agent at it.
+// Existing settings are merged into, not replaced. Files are 0600 and directories 0700.
+func PrepareHome(p Profile, root, workdir string, mcp MCPConfig, auth Auth) (map[string]string, error) {
 	home := filepath.Join(root, "homes", p.Name)
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return nil, err
 	}
-	switch p.Name {
-	case "claude":
-		dir := filepath.Join(home, ".claude")
-		err := mergeJSON(filepath.Join(dir, ".claude.json"), func(m map[string]any) {
-			m["hasCompletedOnboarding"] = true
-			projects, _ := m["projects"].(map[string]any)
-			if projects == nil {
-				projects = map[string]any{}
-			}
-			proj, _ := projects[workdir].(map[string]any)
-			if proj == nil {
-				proj = map[string]any{}
-			}
-			proj["hasTrustDialogAccepted"] = true
-			projects[workdir] = proj
-			m["projects"] = projects
-		})
-		return map[string]string{"CLAUDE_CONFIG_DIR": dir}, err
-	case "codex":
-		dir := filepath.Join(home, ".codex")
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, err
-		}
-		path := filepath.Join(dir, "config.toml")
-		old, err := os.ReadFile(path)
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			return nil, err
-		}
-		section := fmt.Sprintf("[projects.%q]", workdir)
-		add := ""
-		if !strings.Contains(string(old), section) {
-			add += fmt.Sprintf("\n%s\ntrust_level = \"trusted\"\n", section)
-		}
-		if mcp.GitHubURL != "" && !strings.Contains(string(old), "[mcp_servers.github]") {
-			add += fmt.Sprintf("\n[mcp_servers.github]\nurl = %q\nbearer_token_env_var = %q\n", mcp.GitHubURL, mcp.GitHubTokenEnv)
-		}
-		if add != "" {
-			if err := os.WriteFile(path, append(old, []byte(add)...), 0o600); err != nil {
-				return nil, err
-			}
-		}
-		return map[string]string{"CODEX_HOME": dir}, nil
-	case "gemini":
-		dir := filepath.Join(home, ".gemini")
-		if err := mergeJSON(filepath.Join(dir, "trustedFolders.json"), func(m map[string]any) { m[workdir] = "TRUST_FOLDER" }); err != nil {
-			return nil, err
-		}
-		err := mergeJSON(filepath.Join(dir, "settings.json"), func(m map[string]any) {
-			if mcp.GitHubURL != "" {
-				// gemini expands $VAR in settings: the file names the variable, the token stays in the env.
-				setMCPServer(m, map[string]any{"httpUrl": mcp.GitHubURL,
-					"headers": map[string]any{"Authorization": "Bearer $" + mcp.GitHubTokenEnv}})
-			}
-			sec, _ := m["security"].(map[string]any)
-			if sec == nil {
-				sec = map[string]any{}
-			}
-			auth, _ := sec["auth"].(map[string]any)
-			if auth == nil {
-				auth = map[string]any{}
-			}
-			auth["selectedType"] = "gemini-api-key"
-			sec["auth"] = auth
-			m["security"] = sec
-		})
-		return map[string]string{"GEMINI_CLI_HOME": home}, err
+	a := p.adapter
+	if a == nil || a.isolate == nil {
+		return map[string]string{"HOME": home}, nil
 	}
-	return map[string]string{"HOME": home}, nil
+	env, err := a.isolate(isolatedHome{Home: home, Workdir: workdir, MCP: mcp, Auth: auth})
+	if err != nil {
+		return nil, err
+	}
+	if len(auth.LoginFiles) > 0 {
+		if err := linkLogin(a.configDir(home, nil), auth.LoginFiles); err != nil {
+			return nil, fmt.Errorf("bring the %s login into the isolated home: %w", p.Name, err)
+		}
+	}
+	return env, nil
 }
 
-// WriteProjectMCP writes the MCP servers an agent reads from the working copy itself: claude's .mcp.json
-// (git-excluded by the workspace). Other agents read theirs from their home (see PrepareHome). The file holds
-// the NAME of the token variable, which claude expands at start; never the token.
+// linkLogin links each login file into dir. A real file already there is the isolated home's own login (the
+// user signed in inside it) and is kept.
+func linkLogin(dir string, files map[string]string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	for name, src := range files {
+		dst := filepath.Join(dir, name)
+		fi, err := os.Lstat(dst)
+		switch {
+		case err == nil && fi.Mode()&os.ModeSymlink == 0:
+			continue
+		case err == nil:
+			if cur, _ := os.Readlink(dst); cur == src {
+				continue
+			}
+			if err := os.Remove(dst); err != nil {
+				return err
+			}
+		case !errors.Is(err, os.ErrNotExist):
+			return err
+		}
+		if err := os.Symlink(src, dst); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WriteProjectMCP writes the MCP servers an agent reads from the working copy itself (claude's .mcp.json,
+// git-excluded by the workspace). Other agents read theirs from their home (see PrepareHome). The file holds
+// the NAME of the token variable, which the CLI expands at start; never the token.
 func WriteProjectMCP(p Profile, workdir string, mcp MCPConfig) error {
-	if p.Name != "claude" || mcp.GitHubURL == "" {
+	if !p.ReadsProjectMCP() || mcp.GitHubURL == "" {
 		return nil
 	}
 	return mergeJSON(filepath.Join(workdir, ".mcp.json"), func(m map[string]any) {
@@ -115,6 +99,16 @@ func setMCPServer(m map[string]any, server map[string]any) {
 	}
 	servers["github"] = server
 	m["mcpServers"] = servers
+}
+
+// object returns m[key] as an object, adding an empty one when it is missing or not an object.
+func object(m map[string]any, key string) map[string]any {
+	o, _ := m[key].(map[string]any)
+	if o == nil {
+		o = map[string]any{}
+		m[key] = o
+	}
+	return o
 }
 
 func mergeJSON(path string, edit func(map[string]any)) error {
@@ -134,5 +128,5 @@ func mergeJSON(path string, edit func(map[string]any)) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, b, 0o600)
+	return atomicfile.Write(path, b, 0o600)
 }

@@ -68,11 +68,15 @@ type Profile struct {
 	Home           string // "" or "isolated"
 	AutoApprove    bool
 	Env            map[string]string
-	Secrets        []string
-	Runner         string // "tmux" or "exec"
+	// Secrets are required: a run fails without them. A built-in agent's sign-in secrets are not listed
+	// here; its adapter resolves them when present (see SignIn).
+	Secrets []string
+	Runner  string // "tmux" or "exec"
 	// GitHubMCP is the URL of a GitHub MCP server to give the agent ("" = none), authenticated with the
 	// GitHub token ace injects as GITHUB_TOKEN.
 	GitHubMCP string
+	// adapter is the built-in agent's knowledge (sign-in, home, versions); nil for a custom agent.
+	adapter *Adapter
 }
 
 // Vars fill a command template.

@@ -74,29 +74,7 @@ func runDoctor(ctx context.Context, app *App) error {
 		c.ok("git", string(trimNL(out)))
 	}
 	for _, name := range app.Config.AgentNames() {
-		p, err := service.Profile(app.Config, name)
-		if err != nil {
-			c.fail("agent "+name, err.Error())
-			continue
-		}
-		exe := p.Executable()
-		if p.Runner == "exec" {
-			exe = p.HeadlessExecutable()
-		}
-		if name == "codex" {
-			exe = "codex" // codex-gh is ace's own wrapper, installed by ace
-		}
-		if name == "fake" {
-			c.ok("agent "+name, "built into ace")
-			continue
-		}
-		if path, err := exec.LookPath(exe); err == nil {
-			c.ok("agent "+name, path)
-		} else if hint := installHint(exe, p.InstallHint); hint != "" {
-			c.fail("agent "+name, exe+" not found; install: "+hint)
-		} else {
-			c.fail("agent "+name, exe+" not found (agents."+name+".command)")
-		}
+		checkAgent(ctx, c, app, name)
 	}
 	if app.Config.Tracker.Kind == "github" {
 		tok, err := app.Secrets.GitHubToken(ctx, app.Config.GitHub.TokenEnv)
@@ -128,6 +106,46 @@ func runDoctor(ctx context.Context, app *App) error {
 		return fmt.Errorf("doctor found problems: %w", ErrMissingDependency)
 	}
 	return nil
+}
+
+// checkAgent reports an agent's CLI (where it is, its version against the one its adapter was tested with)
+// and the sign-in it will use.
+func checkAgent(ctx context.Context, c *check, app *App, name string) {
+	p, err := service.Profile(app.Config, name)
+	if err != nil {
+		c.fail("agent "+name, err.Error())
+		return
+	}
+	if a := p.Adapter(); a != nil && a.Internal {
+		c.ok("agent "+name, "built into ace")
+		return
+	}
+	in, err := p.CheckInstalled(ctx)
+	switch {
+	case in.Path == "":
+		exe := p.Program()
+		if hint := installHint(exe, p.InstallHint); hint != "" {
+			c.fail("agent "+name, exe+" not found; install: "+hint)
+		} else {
+			c.fail("agent "+name, exe+" not found (agents."+name+".command)")
+		}
+	case err != nil:
+		c.warn("agent "+name, in.Path+": "+err.Error())
+	case in.Drift():
+		c.warn("agent "+name, fmt.Sprintf("%s %s, but ace was tested with %s: its screens may have changed (%s)",
+			in.Path, in.Version, in.Tested, installHint(p.Program(), p.InstallHint)+"@"+in.Tested))
+	case in.Version != "":
+		c.ok("agent "+name, in.Path+" "+in.Version)
+	default:
+		c.ok("agent "+name, in.Path)
+	}
+	auth, err := p.SignIn(ctx, app.Secrets, agents.CurrentUser())
+	switch {
+	case err != nil:
+		c.fail("sign-in "+name, err.Error())
+	case auth.Method != "":
+		c.ok("sign-in "+name, auth.Method+" ("+auth.Detail+")")
+	}
 }
 
 func checkGitHub(ctx context.Context, c *check, apiURL, token string) {

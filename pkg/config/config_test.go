@@ -142,3 +142,18 @@ func TestValidateHeadlessKeys(t *testing.T) {
 		t.Errorf("the built-in claude with runner exec was rejected: %v", err)
 	}
 }
+
+// TestCustomAgentLivesInConfigAlone: an exec-only custom agent needs no tmux command; one with neither is
+// refused with the choices.
+func TestCustomAgentLivesInConfigAlone(t *testing.T) {
+	cfg := Default()
+	cfg.Agents["headless-only"] = AgentConfig{Runner: "exec", Headless: "/opt/bin/agent --json", HeadlessFormat: "codex"}
+	cfg.Agents["nothing"] = AgentConfig{Runner: "tmux"}
+	err := cfg.Validate()
+	if err == nil || !strings.Contains(err.Error(), "agents.nothing.command: empty") {
+		t.Errorf("an agent with no command at all: %v", err)
+	}
+	if err != nil && strings.Contains(err.Error(), "agents.headless-only") {
+		t.Errorf("an exec-only custom agent was refused: %v", err)
+	}
+}

@@ -8,10 +8,10 @@ import (
 	"slices"
 	"sort"
 	"strings"
-)
 
-// builtinAgents may be configured without a command: their profile supplies it.
-var builtinAgents = []string{"claude", "codex", "gemini", "fake"}
+	"github.com/aceworks/ace/pkg/agents"
+	"github.com/aceworks/ace/pkg/headless"
+)
 
 var permissions = []string{"read", "triage", "write", "maintain", "admin"}
 
@@ -62,9 +62,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Agent.Default == "" {
 		bad("agent.default", "empty")
-	} else if _, ok := c.Agents[c.Agent.Default]; !ok && !slices.Contains(builtinAgents, c.Agent.Default) {
+	} else if _, ok := c.Agents[c.Agent.Default]; !ok && !isBuiltin(c.Agent.Default) {
 		bad("agent.default", "%q is neither a built-in agent (%s) nor defined under [agents]", c.Agent.Default,
-			strings.Join(builtinAgents, ", "))
+			strings.Join(agents.BuiltinNames(), ", "))
 	}
 	names := make([]string, 0, len(c.Agents))
 	for n := range c.Agents {
@@ -124,26 +124,28 @@ func (c *Config) Validate() error {
 
 func (c *Config) validateAgent(name string, a AgentConfig, bad func(key, format string, args ...any)) {
 	key := "agents." + name
-	if strings.TrimSpace(a.Command) == "" && !slices.Contains(builtinAgents, name) {
-		bad(key+".command", "empty")
+	builtin := isBuiltin(name)
+	// A custom agent lives in ace.toml alone: a command for tmux, or only the headless command when it runs
+	// headless.
+	if !builtin && strings.TrimSpace(a.Command) == "" && !(a.Runner == "exec" && strings.TrimSpace(a.Headless) != "") {
+		bad(key+".command", "empty (or runner = \"exec\" with headless and headless_format)")
 	}
 	switch a.Runner {
 	case "", "tmux", "exec":
 	default:
 		bad(key+".runner", "%q is not \"tmux\" or \"exec\"", a.Runner)
 	}
-	switch a.HeadlessFormat {
-	case "", "claude", "codex", "gemini":
-	default:
-		bad(key+".headless_format", "%q is not \"claude\", \"codex\" or \"gemini\"", a.HeadlessFormat)
+	formats := headless.Formats()
+	if a.HeadlessFormat != "" && !slices.Contains(formats, a.HeadlessFormat) {
+		bad(key+".headless_format", "%q is not one of %s", a.HeadlessFormat, strings.Join(formats, ", "))
 	}
-	if a.Runner == "exec" && !slices.Contains(builtinAgents[:3], name) {
+	if a.Runner == "exec" && !builtinHeadless(name) {
 		// A custom agent has no built-in headless command or stream shape to fall back on.
 		if strings.TrimSpace(a.Headless) == "" {
 			bad(key+".headless", "empty (runner \"exec\" needs the headless command)")
 		}
 		if a.HeadlessFormat == "" {
-			bad(key+".headless_format", "empty (runner \"exec\" needs the stream format: claude, codex or gemini)")
+			bad(key+".headless_format", "empty (runner \"exec\" needs the stream format: %s)", strings.Join(formats, ", "))
 		}
 	}
 	if a.HeadlessResume != "" && !strings.Contains(a.HeadlessResume, "{session_id}") {
@@ -173,6 +175,11 @@ func (c *Config) validateAgent(name string, a AgentConfig, bad func(key, format 
 		}
 	}
 }
+
+func isBuiltin(name string) bool { _, ok := agents.Builtin(name); return ok }
+
+// builtinHeadless reports whether a built-in agent brings its own headless command.
+func builtinHeadless(name string) bool { p, ok := agents.Builtin(name); return ok && p.Headless != "" }
 
 // AgentNames lists the agents the configuration uses: the default and every configured one.
 func (c *Config) AgentNames() []string {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 	"unicode/utf8"
 )
@@ -69,17 +70,32 @@ type Parser interface {
 	Flush() []Event            // end of stream: emit whatever is still accumulated
 }
 
-// NewParser returns the parser for a stream format: "claude", "codex" or "gemini". Unknown format → error.
-func NewParser(format string) (Parser, error) {
-	switch format {
-	case "claude":
-		return &claudeParser{}, nil
-	case "codex":
-		return &codexParser{}, nil
-	case "gemini":
-		return &geminiParser{}, nil
+// formats maps a stream format, as an agent profile names it (agents.<name>.headless_format), to its parser.
+// The profile chooses; nothing here knows which agent speaks which format.
+func formats() map[string]func() Parser {
+	return map[string]func() Parser{
+		"claude": func() Parser { return &claudeParser{} },
+		"codex":  func() Parser { return &codexParser{} },
+		"gemini": func() Parser { return &geminiParser{} },
 	}
-	return nil, fmt.Errorf("headless: unknown stream format %q (want claude, codex or gemini)", format)
+}
+
+// Formats lists the stream formats ace parses, sorted.
+func Formats() []string {
+	var out []string
+	for f := range formats() {
+		out = append(out, f)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// NewParser returns the parser for a stream format (see Formats). Unknown format → error.
+func NewParser(format string) (Parser, error) {
+	if mk, ok := formats()[format]; ok {
+		return mk(), nil
+	}
+	return nil, fmt.Errorf("headless: unknown stream format %q (want one of %s)", format, strings.Join(Formats(), ", "))
 }
 
 // Transcript summarises a whole stream (used by `ace logs`).

@@ -176,7 +176,7 @@ func (e *Engine) remember(ctx context.Context, r *store.Run, outcome string) {
 func (e *Engine) secretValues(ctx context.Context, r *store.Run) []string {
 	var out []string
 	if prof, err := e.profile(r); err == nil {
-		for _, name := range prof.Secrets { // one by one: one that fails must not hide the others
+		for _, name := range prof.SecretNames() { // one by one: one that fails must not hide the others
 			if m, err := e.o.Secrets.ResolveAll(ctx, []string{name}); err == nil {
 				out = append(out, m[name])
 			}

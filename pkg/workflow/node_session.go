@@ -139,8 +139,12 @@ func (e *Engine) agentEnv(ctx context.Context, r *store.Run, prof agents.Profile
 			return nil, nil, err
 		}
 	}
+	auth, err := prof.SignIn(ctx, e.o.Secrets, agents.CurrentUser())
+	if err != nil {
+		return nil, nil, Terminal(err)
+	}
 	if prof.Home == "isolated" {
-		homeEnv, err := agents.PrepareHome(prof, e.o.Root, r.Workdir, mcp)
+		homeEnv, err := agents.PrepareHome(prof, e.o.Root, r.Workdir, mcp, auth)
 		if err != nil {
 			return nil, nil, fmt.Errorf("prepare isolated home for %s: %w", prof.Name, err)
 		}
@@ -148,10 +152,7 @@ func (e *Engine) agentEnv(ctx context.Context, r *store.Run, prof agents.Profile
 			env[k] = v
 		}
 	}
-	secrets, err = e.o.Secrets.ResolveAll(ctx, prof.Secrets)
-	if err != nil {
-		return nil, nil, Terminal(fmt.Errorf("secrets for agent %s: %w", prof.Name, err))
-	}
+	secrets = auth.Secrets
 	if prof.GitHubMCP != "" && secrets[mcpTokenEnv] == "" {
 		tok, err := e.o.Secrets.GitHubToken(ctx, e.cfg.GitHub.TokenEnv)
 		if err != nil {
@@ -165,7 +166,7 @@ func (e *Engine) agentEnv(ctx context.Context, r *store.Run, prof agents.Profile
 // writeProjectMCP writes the MCP config an agent reads from the working copy (claude's .mcp.json) — unless
 // the repository tracks that file: it is the project's, and an edit of it would end up in the pull request.
 func (e *Engine) writeProjectMCP(ctx context.Context, r *store.Run, prof agents.Profile, mcp agents.MCPConfig) error {
-	if prof.Name != "claude" {
+	if !prof.ReadsProjectMCP() {
 		return nil
 	}
 	ws, err := e.o.Workspaces.Open(ctx, r.Repo, r.Issue)
@@ -195,8 +196,8 @@ func checkExecutable(exe, workdir string, prof agents.Profile) error {
 	if !found(exe, workdir) {
 		return missing(exe, prof)
 	}
-	if prof.InstallHint != "" && filepath.Base(exe) != prof.Name && !found(prof.Name, workdir) {
-		return missing(prof.Name, prof) // a wrapper such as codex-gh is there, but not the CLI it runs
+	if cli := prof.WrappedCLI(exe); cli != "" && !found(cli, workdir) {
+		return missing(cli, prof) // ace's wrapper (codex-gh) is there, but not the CLI it runs
 	}
 	return nil
 }

@@ -1,0 +1,62 @@
+package agents
+
+import (
+	"path/filepath"
+	"regexp"
+)
+
+// claudeAdapter is Claude Code (`claude`, npm @anthropic-ai/claude-code). Screens: testdata/real/claude-2.1.197.
+//
+// Sign-in, in claude's own order: ANTHROPIC_API_KEY (claude asks once whether to use it: the api-key dialog),
+// CLAUDE_CODE_OAUTH_TOKEN (a subscriber's token from `claude setup-token`; no dialog), or its login in
+// ~/.claude/.credentials.json (CLAUDE_CONFIG_DIR moves it; on macOS the token sits in the keychain, which an
+// isolated home cannot reach).
+func claudeAdapter() *Adapter {
+	return &Adapter{
+		Name: "claude", CLI: "claude", Package: "@anthropic-ai/claude-code", TestedVersion: "2.1.197",
+		SignIns: []SignIn{
+			{Name: "api-key", Secret: "ANTHROPIC_API_KEY", How: "an Anthropic API key"},
+			{Name: "oauth-token", Secret: "CLAUDE_CODE_OAUTH_TOKEN", How: "a subscription token from `claude setup-token`"},
+			{Name: "login", Files: []string{".credentials.json"}, How: "sign in with `claude` (/login)"},
+		},
+		configDir:  dirFromEnv("CLAUDE_CONFIG_DIR", ".claude", false),
+		isolate:    claudeHome,
+		ProjectMCP: true,
+		base:       claudeProfile,
+	}
+}
+
+func claudeProfile() Profile {
+	re := regexp.MustCompile
+	approval := `Do you want to (proceed|create|make|edit|overwrite)`
+	return Profile{
+		Command: "claude --model {model}", Model: "sonnet",
+		Markers: Markers{Ready: re(`\? for shortcuts`), Busy: re(`esc to interrupt`), Approval: re(approval),
+			// AskUserQuestion: a numbered list the human answers, never ace.
+			Question: re(`Enter to select`)},
+		Dialogs: []Dialog{
+			dialog("trust", `Is this a project you created or one you trust|Yes, I trust this folder`, "Enter"),
+			// "2. No (recommended)" is preselected: Enter would refuse the key.
+			dialog("api-key", `Do you want to use this API key\?`, "1"),
+			permission("permission", approval, "1"),
+		},
+		ApproveKeys: []string{"1"}, CompactCommand: "/compact", ContextFile: "CLAUDE.md",
+		// -p without a prompt argument reads the prompt from stdin. Nobody is there to answer a permission
+		// prompt: edits are accepted, other tools follow the user's settings (or override headless with
+		// --dangerously-skip-permissions inside a sandbox).
+		Headless:       "claude -p --output-format stream-json --verbose --permission-mode acceptEdits --model {model}",
+		HeadlessResume: "claude -p --resume {session_id} --output-format stream-json --verbose --permission-mode acceptEdits --model {model}",
+		HeadlessFormat: "claude",
+	}
+}
+
+// claudeHome: CLAUDE_CONFIG_DIR holds .claude.json, where onboarding is marked done (else claude runs an online
+// check at first start and exits when it cannot reach its service) and the working copy is trusted.
+func claudeHome(h isolatedHome) (map[string]string, error) {
+	dir := filepath.Join(h.Home, ".claude")
+	err := mergeJSON(filepath.Join(dir, ".claude.json"), func(m map[string]any) {
+		m["hasCompletedOnboarding"] = true
+		object(object(m, "projects"), h.Workdir)["hasTrustDialogAccepted"] = true
+	})
+	return map[string]string{"CLAUDE_CONFIG_DIR": dir}, err
+}

@@ -1,0 +1,96 @@
+package agents
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+// codexAdapter is the Codex CLI (`codex`, npm @openai/codex), started through ace's codex-gh wrapper (it hands
+// the GitHub token to codex's GitHub MCP server). Screens: testdata/real/codex-0.169.0.
+//
+// Sign-in: OPENAI_API_KEY, or the ChatGPT sign-in in ~/.codex/auth.json (CODEX_HOME moves it). With only the
+// key, a fresh CODEX_HOME still walks through sign-in screens: "Sign in with ChatGPT" → 3 ("Sign in another
+// way") → "Use an OpenAI API key" → Enter → "Press enter to save" → ONE Enter, then the screen may stay a while:
+// pressing again stalls it, so the engine answers a dialog once and waits for the screen to change.
+//
+// Commits: codex's workspace-write sandbox mounts <workdir>/.git read-only, so the agent's `git commit` fails
+// and it spends turns on it. ace makes .git a writable root of its own (sandbox_workspace_write.writable_roots,
+// checked with `codex sandbox` on 0.169.0: `git commit` fails without it, succeeds with it), so the agent
+// commits its own work like the other agents and the rest of the sandbox stays as it is.
+func codexAdapter() *Adapter {
+	return &Adapter{
+		Name: "codex", CLI: "codex", Wrapper: "codex-gh", Package: "@openai/codex", TestedVersion: "0.169.0",
+		SignIns: []SignIn{
+			{Name: "api-key", Secret: "OPENAI_API_KEY", How: "an OpenAI API key"},
+			{Name: "login", Files: []string{"auth.json"}, How: "sign in with ChatGPT (`codex login`)"},
+		},
+		configDir: dirFromEnv("CODEX_HOME", ".codex", false),
+		isolate:   codexHome,
+		base:      codexProfile,
+	}
+}
+
+// codexGitWritable is the -c option that gives the sandbox a writable .git (see codexAdapter).
+const codexGitWritable = `-c 'sandbox_workspace_write.writable_roots=["{workdir}/.git"]'`
+
+func codexProfile() Profile {
+	re := regexp.MustCompile
+	approval := `Would you like to run the following command\?`
+	return Profile{
+		Command: "{ace_bin}/codex-gh --model {model} --sandbox workspace-write " + codexGitWritable + " --ask-for-approval on-request",
+		// The splash shows a look-alike composer ("› Ask Codex to do anything") for seconds before the first
+		// dialog; only the real one has the status line "<model> default · <cwd>" under it.
+		Markers: Markers{Ready: re(`default · |Worked for`),
+			// A prompt submitted while codex is still connecting is queued, not lost: pasting it again would
+			// queue it twice.
+			Busy:     re(`esc to interrupt|Queued follow-up inputs|edit last queued message`),
+			Approval: re(approval + `|Press enter to confirm or esc to cancel`),
+			Question: re(`Enter to select`)},
+		// Most specific first: the sign-in screens share words.
+		Dialogs: []Dialog{
+			dialog("trust", `Trust this folder\?`, "Enter"),
+			dialog("api-key", `Detected OPENAI_API_KEY environment variable|Press enter to save`, "Enter"),
+			dialog("sign-in-method", `Use an OpenAI API key`, "Enter"),
+			dialog("sign-in", `Sign in with ChatGPT`, "3"),
+			dialog("model-notice", `Use existing model`, "2"),
+			permission("approval", approval, "y"),
+		},
+		ApproveKeys: []string{"y"}, CompactCommand: "/compact", ContextFile: "AGENTS.md",
+		// "-" reads the prompt from stdin; exec defaults to a read-only sandbox, so ask for workspace-write.
+		Headless:       "{ace_bin}/codex-gh exec --json --sandbox workspace-write " + codexGitWritable + " --model {model} -",
+		HeadlessResume: "{ace_bin}/codex-gh exec --json --sandbox workspace-write " + codexGitWritable + " --model {model} resume {session_id} -",
+		HeadlessFormat: "codex",
+	}
+}
+
+// codexHome: CODEX_HOME with the working copy trusted and the GitHub MCP server, appended to the user's
+// config.toml text (kept as the user wrote it).
+func codexHome(h isolatedHome) (map[string]string, error) {
+	dir := filepath.Join(h.Home, ".codex")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, "config.toml")
+	old, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	section := fmt.Sprintf("[projects.%q]", h.Workdir)
+	add := ""
+	if !strings.Contains(string(old), section) {
+		add += fmt.Sprintf("\n%s\ntrust_level = \"trusted\"\n", section)
+	}
+	if h.MCP.GitHubURL != "" && !strings.Contains(string(old), "[mcp_servers.github]") {
+		add += fmt.Sprintf("\n[mcp_servers.github]\nurl = %q\nbearer_token_env_var = %q\n", h.MCP.GitHubURL, h.MCP.GitHubTokenEnv)
+	}
+	if add != "" {
+		if err := os.WriteFile(path, append(old, []byte(add)...), 0o600); err != nil {
+			return nil, err
+		}
+	}
+	return map[string]string{"CODEX_HOME": dir}, nil
+}

@@ -1,0 +1,75 @@
+package agents
+
+import (
+	"path/filepath"
+	"regexp"
+)
+
+// geminiAdapter is the Gemini CLI (`gemini`, npm @google/gemini-cli). Screens: testdata/real/gemini-0.61.0.
+//
+// Sign-in: GEMINI_API_KEY, or the Google sign-in in ~/.gemini/oauth_creds.json (GEMINI_CLI_HOME moves the
+// home that holds .gemini). With only the key and no settings, gemini asks how to authenticate ("Existing API
+// key detected (GEMINI_API_KEY)…"): 2 picks "Use Gemini API Key" and submits, then the key screen ("Enter
+// Gemini API Key", prefilled) takes Enter.
+//
+// Headless gemini refuses an untrusted folder (exit 55): --skip-trust trusts the working copy for that one
+// session, nothing broader (no trustedFolders.json entry, no parent folder).
+func geminiAdapter() *Adapter {
+	return &Adapter{
+		Name: "gemini", CLI: "gemini", Package: "@google/gemini-cli", TestedVersion: "0.61.0",
+		SignIns: []SignIn{
+			{Name: "api-key", Secret: "GEMINI_API_KEY", How: "a Gemini API key"},
+			{Name: "login", Files: []string{"oauth_creds.json", "google_accounts.json"}, How: "sign in with Google in `gemini`"},
+		},
+		configDir: dirFromEnv("GEMINI_CLI_HOME", ".gemini", true),
+		isolate:   geminiHome,
+		base:      geminiProfile,
+	}
+}
+
+func geminiProfile() Profile {
+	re := regexp.MustCompile
+	approval := `Apply this change\?|Allow execution of`
+	return Profile{
+		Command: "gemini --model {model}",
+		Markers: Markers{Ready: re(`Type your message or @path/to/file`), Busy: re(`esc to cancel`),
+			// After the trust dialog the box stays drawn while gemini restarts: answering it again would type
+			// into the next screen.
+			Starting: re(`Gemini CLI is restarting`),
+			Approval: re(approval), Question: re(`Enter to select`)},
+		Dialogs: []Dialog{
+			dialog("trust", `Do you trust the files in this folder\?`, "Enter"),
+			dialog("api-key", `Enter Gemini API Key`, "Enter"),
+			// Only when gemini found the key: without one, the choice is the human's.
+			dialog("auth-method", `Existing API key detected \(GEMINI_API_KEY\)`, "2"),
+			permission("approval", approval, "1"),
+		},
+		ApproveKeys: []string{"1"}, CompactCommand: "/compress", ContextFile: "GEMINI.md",
+		// -p makes gemini headless and is appended to the prompt read from stdin, so it only points back at it.
+		Headless:       "gemini -p \"Do what the text above asks.\" --skip-trust --output-format stream-json --approval-mode yolo --model {model}",
+		HeadlessResume: "gemini --resume {session_id} -p \"Do what the text above asks.\" --skip-trust --output-format stream-json --approval-mode yolo --model {model}",
+		HeadlessFormat: "gemini",
+	}
+}
+
+// geminiHome: GEMINI_CLI_HOME with the working copy trusted, the GitHub MCP server, and the auth method chosen
+// for the sign-in ace found (headless gemini exits 41 without one).
+func geminiHome(h isolatedHome) (map[string]string, error) {
+	dir := filepath.Join(h.Home, ".gemini")
+	if err := mergeJSON(filepath.Join(dir, "trustedFolders.json"), func(m map[string]any) { m[h.Workdir] = "TRUST_FOLDER" }); err != nil {
+		return nil, err
+	}
+	err := mergeJSON(filepath.Join(dir, "settings.json"), func(m map[string]any) {
+		if h.MCP.GitHubURL != "" {
+			// gemini expands $VAR in settings: the file names the variable, the token stays in the env.
+			setMCPServer(m, map[string]any{"httpUrl": h.MCP.GitHubURL,
+				"headers": map[string]any{"Authorization": "Bearer $" + h.MCP.GitHubTokenEnv}})
+		}
+		kind := "gemini-api-key"
+		if h.Auth.Method == "login" {
+			kind = "oauth-personal"
+		}
+		object(object(m, "security"), "auth")["selectedType"] = kind
+	})
+	return map[string]string{"GEMINI_CLI_HOME": h.Home}, err
+}

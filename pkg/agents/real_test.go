@@ -1,0 +1,108 @@
+package agents
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestRealFirstRunScreens walks each CLI's real first-run screens (testdata/real/<cli>-<version>/, captured in
+// tmux on a fresh HOME with only an API key, loopback only; see testdata/real/README.md) through its adapter:
+// each screen classifies as what it is, and a dialog gets exactly the keys that pass it. Every capture must be
+// in the table, and the directory of each adapter's tested version must exist.
+func TestRealFirstRunScreens(t *testing.T) {
+	type want struct {
+		state  State
+		dialog string
+		keys   string
+	}
+	table := map[string]map[string]want{
+		"claude": {
+			"01-trust":       {StateDialog, "trust", "Enter"},
+			"02-api-key":     {StateDialog, "api-key", "1"},
+			"03-ready":       {StateReady, "", ""},
+			"11-oauth-trust": {StateDialog, "trust", "Enter"}, // CLAUDE_CODE_OAUTH_TOKEN only: no api-key dialog
+			"12-oauth-ready": {StateReady, "", ""},
+		},
+		"codex": {
+			"01-splash":         {StateStarting, "", ""},
+			"02-sign-in":        {StateDialog, "sign-in", "3"},
+			"03-sign-in-method": {StateDialog, "sign-in-method", "Enter"},
+			"04-api-key":        {StateDialog, "api-key", "Enter"},
+			"05-trust":          {StateDialog, "trust", "Enter"},
+			"06-ready":          {StateReady, "", ""},
+		},
+		"gemini": {
+			"01-trust":       {StateDialog, "trust", "Enter"},
+			"02-auth-method": {StateDialog, "auth-method", "2"},
+			"03-api-key":     {StateDialog, "api-key", "Enter"},
+			"04-ready":       {StateReady, "", ""},
+		},
+	}
+	for agent, screens := range table {
+		p, _ := Builtin(agent)
+		dir := filepath.Join("testdata", "real", agent+"-"+p.Adapter().TestedVersion)
+		files, err := filepath.Glob(filepath.Join(dir, "*.txt"))
+		if err != nil || len(files) == 0 {
+			t.Fatalf("%s: no captures of the tested version in %s (%v)", agent, dir, err)
+		}
+		if len(files) != len(screens) {
+			t.Errorf("%s: %d captures, %d in the table: classify every capture", agent, len(files), len(screens))
+		}
+		for _, f := range files {
+			name := strings.TrimSuffix(filepath.Base(f), ".txt")
+			w, ok := screens[name]
+			if !ok {
+				t.Errorf("%s: %s is not in the table", agent, f)
+				continue
+			}
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := p.Classify(string(b), false, 0); got != w.state {
+				t.Errorf("%s: state %s, want %s", f, got, w.state)
+			}
+			keys, dname, ok := p.DialogResponse(string(b))
+			if dname != w.dialog || strings.Join(keys, " ") != w.keys || ok != (w.dialog != "") {
+				t.Errorf("%s: dialog %q keys %q, want %q %q", f, dname, keys, w.dialog, w.keys)
+			}
+		}
+	}
+}
+
+// TestQuestionsAreNeverAnswered: a selection list the agent shows (claude's AskUserQuestion, codex's and
+// gemini's lists) is a question for the human; no dialog of any profile answers it, even with auto_approve.
+func TestQuestionsAreNeverAnswered(t *testing.T) {
+	lists := map[string]string{
+		"claude": "Which database should I use?\n\n❯ 1. PostgreSQL\n  2. SQLite\n  3. Type something.\n\nEnter to select · ↑/↓ to navigate · Esc to cancel",
+		"codex":  "Which database should I use?\n\n› 1. PostgreSQL\n  2. SQLite\n\nPress Enter to select, Esc to cancel",
+		"gemini": "│ Which database should I use?\n│ ● 1. PostgreSQL\n│   2. SQLite\n│ (Use Enter to select)",
+	}
+	for agent, screen := range lists {
+		p, _ := Builtin(agent)
+		p.AutoApprove = true
+		if got := p.Classify(screen, false, 0); got != StateQuestion {
+			t.Errorf("%s: a selection list classifies as %s, want question", agent, got)
+		}
+		if keys, name, ok := p.DialogResponse(screen); ok {
+			t.Errorf("%s: ace would answer the agent's question with %q (dialog %s)", agent, keys, name)
+		}
+	}
+}
+
+// TestDialogNamesAreStable: the engine answers a dialog once and then waits for the screen to change, keyed by
+// the dialog's name: names are unique within a profile and never empty.
+func TestDialogNamesAreStable(t *testing.T) {
+	for _, agent := range BuiltinNames() {
+		p, _ := Builtin(agent)
+		seen := map[string]bool{}
+		for _, d := range p.Dialogs {
+			if d.Name == "" || seen[d.Name] || len(d.Keys) == 0 {
+				t.Errorf("%s: dialog %q (keys %q) is unnamed, named twice or answers nothing", agent, d.Name, d.Keys)
+			}
+			seen[d.Name] = true
+		}
+	}
+}
