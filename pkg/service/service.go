@@ -41,6 +41,8 @@ type Options struct {
 	Watching bool
 	// Tune adjusts the engine's options before it is built (tests shorten intervals this way).
 	Tune func(*workflow.Options)
+	// Now is the one clock of the engine and the store; default time.Now.
+	Now func() time.Time
 }
 
 var _ workflow.Memory = (*memory.Store)(nil)
@@ -96,7 +98,7 @@ func Open(ctx context.Context, o Options) (*Service, error) {
 	if _, err := scripts.Install(filepath.Join(root, "bin")); err != nil {
 		return nil, fmt.Errorf("install helper scripts: %w", err)
 	}
-	st, err := store.Open(ctx, filepath.Join(root, "ace.db"))
+	st, err := store.Open(ctx, filepath.Join(root, "ace.db"), store.WithClock(o.Now))
 	if err != nil {
 		return nil, fmt.Errorf("open the state store: %w", err)
 	}
@@ -126,6 +128,7 @@ func Open(ctx context.Context, o Options) (*Service, error) {
 		Root:       root,
 		Logger:     log,
 		Observer:   o.Observer,
+		Now:        o.Now,
 	}
 	if cfg.Memory.Enabled {
 		mem, err := memory.New(root, memory.Options{AgentsMax: cfg.Memory.AgentsMaxBytes, StatusMax: cfg.Memory.StatusMaxBytes})

@@ -28,7 +28,7 @@ func TestRunRoundTripAndOptimisticUpdate(t *testing.T) {
 	ctx := context.Background()
 	s := open(t, filepath.Join(t.TempDir(), "ace.db"))
 	r := &Run{Repo: "acme/widgets", Issue: 193, Attempt: 1, Agent: "codex", Step: "claim", Status: StatusActive,
-		Vars: map[string]string{"title": "Fix it"}}
+		State: RunState{Title: "Fix it"}}
 	if err := s.CreateRun(ctx, r); err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func TestRunRoundTripAndOptimisticUpdate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Step != "prepare_workspace" || got.Branch != "ace/193-fix-it" || got.Vars["title"] != "Fix it" || got.Version != 2 {
+	if got.Step != "prepare_workspace" || got.Branch != "ace/193-fix-it" || got.State.Title != "Fix it" || got.Version != 2 {
 		t.Fatalf("read back %+v", got)
 	}
 	evs, err := s.Events(ctx, r.ID)

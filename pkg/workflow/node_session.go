@@ -42,7 +42,7 @@ func (e *Engine) startSession(ctx context.Context, r *store.Run) (Result, error)
 			return Result{}, err
 		}
 	}
-	if r.Vars[varDelivered] == "1" {
+	if r.State.PromptDelivered {
 		return Goto(StepMonitor), nil
 	}
 	return Goto(StepDeliver), nil
@@ -225,7 +225,7 @@ func missing(exe string, prof agents.Profile) error {
 
 // deliverPrompt waits for the agent's composer, pastes the prompt, and makes sure it was submitted.
 func (e *Engine) deliverPrompt(ctx context.Context, r *store.Run) (Result, error) {
-	if r.Vars[varDelivered] == "1" {
+	if r.State.PromptDelivered {
 		return Goto(StepMonitor), nil
 	}
 	prof, err := e.profile(r)
@@ -233,7 +233,7 @@ func (e *Engine) deliverPrompt(ctx context.Context, r *store.Run) (Result, error
 		return Result{}, err
 	}
 	text := e.taskPrompt(r)
-	if r.Vars[varResume] == "1" {
+	if r.State.Resume {
 		text = e.resumePrompt(r)
 	}
 	if err := e.o.Sessions.Deliver(ctx, r.Session, text, e.deliverOptions(ctx, r, prof)); err != nil {
@@ -244,9 +244,9 @@ func (e *Engine) deliverPrompt(ctx context.Context, r *store.Run) (Result, error
 		}
 		return Result{}, fmt.Errorf("deliver the prompt: %w", err)
 	}
-	r.Vars[varDelivered] = "1"
-	delete(r.Vars, varResume)
-	r.Vars[varMonitorSince] = e.stamp()
+	r.State.PromptDelivered = true
+	r.State.Resume = false
+	r.State.MonitorSince = e.o.Now()
 	e.markTranscript(r)
 	e.event(ctx, r, "prompt", "prompt delivered")
 	return Goto(StepMonitor), nil
@@ -275,7 +275,7 @@ func (e *Engine) profile(r *store.Run) (agents.Profile, error) {
 	if err != nil {
 		return agents.Profile{}, Terminal(fmt.Errorf("agent %q: %w", r.Agent, err))
 	}
-	if m := r.Vars[varModel]; m != "" {
+	if m := r.State.Model; m != "" {
 		prof.Model = m
 	}
 	return prof, nil
