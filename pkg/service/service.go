@@ -45,6 +45,8 @@ type Options struct {
 	Tune func(*workflow.Options)
 	// Dispatch makes this process start runs for labelled issues once its queue is started (ace poll).
 	Dispatch bool
+	// Now is the one clock of the engine and the store; default time.Now.
+	Now func() time.Time
 }
 
 var _ workflow.Memory = (*memory.Store)(nil)
@@ -103,7 +105,7 @@ func Open(ctx context.Context, o Options) (*Service, error) {
 	if _, err := scripts.Install(filepath.Join(root, "bin")); err != nil {
 		return nil, fmt.Errorf("install helper scripts: %w", err)
 	}
-	st, err := store.Open(ctx, filepath.Join(root, "ace.db"))
+	st, err := store.Open(ctx, filepath.Join(root, "ace.db"), store.WithClock(o.Now))
 	if err != nil {
 		return nil, fmt.Errorf("open the state store: %w", err)
 	}
@@ -133,6 +135,7 @@ func Open(ctx context.Context, o Options) (*Service, error) {
 		Root:       root,
 		Logger:     log,
 		Observer:   o.Observer,
+		Now:        o.Now,
 	}
 	if cfg.Memory.Enabled {
 		mem, err := memory.New(root, memory.Options{AgentsMax: cfg.Memory.AgentsMaxBytes, StatusMax: cfg.Memory.StatusMaxBytes})

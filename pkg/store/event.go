@@ -14,7 +14,7 @@ func (s *Store) AppendEvent(ctx context.Context, runID int64, ev Event) error {
 		return fmt.Errorf("begin: %w", err)
 	}
 	defer tx.Rollback()
-	if err := insertEvent(ctx, tx, runID, ev, time.Now()); err != nil {
+	if err := insertEvent(ctx, tx, runID, ev, s.now()); err != nil {
 		return err
 	}
 	return tx.Commit()
@@ -25,7 +25,7 @@ func insertEvent(ctx context.Context, tx *sql.Tx, runID int64, ev Event, now tim
 		ev.Time = now
 	}
 	_, err := tx.ExecContext(ctx, "INSERT INTO events (run_id, time, kind, step, message, data) VALUES (?,?,?,?,?,?)",
-		runID, stamp(ev.Time), ev.Kind, ev.Step, ev.Message, ev.Data)
+		runID, nanos(ev.Time), ev.Kind, ev.Step, ev.Message, ev.Data)
 	if err != nil {
 		return fmt.Errorf("record event %s of run %d: %w", ev.Kind, runID, err)
 	}
@@ -42,11 +42,11 @@ func (s *Store) Events(ctx context.Context, runID int64) ([]Event, error) {
 	var out []Event
 	for rows.Next() {
 		var ev Event
-		var t string
+		var t int64
 		if err := rows.Scan(&ev.ID, &ev.RunID, &t, &ev.Kind, &ev.Step, &ev.Message, &ev.Data); err != nil {
 			return nil, err
 		}
-		ev.Time = parseStamp(t)
+		ev.Time = fromNanos(t)
 		out = append(out, ev)
 	}
 	return out, rows.Err()

@@ -1,6 +1,9 @@
 package store
 
 import (
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -29,31 +32,31 @@ func (s Status) Terminal() bool {
 
 // Run is one attempt at one issue.
 type Run struct {
-	ID              int64             `json:"id"`
-	Repo            string            `json:"repo"`
-	Issue           int               `json:"issue"`
-	Attempt         int               `json:"attempt"`
-	Agent           string            `json:"agent"`
-	Runner          string            `json:"runner"`
-	Step            string            `json:"step"`
-	Status          Status            `json:"status"`
-	Session         string            `json:"session,omitempty"`
-	AgentSessionID  string            `json:"agent_session_id,omitempty"`
-	Workdir         string            `json:"workdir,omitempty"`
-	Branch          string            `json:"branch,omitempty"`
-	BaseBranch      string            `json:"base_branch,omitempty"`
-	PRNumber        int               `json:"pr_number,omitempty"`
-	PRURL           string            `json:"pr_url,omitempty"`
-	StatusCommentID int64             `json:"status_comment_id,omitempty"`
-	Nudges          int               `json:"nudges"`
-	Restarts        int               `json:"restarts"`
-	Error           string            `json:"error,omitempty"`
-	Vars            map[string]string `json:"vars,omitempty"`
-	Version         int64             `json:"version"`
-	TriggeredAt     time.Time         `json:"triggered_at"`
-	CreatedAt       time.Time         `json:"created_at"`
-	UpdatedAt       time.Time         `json:"updated_at"`
-	FinishedAt      *time.Time        `json:"finished_at,omitempty"`
+	ID              int64      `json:"id"`
+	Repo            string     `json:"repo"`
+	Issue           int        `json:"issue"`
+	Attempt         int        `json:"attempt"`
+	Agent           string     `json:"agent"`
+	Runner          string     `json:"runner"`
+	Step            string     `json:"step"`
+	Status          Status     `json:"status"`
+	Session         string     `json:"session,omitempty"`
+	AgentSessionID  string     `json:"agent_session_id,omitempty"`
+	Workdir         string     `json:"workdir,omitempty"`
+	Branch          string     `json:"branch,omitempty"`
+	BaseBranch      string     `json:"base_branch,omitempty"`
+	PRNumber        int        `json:"pr_number,omitempty"`
+	PRURL           string     `json:"pr_url,omitempty"`
+	StatusCommentID int64      `json:"status_comment_id,omitempty"`
+	Nudges          int        `json:"nudges"`
+	Restarts        int        `json:"restarts"`
+	Error           string     `json:"error,omitempty"`
+	State           RunState   `json:"state"`
+	Version         int64      `json:"version"`
+	TriggeredAt     time.Time  `json:"triggered_at"`
+	CreatedAt       time.Time  `json:"created_at"`
+	UpdatedAt       time.Time  `json:"updated_at"`
+	FinishedAt      *time.Time `json:"finished_at,omitempty"`
 }
 
 // Event is one entry of a run's append-only log: a transition or a side effect.
@@ -76,28 +79,21 @@ type Filter struct {
 }
 
 const runColumns = `id, repo, issue, attempt, agent, runner, step, status, session, agent_session_id, workdir, branch,
-	base_branch, pr_number, pr_url, status_comment_id, nudges, restarts, error, vars, version, triggered_at,
+	base_branch, pr_number, pr_url, status_comment_id, nudges, restarts, error, state, version, triggered_at,
 	created_at, updated_at, finished_at`
-
-func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
-
-func parseStamp(s string) time.Time {
-	t, _ := time.Parse(time.RFC3339Nano, s)
-	return t
-}
 
 // CreateRun inserts r (ID, Version and timestamps are set) with a "created" event.
 func (s *Store) CreateRun(ctx context.Context, r *Run) error {
-	now := time.Now()
+	now := s.now()
 	if r.TriggeredAt.IsZero() {
 		r.TriggeredAt = now
 	}
 	if r.Runner == "" {
 		r.Runner = "tmux"
 	}
-	vars, err := json.Marshal(nonNil(r.Vars))
+	state, err := json.Marshal(r.State)
 	if err != nil {
-		return err
+		return fmt.Errorf("run state: %w", err)
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -106,12 +102,15 @@ func (s *Store) CreateRun(ctx context.Context, r *Run) error {
 	defer tx.Rollback()
 	res, err := tx.ExecContext(ctx, `INSERT INTO runs (repo, issue, attempt, agent, runner, step, status, session,
 		agent_session_id, workdir, branch, base_branch, pr_number, pr_url, status_comment_id, nudges, restarts, error,
-		vars, version, triggered_at, created_at, updated_at)
+		state, version, triggered_at, created_at, updated_at)
 		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,1,?,?,?)`,
 		r.Repo, r.Issue, r.Attempt, r.Agent, r.Runner, r.Step, r.Status, r.Session, r.AgentSessionID, r.Workdir,
-		r.Branch, r.BaseBranch, r.PRNumber, r.PRURL, r.StatusCommentID, r.Nudges, r.Restarts, r.Error, string(vars),
-		stamp(r.TriggeredAt), stamp(now), stamp(now))
+		r.Branch, r.BaseBranch, r.PRNumber, r.PRURL, r.StatusCommentID, r.Nudges, r.Restarts, r.Error, string(state),
+		nanos(r.TriggeredAt), nanos(now), nanos(now))
 	if err != nil {
+		if isUniqueViolation(err) {
+			return fmt.Errorf("attempt %d of %s#%d exists already: %w", r.Attempt, r.Repo, r.Issue, ErrConflict)
+		}
 		return fmt.Errorf("insert run: %w", err)
 	}
 	id, err := res.LastInsertId()
@@ -128,14 +127,14 @@ func (s *Store) CreateRun(ctx context.Context, r *Run) error {
 // UpdateRun saves r if nobody changed it since it was read (else ErrConflict), together with ev when given, in
 // one transaction.
 func (s *Store) UpdateRun(ctx context.Context, r *Run, ev *Event) error {
-	vars, err := json.Marshal(nonNil(r.Vars))
+	state, err := json.Marshal(r.State)
 	if err != nil {
-		return err
+		return fmt.Errorf("run state: %w", err)
 	}
-	now := time.Now()
+	now := s.now()
 	var finished any
 	if r.FinishedAt != nil {
-		finished = stamp(*r.FinishedAt)
+		finished = nanos(*r.FinishedAt)
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -144,9 +143,9 @@ func (s *Store) UpdateRun(ctx context.Context, r *Run, ev *Event) error {
 	defer tx.Rollback()
 	res, err := tx.ExecContext(ctx, `UPDATE runs SET agent=?, runner=?, step=?, status=?, session=?, agent_session_id=?,
 		workdir=?, branch=?, base_branch=?, pr_number=?, pr_url=?, status_comment_id=?, nudges=?, restarts=?, error=?,
-		vars=?, version=version+1, updated_at=?, finished_at=? WHERE id=? AND version=?`,
+		state=?, version=version+1, updated_at=?, finished_at=? WHERE id=? AND version=?`,
 		r.Agent, r.Runner, r.Step, r.Status, r.Session, r.AgentSessionID, r.Workdir, r.Branch, r.BaseBranch,
-		r.PRNumber, r.PRURL, r.StatusCommentID, r.Nudges, r.Restarts, r.Error, string(vars), stamp(now), finished,
+		r.PRNumber, r.PRURL, r.StatusCommentID, r.Nudges, r.Restarts, r.Error, string(state), nanos(now), finished,
 		r.ID, r.Version)
 	if err != nil {
 		return fmt.Errorf("update run %d: %w", r.ID, err)
@@ -241,31 +240,28 @@ type scanner interface{ Scan(dest ...any) error }
 
 func scanRun(sc scanner) (*Run, error) {
 	var r Run
-	var vars, triggered, created, updated string
-	var finished sql.NullString
+	var state string
+	var triggered, created, updated int64
+	var finished sql.NullInt64
 	err := sc.Scan(&r.ID, &r.Repo, &r.Issue, &r.Attempt, &r.Agent, &r.Runner, &r.Step, &r.Status, &r.Session,
 		&r.AgentSessionID, &r.Workdir, &r.Branch, &r.BaseBranch, &r.PRNumber, &r.PRURL, &r.StatusCommentID, &r.Nudges,
-		&r.Restarts, &r.Error, &vars, &r.Version, &triggered, &created, &updated, &finished)
+		&r.Restarts, &r.Error, &state, &r.Version, &triggered, &created, &updated, &finished)
 	if err != nil {
 		return nil, err
 	}
-	if err := json.Unmarshal([]byte(vars), &r.Vars); err != nil {
-		return nil, fmt.Errorf("run %d: vars: %w", r.ID, err)
+	if err := json.Unmarshal([]byte(state), &r.State); err != nil {
+		return nil, fmt.Errorf("run %d: state: %w", r.ID, err)
 	}
-	if r.Vars == nil {
-		r.Vars = map[string]string{}
-	}
-	r.TriggeredAt, r.CreatedAt, r.UpdatedAt = parseStamp(triggered), parseStamp(created), parseStamp(updated)
+	r.TriggeredAt, r.CreatedAt, r.UpdatedAt = fromNanos(triggered), fromNanos(created), fromNanos(updated)
 	if finished.Valid {
-		t := parseStamp(finished.String)
+		t := fromNanos(finished.Int64)
 		r.FinishedAt = &t
 	}
 	return &r, nil
 }
 
-func nonNil(m map[string]string) map[string]string {
-	if m == nil {
-		return map[string]string{}
-	}
-	return m
+// isUniqueViolation reports a UNIQUE constraint that refused an insert.
+func isUniqueViolation(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE
 }

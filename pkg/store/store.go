@@ -11,7 +11,9 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"time"
 
+	"github.com/gofrs/flock"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
@@ -23,11 +25,26 @@ var ErrConflict = errors.New("run changed by another process")
 
 // Store is the state store. It is safe for concurrent use and across processes.
 type Store struct {
-	db *sql.DB
+	db   *sql.DB
+	now  func() time.Time
+	lock string // the lock file that orders opening and closing across processes (see setUp)
+}
+
+// Option configures Open.
+type Option func(*Store)
+
+// WithClock makes now the store's clock: the times it stamps on runs, events and claims. The default is
+// time.Now; the engine passes its own clock so that there is one.
+func WithClock(now func() time.Time) Option {
+	return func(s *Store) {
+		if now != nil {
+			s.now = now
+		}
+	}
 }
 
 // Open opens (creating when missing) the store at path and brings its schema up to date.
-func Open(ctx context.Context, path string) (*Store, error) {
+func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("create store directory: %w", err)
 	}
@@ -41,94 +58,63 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
-	s := &Store{db: db}
-	if err := s.migrate(ctx); err != nil {
+	s := &Store{db: db, now: time.Now, lock: path + ".lock"}
+	for _, o := range opts {
+		o(s)
+	}
+	if err := s.setUp(ctx, path); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("store %s: %w", path, err)
 	}
-	if err := os.Chmod(path, 0o600); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("restrict store permissions: %w", err)
-	}
 	return s, nil
+}
+
+// setUp switches a new database to WAL and migrates its schema under a file lock next to it. Without the lock
+// two processes starting on a fresh root raced: switching to WAL, and the WAL clean-up of the last connection
+// to close, take locks that SQLite's busy handler does not wait for, so one of them failed with SQLITE_BUSY.
+// With it, the second finds the work done. Close takes the same lock.
+func (s *Store) setUp(ctx context.Context, path string) error {
+	lock := flock.New(s.lock)
+	if ok, err := lock.TryLockContext(ctx, 10*time.Millisecond); err != nil || !ok {
+		return fmt.Errorf("lock %s for migration: %w", s.lock, errors.Join(err, ctx.Err()))
+	}
+	defer lock.Unlock()
+	// The first connection applies the DSN's pragmas (WAL among them) here, under the lock.
+	if err := s.migrate(ctx); err != nil {
+		return err
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		return fmt.Errorf("restrict store permissions: %w", err)
+	}
+	return nil
 }
 
 // DB is the database handle, for the job queue that lives in the same database (River's tables beside ace's).
 func (s *Store) DB() *sql.DB { return s.db }
 
-// Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
-
-// migrations are applied in order, each once; their index+1 is the schema version (PRAGMA user_version).
-var migrations = []string{
-	`CREATE TABLE runs (
-		id INTEGER PRIMARY KEY AUTOINCREMENT,
-		repo TEXT NOT NULL,
-		issue INTEGER NOT NULL,
-		attempt INTEGER NOT NULL,
-		agent TEXT NOT NULL,
-		runner TEXT NOT NULL DEFAULT 'tmux',
-		step TEXT NOT NULL,
-		status TEXT NOT NULL,
-		session TEXT NOT NULL DEFAULT '',
-		agent_session_id TEXT NOT NULL DEFAULT '',
-		workdir TEXT NOT NULL DEFAULT '',
-		branch TEXT NOT NULL DEFAULT '',
-		base_branch TEXT NOT NULL DEFAULT '',
-		pr_number INTEGER NOT NULL DEFAULT 0,
-		pr_url TEXT NOT NULL DEFAULT '',
-		status_comment_id INTEGER NOT NULL DEFAULT 0,
-		nudges INTEGER NOT NULL DEFAULT 0,
-		restarts INTEGER NOT NULL DEFAULT 0,
-		error TEXT NOT NULL DEFAULT '',
-		vars TEXT NOT NULL DEFAULT '{}',
-		version INTEGER NOT NULL DEFAULT 1,
-		triggered_at TEXT NOT NULL,
-		created_at TEXT NOT NULL,
-		updated_at TEXT NOT NULL,
-		finished_at TEXT,
-		UNIQUE (repo, issue, attempt)
-	);
-	CREATE INDEX runs_status ON runs (status);
-	CREATE TABLE events (
-		id INTEGER PRIMARY KEY AUTOINCREMENT,
-		run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-		time TEXT NOT NULL,
-		kind TEXT NOT NULL,
-		step TEXT NOT NULL DEFAULT '',
-		message TEXT NOT NULL DEFAULT '',
-		data TEXT NOT NULL DEFAULT ''
-	);
-	CREATE INDEX events_run ON events (run_id, id);
-	CREATE TABLE claims (
-		repo TEXT NOT NULL,
-		issue INTEGER NOT NULL,
-		owner TEXT NOT NULL,
-		expires_at TEXT NOT NULL,
-		PRIMARY KEY (repo, issue)
-	);`,
+// Close closes the database. The last connection to close cleans up the WAL under an exclusive lock that
+// another process opening the store would fail on rather than wait for: closing takes the open lock too. When
+// the lock cannot be had the store closes anyway; the lock only narrows a race.
+func (s *Store) Close() error {
+	lock := flock.New(s.lock)
+	if err := lock.Lock(); err == nil {
+		defer lock.Unlock()
+	}
+	return s.db.Close()
 }
 
-func (s *Store) migrate(ctx context.Context) error {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("begin migration: %w", err)
+// nanos is how the store keeps a time: integer Unix nanoseconds, which order exactly (RFC 3339 text with its
+// trailing zeros trimmed did not, within a second). The zero time is 0.
+func nanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
 	}
-	defer tx.Rollback()
-	var v int
-	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
-		return fmt.Errorf("read schema version: %w", err)
+	return t.UnixNano()
+}
+
+func fromNanos(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
 	}
-	if v > len(migrations) {
-		return fmt.Errorf("schema version %d is newer than this ace knows (%d): upgrade ace", v, len(migrations))
-	}
-	for i := v; i < len(migrations); i++ {
-		if _, err := tx.ExecContext(ctx, migrations[i]); err != nil {
-			return fmt.Errorf("migration %d: %w", i+1, err)
-		}
-	}
-	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", len(migrations))); err != nil {
-		return fmt.Errorf("write schema version: %w", err)
-	}
-	return tx.Commit()
+	return time.Unix(0, n).UTC()
 }

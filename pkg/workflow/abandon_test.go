@@ -38,17 +38,17 @@ func TestAbandonedTurnIsStopped(t *testing.T) {
 
 	orphan := start()
 	proc := headless.ProcOf(orphan.Process.Pid).String()
-	mine := &store.Run{Runner: "exec", Vars: map[string]string{varExecProc: proc}}
-	e.abandonTurn(mine, &store.Run{Runner: "exec", Status: store.StatusCancelled, Vars: map[string]string{}})
+	mine := &store.Run{Runner: "exec", State: store.RunState{ExecProc: proc}}
+	e.abandonTurn(mine, &store.Run{Runner: "exec", Status: store.StatusCancelled})
 	if !exited(orphan) {
 		t.Fatal("the abandoned supervisor still runs")
 	}
 
 	known := start()
 	proc = headless.ProcOf(known.Process.Pid).String()
-	mine = &store.Run{Runner: "exec", Vars: map[string]string{varExecProc: proc}}
-	e.abandonTurn(mine, &store.Run{Runner: "exec", Status: store.StatusCancelled, Vars: map[string]string{varExecProc: proc}})
-	e.abandonTurn(mine, &store.Run{Runner: "exec", Status: store.StatusActive, Vars: map[string]string{}})
+	mine = &store.Run{Runner: "exec", State: store.RunState{ExecProc: proc}}
+	e.abandonTurn(mine, &store.Run{Runner: "exec", Status: store.StatusCancelled, State: store.RunState{ExecProc: proc}})
+	e.abandonTurn(mine, &store.Run{Runner: "exec", Status: store.StatusActive})
 	if err := known.Process.Signal(syscall.Signal(0)); err != nil {
 		t.Fatalf("a supervisor the store knows was stopped: %v", err)
 	}

@@ -54,8 +54,8 @@ done Added GREETING.md with a greeting.
 	if err != nil {
 		t.Fatal(err)
 	}
-	if off := stored.Vars["compact_at"]; off == "" || off == "0" {
-		t.Errorf("stored compact_at = %q", off)
+	if !stored.State.HasCompactAt || stored.State.CompactAt == 0 {
+		t.Errorf("stored compaction offset = %d (recorded: %v)", stored.State.CompactAt, stored.State.HasCompactAt)
 	}
 }
 

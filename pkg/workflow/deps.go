@@ -19,12 +19,6 @@ type Store interface {
 	ListRuns(ctx context.Context, f store.Filter) ([]*store.Run, error)
 	UpdateRun(ctx context.Context, r *store.Run, ev *store.Event) error
 	AppendEvent(ctx context.Context, runID int64, ev store.Event) error
-	Claim(ctx context.Context, repo string, issue int, owner string, ttl time.Duration) (bool, error)
-	RenewClaim(ctx context.Context, repo string, issue int, owner string, ttl time.Duration) error
-	RenewClaims(ctx context.Context, owner string, ttl time.Duration) (int, error)
-	ClaimsOf(ctx context.Context, owner string) (map[store.ClaimKey]bool, error)
-	ReleaseClaim(ctx context.Context, repo string, issue int, owner string) error
-	ClaimHolder(ctx context.Context, repo string, issue int) (string, time.Time, error)
 	CountActive(ctx context.Context) (int, error)
 }
 

@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"reflect"
 	"runtime/debug"
-	"strconv"
 	"sync"
 	"time"
 
@@ -197,7 +195,7 @@ func (e *Engine) Step(ctx context.Context, r *store.Run) (Result, error) {
 	if err != nil {
 		res, ev = e.onError(r, step, err)
 	} else if res.Next != "" {
-		delete(r.Vars, varRetries)
+		r.State.Retries = 0
 	}
 	if res.Next != "" && res.Next != step {
 		r.Step = string(res.Next)
@@ -233,25 +231,22 @@ func (e *Engine) call(ctx context.Context, node Node, r *store.Run) (res Result,
 			err = Terminalf("internal error in step %s: %v", r.Step, p)
 		}
 	}()
-	if r.Vars == nil {
-		r.Vars = map[string]string{}
-	}
 	return node(ctx, r)
 }
 
 // onError turns a node's error into the run's next move: a bounded number of retries with backoff for errors that
 // may pass, the failed step for the rest. Failing to report a failure is retried the same way and then given up.
 func (e *Engine) onError(r *store.Run, step Step, err error) (Result, *store.Event) {
-	n, _ := strconv.Atoi(r.Vars[varRetries])
+	n := r.State.Retries
 	e.log.Warn("step failed", "run", r.ID, "repo", r.Repo, "issue", r.Issue, "step", step, "attempt", n+1, "err", err)
 	if !IsTerminal(err) && n < e.o.MaxRetries {
-		r.Vars[varRetries] = strconv.Itoa(n + 1)
+		r.State.Retries = n + 1
 		wait := backoff(n)
 		e.notify(Progress{Run: r, Kind: "retry", Step: step, Message: err.Error()})
 		return Stay(wait), &store.Event{Kind: "retry", Step: string(step),
 			Message: fmt.Sprintf("%v (retry %d/%d in %s)", err, n+1, e.o.MaxRetries, wait)}
 	}
-	delete(r.Vars, varRetries)
+	r.State.Retries = 0
 	if step == StepFailed || step == StepCancelled {
 		// Reporting the end failed for good: end the run anyway, the reason stays in the store.
 		r.Status = endStatus(step)
@@ -297,37 +292,7 @@ func (e *Engine) notify(p Progress) {
 // snapshot copies the fields of a run that matter for "did anything change".
 func snapshot(r *store.Run) store.Run {
 	c := *r
-	c.Vars = maps.Clone(r.Vars)
-	if c.Vars == nil {
-		c.Vars = map[string]string{}
-	}
 	c.UpdatedAt = time.Time{}
 	c.Version = 0
 	return c
 }
-
-// Keys of store.Run.Vars the engine uses. Kept short: they are persisted.
-const (
-	varRetries      = "retries"
-	varRemoteURL    = "remote_url"
-	varTitle        = "title"
-	varDelivered    = "prompt_delivered"
-	varResume       = "resume"
-	varMonitorSince = "monitor_since"
-	varIssueChecked = "issue_checked"
-	varQuestionAt   = "question_at"
-	varQuestion     = "question"
-	varSummary      = "summary"
-	varLastScreen   = "last_screen"
-	varNudgedAt     = "nudged_at"
-	varModel        = "model"
-	varLabeled      = "labeled"
-	varRemembered   = "remembered"
-	varPointer      = "memory_pointer"
-	varCompactAt    = "compact_at"
-	varCompacting   = "compacting"
-	varDeliverSince = "deliver_since"
-	varDialog       = "dialog"
-	varDialogScreen = "dialog_screen"
-	varDialogAt     = "dialog_at"
-)

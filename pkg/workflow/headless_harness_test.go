@@ -80,7 +80,7 @@ func (w *world) turns() []turnRecord {
 // transcript parses the run's headless transcript.
 func (w *world) transcript(r *store.Run) *headless.Transcript {
 	w.t.Helper()
-	path, format := r.Vars["transcript"], r.Vars["exec_format"]
+	path, format := r.State.Transcript, r.State.ExecFormat
 	want := filepath.Join(w.cfg.Workspace.Root, "logs", "fake", r.AgentSessionID+".jsonl")
 	if r.AgentSessionID == "" || path != want {
 		w.t.Fatalf("transcript path %q (session %q), want %s", path, r.AgentSessionID, want)

@@ -93,7 +93,7 @@ sh echo "$HOME" > ` + probe + `/home
 				t.Error("a secret appeared in a process's command line")
 			}
 			assertNoSecretOnDisk(t, w, r)
-			if headless.ParseProc(r.Vars["exec_proc"]).Alive() {
+			if headless.ParseProc(r.State.ExecProc).Alive() {
 				t.Error("the supervisor outlived the run")
 			}
 		})
@@ -210,7 +210,7 @@ func TestHeadlessRestartReattaches(t *testing.T) {
 	script := "say Working on it.\nsh while [ ! -e " + gate + " ]; do sleep 0.05; done\n" + workScript
 	w := newHeadlessWorld(t, "codex", script, nil)
 	r := w.run(workflow.UntilMonitoring)
-	proc := headless.ParseProc(r.Vars["exec_proc"])
+	proc := headless.ParseProc(r.State.ExecProc)
 	if r.Step != "monitor" || !proc.Alive() {
 		t.Fatalf("run at %s, supervisor %v alive=%v", r.Step, proc, proc.Alive())
 	}
@@ -305,7 +305,7 @@ func TestHeadlessClosedIssueStopsAgent(t *testing.T) {
 	if r.Status != store.StatusCancelled {
 		t.Fatalf("run ended %s (%s), want cancelled", r.Status, r.Error)
 	}
-	if headless.ParseProc(r.Vars["exec_proc"]).Alive() || (headless.Proc{PID: st.AgentPID, Start: st.AgentStart}).Alive() {
+	if headless.ParseProc(r.State.ExecProc).Alive() || (headless.Proc{PID: st.AgentPID, Start: st.AgentStart}).Alive() {
 		t.Error("the supervisor or the agent outlived the cancelled run")
 	}
 }
@@ -319,7 +319,7 @@ func TestHeadlessLostSupervisor(t *testing.T) {
 	w := newHeadlessWorld(t, "codex", script, func(c *config.Config) { c.Monitor.MaxRestarts = 1 })
 	r := w.run(workflow.UntilMonitoring)
 	st := w.waitAgent(r)
-	if err := headless.ParseProc(r.Vars["exec_proc"]).Signal(syscall.SIGKILL); err != nil {
+	if err := headless.ParseProc(r.State.ExecProc).Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	r = w.run(workflow.UntilSettled)
@@ -406,9 +406,7 @@ func TestHeadlessAdoptsUnrecordedSupervisor(t *testing.T) {
 	w.waitAgent(r)
 	w.stopQueue() // ace dies here
 	r = w.latest(testIssue)
-	for _, k := range []string{"exec_proc", "exec_turn", "exec_format", "prompt_delivered"} {
-		delete(r.Vars, k)
-	}
+	r.State.ExecProc, r.State.ExecTurn, r.State.ExecFormat, r.State.PromptDelivered = "", 0, "", false
 	r.Step = "start_session"
 	if err := w.svc.Store.UpdateRun(context.Background(), r, nil); err != nil {
 		t.Fatal(err)

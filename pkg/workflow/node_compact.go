@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 
 	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/store"
@@ -13,7 +12,7 @@ import (
 
 // Long sessions fill an agent's context. The pane transcript (<root>/logs/<session>.log) grows with everything
 // the agent shows, so its growth since the last compaction is a cheap, agent-independent measure of how much
-// the context has taken in. The offset lives in the run's vars: the count survives a restart of ace.
+// the context has taken in. The offset lives in the run's state: the count survives a restart of ace.
 
 // compactIfDue asks an idle agent to compact its context with its own command when its transcript grew past
 // monitor.compact_threshold since the last compaction, and reports whether it did. A failure is logged and not
@@ -27,14 +26,14 @@ func (e *Engine) compactIfDue(ctx context.Context, r *store.Run, prof agents.Pro
 	if err != nil {
 		return false
 	}
-	offset, err := strconv.ParseInt(r.Vars[varCompactAt], 10, 64)
-	if err != nil || r.Vars[varCompacting] == "1" {
+	if !r.State.HasCompactAt || r.State.Compacting {
 		// A run from before compaction existed, or the agent is back at its prompt after compacting: count from
 		// here, so that what the compaction itself printed never calls for another one.
-		r.Vars[varCompactAt] = strconv.FormatInt(size, 10)
-		delete(r.Vars, varCompacting)
+		r.State.CompactAt, r.State.HasCompactAt = size, true
+		r.State.Compacting = false
 		return false
 	}
+	offset := r.State.CompactAt
 	if !agents.CompactDue(size, offset, threshold, st) {
 		return false
 	}
@@ -42,8 +41,8 @@ func (e *Engine) compactIfDue(ctx context.Context, r *store.Run, prof agents.Pro
 		e.log.WarnContext(ctx, "compact", "run", r.ID, "session", r.Session, "err", err)
 		return false
 	}
-	r.Vars[varCompactAt] = strconv.FormatInt(size, 10)
-	r.Vars[varCompacting] = "1"
+	r.State.CompactAt, r.State.HasCompactAt = size, true
+	r.State.Compacting = true
 	e.event(ctx, r, "compact", fmt.Sprintf("asked the agent to compact its context (%s): its transcript grew %d KiB",
 		prof.CompactCommand, agents.Growth(size, offset)>>10))
 	return true
@@ -55,10 +54,10 @@ func (e *Engine) compactIfDue(ctx context.Context, r *store.Run, prof agents.Pro
 // agent whose every turn outgrows the threshold cannot loop between compacting and continuing. It reports
 // whether it started a turn.
 func (e *Engine) execCompaction(ctx context.Context, r *store.Run) (bool, error) {
-	size, _ := fileSize(r.Vars[varTranscript]) // unreadable: counted as empty, so no compaction is asked for
-	if r.Vars[varCompacting] == "1" {
-		delete(r.Vars, varCompacting)
-		r.Vars[varCompactAt] = strconv.FormatInt(size, 10) // the compaction's own output does not count
+	size, _ := fileSize(r.State.Transcript) // unreadable: counted as empty, so no compaction is asked for
+	if r.State.Compacting {
+		r.State.Compacting = false
+		r.State.CompactAt, r.State.HasCompactAt = size, true // the compaction's own output does not count
 		e.event(ctx, r, "compact", "the agent compacted its context")
 		return false, nil
 	}
@@ -66,14 +65,14 @@ func (e *Engine) execCompaction(ctx context.Context, r *store.Run) (bool, error)
 	if err != nil || prof.CompactCommand == "" {
 		return false, err
 	}
-	offset, _ := strconv.ParseInt(r.Vars[varCompactAt], 10, 64) // none yet: the transcript started with the run
+	offset := r.State.CompactAt // none yet (0): the transcript started with the run
 	if !agents.CompactDue(size, offset, e.cfg.Monitor.CompactThreshold, agents.StateReady) {
 		return false, nil
 	}
 	if err := e.execTurn(ctx, r, prof.CompactCommand); err != nil {
 		return false, err
 	}
-	r.Vars[varCompacting] = "1"
+	r.State.Compacting = true
 	e.event(ctx, r, "compact", fmt.Sprintf("asked the agent to compact its context (%s): its transcript grew %d KiB",
 		prof.CompactCommand, agents.Growth(size, offset)>>10))
 	return true, nil
@@ -97,9 +96,9 @@ func fileSize(path string) (int64, error) {
 // markTranscript starts the compaction count at the transcript's current size: a new or restarted agent has an
 // empty context, whatever an earlier agent in the same session wrote to the transcript.
 func (e *Engine) markTranscript(r *store.Run) {
-	delete(r.Vars, varCompacting)
+	r.State.Compacting = false
 	if size, err := e.transcriptSize(r); err == nil {
-		r.Vars[varCompactAt] = strconv.FormatInt(size, 10)
+		r.State.CompactAt, r.State.HasCompactAt = size, true
 	}
 }
 

@@ -18,11 +18,11 @@ import (
 // An agent that is not ready after tmux.startup_timeout, or a dialog still there after its answer, goes to a
 // human with the screen: an unknown screen is never a silent stall.
 func (e *Engine) deliverPrompt(ctx context.Context, r *store.Run) (Result, error) {
-	if r.Vars[varDelivered] == "1" {
+	if r.State.PromptDelivered {
 		return Goto(StepMonitor), nil
 	}
-	if r.Vars[varDeliverSince] == "" {
-		r.Vars[varDeliverSince] = e.stamp()
+	if r.State.DeliverSince.IsZero() {
+		r.State.DeliverSince = e.o.Now()
 	}
 	prof, err := e.profile(r)
 	if err != nil {
@@ -56,13 +56,13 @@ func (e *Engine) deliverPrompt(ctx context.Context, r *store.Run) (Result, error
 		}
 		return Goto(StepWaitingInput), nil
 	}
-	if waited := e.since(r.Vars[varDeliverSince]); waited > e.cfg.Tmux.StartupTimeout.Duration {
+	if waited := e.since(r.State.DeliverSince); waited > e.cfg.Tmux.StartupTimeout.Duration {
 		msg := fmt.Sprintf("The agent did not show its prompt within %s (tmux.startup_timeout), and ace does not "+
 			"know the screen it shows. Answer with the keys or text that pass it.", e.cfg.Tmux.StartupTimeout.Duration)
 		if err := e.askHuman(ctx, r, msg, screen); err != nil {
 			return Result{}, err
 		}
-		r.Vars[varDeliverSince] = "" // a human's answer starts the wait afresh
+		r.State.DeliverSince = time.Time{} // a human's answer starts the wait afresh
 		return Goto(StepWaitingInput), nil
 	}
 	return Stay(poll), nil
@@ -71,7 +71,7 @@ func (e *Engine) deliverPrompt(ctx context.Context, r *store.Run) (Result, error
 // submitPrompt pastes the task (or the resume prompt) into a ready composer and makes sure it was submitted.
 func (e *Engine) submitPrompt(ctx context.Context, r *store.Run, prof agents.Profile) (Result, error) {
 	text := e.taskPrompt(r)
-	if r.Vars[varResume] == "1" {
+	if r.State.Resume {
 		text = e.resumePrompt(r)
 	}
 	t := e.cfg.Tmux
@@ -89,11 +89,11 @@ func (e *Engine) submitPrompt(ctx context.Context, r *store.Run, prof agents.Pro
 		}
 		return Result{}, fmt.Errorf("deliver the prompt: %w", err)
 	}
-	r.Vars[varDelivered] = "1"
-	delete(r.Vars, varResume)
-	delete(r.Vars, varDeliverSince)
+	r.State.PromptDelivered = true
+	r.State.Resume = false
+	r.State.DeliverSince = time.Time{}
 	clearDialog(r)
-	r.Vars[varMonitorSince] = e.stamp()
+	r.State.MonitorSince = e.o.Now()
 	e.markTranscript(r)
 	e.event(ctx, r, "prompt", "prompt delivered")
 	return Goto(StepMonitor), nil
@@ -108,8 +108,8 @@ func (e *Engine) answerDialog(ctx context.Context, r *store.Run, prof agents.Pro
 		return Stay(poll), nil
 	}
 	seen := screenDigest(screen)
-	if r.Vars[varDialog] == name && r.Vars[varDialogScreen] == seen {
-		if e.since(r.Vars[varDialogAt]) < dialogPatience {
+	if r.State.Dialog == name && r.State.DialogScreen == seen {
+		if e.since(r.State.DialogAt) < dialogPatience {
 			return Stay(poll), nil
 		}
 		msg := fmt.Sprintf("ace answered the agent's %s dialog, but it is still there after %s. Answer with the keys "+
@@ -123,7 +123,7 @@ func (e *Engine) answerDialog(ctx context.Context, r *store.Run, prof agents.Pro
 	if err := e.o.Sessions.SendKeys(ctx, r.Session, keys...); err != nil {
 		return Result{}, fmt.Errorf("answer the %s dialog: %w", name, err)
 	}
-	r.Vars[varDialog], r.Vars[varDialogScreen], r.Vars[varDialogAt] = name, seen, e.stamp()
+	r.State.Dialog, r.State.DialogScreen, r.State.DialogAt = name, seen, e.o.Now()
 	e.event(ctx, r, "dialog", "answered the agent's "+name+" dialog")
 	e.forget(r.ID)
 	return Stay(poll), nil
@@ -143,9 +143,7 @@ func (e *Engine) autoApprove(ctx context.Context, r *store.Run, prof agents.Prof
 }
 
 func clearDialog(r *store.Run) {
-	delete(r.Vars, varDialog)
-	delete(r.Vars, varDialogScreen)
-	delete(r.Vars, varDialogAt)
+	r.State.Dialog, r.State.DialogScreen, r.State.DialogAt = "", "", time.Time{}
 }
 
 // screenDigest names a screen without keeping it in the store.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 
 	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/headless"
@@ -19,16 +18,6 @@ import (
 // stream to <root>/logs/<agent>/<session id>.jsonl and a status file. The run keeps only names: the supervisor's
 // Proc (PID and start time), the turn number, the conversation id and the transcript path. A turn that ends
 // without .ace/DONE is the headless form of "idle at the prompt"; the next turn resumes the same conversation.
-
-// Keys of store.Run.Vars the headless runner uses.
-const (
-	varExecProc    = "exec_proc"    // the current turn's supervisor, headless.Proc.String()
-	varExecTurn    = "exec_turn"    // number of the current (or last) turn
-	varExecSeen    = "exec_seen"    // the last turn whose end was recorded
-	varExecPending = "exec_pending" // a prompt (nudge, answer) for the next turn
-	varExecFormat  = "exec_format"  // stream format of the transcript
-	varTranscript  = "transcript"   // path of the JSONL transcript
-)
 
 // ErrHeadless is returned by operations that need a terminal screen when the run has none.
 var ErrHeadless = errors.New("the run is headless (runner exec): there is no screen; read its transcript with `ace logs`")
@@ -45,7 +34,7 @@ func runnerOf(p agents.Profile) string {
 // Transcript returns the headless transcript of a run and its stream format; ok is false for tmux runs and
 // runs whose agent has not named its session yet.
 func Transcript(r *store.Run) (path, format string, ok bool) {
-	path, format = r.Vars[varTranscript], r.Vars[varExecFormat]
+	path, format = r.State.Transcript, r.State.ExecFormat
 	return path, format, isExec(r) && path != "" && format != ""
 }
 
@@ -69,7 +58,7 @@ func (e *Engine) execAlive(ctx context.Context, r *store.Run) bool {
 	running, err := headless.Running(e.execLockPath(r))
 	if err != nil {
 		e.log.WarnContext(ctx, "headless turn lock", "run", r.ID, "err", err)
-		return headless.ParseProc(r.Vars[varExecProc]).Alive()
+		return headless.ParseProc(r.State.ExecProc).Alive()
 	}
 	return running
 }
@@ -79,30 +68,30 @@ func (e *Engine) execLogDir(r *store.Run) string { return filepath.Join(e.o.Root
 // startExec starts the first turn, or re-attaches to a supervisor a previous ace process left running.
 func (e *Engine) startExec(ctx context.Context, r *store.Run) (Result, error) {
 	alive := e.execAlive(ctx, r)
-	before := r.Vars[varExecTurn]
+	before := r.State.ExecTurn
 	st := e.execStatus(ctx, r) // adopts a turn the run never recorded
 	if alive && st == nil {
 		return Stay(e.cfg.Monitor.Interval.Duration), nil // started, not yet reporting: look again
 	}
-	if st != nil && (alive || r.Vars[varExecTurn] != before) {
+	if st != nil && (alive || r.State.ExecTurn != before) {
 		// A turn is running, or ran, that a previous ace started: the monitor takes it from here.
 		e.event(ctx, r, "session", fmt.Sprintf("re-attached to headless %s, turn %d (supervisor pid %d)", r.Agent, st.Turn, st.SupervisorPID))
-		r.Vars[varDelivered] = "1"
+		r.State.PromptDelivered = true
 		return Goto(StepMonitor), nil
 	}
-	if r.Vars[varDelivered] == "1" {
+	if r.State.PromptDelivered {
 		return Goto(StepMonitor), nil // the monitor decides about the next turn
 	}
 	prompt := e.taskPrompt(r)
-	if r.Vars[varResume] == "1" {
+	if r.State.Resume {
 		prompt = e.resumePrompt(r)
 	}
 	if err := e.execTurn(ctx, r, prompt); err != nil {
 		return Result{}, err
 	}
-	r.Vars[varDelivered] = "1"
-	delete(r.Vars, varResume)
-	r.Vars[varMonitorSince] = e.stamp()
+	r.State.PromptDelivered = true
+	r.State.Resume = false
+	r.State.MonitorSince = e.o.Now()
 	return Goto(StepMonitor), nil
 }
 
@@ -140,7 +129,7 @@ func (e *Engine) execTurn(ctx context.Context, r *store.Run, prompt string) erro
 	if err != nil {
 		return fmt.Errorf("agent environment: %w", err)
 	}
-	turn, _ := strconv.Atoi(r.Vars[varExecTurn])
+	turn := r.State.ExecTurn
 	turn++
 	logDir := e.execLogDir(r)
 	status := e.execStatusPath(r)
@@ -179,9 +168,9 @@ func (e *Engine) execTurn(ctx context.Context, r *store.Run, prompt string) erro
 		os.Remove(secretsFile)
 		return err
 	}
-	r.Vars[varExecProc] = proc.String()
-	r.Vars[varExecTurn] = strconv.Itoa(turn)
-	r.Vars[varExecFormat] = prof.HeadlessFormat
+	r.State.ExecProc = proc.String()
+	r.State.ExecTurn = turn
+	r.State.ExecFormat = prof.HeadlessFormat
 	how := "started"
 	if r.AgentSessionID != "" {
 		how = "resumed conversation " + r.AgentSessionID + " of"

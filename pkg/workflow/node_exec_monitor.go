@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -26,9 +25,9 @@ func (e *Engine) execRunning(ctx context.Context, r *store.Run) (res Result, bus
 	alive := e.execAlive(ctx, r)
 	st := e.execStatus(ctx, r)
 	if !alive {
-		if r.Vars[varExecSeen] != r.Vars[varExecTurn] {
+		if r.State.ExecSeen != r.State.ExecTurn {
 			e.recordTurnEnd(ctx, r, st)
-			r.Vars[varExecSeen] = r.Vars[varExecTurn]
+			r.State.ExecSeen = r.State.ExecTurn
 			// A supervisor that died without finishing may have left the agent running.
 			e.killAgent(st)
 		}
@@ -49,17 +48,17 @@ func (e *Engine) execStatus(ctx context.Context, r *store.Run) *headless.Status 
 		}
 		return nil
 	}
-	turn, _ := strconv.Atoi(r.Vars[varExecTurn])
+	turn := r.State.ExecTurn
 	switch {
 	case st.Turn < turn:
 		return nil // the previous turn's, not yet replaced
 	case st.Turn > turn:
 		// A turn this run never recorded: its ace was killed right after starting it. Adopt it.
-		r.Vars[varExecTurn] = strconv.Itoa(st.Turn)
-		r.Vars[varExecProc] = headless.Proc{PID: st.SupervisorPID, Start: st.SupervisorStart}.String()
-		if f := r.Vars[varExecFormat]; f == "" {
+		r.State.ExecTurn = st.Turn
+		r.State.ExecProc = headless.Proc{PID: st.SupervisorPID, Start: st.SupervisorStart}.String()
+		if f := r.State.ExecFormat; f == "" {
 			if prof, err := e.profile(r); err == nil {
-				r.Vars[varExecFormat] = prof.HeadlessFormat
+				r.State.ExecFormat = prof.HeadlessFormat
 			}
 		}
 	}
@@ -67,7 +66,7 @@ func (e *Engine) execStatus(ctx context.Context, r *store.Run) *headless.Status 
 		r.AgentSessionID = st.SessionID
 	}
 	if st.Transcript != "" {
-		r.Vars[varTranscript] = st.Transcript
+		r.State.Transcript = st.Transcript
 	}
 	return st
 }
@@ -82,11 +81,11 @@ func (e *Engine) execTurnEnded(ctx context.Context, r *store.Run) (Result, error
 	if e.timedOut(r, lastWords(st)) {
 		return Goto(StepFailed), nil
 	}
-	if p := r.Vars[varExecPending]; p != "" {
+	if p := r.State.ExecPending; p != "" {
 		if err := e.execTurn(ctx, r, p); err != nil {
 			return Result{}, err
 		}
-		delete(r.Vars, varExecPending)
+		r.State.ExecPending = ""
 		return Stay(interval), nil
 	}
 	if st != nil && st.Done && st.Outcome == headless.OutcomeExited && st.ExitCode == 0 && !st.ResultError {
@@ -112,7 +111,7 @@ func (e *Engine) execIdle(ctx context.Context, r *store.Run, st *headless.Status
 		return Result{}, fmt.Errorf("nudge: %w", err)
 	}
 	r.Nudges++
-	r.Vars[varNudgedAt] = e.stamp()
+	r.State.NudgedAt = e.o.Now()
 	e.event(ctx, r, "nudge", fmt.Sprintf("nudged the agent with a new turn (%d/%d)", r.Nudges, m.MaxNudges))
 	return Stay(m.Interval.Duration), nil
 }
@@ -138,13 +137,13 @@ func (e *Engine) execExit(ctx context.Context, r *store.Run, st *headless.Status
 		return Stay(e.cfg.Monitor.Interval.Duration), nil
 	}
 	r.Error = how
-	r.Vars[varLastScreen] = lastWords(st)
+	r.State.LastScreen = lastWords(st)
 	return Goto(StepFailed), nil
 }
 
 // recordTurnEnd appends the end of a turn to the run's events: always, with the stderr tail when it failed.
 func (e *Engine) recordTurnEnd(ctx context.Context, r *store.Run, st *headless.Status) {
-	msg := fmt.Sprintf("turn %s: %s", r.Vars[varExecTurn], e.turnEnd(st))
+	msg := fmt.Sprintf("turn %d: %s", r.State.ExecTurn, e.turnEnd(st))
 	kind := "turn"
 	if st == nil || st.Outcome != headless.OutcomeExited || st.ExitCode != 0 || st.ResultError {
 		kind = "agent-failed"
@@ -198,17 +197,17 @@ func lastWords(st *headless.Status) string {
 // queueExec keeps text for the next turn of a headless run (a nudge or a human's answer); the monitor starts
 // that turn as soon as the current one has ended.
 func queueExec(r *store.Run, text string) {
-	if p := r.Vars[varExecPending]; p != "" {
+	if p := r.State.ExecPending; p != "" {
 		text = p + "\n\n" + text
 	}
-	r.Vars[varExecPending] = text
+	r.State.ExecPending = text
 }
 
 // endExec stops the run's supervisor (which ends the agent's process group) and waits, briefly, for it to go.
 func (e *Engine) endExec(ctx context.Context, r *store.Run) error {
 	st := e.execStatus(ctx, r)
 	if e.execAlive(ctx, r) {
-		proc := headless.ParseProc(r.Vars[varExecProc])
+		proc := headless.ParseProc(r.State.ExecProc)
 		if err := proc.Signal(syscall.SIGTERM); err != nil {
 			return fmt.Errorf("stop the headless supervisor: %w", err)
 		}
@@ -253,8 +252,8 @@ func (e *Engine) endExec(ctx context.Context, r *store.Run) error {
 // abandonTurn stops a headless turn that this step started but could not record, because another process
 // ended the run meanwhile (ace stop): nobody else knows of that supervisor.
 func (e *Engine) abandonTurn(mine, fresh *store.Run) {
-	started := mine.Vars[varExecProc]
-	if !isExec(mine) || !fresh.Status.Terminal() || started == "" || started == fresh.Vars[varExecProc] {
+	started := mine.State.ExecProc
+	if !isExec(mine) || !fresh.Status.Terminal() || started == "" || started == fresh.State.ExecProc {
 		return
 	}
 	if err := headless.ParseProc(started).Signal(syscall.SIGTERM); err != nil {

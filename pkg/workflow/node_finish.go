@@ -17,7 +17,7 @@ func (e *Engine) finalize(ctx context.Context, r *store.Run) (Result, error) {
 		return Result{}, fmt.Errorf("open working copy: %w", err)
 	}
 	e.keepAgentContextFile(ctx, r, ws)
-	if _, _, err := ws.CommitAll(ctx, fmt.Sprintf("ace: work on #%d: %s", r.Issue, r.Vars[varTitle])); err != nil {
+	if _, _, err := ws.CommitAll(ctx, fmt.Sprintf("ace: work on #%d: %s", r.Issue, r.State.Title)); err != nil {
 		return Result{}, fmt.Errorf("commit remaining changes: %w", err)
 	}
 	ahead, err := ws.CommitsAhead(ctx)
@@ -28,7 +28,7 @@ func (e *Engine) finalize(ctx context.Context, r *store.Run) (Result, error) {
 		r.Error = "the agent made no changes"
 		if r.Session != "" {
 			if s, err := e.o.Sessions.Capture(ctx, r.Session, 0); err == nil {
-				r.Vars[varLastScreen] = s
+				r.State.LastScreen = s
 			}
 		}
 		return Goto(StepFailed), nil
@@ -47,7 +47,7 @@ func (e *Engine) finalize(ctx context.Context, r *store.Run) (Result, error) {
 	}
 	if pr == nil {
 		pr, err = e.o.Tracker.CreatePR(ctx, r.Repo, tracker.NewPR{
-			Title: r.Vars[varTitle], Body: e.prBody(r, ahead), Head: r.Branch, Base: r.BaseBranch, Draft: e.cfg.PR.Draft,
+			Title: r.State.Title, Body: e.prBody(r, ahead), Head: r.Branch, Base: r.BaseBranch, Draft: e.cfg.PR.Draft,
 		})
 		if err != nil {
 			return Result{}, trackerErr(fmt.Errorf("open the pull request: %w", err))
@@ -61,7 +61,7 @@ func (e *Engine) finalize(ctx context.Context, r *store.Run) (Result, error) {
 func (e *Engine) prBody(r *store.Run, commits int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Closes #%d\n\n", r.Issue)
-	if s := r.Vars[varSummary]; s != "" {
+	if s := r.State.Summary; s != "" {
 		b.WriteString("## Summary (from the agent)\n\n" + s + "\n\n")
 	}
 	fmt.Fprintf(&b, "---\nMade by ace: agent `%s`, attempt %d, %d commit(s), %s.\n", r.Agent, r.Attempt, commits,
@@ -90,9 +90,9 @@ func (e *Engine) report(ctx context.Context, r *store.Run) (Result, error) {
 
 // failed reports why a run failed, with the agent's last screen, and closes its session; the working copy stays.
 func (e *Engine) failed(ctx context.Context, r *store.Run) (Result, error) {
-	if r.Vars[varLastScreen] == "" && r.Session != "" {
+	if r.State.LastScreen == "" && r.Session != "" {
 		if s, err := e.o.Sessions.Capture(ctx, r.Session, 0); err == nil {
-			r.Vars[varLastScreen] = s
+			r.State.LastScreen = s
 		}
 	}
 	if err := e.endSession(ctx, r); err != nil {
@@ -104,7 +104,7 @@ func (e *Engine) failed(ctx context.Context, r *store.Run) (Result, error) {
 		return Result{}, trackerErr(err)
 	}
 	detail := ""
-	if s := strings.TrimSpace(r.Vars[varLastScreen]); s != "" {
+	if s := strings.TrimSpace(r.State.LastScreen); s != "" {
 		detail = "The agent's last screen:\n\n" + quote(s)
 	}
 	detail += fmt.Sprintf("\n\nThe working copy is kept. To try again, remove `%s` (keep `%s`), or run `ace run --issue %d`.",

@@ -17,7 +17,7 @@ import (
 // askHuman posts the agent's question on the issue, labels it as needing input and parks the run in
 // waiting_input. Comments after the question by a trusted user become the answer.
 func (e *Engine) askHuman(ctx context.Context, r *store.Run, question, screen string) error {
-	n := strings.Count(r.Vars["questions"], ",") + 1
+	n := r.State.Questions + 1
 	marker := fmt.Sprintf("<!-- ace:question:%d:%d -->", r.ID, n)
 	body := marker + "\n**ace** · the agent working on this issue needs input.\n\n" + quote(question)
 	if screen != "" {
@@ -38,9 +38,9 @@ func (e *Engine) askHuman(ctx context.Context, r *store.Run, question, screen st
 		return trackerErr(err)
 	}
 	r.Status = store.StatusWaitingInput
-	r.Vars[varQuestion] = question
-	r.Vars[varQuestionAt] = e.stamp()
-	r.Vars["questions"] += ","
+	r.State.Question = question
+	r.State.QuestionAt = e.o.Now()
+	r.State.Questions = n
 	if err := e.postStatus(ctx, r, statusView{Headline: "waiting for your answer (see the question below)"}); err != nil {
 		return trackerErr(err)
 	}
@@ -55,12 +55,12 @@ func (e *Engine) waitingInput(ctx context.Context, r *store.Run) (Result, error)
 	}
 	if summary, ok := readProtocolFile(r.Workdir, doneFile); ok {
 		// Someone helped the agent directly (ace attach) and it finished.
-		r.Vars[varSummary] = summary
+		r.State.Summary = summary
 		r.Status = store.StatusActive
 		return Goto(StepFinalize), nil
 	}
-	asked, err := time.Parse(time.RFC3339Nano, r.Vars[varQuestionAt])
-	if err != nil {
+	asked := r.State.QuestionAt
+	if asked.IsZero() {
 		asked = r.UpdatedAt
 	}
 	who, answer, err := e.findAnswer(ctx, r, asked)
@@ -93,13 +93,13 @@ func (e *Engine) Answer(ctx context.Context, r *store.Run, who, answer string) e
 		}
 		r.Status = store.StatusActive
 		r.Step = string(StepMonitor)
-		if !isExec(r) && r.Vars[varDelivered] != "1" {
+		if !isExec(r) && !r.State.PromptDelivered {
 			r.Step = string(StepDeliver) // the human passed a screen before the task: deliver it now
 		}
 		r.Nudges = 0
-		delete(r.Vars, varQuestion)
+		r.State.Question = ""
 		// Time spent waiting for a human does not count against monitor.timeout.
-		r.Vars[varMonitorSince] = e.stamp()
+		r.State.MonitorSince = e.o.Now()
 		if err := e.postStatus(ctx, r, statusView{Headline: "working (answer received)"}); err != nil {
 			return trackerErr(err)
 		}

@@ -38,7 +38,7 @@ func (e *Engine) monitor(ctx context.Context, r *store.Run) (Result, error) {
 		return res, err
 	}
 	if summary, ok := readProtocolFile(r.Workdir, doneFile); ok {
-		r.Vars[varSummary] = summary
+		r.State.Summary = summary
 		e.event(ctx, r, "done", "the agent wrote .ace/DONE")
 		return Goto(StepFinalize), nil
 	}
@@ -95,7 +95,7 @@ func (e *Engine) monitor(ctx context.Context, r *store.Run) (Result, error) {
 			return Stay(m.Interval.Duration), nil
 		}
 		idle := e.o.Now().Sub(latest(o.changedAt, pane.Activity))
-		if idle >= m.IdleAfter.Duration && e.since(r.Vars[varNudgedAt]) >= m.IdleAfter.Duration {
+		if idle >= m.IdleAfter.Duration && e.since(r.State.NudgedAt) >= m.IdleAfter.Duration {
 			return e.onIdle(ctx, r, o.screen)
 		}
 	}
@@ -117,7 +117,7 @@ func (e *Engine) onIdle(ctx context.Context, r *store.Run, screen string) (Resul
 		return Result{}, fmt.Errorf("nudge: %w", err)
 	}
 	r.Nudges++
-	r.Vars[varNudgedAt] = e.stamp()
+	r.State.NudgedAt = e.o.Now()
 	e.event(ctx, r, "nudge", fmt.Sprintf("nudged the idle agent (%d/%d)", r.Nudges, m.MaxNudges))
 	return Stay(m.Interval.Duration), nil
 }
@@ -155,12 +155,12 @@ func (e *Engine) onAgentExit(ctx context.Context, r *store.Run, pane tmuxops.Pan
 		if err := e.launch(ctx, r, name, found); err != nil {
 			return Result{}, err
 		}
-		delete(r.Vars, varDelivered)
-		r.Vars[varResume] = "1"
+		r.State.PromptDelivered = false
+		r.State.Resume = true
 		return Goto(StepDeliver), nil
 	}
 	r.Error = fmt.Sprintf("%s %d times without making changes", how, r.Restarts+1)
-	r.Vars[varLastScreen] = screen
+	r.State.LastScreen = screen
 	return Goto(StepFailed), nil
 }
 
@@ -168,11 +168,11 @@ func (e *Engine) onAgentExit(ctx context.Context, r *store.Run, pane tmuxops.Pan
 // the agent's last screen (or last words), for the failure report.
 func (e *Engine) timedOut(r *store.Run, last string) bool {
 	limit := e.cfg.Monitor.Timeout.Duration
-	if r.Vars[varMonitorSince] == "" || e.since(r.Vars[varMonitorSince]) <= limit {
+	if r.State.MonitorSince.IsZero() || e.since(r.State.MonitorSince) <= limit {
 		return false
 	}
 	r.Error = fmt.Sprintf("the agent did not finish within monitor.timeout (%s)", limit)
-	r.Vars[varLastScreen] = last
+	r.State.LastScreen = last
 	return true
 }
 
@@ -242,7 +242,7 @@ func (e *Engine) forget(runID int64) {
 
 // checkIssue asks the tracker, at most every IssueCheckEvery, whether the issue is still wanted.
 func (e *Engine) checkIssue(ctx context.Context, r *store.Run) (Result, bool) {
-	if e.since(r.Vars[varIssueChecked]) < e.o.IssueCheckEvery {
+	if e.since(r.State.IssueChecked) < e.o.IssueCheckEvery {
 		return Result{}, false
 	}
 	iss, err := e.o.Tracker.Issue(ctx, r.Repo, r.Issue)
@@ -251,11 +251,11 @@ func (e *Engine) checkIssue(ctx context.Context, r *store.Run) (Result, bool) {
 		e.log.WarnContext(ctx, "check issue", "repo", r.Repo, "issue", r.Issue, "err", err)
 		return Result{}, false
 	}
-	r.Vars[varIssueChecked] = e.stamp()
+	r.State.IssueChecked = e.o.Now()
 	switch {
 	case iss.State == "closed":
 		r.Error = "the issue was closed"
-	case r.Vars[varLabeled] == "1" && !slices.Contains(iss.Labels, e.cfg.Trigger.Label):
+	case r.State.Labeled && !slices.Contains(iss.Labels, e.cfg.Trigger.Label):
 		r.Error = fmt.Sprintf("the %q label was removed", e.cfg.Trigger.Label)
 	default:
 		return Result{}, false

@@ -28,10 +28,10 @@ func (e *Engine) claim(ctx context.Context, r *store.Run) (Result, error) {
 		r.Error = "the issue is closed"
 		return Goto(StepCancelled), nil
 	}
-	r.Vars[varTitle] = iss.Title
+	r.State.Title = iss.Title
 	if slices.Contains(iss.Labels, e.cfg.Trigger.Label) {
 		// Only a run started by the label is cancelled when the label goes; `ace run` works on any issue.
-		r.Vars[varLabeled] = "1"
+		r.State.Labeled = true
 	}
 	l := e.cfg.Labels
 	if err := e.setLabels(ctx, r, []string{l.Running}, l.Failed, l.Done, l.NeedsInput); err != nil {
@@ -50,7 +50,7 @@ func (e *Engine) prepareWorkspace(ctx context.Context, r *store.Run) (Result, er
 		return Result{}, trackerErr(fmt.Errorf("read repository %s: %w", r.Repo, err))
 	}
 	if r.Branch == "" {
-		r.Branch = workspace.BranchName(e.cfg.PR.Branch, r.Issue, r.Vars[varTitle])
+		r.Branch = workspace.BranchName(e.cfg.PR.Branch, r.Issue, r.State.Title)
 	}
 	base := r.BaseBranch
 	if base == "" {
@@ -67,7 +67,7 @@ func (e *Engine) prepareWorkspace(ctx context.Context, r *store.Run) (Result, er
 		return Result{}, fmt.Errorf("prepare working copy: %w", err)
 	}
 	r.Workdir, r.BaseBranch = ws.Dir, ws.BaseBranch
-	r.Vars[varRemoteURL] = repo.CloneURL
+	r.State.RemoteURL = repo.CloneURL
 	e.event(ctx, r, "workspace", ws.Dir+" on "+ws.Branch)
 	e.provideMemory(ctx, r, ws)
 	return Goto(StepWriteTask), nil

@@ -42,7 +42,7 @@ func (e *Engine) startSession(ctx context.Context, r *store.Run) (Result, error)
 			return Result{}, err
 		}
 	}
-	if r.Vars[varDelivered] == "1" {
+	if r.State.PromptDelivered {
 		return Goto(StepMonitor), nil
 	}
 	return Goto(StepDeliver), nil
@@ -229,7 +229,7 @@ func (e *Engine) profile(r *store.Run) (agents.Profile, error) {
 	if err != nil {
 		return agents.Profile{}, Terminal(fmt.Errorf("agent %q: %w", r.Agent, err))
 	}
-	if m := r.Vars[varModel]; m != "" {
+	if m := r.State.Model; m != "" {
 		prof.Model = m
 	}
 	return prof, nil

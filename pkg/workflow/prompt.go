@@ -27,13 +27,9 @@ func (e *Engine) nudgePrompt() string {
 	return e.cfg.Monitor.Nudge + ". " + doneProtocol
 }
 
-// stamp is the engine's clock as persisted in run vars.
-func (e *Engine) stamp() string { return e.o.Now().UTC().Format(time.RFC3339Nano) }
-
-// since parses a stamp; a missing or bad one counts as "long ago".
-func (e *Engine) since(stamp string) time.Duration {
-	t, err := time.Parse(time.RFC3339Nano, stamp)
-	if err != nil {
+// since is how long ago t was; a time never recorded (zero) counts as "long ago".
+func (e *Engine) since(t time.Time) time.Duration {
+	if t.IsZero() {
 		return 1<<63 - 1
 	}
 	return e.o.Now().Sub(t)

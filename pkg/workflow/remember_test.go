@@ -58,7 +58,7 @@ func TestStatusLineKeepsNoSecret(t *testing.T) {
 		},
 		Now: time.Now,
 	}}
-	r := &store.Run{Repo: "acme/widgets", Issue: 7, Agent: "x", Vars: map[string]string{},
+	r := &store.Run{Repo: "acme/widgets", Issue: 7, Agent: "x",
 		Error: "the agent said: export AGENT_KEY=sk-agent-secret-1234 and push with ghs_token_5678"}
 	e.remember(context.Background(), r, "failed")
 	if len(mem.entries) != 1 {

@@ -59,10 +59,7 @@ func (e *Engine) Open(ctx context.Context, req Request) (*store.Run, error) {
 		Step:        string(StepClaim),
 		Status:      store.StatusActive,
 		TriggeredAt: triggered,
-		Vars:        map[string]string{},
-	}
-	if req.Model != "" {
-		r.Vars[varModel] = req.Model
+		State:       store.RunState{Model: req.Model},
 	}
 	if latest != nil {
 		// A retry continues on the same branch and working copy.

@@ -1,0 +1,74 @@
+package store
+
+import "time"
+
+// RunState is the engine's bookkeeping for one run: what it has already done and when, so that a restarted ace
+// continues where the last one stopped instead of doing a step twice.
+//
+// It is persisted as one JSON column (runs.state), not as a column per field, on purpose: these fields are only
+// ever read and written together with the run, never filtered or ordered on in SQL, and the engine adds and
+// drops them as it grows; a JSON column keeps the schema still while Go keeps them typed. What SQL does select
+// or order on (repo, issue, status, step, the run's times) is a real column. Zero values are left out of the
+// JSON, so that a run's state reads as what has happened to it.
+type RunState struct {
+	// Title is the issue's title, read when the workspace was prepared.
+	Title string `json:"title,omitzero"`
+	// RemoteURL is the repository's clone URL.
+	RemoteURL string `json:"remote_url,omitzero"`
+	// Model is the model asked for when the run was started (empty: the agent's configured one).
+	Model string `json:"model,omitzero"`
+	// Labeled is set once the issue carried the trigger label when the run began: removing it later cancels.
+	Labeled bool `json:"labeled,omitzero"`
+	// Retries counts the current step's failed attempts; it restarts at each step.
+	Retries int `json:"retries,omitzero"`
+
+	// PromptDelivered is set once the task prompt is in the agent's session.
+	PromptDelivered bool `json:"prompt_delivered,omitzero"`
+	// Resume asks the next prompt delivery to continue earlier work (the agent was restarted).
+	Resume bool `json:"resume,omitzero"`
+	// MonitorSince is when the current stretch of monitoring began: monitor.timeout counts from it.
+	MonitorSince time.Time `json:"monitor_since,omitzero"`
+	// IssueChecked is when the issue was last looked at for being closed or unlabeled.
+	IssueChecked time.Time `json:"issue_checked,omitzero"`
+	// NudgedAt is when the agent was last nudged.
+	NudgedAt time.Time `json:"nudged_at,omitzero"`
+	// LastScreen is the agent's last screen (or last words, headless), shown to a human when the run ends.
+	LastScreen string `json:"last_screen,omitzero"`
+	// Summary is the agent's .ace/DONE.
+	Summary string `json:"summary,omitzero"`
+
+	// Question is the agent's open question to a human; QuestionAt when it was asked; Questions how many it has
+	// asked in this run (each gets its own comment).
+	Question   string    `json:"question,omitzero"`
+	QuestionAt time.Time `json:"question_at,omitzero"`
+	Questions  int       `json:"questions,omitzero"`
+
+	// CompactAt is the transcript's size at the agent's last compaction (or its start); HasCompactAt says it was
+	// recorded (a run from before compaction existed has none). Compacting is set while a compaction runs.
+	CompactAt    int64 `json:"compact_at,omitzero"`
+	HasCompactAt bool  `json:"has_compact_at,omitzero"`
+	Compacting   bool  `json:"compacting,omitzero"`
+
+	// Remembered is set once the run's outcome went to memory; MemoryPointer names the memory note pointed to in
+	// the working copy.
+	Remembered    bool   `json:"remembered,omitzero"`
+	MemoryPointer string `json:"memory_pointer,omitzero"`
+
+	// The headless runner: ExecProc is the current turn's supervisor (headless.Proc in its string form), ExecTurn
+	// the current (or last) turn, ExecSeen the last turn whose end was recorded, ExecPending a prompt (a nudge,
+	// an answer) for the next turn, ExecFormat the stream format and Transcript the JSONL transcript's path.
+	ExecProc    string `json:"exec_proc,omitzero"`
+	ExecTurn    int    `json:"exec_turn,omitzero"`
+	ExecSeen    int    `json:"exec_seen,omitzero"`
+	ExecPending string `json:"exec_pending,omitzero"`
+	ExecFormat  string `json:"exec_format,omitzero"`
+	Transcript  string `json:"transcript,omitzero"`
+
+	// DeliverSince is when ace began waiting for the agent's composer to deliver the prompt: after
+	// tmux.startup_timeout a human is asked. Dialog names the start-up dialog ace answered last, DialogScreen a
+	// digest of the screen it answered, DialogAt when: the same dialog on the same screen is not answered twice.
+	DeliverSince time.Time `json:"deliver_since,omitzero"`
+	Dialog       string    `json:"dialog,omitzero"`
+	DialogScreen string    `json:"dialog_screen,omitzero"`
+	DialogAt     time.Time `json:"dialog_at,omitzero"`
+}
