@@ -147,7 +147,10 @@ func fromSchema(schema map[string]any) any {
 	case "boolean":
 		return false
 	case "number", "integer":
-		return 0
+		if m, ok := schema["minimum"].(float64); ok {
+			return m
+		}
+		return 1
 	}
 	return "ok"
 }

@@ -170,6 +170,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	case strings.HasPrefix(path, "/v1beta/models/") || strings.HasPrefix(path, "/v1/models/") && strings.Contains(path, ":"):
 		req.Provider = "gemini"
 		s.gemini(rec, r, raw, &req)
+	case path == "/" && r.Method == http.MethodHead:
+		// claude probes the base URL at start-up.
+		rec.WriteHeader(http.StatusOK)
 	case strings.HasSuffix(path, "/models"):
 		writeJSON(rec, http.StatusOK, modelList(path))
 	default:

@@ -61,6 +61,13 @@ func TestHeadlessWritesFile(t *testing.T) {
 				if t.Failed() {
 					t.Logf("output:\n%s", out)
 					dumpRequests(t, srv)
+					return
+				}
+				if os.Getenv("MODELSERVER_DUMP") != "" {
+					dumpRequests(t, srv)
+				}
+				for _, r := range srv.Requests() {
+					t.Logf("%s %s status=%d side=%v turn=%d final=%v tools=%d", r.Method, r.Path, r.Status, r.Side, r.Turn, r.Final, len(r.Tools))
 				}
 			}()
 			if err != nil {

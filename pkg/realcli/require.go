@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -23,6 +25,20 @@ var npmPackage = map[string]string{
 	"gemini": "@google/gemini-cli",
 }
 
+// minNode is the Node major version each pinned CLI's package.json "engines" asks for.
+var minNode = map[string]int{"claude": 18, "codex": 16, "gemini": 20}
+
+// nodeMajor returns `node --version` and its major number (0 when unknown).
+func nodeMajor() (string, int) {
+	out, err := exec.Command("node", "--version").Output()
+	if err != nil {
+		return "unknown", 0
+	}
+	v := strings.TrimSpace(string(out))
+	major, _ := strconv.Atoi(strings.SplitN(strings.TrimPrefix(v, "v"), ".", 2)[0])
+	return v, major
+}
+
 // Require returns the path of cli's binary, or skips the test with the reason when node or the CLI is missing;
 // under CI=true it fails instead, so CI never passes by skipping.
 func Require(t testing.TB, cli string) string {
@@ -32,6 +48,9 @@ func Require(t testing.TB, cli string) string {
 	}
 	if _, err := exec.LookPath("node"); err != nil {
 		missing(t, "node is not installed: the real-CLI tests need it (.ci/run installs it; or apt-get install nodejs npm)")
+	}
+	if v, major := nodeMajor(); major < minNode[cli] {
+		missing(t, fmt.Sprintf("%s needs Node >= %d, node is %s", cli, minNode[cli], v))
 	}
 	bin, err := Binary(cli)
 	if err != nil {
