@@ -1,0 +1,161 @@
+package modelserver
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+)
+
+type anthropicRequest struct {
+	Model  string `json:"model"`
+	Stream bool   `json:"stream"`
+	Tools  []struct {
+		Name string `json:"name"`
+	} `json:"tools"`
+	Messages []struct {
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+	} `json:"messages"`
+}
+
+type anthropicBlock struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+// anthropicMessages answers POST /v1/messages: one content block per turn, streamed as claude reads it.
+func (s *Server) anthropicMessages(w http.ResponseWriter, raw []byte, req *Request) {
+	var in anthropicRequest
+	if err := json.Unmarshal(raw, &in); err != nil {
+		writeJSON(w, http.StatusBadRequest, anthropicError("invalid_request_error", "modelserver: "+err.Error()))
+		return
+	}
+	done := 0
+	for _, m := range in.Messages {
+		switch m.Role {
+		case "assistant":
+			done++
+		case "user":
+			req.UserTexts = append(req.UserTexts, anthropicTexts(m.Content)...)
+		}
+	}
+	for _, t := range in.Tools {
+		req.Tools = append(req.Tools, t.Name)
+	}
+	if f, ok := s.takeFailure(); ok {
+		f.writeAnthropic(w)
+		return
+	}
+	block, stop := map[string]any{"type": "text", "text": s.sc.sideText()}, "end_turn"
+	if len(in.Tools) == 0 {
+		req.Side = true
+	} else {
+		turn, ok := s.sc.turn(done)
+		req.Turn, req.Final = done, !ok
+		if !ok {
+			req.Turn = -1
+		}
+		block, stop = s.anthropicBlock(turn, req.Tools, done)
+	}
+	model := in.Model
+	if model == "" {
+		model = "claude-sonnet-4-5"
+	}
+	id := fmt.Sprintf("msg_modelserver_%d", done)
+	usage := map[string]any{"input_tokens": len(raw)/4 + 1, "output_tokens": 12,
+		"cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+	if !in.Stream {
+		writeJSON(w, http.StatusOK, map[string]any{"id": id, "type": "message", "role": "assistant", "model": model,
+			"content": []any{block}, "stop_reason": stop, "stop_sequence": nil, "usage": usage})
+		return
+	}
+	e := startSSE(w)
+	e.event("message_start", map[string]any{"type": "message_start", "message": map[string]any{
+		"id": id, "type": "message", "role": "assistant", "model": model, "content": []any{},
+		"stop_reason": nil, "stop_sequence": nil, "usage": usage}})
+	if block["type"] == "tool_use" {
+		input, _ := json.Marshal(block["input"])
+		e.event("content_block_start", map[string]any{"type": "content_block_start", "index": 0,
+			"content_block": map[string]any{"type": "tool_use", "id": block["id"], "name": block["name"], "input": map[string]any{}}})
+		e.event("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,
+			"delta": map[string]any{"type": "input_json_delta", "partial_json": string(input)}})
+	} else {
+		e.event("content_block_start", map[string]any{"type": "content_block_start", "index": 0,
+			"content_block": map[string]any{"type": "text", "text": ""}})
+		e.event("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,
+			"delta": map[string]any{"type": "text_delta", "text": block["text"]}})
+	}
+	e.event("content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
+	e.event("message_delta", map[string]any{"type": "message_delta",
+		"delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": map[string]any{"output_tokens": 12}})
+	e.event("message_stop", map[string]any{"type": "message_stop"})
+}
+
+// anthropicBlock renders a turn as claude's tool_use (Write, Edit, Bash, Read, AskUserQuestion) or a text block.
+func (s *Server) anthropicBlock(t Turn, declared []string, n int) (map[string]any, string) {
+	use := func(name string, input map[string]any) (map[string]any, string) {
+		return map[string]any{"type": "tool_use", "id": fmt.Sprintf("toolu_modelserver_%d", n), "name": name,
+			"input": input}, "tool_use"
+	}
+	switch t.Kind {
+	case KindWrite:
+		return use(pick(declared, "Write"), map[string]any{"file_path": s.abs(t.Path), "content": t.Content})
+	case KindEdit:
+		return use(pick(declared, "Edit"), map[string]any{"file_path": s.abs(t.Path), "old_string": t.Old,
+			"new_string": t.New})
+	case KindShell:
+		return use(pick(declared, "Bash"), map[string]any{"command": t.Command, "description": "Run a command"})
+	case KindRead:
+		return use(pick(declared, "Read"), map[string]any{"file_path": s.abs(t.Path)})
+	case KindAsk:
+		if has(declared, "AskUserQuestion") {
+			opts := []any{}
+			for _, o := range t.Options {
+				opts = append(opts, map[string]any{"label": o, "description": o})
+			}
+			return use("AskUserQuestion", map[string]any{"questions": []any{map[string]any{
+				"question": t.Text, "header": "Question", "options": opts, "multiSelect": false}}})
+		}
+		return map[string]any{"type": "text", "text": t.questionText()}, "end_turn"
+	}
+	return map[string]any{"type": "text", "text": t.Text}, "end_turn"
+}
+
+func anthropicTexts(content json.RawMessage) []string {
+	var s string
+	if json.Unmarshal(content, &s) == nil {
+		return []string{s}
+	}
+	var blocks []anthropicBlock
+	_ = json.Unmarshal(content, &blocks)
+	var out []string
+	for _, b := range blocks {
+		if b.Type == "text" {
+			out = append(out, b.Text)
+		}
+	}
+	return out
+}
+
+func anthropicError(kind, msg string) map[string]any {
+	return map[string]any{"type": "error", "error": map[string]any{"type": kind, "message": msg}}
+}
+
+// pick returns the first of names the request declares, or the first name when it declares none of them.
+func pick(declared []string, names ...string) string {
+	for _, n := range names {
+		if has(declared, n) {
+			return n
+		}
+	}
+	return names[0]
+}
+
+func has(declared []string, name string) bool {
+	for _, d := range declared {
+		if d == name {
+			return true
+		}
+	}
+	return false
+}

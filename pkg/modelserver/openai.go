@@ -1,0 +1,217 @@
+package modelserver
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+)
+
+type openaiRequest struct {
+	Model string          `json:"model"`
+	Tools []openaiTool    `json:"tools"`
+	Input json.RawMessage `json:"input"`
+}
+
+// openaiTool is a declared tool; codex 0.169 nests its tools in namespaces ("functions", …) inside an
+// "additional_tools" input item rather than the top-level tools.
+type openaiTool struct {
+	Type  string       `json:"type"`
+	Name  string       `json:"name"`
+	Tools []openaiTool `json:"tools"`
+}
+
+type openaiItem struct {
+	Type    string `json:"type"`
+	Role    string `json:"role"`
+	Content json.RawMessage
+	Tools   []openaiTool `json:"tools"`
+}
+
+// declare records the tools, namespaces flattened, by name with their type (function, custom, …).
+func declare(tools []openaiTool, names *[]string, kinds map[string]string) {
+	for _, t := range tools {
+		if t.Type == "namespace" {
+			declare(t.Tools, names, kinds)
+			continue
+		}
+		name := t.Name
+		if name == "" {
+			name = t.Type
+		}
+		kinds[name] = t.Type
+		*names = append(*names, name)
+	}
+}
+
+// openaiResponses answers POST /v1/responses (codex): one output item per turn, as Responses API SSE.
+func (s *Server) openaiResponses(w http.ResponseWriter, raw []byte, req *Request) {
+	var in openaiRequest
+	if err := json.Unmarshal(raw, &in); err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error": map[string]any{
+			"type": "invalid_request_error", "message": "modelserver: " + err.Error()}})
+		return
+	}
+	var items []openaiItem
+	var text string
+	if json.Unmarshal(in.Input, &text) == nil {
+		items = []openaiItem{{Type: "message", Role: "user", Content: mustJSON(text)}}
+	} else {
+		_ = json.Unmarshal(in.Input, &items)
+	}
+	done := 0
+	kinds := map[string]string{}
+	declare(in.Tools, &req.Tools, kinds)
+	for _, it := range items {
+		switch {
+		case it.Type == "additional_tools":
+			declare(it.Tools, &req.Tools, kinds)
+		case it.Type == "message" && it.Role == "assistant", it.Type == "function_call",
+			it.Type == "custom_tool_call", it.Type == "local_shell_call":
+			done++
+		case (it.Type == "message" || it.Type == "") && it.Role == "user":
+			req.UserTexts = append(req.UserTexts, openaiTexts(it.Content)...)
+		}
+	}
+	if f, ok := s.takeFailure(); ok {
+		f.writeOpenAI(w)
+		return
+	}
+	var item map[string]any
+	if len(req.Tools) == 0 {
+		req.Side = true
+		item = openaiMessage(s.sc.sideText(), done)
+	} else {
+		turn, ok := s.sc.turn(done)
+		req.Turn, req.Final = done, !ok
+		if !ok {
+			req.Turn = -1
+		}
+		item = s.openaiItem(turn, req.Tools, kinds, done)
+	}
+	id := fmt.Sprintf("resp_modelserver_%d", done)
+	e := startSSE(w)
+	e.event("response.created", map[string]any{"type": "response.created",
+		"response": map[string]any{"id": id, "object": "response", "status": "in_progress", "model": in.Model}})
+	e.event("response.output_item.added", map[string]any{"type": "response.output_item.added",
+		"output_index": 0, "item": item})
+	if item["type"] == "message" {
+		txt := item["content"].([]any)[0].(map[string]any)["text"]
+		e.event("response.output_text.delta", map[string]any{"type": "response.output_text.delta",
+			"item_id": item["id"], "output_index": 0, "content_index": 0, "delta": txt})
+	}
+	e.event("response.output_item.done", map[string]any{"type": "response.output_item.done",
+		"output_index": 0, "item": item})
+	e.event("response.completed", map[string]any{"type": "response.completed", "response": map[string]any{
+		"id": id, "object": "response", "status": "completed", "model": in.Model, "output": []any{item},
+		"usage": map[string]any{"input_tokens": len(raw)/4 + 1, "output_tokens": 12,
+			"total_tokens": len(raw)/4 + 13, "input_tokens_details": map[string]any{"cached_tokens": 0},
+			"output_tokens_details": map[string]any{"reasoning_tokens": 0}}}})
+}
+
+// openaiItem renders a turn as codex's tools: apply_patch for files, its shell tool for commands and reads.
+func (s *Server) openaiItem(t Turn, declared []string, kinds map[string]string, n int) map[string]any {
+	callID := fmt.Sprintf("call_modelserver_%d", n)
+	call := func(name string, args map[string]any, freeform string) map[string]any {
+		if kinds[name] == "custom" {
+			return map[string]any{"type": "custom_tool_call", "id": "ctc_" + callID, "status": "completed",
+				"call_id": callID, "name": name, "input": freeform}
+		}
+		b, _ := json.Marshal(args)
+		return map[string]any{"type": "function_call", "id": "fc_" + callID, "status": "completed",
+			"call_id": callID, "name": name, "arguments": string(b)}
+	}
+	// Code mode (codex's default model): one freeform "exec" tool runs JavaScript that calls the nested tools.
+	if kinds["exec"] == "custom" && !has(declared, "apply_patch") {
+		js := func(code string) map[string]any { return call("exec", nil, code) }
+		run := func(cmd string) map[string]any {
+			return js("const r = await tools.exec_command({cmd: " + jsString(cmd) + "});\ntext(r.output);\n")
+		}
+		switch t.Kind {
+		case KindWrite:
+			return js("text(await tools.apply_patch(" + jsString("*** Begin Patch\n*** Add File: "+s.abs(t.Path)+"\n"+
+				prefixLines("+", t.Content)+"*** End Patch\n") + "));\n")
+		case KindEdit:
+			return js("text(await tools.apply_patch(" + jsString("*** Begin Patch\n*** Update File: "+s.abs(t.Path)+
+				"\n@@\n"+prefixLines("-", t.Old)+prefixLines("+", t.New)+"*** End Patch\n") + "));\n")
+		case KindShell:
+			return run(t.Command)
+		case KindRead:
+			return run("cat " + shellQuote(s.abs(t.Path)))
+		}
+	}
+	shell := func(cmd string) map[string]any {
+		switch name := pick(declared, "shell_command", "exec_command", "shell"); name {
+		case "exec_command":
+			return call(name, map[string]any{"cmd": cmd}, cmd)
+		case "shell":
+			return call(name, map[string]any{"command": []string{"bash", "-lc", cmd}}, cmd)
+		default:
+			return call(name, map[string]any{"command": cmd}, cmd)
+		}
+	}
+	patch := func(body string) map[string]any {
+		p := "*** Begin Patch\n" + body + "*** End Patch\n"
+		return call(pick(declared, "apply_patch"), map[string]any{"input": p}, p)
+	}
+	switch t.Kind {
+	case KindWrite:
+		return patch("*** Add File: " + s.abs(t.Path) + "\n" + prefixLines("+", t.Content))
+	case KindEdit:
+		return patch("*** Update File: " + s.abs(t.Path) + "\n@@\n" + prefixLines("-", t.Old) + prefixLines("+", t.New))
+	case KindShell:
+		return shell(t.Command)
+	case KindRead:
+		return shell("cat " + shellQuote(s.abs(t.Path)))
+	case KindAsk:
+		return openaiMessage(t.questionText(), n)
+	}
+	return openaiMessage(t.Text, n)
+}
+
+func openaiMessage(text string, n int) map[string]any {
+	return map[string]any{"type": "message", "role": "assistant", "id": fmt.Sprintf("msg_modelserver_%d", n),
+		"status": "completed", "content": []any{map[string]any{"type": "output_text", "text": text,
+			"annotations": []any{}}}}
+}
+
+func openaiTexts(content json.RawMessage) []string {
+	var s string
+	if json.Unmarshal(content, &s) == nil {
+		return []string{s}
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	_ = json.Unmarshal(content, &parts)
+	var out []string
+	for _, p := range parts {
+		if p.Type == "input_text" || p.Type == "text" {
+			out = append(out, p.Text)
+		}
+	}
+	return out
+}
+
+// prefixLines prefixes every line of s (a trailing newline ends the last line, it does not start another).
+func prefixLines(prefix, s string) string {
+	if s == "" {
+		return ""
+	}
+	var b strings.Builder
+	for _, l := range strings.SplitAfter(strings.TrimSuffix(s, "\n"), "\n") {
+		b.WriteString(prefix + strings.TrimSuffix(l, "\n") + "\n")
+	}
+	return b.String()
+}
+
+// jsString quotes s as a JavaScript string literal (JSON's quoting is valid JavaScript).
+func jsString(s string) string { return string(mustJSON(s)) }
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+func mustJSON(v any) json.RawMessage {
+	b, _ := json.Marshal(v)
+	return b
+}

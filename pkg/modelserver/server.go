@@ -1,0 +1,240 @@
+package modelserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// Request is one logged request.
+type Request struct {
+	Provider string // "anthropic", "openai", "gemini", or "" for paths the server does not model
+	Method   string
+	Path     string
+	Query    string      // with secret values replaced
+	Header   http.Header // with secret values replaced
+	Body     any         // the decoded JSON body (nil when empty or not JSON)
+	RawBody  []byte
+	// Tools are the tool names the request declares; Side is true for a model request declaring none.
+	Tools []string
+	Side  bool
+	// Turn is the scenario turn index answered (-1 for side requests, failures and non-model paths); Final marks
+	// the final text after the script.
+	Turn   int
+	Final  bool
+	Status int
+	// UserTexts are the texts of user messages in the request's history.
+	UserTexts []string
+}
+
+// Server is a scripted model server on 127.0.0.1.
+type Server struct {
+	sc  Scenario
+	srv *httptest.Server
+
+	mu       sync.Mutex
+	requests []Request
+	failures []Failure
+}
+
+// Start starts a server playing sc and closes it when tb ends. Call it where 127.0.0.1 is reachable (inside a
+// loopback namespace: after realcli.Enter).
+func Start(tb testing.TB, sc Scenario) *Server {
+	tb.Helper()
+	s := &Server{sc: sc}
+	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
+	tb.Cleanup(s.srv.Close)
+	return s
+}
+
+// URL is the server's base URL (http://127.0.0.1:PORT), without a path.
+func (s *Server) URL() string { return s.srv.URL }
+
+// Requests returns a copy of the request log, in arrival order.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.requests...)
+}
+
+// ModelRequests returns the logged scenario requests: model requests that are not side requests.
+func (s *Server) ModelRequests() []Request {
+	var out []Request
+	for _, r := range s.Requests() {
+		if r.Provider != "" && !r.Side && r.Status == http.StatusOK {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// UserTexts returns every distinct user text the scenario requests carried, in order of first appearance: what
+// the human (or the CLI on their behalf) said to the model.
+func (s *Server) UserTexts() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, r := range s.ModelRequests() {
+		for _, t := range r.UserTexts {
+			if !seen[t] {
+				seen[t] = true
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
+// SawUserText reports whether some user text equals text exactly.
+func (s *Server) SawUserText(text string) bool {
+	for _, t := range s.UserTexts() {
+		if t == text {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Server) log(r Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.requests = append(s.requests, r)
+}
+
+// abs resolves a turn's path against the scenario's directory.
+func (s *Server) abs(p string) string {
+	if p == "" || filepath.IsAbs(p) || s.sc.Dir == "" {
+		return p
+	}
+	return filepath.Join(s.sc.Dir, p)
+}
+
+// secretHeaders carry credentials; their values are never logged.
+var secretHeaders = map[string]bool{
+	"authorization": true, "x-api-key": true, "x-goog-api-key": true, "api-key": true, "cookie": true,
+	"proxy-authorization": true, "chatgpt-account-id": true,
+}
+
+func redactHeader(h http.Header) http.Header {
+	out := h.Clone()
+	for k := range out {
+		if secretHeaders[strings.ToLower(k)] {
+			out[k] = []string{"REDACTED"}
+		}
+	}
+	return out
+}
+
+func redactQuery(r *http.Request) string {
+	q := r.URL.Query()
+	if q.Has("key") {
+		q.Set("key", "REDACTED")
+	}
+	return q.Encode()
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	raw, _ := io.ReadAll(io.LimitReader(r.Body, 64<<20))
+	req := Request{
+		Method: r.Method, Path: r.URL.Path, Query: redactQuery(r), Header: redactHeader(r.Header),
+		RawBody: raw, Turn: -1,
+	}
+	if len(bytes.TrimSpace(raw)) > 0 {
+		var body any
+		if json.Unmarshal(raw, &body) == nil {
+			req.Body = body
+		}
+	}
+	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+	defer func() { req.Status = rec.status; s.log(req) }()
+
+	path := r.URL.Path
+	switch {
+	case path == "/v1/messages" && r.Method == http.MethodPost:
+		req.Provider = "anthropic"
+		s.anthropicMessages(rec, raw, &req)
+	case path == "/v1/messages/count_tokens":
+		writeJSON(rec, http.StatusOK, map[string]any{"input_tokens": len(raw)/4 + 1})
+	case strings.HasSuffix(path, "/responses") && isWebSocket(r):
+		// codex tries a websocket first; refusing the upgrade at once makes it fall back to HTTP SSE.
+		writeJSON(rec, http.StatusUpgradeRequired, map[string]any{"error": map[string]any{
+			"message": "websockets are not supported here", "type": "invalid_request_error"}})
+	case strings.HasSuffix(path, "/responses") && r.Method == http.MethodPost:
+		req.Provider = "openai"
+		s.openaiResponses(rec, raw, &req)
+	case strings.HasPrefix(path, "/v1beta/models/") || strings.HasPrefix(path, "/v1/models/") && strings.Contains(path, ":"):
+		req.Provider = "gemini"
+		s.gemini(rec, r, raw, &req)
+	case path == "/" && r.Method == http.MethodHead:
+		// claude probes the base URL at start-up.
+		rec.WriteHeader(http.StatusOK)
+	case strings.HasSuffix(path, "/models"):
+		writeJSON(rec, http.StatusOK, modelList(path))
+	default:
+		writeJSON(rec, http.StatusNotFound, map[string]any{"error": map[string]any{
+			"type": "not_found_error", "message": "modelserver: no such endpoint " + r.Method + " " + path}})
+	}
+}
+
+func isWebSocket(r *http.Request) bool {
+	return strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
+}
+
+func modelList(path string) any {
+	if strings.HasPrefix(path, "/v1beta") {
+		return map[string]any{"models": []any{map[string]any{"name": "models/gemini-2.5-pro"}}}
+	}
+	return map[string]any{"object": "list", "data": []any{
+		map[string]any{"id": "claude-sonnet-4-5", "type": "model", "object": "model"},
+		map[string]any{"id": "gpt-5", "object": "model"},
+	}}
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	r.status = code
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Flush() {
+	if f, ok := r.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// sse writes server-sent events and flushes each.
+type sse struct{ w http.ResponseWriter }
+
+func startSSE(w http.ResponseWriter) sse {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	return sse{w}
+}
+
+// event writes one event; an empty name writes a data-only event (Gemini's shape).
+func (e sse) event(name string, data any) {
+	b, _ := json.Marshal(data)
+	if name != "" {
+		_, _ = io.WriteString(e.w, "event: "+name+"\n")
+	}
+	_, _ = io.WriteString(e.w, "data: "+string(b)+"\n\n")
+	if f, ok := e.w.(http.Flusher); ok {
+		f.Flush()
+	}
+}

@@ -1,0 +1,273 @@
+package realcli_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aceworks/ace/pkg/modelserver"
+	"github.com/aceworks/ace/pkg/realcli"
+)
+
+// screen is a first-run screen (or a prompt the CLI puts up mid-turn) and the keys that pass it.
+type screen struct {
+	name  string
+	match *regexp.Regexp
+	keys  []string
+}
+
+// interactive lists, per CLI, the screens a fresh HOME meets and its ready marker. The match lowest on the screen
+// wins: gemini draws inline, so an answered dialog stays visible above what follows it.
+var interactive = map[string]struct {
+	screens []screen
+	ready   *regexp.Regexp
+}{
+	"claude": {
+		screens: []screen{
+			{"trust", regexp.MustCompile(`Is this a project you created or one you trust`), []string{"Enter"}},
+			{"api-key", regexp.MustCompile(`Do you want to use this API key\?`), []string{"1"}},
+			{"permission-write", regexp.MustCompile(`Do you want to (create|make this edit to) `), []string{"1"}},
+		},
+		ready: regexp.MustCompile(`\? for shortcuts`),
+	},
+	"codex": {
+		screens: []screen{
+			{"sign-in", regexp.MustCompile(`Sign in with ChatGPT`), []string{"3"}},
+			{"sign-in-other", regexp.MustCompile(`Use an OpenAI API key`), []string{"Enter"}},
+			{"api-key-save", regexp.MustCompile(`Press enter to save`), []string{"Enter"}},
+			{"trust", regexp.MustCompile(`Trust this folder|Do you trust the contents`), []string{"Enter"}},
+			{"model-notice", regexp.MustCompile(`Use existing model`), []string{"2"}},
+			{"approval-edit", regexp.MustCompile(`Would you like to make the following edits\?`), []string{"y"}},
+			{"approval-run", regexp.MustCompile(`Would you like to run the following command\?`), []string{"y"}},
+		},
+		ready: regexp.MustCompile(`(?m)^\s*›.*\n(.*\n)*.*default · `),
+	},
+	"gemini": {
+		screens: []screen{
+			{"trust", regexp.MustCompile(`Do you trust the files in this folder\?`), []string{"Enter"}},
+			{"auth-api-key", regexp.MustCompile(`How would you like to authenticate`), []string{"Enter"}},
+			{"api-key-enter", regexp.MustCompile(`Enter Gemini API Key`), []string{"Enter"}},
+			{"approval", regexp.MustCompile(`Apply this change\?|Allow execution of`), []string{"1"}},
+		},
+		ready: regexp.MustCompile(`Type your message or @path/to/file`),
+	},
+}
+
+// TestInteractiveFirstRun starts each CLI in tmux on a fresh HOME, passes every screen it shows with the keys in
+// interactive, pastes a prompt at the ready marker and waits for the scripted file. The screens passed must be
+// the ones recorded under testdata/screens/<cli>-<version>/ (ACE_RECORD_SCREENS=1 records them again).
+func TestInteractiveFirstRun(t *testing.T) {
+	for _, cli := range []string{"claude", "codex", "gemini"} {
+		t.Run(cli, func(t *testing.T) {
+			t.Parallel()
+			bin := realcli.Require(t, cli)
+			if cli == "codex" && os.Getenv("ACE_REALCLI_CODEX_TUI") == "" {
+				// Open (issue #17): on a fresh HOME codex 0.169 stays on its API-key screen ("Press enter to
+				// save") after Enter, also with cli_auth_credentials_store = "file". ACE_REALCLI_CODEX_TUI=1 runs it.
+				t.Skip("codex TUI first run stalls on \"Press enter to save\" (issue #17); ACE_REALCLI_CODEX_TUI=1 runs it")
+			}
+			if _, err := exec.LookPath("tmux"); err != nil {
+				t.Skip("tmux is not installed")
+			}
+			version, err := realcli.PinnedVersion(cli)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fixtures, _ := filepath.Abs(filepath.Join("testdata", "screens", cli+"-"+version))
+			if !realcli.Enter(t) {
+				return
+			}
+			repo := gitRepo(t)
+			want := "written from tmux\n"
+			srv := modelserver.Start(t, modelserver.Scenario{
+				Dir: repo, Turns: []modelserver.Turn{modelserver.WriteFile("TMUX.md", want)}, Final: "All done.",
+			})
+			h := realcli.NewHome(t, cli, srv.URL())
+			if cli == "gemini" {
+				// A fresh HOME: no auth method chosen yet, so gemini shows its auth screen.
+				if err := os.Remove(filepath.Join(h.Dir, realcli.GeminiSettings)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			tm := startTmux(t, h, repo, bin)
+			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+			defer cancel()
+
+			var passed []string
+			var shots []string
+			spec := interactive[cli]
+			last, sent := "", false
+			// answered counts each screen's matches when it was answered: a dialog that stays drawn above what
+			// follows it (gemini) is not answered twice, a new one (one more match) is.
+			answered := map[string]int{}
+			for ctx.Err() == nil {
+				text := tm.capture(t)
+				if data, err := os.ReadFile(filepath.Join(repo, "TMUX.md")); err == nil && string(data) == want {
+					break
+				}
+				if text == last {
+					time.Sleep(100 * time.Millisecond)
+					continue
+				}
+				hit, at := (*screen)(nil), lastMatch(spec.ready, text)
+				for i := range spec.screens {
+					sc := &spec.screens[i]
+					n := len(sc.match.FindAllStringIndex(text, -1))
+					answered[sc.name] = min(answered[sc.name], n)
+					if p := lastMatch(sc.match, text); p > at && n > answered[sc.name] {
+						hit, at = sc, p
+					}
+				}
+				switch {
+				case hit != nil:
+					// Wait for the dialog to settle before answering: a key sent while it draws can be lost.
+					time.Sleep(300 * time.Millisecond)
+					text = tm.capture(t)
+					answered[hit.name] = len(hit.match.FindAllStringIndex(text, -1))
+					passed = append(passed, hit.name)
+					shots = append(shots, text)
+					t.Logf("screen %s → keys %v", hit.name, hit.keys)
+					tm.keys(t, hit.keys...)
+					tm.waitChange(ctx, t, text)
+				case !sent && spec.ready.MatchString(text):
+					time.Sleep(500 * time.Millisecond)
+					passed = append(passed, "ready")
+					shots = append(shots, tm.capture(t))
+					tm.paste(t, prompt)
+					time.Sleep(700 * time.Millisecond)
+					tm.keys(t, "Enter")
+					sent = true
+				case os.Getenv("ACE_RECORD_SCREENS") != "":
+					t.Logf("unknown screen:\n%s", text)
+				}
+				last = text
+			}
+			final := tm.capture(t)
+			if ctx.Err() != nil {
+				t.Fatalf("no %s after screens %v; screen now:\n%s", "TMUX.md", passed, final)
+			}
+			if !srv.SawUserText(prompt) {
+				t.Errorf("the pasted prompt did not reach the model byte-exact; user texts: %q", srv.UserTexts())
+			}
+			normal := strings.NewReplacer(repo, "<REPO>", h.Dir, "<HOME>", srv.URL(), "<SERVER>")
+			if os.Getenv("ACE_RECORD_SCREENS") != "" {
+				record(t, fixtures, passed, shots, normal)
+				return
+			}
+			recorded, err := filepath.Glob(filepath.Join(fixtures, "*.txt"))
+			if err != nil || len(recorded) == 0 {
+				t.Fatalf("no recorded screens for %s %s in %s: run with ACE_RECORD_SCREENS=1 and review them", cli, version, fixtures)
+			}
+			var names []string
+			for _, f := range recorded {
+				names = append(names, strings.TrimSuffix(filepath.Base(f)[3:], ".txt"))
+			}
+			if !slices.Equal(names, passed) {
+				t.Errorf("screens passed %v, recorded %v (%s)", passed, names, fixtures)
+			}
+		})
+	}
+}
+
+// lastMatch is where re last matches in text, or -1.
+func lastMatch(re *regexp.Regexp, text string) int {
+	all := re.FindAllStringIndex(text, -1)
+	if len(all) == 0 {
+		return -1
+	}
+	return all[len(all)-1][0]
+}
+
+func record(t *testing.T, dir string, names, shots []string, normal *strings.Replacer) {
+	t.Helper()
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i, n := range names {
+		text := strings.TrimRight(normal.Replace(shots[i]), "\n ") + "\n"
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("%02d-%s.txt", i+1, n)), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// tmuxSession is one CLI in a tmux server on its own socket.
+type tmuxSession struct {
+	env  []string
+	sock string
+}
+
+func startTmux(t *testing.T, h *realcli.Home, dir, bin string) *tmuxSession {
+	t.Helper()
+	tm := &tmuxSession{env: append(append([]string(nil), h.Env...), "TMUX_TMPDIR="+filepath.Join(h.Dir, ".tmp")), sock: "realcli"}
+	tm.run(t, "-f", "/dev/null", "new-session", "-d", "-s", "cli", "-x", "160", "-y", "50", "-c", dir, bin)
+	tm.run(t, "set-option", "-t", "cli", "remain-on-exit", "on")
+	t.Cleanup(func() {
+		pid := strings.TrimSpace(tm.output(t, "display-message", "-p", "-t", "cli", "#{pid}"))
+		_ = exec.Command("tmux", "-L", tm.sock, "kill-server").Run()
+		t.Logf("tmux server %s ended", pid)
+	})
+	return tm
+}
+
+func (tm *tmuxSession) output(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("tmux", append([]string{"-L", tm.sock}, args...)...)
+	cmd.Env = tm.env
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		t.Fatalf("tmux %v: %v", args, err)
+	}
+	return string(out)
+}
+
+func (tm *tmuxSession) run(t *testing.T, args ...string) {
+	t.Helper()
+	cmd := exec.Command("tmux", append([]string{"-L", tm.sock}, args...)...)
+	cmd.Env = tm.env
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("tmux %v: %v\n%s", args, err, out)
+	}
+}
+
+func (tm *tmuxSession) capture(t *testing.T) string {
+	return tm.output(t, "capture-pane", "-p", "-t", "cli")
+}
+
+func (tm *tmuxSession) keys(t *testing.T, keys ...string) {
+	tm.run(t, append([]string{"send-keys", "-t", "cli"}, keys...)...)
+}
+
+func (tm *tmuxSession) paste(t *testing.T, text string) {
+	cmd := exec.Command("tmux", "-L", tm.sock, "load-buffer", "-b", "prompt", "-")
+	cmd.Env = tm.env
+	cmd.Stdin = strings.NewReader(text)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("tmux load-buffer: %v\n%s", err, out)
+	}
+	tm.run(t, "paste-buffer", "-p", "-d", "-b", "prompt", "-t", "cli")
+}
+
+// waitChange waits until the screen differs from before (a dialog answered), or ctx ends.
+func (tm *tmuxSession) waitChange(ctx context.Context, t *testing.T, before string) {
+	deadline := time.Now().Add(10 * time.Second)
+	for ctx.Err() == nil && time.Now().Before(deadline) {
+		if tm.capture(t) != before {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Logf("the screen stayed 10 s after the keys:\n%s", before)
+}
