@@ -19,14 +19,6 @@ import (
 // Node is one step of the graph. It may change the run's fields; the engine persists them.
 type Node func(ctx context.Context, r *store.Run) (Result, error)
 
-// Progress is what the engine tells an observer (the foreground `ace run` display) as it goes.
-type Progress struct {
-	Run     *store.Run
-	Kind    string // "step" when a step starts, else the event kind
-	Step    Step
-	Message string
-}
-
 // Options wires an Engine to its collaborators.
 type Options struct {
 	Config     *config.Config
@@ -68,6 +60,7 @@ type Engine struct {
 	changed chan struct{} // closed at the next change of a run made by this process (see Follow)
 
 	queue *Queue // the job queue runs advance on; set by NewQueue
+	bus   bus    // run events, published in process
 }
 
 // New returns an engine. Every collaborator in o is required except Memory, Observer, Now and Logger. Its runs
@@ -202,7 +195,7 @@ func (e *Engine) Step(ctx context.Context, r *store.Run) (Result, error) {
 		if ev == nil {
 			ev = &store.Event{Kind: "transition", Step: string(res.Next), Message: string(step) + " → " + string(res.Next)}
 		}
-		e.notify(Progress{Run: r, Kind: "step", Step: res.Next})
+		e.notify(Progress{Run: r, Kind: EventStep, Step: res.Next})
 	}
 	if ev != nil || !reflect.DeepEqual(before, snapshot(r)) {
 		if err := e.o.Store.UpdateRun(ctx, r, ev); err != nil {
@@ -242,7 +235,7 @@ func (e *Engine) onError(r *store.Run, step Step, err error) (Result, *store.Eve
 	if !IsTerminal(err) && n < e.o.MaxRetries {
 		r.State.Retries = n + 1
 		wait := backoff(n)
-		e.notify(Progress{Run: r, Kind: "retry", Step: step, Message: err.Error()})
+		e.notify(Progress{Run: r, Kind: EventRetry, Step: step, Message: err.Error()})
 		return Stay(wait), &store.Event{Kind: "retry", Step: string(step),
 			Message: fmt.Sprintf("%v (retry %d/%d in %s)", err, n+1, e.o.MaxRetries, wait)}
 	}
@@ -275,8 +268,8 @@ func backoff(n int) time.Duration {
 }
 
 // event appends an event for a side effect and tells the observer.
-func (e *Engine) event(ctx context.Context, r *store.Run, kind, msg string) {
-	if err := e.o.Store.AppendEvent(ctx, r.ID, store.Event{Kind: kind, Step: r.Step, Message: msg}); err != nil {
+func (e *Engine) event(ctx context.Context, r *store.Run, kind EventKind, msg string) {
+	if err := e.o.Store.AppendEvent(ctx, r.ID, store.Event{Kind: string(kind), Step: r.Step, Message: msg}); err != nil {
 		e.log.WarnContext(ctx, "record event", "run", r.ID, "kind", kind, "err", err)
 	}
 	e.signal()
@@ -284,9 +277,14 @@ func (e *Engine) event(ctx context.Context, r *store.Run, kind, msg string) {
 }
 
 func (e *Engine) notify(p Progress) {
+	if p.Run != nil {
+		c := *p.Run
+		p.Run = &c
+	}
 	if e.o.Observer != nil {
 		e.o.Observer(p)
 	}
+	e.bus.publish(p)
 }
 
 // snapshot copies the fields of a run that matter for "did anything change".

@@ -144,9 +144,9 @@ func (e *Engine) execExit(ctx context.Context, r *store.Run, st *headless.Status
 // recordTurnEnd appends the end of a turn to the run's events: always, with the stderr tail when it failed.
 func (e *Engine) recordTurnEnd(ctx context.Context, r *store.Run, st *headless.Status) {
 	msg := fmt.Sprintf("turn %d: %s", r.State.ExecTurn, e.turnEnd(st))
-	kind := "turn"
+	kind := EventTurn
 	if st == nil || st.Outcome != headless.OutcomeExited || st.ExitCode != 0 || st.ResultError {
-		kind = "agent-failed"
+		kind = EventAgentFailed
 		if st != nil && strings.TrimSpace(st.StderrTail) != "" {
 			msg += "; stderr:\n" + strings.TrimSpace(st.StderrTail)
 		}

@@ -1,0 +1,94 @@
+package workflow
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/aceworks/ace/pkg/store"
+)
+
+// EventKind names what happened to a run. Kinds are stored as text in the run's event log; they never change
+// meaning once released.
+type EventKind string
+
+// The kinds of run events.
+const (
+	EventStep        EventKind = "step"         // the run moved to Progress.Step
+	EventRetry       EventKind = "retry"        // a step failed and will be tried again
+	EventCreated     EventKind = "created"      // a new attempt was opened
+	EventWorkspace   EventKind = "workspace"    // the working copy was prepared
+	EventSession     EventKind = "session"      // the agent was started, restarted or re-attached
+	EventDialog      EventKind = "dialog"       // a first-run dialog was answered
+	EventApproved    EventKind = "approved"     // a permission dialog was answered (auto_approve)
+	EventPrompt      EventKind = "prompt"       // the task prompt was delivered
+	EventNudge       EventKind = "nudge"        // an idle agent was nudged
+	EventCompact     EventKind = "compact"      // the agent's context was compacted
+	EventQuestion    EventKind = "question"     // a human was asked (needs input)
+	EventAnswer      EventKind = "answer"       // a human's answer reached the agent
+	EventComment     EventKind = "comment"      // a comment was relayed or left alone
+	EventAgentExited EventKind = "agent-exited" // the agent's process ended
+	EventDone        EventKind = "done"         // the agent said it is done
+	EventPushed      EventKind = "pushed"       // the branch was pushed
+	EventPullRequest EventKind = "pull-request" // the pull request was opened or found
+	EventMemory      EventKind = "memory"       // the repository's memory was read or written
+	EventMCP         EventKind = "mcp"          // MCP configuration notes
+	EventTurn        EventKind = "turn"         // a headless turn ended
+	EventAgentFailed EventKind = "agent-failed" // a headless turn ended in an error
+)
+
+// Progress is one typed event of a run, as the engine publishes it in process: to `ace run`'s display, the
+// dashboard's live stream, notifications.
+type Progress struct {
+	Run     *store.Run // a copy: subscribers may keep it
+	Kind    EventKind
+	Step    Step
+	Message string
+}
+
+// bus fans run events out to subscribers. A subscriber that does not keep up loses events (counted), never
+// slows a run down.
+type bus struct {
+	mu      sync.Mutex
+	next    int
+	subs    map[int]chan Progress
+	dropped atomic.Int64
+}
+
+// Subscribe returns a channel of every run event published from now on, with room for buffer events, and a
+// function that ends the subscription (and closes the channel).
+func (e *Engine) Subscribe(buffer int) (<-chan Progress, func()) {
+	b := &e.bus
+	ch := make(chan Progress, max(buffer, 1))
+	b.mu.Lock()
+	if b.subs == nil {
+		b.subs = map[int]chan Progress{}
+	}
+	id := b.next
+	b.next++
+	b.subs[id] = ch
+	b.mu.Unlock()
+	var once sync.Once
+	return ch, func() {
+		once.Do(func() {
+			b.mu.Lock()
+			delete(b.subs, id)
+			b.mu.Unlock()
+			close(ch)
+		})
+	}
+}
+
+// Dropped counts the events subscribers were too slow to take.
+func (e *Engine) Dropped() int64 { return e.bus.dropped.Load() }
+
+func (b *bus) publish(p Progress) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, ch := range b.subs {
+		select {
+		case ch <- p:
+		default:
+			b.dropped.Add(1)
+		}
+	}
+}
