@@ -351,7 +351,7 @@ func (s *Server) writeJSON(w http.ResponseWriter, code int, v any) {
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false) // so that a secret's characters stay as they are and the redactor finds them
 	if err := enc.Encode(v); err != nil {
-		code, b = http.StatusInternalServerError, *bytes.NewBufferString(`{"error":"encode response"}`+"\n")
+		code, b = http.StatusInternalServerError, *bytes.NewBufferString(`{"error":"encode response"}` + "\n")
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")

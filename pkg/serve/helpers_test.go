@@ -51,7 +51,11 @@ func (e *engine) subscribers() int { e.mu.Lock(); defer e.mu.Unlock(); return le
 
 func (e *engine) record(a string) { e.mu.Lock(); e.actions = append(e.actions, a); e.mu.Unlock() }
 
-func (e *engine) done() []string { e.mu.Lock(); defer e.mu.Unlock(); return append([]string(nil), e.actions...) }
+func (e *engine) done() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]string(nil), e.actions...)
+}
 
 func (e *engine) Stop(ctx context.Context, r *store.Run, reason string) error {
 	e.record("stop " + reason)
@@ -76,14 +80,23 @@ type queue struct {
 	calls []string
 }
 
-func (q *queue) Dispatch(context.Context) error { q.mu.Lock(); q.calls = append(q.calls, "dispatch"); q.mu.Unlock(); return nil }
+func (q *queue) Dispatch(context.Context) error {
+	q.mu.Lock()
+	q.calls = append(q.calls, "dispatch")
+	q.mu.Unlock()
+	return nil
+}
 func (q *queue) Wake(_ context.Context, repo string, issue int) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.calls = append(q.calls, "wake "+repo+"#"+itoa(issue))
 	return nil
 }
-func (q *queue) got() []string { q.mu.Lock(); defer q.mu.Unlock(); return append([]string(nil), q.calls...) }
+func (q *queue) got() []string {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return append([]string(nil), q.calls...)
+}
 
 const secretValue = "sk-live-very-secret-value-123"
 
