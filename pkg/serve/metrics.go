@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/aceworks/ace/pkg/store"
@@ -49,7 +50,7 @@ func newMetrics(reg *prometheus.Registry, st Store) *metrics {
 		stepSince: map[int64]stepStart{},
 	}
 	reg.MustRegister(m.stepSeconds, m.events, m.webhooks, m.streams, &storeCollector{st: st},
-		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 
