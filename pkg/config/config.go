@@ -206,7 +206,7 @@ func Default() *Config {
 		Monitor: MonitorConfig{Interval: D(time.Second), IdleAfter: D(3 * time.Minute), Settle: D(5 * time.Second), Nudge: "please continue",
 			MaxNudges: 3, MaxRestarts: 2, Timeout: D(2 * time.Hour), ExecIdleTimeout: D(120 * time.Second),
 			ExecTurnTimeout: D(300 * time.Second), CompactThreshold: 50 << 10},
-		Poll:    PollConfig{Interval: D(2 * time.Minute), MaxConcurrent: 4},
+		Poll: PollConfig{Interval: D(2 * time.Minute), MaxConcurrent: 4},
 		PR: PRConfig{Draft: true, Branch: "ace/{issue}-{slug}", Follow: true, MaxRounds: 3, LogBudget: 8 << 10,
 			NeedsHumanLabel: "ace:needs-human", Reactions: PRReactionsConfig{CI: true, Reviews: true, Conflicts: true, Commands: true}},
 		Git:     GitConfig{AuthorName: "ace", AuthorEmail: "ace@localhost"},
