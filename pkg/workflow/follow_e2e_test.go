@@ -216,3 +216,27 @@ func readFile(t *testing.T, path string) string {
 	}
 	return string(b)
 }
+
+func TestAgentGoneBetweenRoundsIsRestartedWithTheRound(t *testing.T) {
+	t.Parallel()
+	out := t.TempDir()
+	w := newWorld(t, followScript(out), func(c *config.Config) { c.PR.Follow = true })
+	w.gh.SetGitDir(testRepo, w.remote)
+	r := w.run(workflow.UntilSettled)
+	if r.Step != string(workflow.StepFollowPR) {
+		t.Fatalf("run at %s (%s)", r.Step, r.Error)
+	}
+	if err := w.svc.Tmux.Kill(context.Background(), r.Session); err != nil {
+		t.Fatal(err)
+	}
+	w.gh.AddCheckRun(testRepo, fakegithub.CheckRun{HeadSHA: w.gh.HeadSHA(testRepo, r.PRNumber), Name: "build",
+		Conclusion: "failure", Title: "does not compile"})
+	r = w.waitRun(r, "round 1 pushed", func(r *store.Run) bool { return roundDone(r, 1) })
+	p := w.prompts()
+	if len(p) != 2 || !strings.HasPrefix(p[1], "You were restarted") || !strings.Contains(p[1], `check "build" failed (failure): does not compile`) {
+		t.Fatalf("prompts %q: want the restarted agent told about the round", p)
+	}
+	if !w.sessionAlive() {
+		t.Error("the restarted agent's session is gone")
+	}
+}
