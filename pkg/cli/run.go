@@ -120,8 +120,16 @@ func reportRun(w io.Writer, r *store.Run) error {
 	case store.StatusCancelled:
 		fmt.Fprintf(w, "\ncancelled: %s\n", r.Error)
 		return nil
+	case store.StatusClosed:
+		fmt.Fprintf(w, "\nclosed: the pull request %s was closed without being merged\n", r.PRURL)
+		return nil
 	case store.StatusFailed:
 		return fmt.Errorf("run %d failed: %s (the working copy is kept at %s)", r.ID, r.Error, r.Workdir)
+	}
+	if workflow.Step(r.Step) == workflow.StepFollowPR {
+		fmt.Fprintf(w, "\npull request %s opened; ace follows it (CI, reviews, conflicts, /ace comments) until it is merged "+
+			"while `ace poll` runs.\n", r.PRURL)
+		return nil
 	}
 	if r.Runner == "exec" {
 		fmt.Fprintf(w, "\nthe headless agent is working (`ace logs %d -f`); `ace poll` (or `ace run --issue %d`) keeps watching it.\n", r.Issue, r.Issue)

@@ -136,10 +136,28 @@ type PollConfig struct {
 	MaxConcurrent int      `toml:"max_concurrent"`
 }
 
-// PRConfig shapes branches and pull requests.
+// PRConfig shapes branches and pull requests, and how ace carries its pull request to merge.
 type PRConfig struct {
 	Draft  bool   `toml:"draft"`
 	Branch string `toml:"branch"`
+	// Follow keeps a run alive after its pull request opens: CI failures, reviews, conflicts and trusted
+	// `/ace ` comments go back to the agent until the pull request is merged or closed.
+	Follow bool `toml:"follow"`
+	// MaxRounds bounds the follow-up rounds per pull request (the first prompt is not one).
+	MaxRounds int `toml:"max_rounds"`
+	// LogBudget is the most bytes of a failed job's log tail handed to the agent.
+	LogBudget int `toml:"log_budget"`
+	// NeedsHumanLabel is put on the issue when ace stops trying (rounds exhausted, the same failure twice).
+	NeedsHumanLabel string            `toml:"needs_human_label"`
+	Reactions       PRReactionsConfig `toml:"reactions"`
+}
+
+// PRReactionsConfig turns each kind of follow-up round on or off.
+type PRReactionsConfig struct {
+	CI        bool `toml:"ci"`
+	Reviews   bool `toml:"reviews"`
+	Conflicts bool `toml:"conflicts"`
+	Commands  bool `toml:"commands"`
 }
 
 // GitConfig is the identity of ace's own commits.
@@ -190,8 +208,9 @@ func Default() *Config {
 		Monitor: MonitorConfig{Interval: D(time.Second), IdleAfter: D(3 * time.Minute), Settle: D(5 * time.Second), Nudge: "please continue",
 			MaxNudges: 3, MaxRestarts: 2, Timeout: D(2 * time.Hour), ExecIdleTimeout: D(120 * time.Second),
 			ExecTurnTimeout: D(300 * time.Second), CompactThreshold: 50 << 10},
-		Poll:    PollConfig{Interval: D(2 * time.Minute), MaxConcurrent: 4},
-		PR:      PRConfig{Draft: true, Branch: "ace/{issue}-{slug}"},
+		Poll: PollConfig{Interval: D(2 * time.Minute), MaxConcurrent: 4},
+		PR: PRConfig{Draft: true, Branch: "ace/{issue}-{slug}", Follow: true, MaxRounds: 3, LogBudget: 8 << 10,
+			NeedsHumanLabel: "ace:needs-human", Reactions: PRReactionsConfig{CI: true, Reviews: true, Conflicts: true, Commands: true}},
 		Git:     GitConfig{AuthorName: "ace", AuthorEmail: "ace@localhost"},
 		Secrets: SecretsConfig{CommandTimeout: D(10 * time.Second), Commands: map[string]string{}},
 		Memory:  MemoryConfig{Enabled: true, AgentsMaxBytes: 64 << 10, StatusMaxBytes: 256 << 10},

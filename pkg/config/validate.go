@@ -115,6 +115,15 @@ func (c *Config) Validate() error {
 	if !strings.Contains(c.PR.Branch, "{issue}") {
 		bad("pr.branch", "%q must contain {issue} so that every issue gets its own branch", c.PR.Branch)
 	}
+	if c.PR.MaxRounds < 0 {
+		bad("pr.max_rounds", "must not be negative (0 sends no follow-up rounds), is %d", c.PR.MaxRounds)
+	}
+	if c.PR.LogBudget < 0 || c.PR.LogBudget > 1<<20 {
+		bad("pr.log_budget", "must be between 0 and 1048576 bytes, is %d", c.PR.LogBudget)
+	}
+	if c.PR.Follow && strings.TrimSpace(c.PR.NeedsHumanLabel) == "" {
+		bad("pr.needs_human_label", "must be set when pr.follow is on")
+	}
 	if c.Git.AuthorName == "" || c.Git.AuthorEmail == "" {
 		bad("git", "author_name and author_email must be set")
 	}

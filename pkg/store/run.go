@@ -23,11 +23,13 @@ const (
 	StatusDone         Status = "done"
 	StatusFailed       Status = "failed"
 	StatusCancelled    Status = "cancelled"
+	// StatusClosed ends a run whose pull request was closed without being merged.
+	StatusClosed Status = "closed"
 )
 
 // Terminal reports whether a run with this status has ended.
 func (s Status) Terminal() bool {
-	return s == StatusDone || s == StatusFailed || s == StatusCancelled
+	return s == StatusDone || s == StatusFailed || s == StatusCancelled || s == StatusClosed
 }
 
 // Run is one attempt at one issue.

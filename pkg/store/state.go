@@ -71,4 +71,34 @@ type RunState struct {
 	Dialog       string    `json:"dialog,omitzero"`
 	DialogScreen string    `json:"dialog_screen,omitzero"`
 	DialogAt     time.Time `json:"dialog_at,omitzero"`
+
+	// Follow is the follow-through of the run's pull request (step follow_pr and its rounds).
+	Follow *FollowState `json:"follow,omitzero"`
+}
+
+// FollowState is what ace has done about a pull request after it opened: the rounds it sent the agent and what
+// it has already reacted to, so that nothing is sent twice.
+type FollowState struct {
+	// Rounds counts the follow-up rounds sent; InRound is set while one runs (the agent works on it).
+	Rounds  int  `json:"rounds,omitzero"`
+	InRound bool `json:"in_round,omitzero"`
+	// Prompt is the current round's one-line prompt (a restarted agent gets it again); Topic says what the
+	// round is about, for the status comment.
+	Prompt string `json:"prompt,omitzero"`
+	Topic  string `json:"topic,omitzero"`
+	// HandledSHA is the head commit whose failed checks and conflict were last sent (a new push resets them).
+	HandledSHA string `json:"handled_sha,omitzero"`
+	// ReviewSeen, CommentSeen and ReviewCommentSeen are the highest review, conversation comment and review
+	// comment ids already considered.
+	ReviewSeen        int64 `json:"review_seen,omitzero"`
+	CommentSeen       int64 `json:"comment_seen,omitzero"`
+	ReviewCommentSeen int64 `json:"review_comment_seen,omitzero"`
+	// Failures maps a check's (or status's) name to a digest of the failure last sent for it.
+	Failures map[string]string `json:"failures,omitzero"`
+	// Tried lists the rounds' topics, for the comment asking a human.
+	Tried []string `json:"tried,omitzero"`
+	// NeedsHuman is set once ace stopped sending rounds; the pull request is still watched for merge or close.
+	NeedsHuman bool `json:"needs_human,omitzero"`
+	// CheckedAt is when the pull request was last read.
+	CheckedAt time.Time `json:"checked_at,omitzero"`
 }

@@ -93,6 +93,7 @@ func New(o Options) (*Engine, error) {
 		StepWaitingInput: e.waitingInput,
 		StepFinalize:     e.finalize,
 		StepReport:       e.report,
+		StepFollowPR:     e.followPR,
 		StepFailed:       e.failed,
 		StepCancelled:    e.cancelled,
 	}
@@ -102,9 +103,10 @@ func New(o Options) (*Engine, error) {
 // Until says when a caller following a run (Follow) has seen enough.
 type Until func(r *store.Run) bool
 
-// UntilSettled follows a run until it is finished or waits for a human.
+// UntilSettled follows a run until it is finished or waits for a human (an answer, or its pull request's
+// reviewers and CI while it follows it).
 func UntilSettled(r *store.Run) bool {
-	return r.Status.Terminal() || r.Status == store.StatusWaitingInput
+	return r.Status.Terminal() || r.Status == store.StatusWaitingInput || Step(r.Step) == StepFollowPR
 }
 
 // UntilMonitoring follows a run until its prompt is delivered (it is being monitored) or it settles.

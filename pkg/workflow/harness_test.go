@@ -122,6 +122,7 @@ func newWorld(t *testing.T, script string, tune func(*config.Config)) *world {
 	cfg.Monitor.Settle = config.Duration{Duration: 100 * time.Millisecond}
 	cfg.Monitor.Timeout = config.Duration{Duration: time.Minute}
 	cfg.Poll.Interval = config.Duration{Duration: 200 * time.Millisecond}
+	cfg.PR.Follow = false // a run ends when its PR opens; the follow-through tests turn this on
 	if tune != nil {
 		tune(cfg)
 	}

@@ -41,6 +41,9 @@ func (e *Engine) finalize(ctx context.Context, r *store.Run) (Result, error) {
 		return Result{}, fmt.Errorf("push %s: %w", r.Branch, err)
 	}
 	e.event(ctx, r, "pushed", fmt.Sprintf("pushed %s (%d commits)", r.Branch, ahead))
+	if r.State.Follow != nil && r.PRNumber != 0 {
+		return Goto(StepReport), nil // a follow-up round: the push updated the pull request (node_follow.go)
+	}
 	pr, err := e.o.Tracker.FindPR(ctx, r.Repo, r.Branch)
 	if err != nil {
 		return Result{}, trackerErr(fmt.Errorf("look for an open pull request: %w", err))
@@ -71,6 +74,9 @@ func (e *Engine) prBody(r *store.Run, commits int) string {
 
 // report ends a successful run: the agent's session is closed, labels and the status comment say done.
 func (e *Engine) report(ctx context.Context, r *store.Run) (Result, error) {
+	if res, ok, err := e.reportFollow(ctx, r); ok {
+		return res, err // the pull request is followed until it is merged (node_follow.go)
+	}
 	if err := e.endSession(ctx, r); err != nil {
 		return Result{}, err
 	}

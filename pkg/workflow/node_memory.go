@@ -160,7 +160,7 @@ func (e *Engine) remember(ctx context.Context, r *store.Run, outcome string) {
 		}
 	}
 	detail := r.PRURL
-	if outcome != "done" {
+	if outcome != "done" && !strings.HasPrefix(outcome, "merged") {
 		red := secrets.NewRedactor() // an error may quote what the agent printed
 		red.Add(values...)
 		detail = red.Redact(r.Error)

@@ -253,6 +253,9 @@ func (e *Engine) checkIssue(ctx context.Context, r *store.Run) (Result, bool) {
 	}
 	r.State.IssueChecked = e.o.Now()
 	switch {
+	case iss.State == "closed" && r.State.Follow != nil:
+		// Merging the pull request closes the issue: follow_pr tells a merge (done) from a close.
+		return Goto(StepFollowPR), true
 	case iss.State == "closed":
 		r.Error = "the issue was closed"
 	case r.State.Labeled && !slices.Contains(iss.Labels, e.cfg.Trigger.Label):

@@ -19,6 +19,9 @@ func (e *Engine) taskPrompt(r *store.Run) string {
 }
 
 func (e *Engine) resumePrompt(r *store.Run) string {
+	if f := r.State.Follow; f != nil && f.InRound && f.Prompt != "" {
+		return "You were restarted after an interruption; your earlier work is committed on this branch. " + f.Prompt
+	}
 	return fmt.Sprintf("You were restarted after an interruption. Resume the task in ACE_TASK.md (issue #%d) from where "+
 		"the working copy stands: check git status and git log first. %s", r.Issue, doneProtocol)
 }

@@ -21,6 +21,7 @@ const (
 	StepWaitingInput Step = "waiting_input"
 	StepFinalize     Step = "finalize"
 	StepReport       Step = "report"
+	StepFollowPR     Step = "follow_pr"
 	StepDone         Step = "done"
 	StepFailed       Step = "failed"
 	StepCancelled    Step = "cancelled"
@@ -67,7 +68,7 @@ func stepTimeout(s Step) time.Duration {
 	switch s {
 	case StepPrepare, StepFinalize:
 		return 15 * time.Minute
-	case StepMonitor, StepWaitingInput:
+	case StepMonitor, StepWaitingInput, StepFollowPR:
 		return 2 * time.Minute
 	default:
 		return 5 * time.Minute

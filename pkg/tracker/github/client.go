@@ -35,14 +35,49 @@ type Options struct {
 	// CacheDir keeps conditional-request entries (ETag and body) across processes; "" = memory only. Entries
 	// are keyed by URL and a hash of the token, never the token itself.
 	CacheDir string
+	// LogBudget is the most bytes of a failed Actions job's log that PRState keeps (its tail); default 16 KiB,
+	// negative reads no logs.
+	LogBudget int
 }
 
 // Client is the GitHub tracker.
 type Client struct {
 	gh    *gh.Client
+	plain *http.Client // no token: for signed download URLs such as job logs
 	o     Options
 	mu    sync.Mutex
 	login string
+	// checks memoizes what a completed failed check run said beyond its output (annotations, log tail).
+	checks     map[int64]checkDetail
+	checkOrder []int64
+}
+
+type checkDetail struct {
+	annotations []tracker.Annotation
+	logTail     string
+}
+
+// maxCheckDetails bounds the memo of failed checks.
+const maxCheckDetails = 256
+
+func (c *Client) checkDetail(id int64) (checkDetail, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	d, ok := c.checks[id]
+	return d, ok
+}
+
+func (c *Client) rememberCheck(id int64, d checkDetail) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.checks[id]; !ok {
+		c.checkOrder = append(c.checkOrder, id)
+	}
+	c.checks[id] = d
+	for len(c.checkOrder) > maxCheckDetails {
+		delete(c.checks, c.checkOrder[0])
+		c.checkOrder = c.checkOrder[1:]
+	}
 }
 
 var _ tracker.Tracker = (*Client)(nil)
@@ -67,6 +102,9 @@ func New(_ context.Context, o Options) (*Client, error) {
 	if o.LabelColor == "" {
 		o.LabelColor = "5319e7"
 	}
+	if o.LogBudget == 0 {
+		o.LogBudget = 16 << 10
+	}
 	base := http.DefaultTransport
 	if o.HTTPClient != nil && o.HTTPClient.Transport != nil {
 		base = o.HTTPClient.Transport
@@ -89,7 +127,8 @@ func New(_ context.Context, o Options) (*Client, error) {
 		// WithEnterpriseURLs appends api/v3/ when missing; a test server mounted elsewhere keeps its URL.
 		c.BaseURL, _ = c.BaseURL.Parse(u)
 	}
-	return &Client{gh: c, o: o}, nil
+	plain := &http.Client{Transport: base, Timeout: 60 * time.Second}
+	return &Client{gh: c, plain: plain, o: o, checks: map[int64]checkDetail{}}, nil
 }
 
 // wrap turns go-github errors into tracker errors that say what to do.
@@ -128,6 +167,8 @@ func wrap(op string, resp *gh.Response, err error) error {
 	}
 	return fmt.Errorf("%s: %w", op, err)
 }
+
+var zeroTime time.Time
 
 func split(repo string) (string, string, error) { return tracker.SplitRepo(repo) }
 

@@ -41,6 +41,9 @@ type repo struct {
 	issues                            map[int]*issue
 	pulls                             []*pull
 	nextNum                           int
+	gitDir                            string // bare repository whose branches give pull requests their head SHA
+	checks                            []*checkRun
+	statuses                          []*commitStatus
 }
 
 type issue struct {
@@ -75,13 +78,20 @@ type event struct {
 }
 
 type pull struct {
-	Number int
-	Title  string
-	Body   string
-	Head   string
-	Base   string
-	Draft  bool
-	State  string
+	Number         int
+	Title          string
+	Body           string
+	Head           string
+	Base           string
+	Draft          bool
+	State          string
+	Merged         bool
+	MergedAt       time.Time
+	HeadSHA        string // set by a test; "" follows the branch in the repository's git dir
+	Mergeable      *bool
+	MergeableState string
+	Reviews        []*review
+	ReviewComments []*reviewComment
 }
 
 // PR is a pull request as tests see it.
@@ -111,7 +121,10 @@ type Fault struct {
 // New starts a fake GitHub, closed at the end of the test.
 func New(t testing.TB) *Server {
 	s := &Server{users: map[string]string{}, repos: map[string]*repo{}, byPath: map[string]int{}, nextID: 1000}
-	s.srv = httptest.NewServer(http.StripPrefix("/api/v3", s.routes()))
+	top := http.NewServeMux()
+	top.Handle("/api/v3/", http.StripPrefix("/api/v3", s.routes()))
+	top.HandleFunc("GET /_logs/", s.serveLog)
+	s.srv = httptest.NewServer(top)
 	t.Cleanup(s.srv.Close)
 	return s
 }

@@ -136,7 +136,7 @@ func (s *Server) routes() *http.ServeMux {
 		}
 		return 200, nonNil(paginate(w, r, out))
 	})))
-	m.HandleFunc("POST /repos/{owner}/{repo}/pulls", s.serve(s.withRepo(func(_ http.ResponseWriter, r *http.Request, rp *repo, _ string) (int, any) {
+	m.HandleFunc("POST /repos/{owner}/{repo}/pulls", s.serve(s.withRepo(func(_ http.ResponseWriter, r *http.Request, rp *repo, login string) (int, any) {
 		var in struct {
 			Title, Body, Head, Base string
 			Draft                   bool
@@ -155,11 +155,17 @@ func (s *Server) routes() *http.ServeMux {
 		if in.Title == "" || head == "" || in.Base == "" {
 			return 422, apiError("Validation Failed")
 		}
-		p := &pull{Number: rp.nextNum, Title: in.Title, Body: in.Body, Head: head, Base: in.Base, Draft: in.Draft, State: "open"}
+		p := &pull{Number: rp.nextNum, Title: in.Title, Body: in.Body, Head: head, Base: in.Base, Draft: in.Draft, State: "open",
+			MergeableState: "clean"}
 		rp.nextNum++
 		rp.pulls = append(rp.pulls, p)
+		// A pull request is an issue too: its conversation is the issue's comments.
+		now := time.Now().UTC()
+		rp.issues[p.Number] = &issue{Number: p.Number, Title: p.Title, Body: p.Body, Author: login, State: "open",
+			Created: now, Updated: now, IsPR: true}
 		return 201, s.pullJSON(rp, p)
 	})))
+	s.pullRoutes(m)
 	return m
 }
 
@@ -229,10 +235,14 @@ func (s *Server) issueJSON(rp *repo, is *issue) map[string]any {
 
 func (s *Server) pullJSON(rp *repo, p *pull) map[string]any {
 	owner, _, _ := strings.Cut(rp.fullName, "/")
-	return map[string]any{"number": p.Number, "title": p.Title, "body": p.Body, "state": p.State, "draft": p.Draft,
-		"html_url": s.htmlURL(rp.fullName, "pull", p.Number),
-		"head":     map[string]any{"ref": p.Head, "label": owner + ":" + p.Head},
-		"base":     map[string]any{"ref": p.Base}}
+	m := map[string]any{"number": p.Number, "title": p.Title, "body": p.Body, "state": p.State, "draft": p.Draft,
+		"html_url": s.htmlURL(rp.fullName, "pull", p.Number), "merged": p.Merged,
+		"head": map[string]any{"ref": p.Head, "label": owner + ":" + p.Head, "sha": s.headSHA(rp, p)},
+		"base": map[string]any{"ref": p.Base}}
+	if !p.MergedAt.IsZero() {
+		m["merged_at"] = p.MergedAt.Format(time.RFC3339)
+	}
+	return m
 }
 
 func commentJSON(c *Comment) map[string]any {

@@ -1,0 +1,279 @@
+package workflow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/aceworks/ace/pkg/atomicfile"
+	"github.com/aceworks/ace/pkg/store"
+	"github.com/aceworks/ace/pkg/tracker"
+)
+
+// After the pull request opens, the run waits at follow_pr: each visit reads the pull request (conditional
+// requests: an unchanged one costs only 304s) and decides. Merged ends the run done, closed ends it closed; a
+// failed check, a review asking for changes, a conflict or a trusted `/ace ` comment starts a round: the agent
+// gets a follow-up, works in the same working copy and session, writes .ace/DONE again, and finalize pushes to
+// the same branch. Everything ace reacted to is remembered in the run (store.FollowState), so nothing is sent
+// twice.
+
+// followFile holds a round's details (full check output, log tail, diff hunks) in the working copy; like all of
+// .ace/ it is git-excluded.
+const followFile = ".ace/FOLLOWUP.md"
+
+// workspaceRemover is a Workspaces that can delete a working copy (the workspace manager).
+type workspaceRemover interface {
+	Remove(ctx context.Context, repo string, issue int) error
+}
+
+// prReader returns the tracker's pull request reader when following is on and the tracker can read one.
+func (e *Engine) prReader(r *store.Run) (tracker.PRReader, bool) {
+	if !e.cfg.PR.Follow || r.PRNumber == 0 {
+		return nil, false
+	}
+	pr, ok := e.o.Tracker.(tracker.PRReader)
+	return pr, ok
+}
+
+// reportFollow is report's turn when the pull request is followed: the first time it starts following; after
+// a round, it says the round was pushed. The session and working copy stay.
+func (e *Engine) reportFollow(ctx context.Context, r *store.Run) (Result, bool, error) {
+	if _, ok := e.prReader(r); !ok {
+		return Result{}, false, nil
+	}
+	f := cloneFollow(r.State.Follow)
+	headline := "pull request opened: " + r.PRURL + " — following it until it is merged"
+	if f.InRound {
+		headline = fmt.Sprintf("round %d/%d pushed to %s (%s); following the pull request", f.Rounds, e.cfg.PR.MaxRounds,
+			r.PRURL, f.Topic)
+		// A round that pushed nothing new leaves the head as it was: its failures are looked at again (and a
+		// check failing the same way twice goes to a human).
+		f.HandledSHA = ""
+	}
+	f.InRound, f.Prompt = false, ""
+	r.State.Follow = f
+	if err := e.postStatus(ctx, r, statusView{Headline: headline}); err != nil {
+		return Result{}, true, trackerErr(err)
+	}
+	e.event(ctx, r, EventKind("follow"), headline)
+	return Goto(StepFollowPR), true, nil
+}
+
+// followPR is one look at the pull request.
+func (e *Engine) followPR(ctx context.Context, r *store.Run) (Result, error) {
+	poll := e.cfg.Poll.Interval.Duration
+	reader, ok := e.prReader(r)
+	if !ok {
+		return Goto(StepReport), nil // following was turned off: end the run as before
+	}
+	pr, err := reader.PRState(ctx, r.Repo, r.PRNumber)
+	if err != nil {
+		// A tracker outage must not end a run that only waits; look again next time.
+		e.log.WarnContext(ctx, "read the pull request", "repo", r.Repo, "pr", r.PRNumber, "err", err)
+		return Stay(poll), nil
+	}
+	f := cloneFollow(r.State.Follow)
+	f.CheckedAt = e.o.Now()
+	r.State.Follow = f
+	switch {
+	case pr.Merged:
+		return e.endFollow(ctx, r, true)
+	case pr.State == "closed":
+		return e.endFollow(ctx, r, false)
+	case f.InRound:
+		// Back from a round before it was pushed: the monitor saw the issue closed (but the pull request is
+		// open), or the follow-up could not be delivered yet.
+		if iss, err := e.o.Tracker.Issue(ctx, r.Repo, r.Issue); err == nil && iss.State == "closed" {
+			r.Error = "the issue was closed"
+			return Goto(StepCancelled), nil
+		}
+		return e.deliverRound(ctx, r)
+	}
+	rd, err := e.collectRound(ctx, r, f, pr)
+	if err != nil {
+		return Result{}, err
+	}
+	if rd.empty() || f.NeedsHuman {
+		return Stay(poll), nil
+	}
+	if rd.repeated != "" {
+		return e.needsHuman(ctx, r, rd.repeated)
+	}
+	if f.Rounds >= e.cfg.PR.MaxRounds {
+		return e.needsHuman(ctx, r, fmt.Sprintf("the pull request needs more work (%s), and ace used all %d follow-up rounds "+
+			"(pr.max_rounds)", strings.Join(rd.topics, "; "), e.cfg.PR.MaxRounds))
+	}
+	return e.startRound(ctx, r, f, pr, rd)
+}
+
+// startRound hands the agent a round: .ace/DONE removed, the details in .ace/FOLLOWUP.md, a one-line prompt.
+func (e *Engine) startRound(ctx context.Context, r *store.Run, f *store.FollowState, pr *tracker.PRState, rd *round) (Result, error) {
+	if err := os.Remove(filepath.Join(r.Workdir, doneFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return Result{}, fmt.Errorf("remove %s: %w", doneFile, err)
+	}
+	if err := e.writeFollowFile(r, rd.details()); err != nil {
+		return Result{}, err
+	}
+	f.Rounds++
+	f.InRound = true
+	f.HandledSHA = pr.HeadSHA
+	f.Topic = strings.Join(rd.topics, "; ")
+	f.Tried = append(f.Tried, fmt.Sprintf("round %d: %s", f.Rounds, f.Topic))
+	if f.Failures == nil {
+		f.Failures = map[string]string{}
+	}
+	maps.Copy(f.Failures, rd.digests)
+	f.Prompt = e.roundPrompt(r, f, rd)
+	r.State.Follow = f
+	r.State.Summary = ""
+	r.Nudges, r.State.NudgedAt = 0, time.Time{}
+	headline := fmt.Sprintf("round %d/%d on %s: %s", f.Rounds, e.cfg.PR.MaxRounds, r.PRURL, f.Topic)
+	e.event(ctx, r, EventKind("round"), headline)
+	if err := e.postStatus(ctx, r, statusView{Headline: headline}); err != nil {
+		e.log.WarnContext(ctx, "status comment", "run", r.ID, "err", err) // the round matters more than its report
+	}
+	return e.deliverRound(ctx, r)
+}
+
+// deliverRound gives the round's prompt to the agent: typed into its session, queued as the next turn of a
+// headless conversation, or — when the agent is gone — with a restart in the same working copy, whose resume
+// prompt says what the round is about.
+func (e *Engine) deliverRound(ctx context.Context, r *store.Run) (Result, error) {
+	prompt := r.State.Follow.Prompt
+	r.State.MonitorSince = e.o.Now()
+	if isExec(r) {
+		queueExec(r, prompt)
+		return Goto(StepMonitor), nil
+	}
+	pane, found, err := e.pane(ctx, r.Session)
+	if err != nil {
+		return Result{}, err
+	}
+	if r.Session == "" || !found || pane.Dead {
+		e.forget(r.ID)
+		name, err := e.sessionName(ctx, r)
+		if err != nil {
+			return Result{}, err
+		}
+		if err := e.launch(ctx, r, name, found); err != nil {
+			return Result{}, err
+		}
+		e.event(ctx, r, "agent-exited", "the agent was gone between rounds; restarted it in the same working copy")
+		r.State.PromptDelivered = false
+		r.State.Resume = true
+		return Goto(StepDeliver), nil
+	}
+	if err := e.type_(ctx, r, prompt); err != nil {
+		return Result{}, fmt.Errorf("send the follow-up round: %w", err)
+	}
+	e.markTranscript(r)
+	e.event(ctx, r, "prompt", fmt.Sprintf("follow-up round %d delivered", r.State.Follow.Rounds))
+	return Goto(StepMonitor), nil
+}
+
+// needsHuman stops sending rounds: the issue gets the needs-human label and a comment saying what was tried.
+// The pull request is still followed, so a merge or close still ends the run.
+func (e *Engine) needsHuman(ctx context.Context, r *store.Run, why string) (Result, error) {
+	f := cloneFollow(r.State.Follow)
+	var b strings.Builder
+	fmt.Fprintf(&b, "ace stopped working on %s: %s.\n\n", r.PRURL, why)
+	if len(f.Tried) > 0 {
+		b.WriteString("What ace tried:\n")
+		for _, t := range f.Tried {
+			b.WriteString("- " + flatten(t, 500) + "\n")
+		}
+	} else {
+		b.WriteString("No follow-up round was sent.\n")
+	}
+	fmt.Fprintf(&b, "\nThe working copy and the agent's session are kept (`ace attach %d`). ace still follows the pull "+
+		"request and ends the run when it is merged or closed.\n", r.Issue)
+	if err := e.setLabels(ctx, r, []string{e.cfg.PR.NeedsHumanLabel}); err != nil {
+		return Result{}, trackerErr(err)
+	}
+	if _, err := e.o.Tracker.CreateComment(ctx, r.Repo, r.Issue, b.String()); err != nil {
+		return Result{}, trackerErr(fmt.Errorf("ask for a human: %w", err))
+	}
+	f.NeedsHuman = true
+	r.State.Follow = f
+	headline := "needs a human: " + why
+	e.event(ctx, r, EventKind("needs-human"), headline)
+	if err := e.postStatus(ctx, r, statusView{Headline: headline}); err != nil {
+		e.log.WarnContext(ctx, "status comment", "run", r.ID, "err", err)
+	}
+	return Stay(e.cfg.Poll.Interval.Duration), nil
+}
+
+// endFollow ends a followed run: merged is its success (done), closed unmerged ends it closed. Either way the
+// agent's session and the working copy are removed.
+func (e *Engine) endFollow(ctx context.Context, r *store.Run, merged bool) (Result, error) {
+	if err := e.endSession(ctx, r); err != nil {
+		return Result{}, err
+	}
+	rounds := 0
+	if r.State.Follow != nil {
+		rounds = r.State.Follow.Rounds
+	}
+	outcome, status := "closed without merge", store.StatusClosed
+	headline := fmt.Sprintf("closed: the pull request was closed without being merged; the %q label was removed (add it again "+
+		"to start over)", e.cfg.Trigger.Label)
+	if merged {
+		outcome, status = fmt.Sprintf("merged after %d rounds", rounds), store.StatusDone
+		headline = fmt.Sprintf("done — pull request %s merged after %d follow-up round(s)", r.PRURL, rounds)
+	}
+	e.remember(ctx, r, outcome)
+	l := e.cfg.Labels
+	add, remove := []string{l.Done}, []string{l.Running, l.NeedsInput, e.cfg.PR.NeedsHumanLabel}
+	if !merged {
+		// A human closed the pull request: the issue must not be picked up again by the next poll.
+		add, remove = nil, append(remove, e.cfg.Trigger.Label)
+	}
+	if err := e.setLabels(ctx, r, add, remove...); err != nil {
+		return Result{}, trackerErr(err)
+	}
+	r.Status = status
+	if err := e.postStatus(ctx, r, statusView{Headline: headline}); err != nil {
+		r.Status = store.StatusActive
+		return Result{}, trackerErr(err)
+	}
+	if rm, ok := e.o.Workspaces.(workspaceRemover); ok && r.Workdir != "" {
+		if err := rm.Remove(ctx, r.Repo, r.Issue); err != nil {
+			e.log.WarnContext(ctx, "remove the working copy", "run", r.ID, "err", err)
+		} else {
+			e.event(ctx, r, EventKind("cleaned"), "removed the working copy "+r.Workdir)
+		}
+	}
+	e.finish(r)
+	if merged {
+		return Goto(StepDone), nil
+	}
+	return Result{}, nil
+}
+
+func (e *Engine) writeFollowFile(r *store.Run, text string) error {
+	dir := filepath.Join(r.Workdir, ".ace")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("write %s: %w", followFile, err)
+	}
+	if err := atomicfile.Write(filepath.Join(r.Workdir, followFile), []byte(text), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", followFile, err)
+	}
+	return nil
+}
+
+// cloneFollow copies the follow state: the engine saves a run when its fields differ from before the visit,
+// so the state is replaced, never changed in place.
+func cloneFollow(f *store.FollowState) *store.FollowState {
+	if f == nil {
+		return &store.FollowState{}
+	}
+	c := *f
+	c.Failures = maps.Clone(f.Failures)
+	c.Tried = slices.Clone(f.Tried)
+	return &c
+}
