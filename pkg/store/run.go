@@ -231,10 +231,20 @@ func (s *Store) ListRuns(ctx context.Context, f Filter) ([]*Run, error) {
 	return out, rows.Err()
 }
 
-// CountActive counts unfinished runs (active or waiting for input): what poll.max_concurrent bounds.
-func (s *Store) CountActive(ctx context.Context) (int, error) {
+// CountActive counts unfinished runs (active or waiting for input) other than those at one of the given steps:
+// what poll.max_concurrent bounds (a run following its pull request, say, has an agent that waits for CI or a
+// reviewer and works on nothing).
+func (s *Store) CountActive(ctx context.Context, exceptSteps ...string) (int, error) {
+	q := "SELECT count(*) FROM runs WHERE status IN (?, ?)"
+	args := []any{StatusActive, StatusWaitingInput}
+	if len(exceptSteps) > 0 {
+		q += " AND step NOT IN (" + strings.TrimSuffix(strings.Repeat("?,", len(exceptSteps)), ",") + ")"
+		for _, st := range exceptSteps {
+			args = append(args, st)
+		}
+	}
 	var n int
-	err := s.db.QueryRowContext(ctx, "SELECT count(*) FROM runs WHERE status IN (?, ?)", StatusActive, StatusWaitingInput).Scan(&n)
+	err := s.db.QueryRowContext(ctx, q, args...).Scan(&n)
 	return n, err
 }
 

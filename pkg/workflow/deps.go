@@ -19,7 +19,7 @@ type Store interface {
 	ListRuns(ctx context.Context, f store.Filter) ([]*store.Run, error)
 	UpdateRun(ctx context.Context, r *store.Run, ev *store.Event) error
 	AppendEvent(ctx context.Context, runID int64, ev store.Event) error
-	CountActive(ctx context.Context) (int, error)
+	CountActive(ctx context.Context, exceptSteps ...string) (int, error)
 }
 
 // Tracker is the issue tracker as the engine sees it (GitHub or the local folder tracker).

@@ -70,7 +70,7 @@ func (e *Engine) dispatch(ctx context.Context, repo string, maxConcurrent int, r
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return err
 		}
-		active, err := e.o.Store.CountActive(ctx)
+		active, err := e.o.Store.CountActive(ctx, string(StepFollowPR)) // a followed PR's agent works on nothing
 		if err != nil {
 			return err
 		}
