@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/aceworks/ace/pkg/atomicfile"
 	"github.com/go-git/go-git/v5"
 	gitconfig "github.com/go-git/go-git/v5/config"
 )
@@ -51,17 +52,11 @@ func (w *Workspace) Exclude(patterns ...string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
 	prefix := ""
 	if len(old) > 0 && !strings.HasSuffix(string(old), "\n") {
 		prefix = "\n"
 	}
-	_, err = f.WriteString(prefix + "# ace\n" + strings.Join(add, "\n") + "\n")
-	return err
+	return atomicfile.Write(path, []byte(string(old)+prefix+"# ace\n"+strings.Join(add, "\n")+"\n"), 0o644)
 }
 
 // HasChanges reports uncommitted changes (untracked files included, excluded files not).
