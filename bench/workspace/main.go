@@ -1,11 +1,13 @@
 // Command workspace benchmarks per-issue working-copy provisioning on the standard repository of
-// BENCHMARKS.md, printing ace's figure beside the baselines measured in the same run:
+// BENCHMARKS.md, printing ace's figures beside the baselines measured in the same run:
 //
-//	go run ./bench/workspace -make-repo ../shared/bench/make-repo
+//	go run ./bench/workspace -make-repo PATH/TO/make-repo
 //
-// It times (median of -n runs, provisioning only): a full `git clone --no-local`, `git worktree add` from a
-// bare mirror, `git clone --shared` from the mirror, and ace's Prepare of a 2nd+ working copy of the same repo
-// (mirror fetch included).
+// It times (median of -n rounds, provisioning only): a full `git clone --no-local file://`, `git worktree add`
+// from a bare mirror, `git clone --shared` from the mirror, ace's Prepare of the 1st working copy of a
+// repository (which creates its mirror) and of a 2nd+ one (mirror fetch included). ace reaches the remote
+// through a file:// URL, as the full clone does. The methods take turns within each round, so that load from
+// other processes on the machine falls on all of them alike.
 package main
 
 import (
@@ -23,7 +25,7 @@ import (
 
 func main() {
 	makeRepo := flag.String("make-repo", "", "path of the make-repo script (BENCHMARKS.md)")
-	n := flag.Int("n", 3, "runs per method (the median is reported)")
+	n := flag.Int("n", 3, "rounds (the median of each method is reported)")
 	flag.Parse()
 	if *makeRepo == "" {
 		fmt.Fprintln(os.Stderr, "usage: go run ./bench/workspace -make-repo PATH/TO/make-repo")
@@ -42,17 +44,15 @@ func sh(dir string, name string, args ...string) error {
 	return cmd.Run()
 }
 
-func median(f func(i int) error, n int) (time.Duration, error) {
-	var ds []time.Duration
-	for i := 0; i < n; i++ {
-		start := time.Now()
-		if err := f(i); err != nil {
-			return 0, err
-		}
-		ds = append(ds, time.Since(start))
-	}
-	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
-	return ds[len(ds)/2], nil
+func median(ds []time.Duration) time.Duration {
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[len(s)/2]
+}
+
+type method struct {
+	name string
+	f    func(i int) error
 }
 
 func run(makeRepo string, n int) error {
@@ -78,52 +78,68 @@ func run(makeRepo string, n int) error {
 	if err := sh(tmp, "git", "clone", "-q", "--mirror", remote, mirror); err != nil {
 		return err
 	}
-	results := map[string]time.Duration{}
-	methods := []struct {
-		name string
-		f    func(i int) error
-	}{
-		{"git clone --no-local file://", func(i int) error {
-			return sh(tmp, "git", "clone", "-q", "--no-local", "file://"+remote, filepath.Join(tmp, fmt.Sprint("full", i)))
-		}},
-		{"git worktree add (from a bare mirror)", func(i int) error {
-			return sh(mirror, "git", "worktree", "add", "-q", "-b", fmt.Sprint("wt", i), filepath.Join(tmp, fmt.Sprint("wt", i)), "main")
-		}},
-		{"git clone --shared (from the mirror)", func(i int) error {
-			return sh(tmp, "git", "clone", "-q", "--shared", mirror, filepath.Join(tmp, fmt.Sprint("shared", i)))
-		}},
-	}
-	for _, m := range methods {
-		if results[m.name], err = median(m.f, n); err != nil {
-			return err
-		}
-	}
-	mgr, err := workspace.New(workspace.Options{Root: filepath.Join(tmp, "ace")})
-	if err != nil {
-		return err
-	}
 	ctx := context.Background()
 	spec := func(i int) workspace.Spec {
-		return workspace.Spec{Repo: "bench/repo", Issue: i + 1, RemoteURL: remote, BaseBranch: "main", Branch: fmt.Sprintf("ace/%d-x", i+1)}
+		return workspace.Spec{Repo: "bench/repo", Issue: i + 1, RemoteURL: "file://" + remote, BaseBranch: "main",
+			Branch: fmt.Sprintf("ace/%d-x", i+1)}
 	}
-	first := time.Now()
-	if _, err := mgr.Prepare(ctx, spec(1000)); err != nil { // creates the mirror
-		return err
-	}
-	firstTook := time.Since(first)
-	ace, err := median(func(i int) error { _, err := mgr.Prepare(ctx, spec(i)); return err }, n)
+	manager := func(root string) (*workspace.Manager, error) { return workspace.New(workspace.Options{Root: root}) }
+	// The 2nd+ copies share one root whose mirror exists before the first round.
+	shared, err := manager(filepath.Join(tmp, "ace"))
 	if err != nil {
 		return err
 	}
-	wt := results["git worktree add (from a bare mirror)"]
-	full := results["git clone --no-local file://"]
-	fmt.Printf("\n%-44s %8s\n", "method (median of "+fmt.Sprint(n)+")", "seconds")
-	for _, m := range methods {
-		fmt.Printf("%-44s %8.2f\n", m.name, results[m.name].Seconds())
+	if _, err := shared.Prepare(ctx, spec(1000)); err != nil {
+		return err
 	}
-	fmt.Printf("%-44s %8.2f\n", "ace Prepare, 1st (creates the mirror)", firstTook.Seconds())
-	fmt.Printf("%-44s %8.2f\n", "ace Prepare, 2nd+ (mirror fetch + clone)", ace.Seconds())
-	fmt.Printf("\nace 2nd+ = %.2f× git worktree add (target ≤ 1.5×); %.1f× faster than a full clone (target ≥ 5×)\n",
-		ace.Seconds()/wt.Seconds(), full.Seconds()/ace.Seconds())
+	const (
+		full   = "git clone --no-local file://"
+		wt     = "git worktree add (from a bare mirror)"
+		clone  = "git clone --shared (from the mirror)"
+		first  = "ace Prepare, 1st (creates the mirror)"
+		second = "ace Prepare, 2nd+ (mirror fetch + clone)"
+	)
+	methods := []method{
+		{full, func(i int) error {
+			return sh(tmp, "git", "clone", "-q", "--no-local", "file://"+remote, filepath.Join(tmp, fmt.Sprint("full", i)))
+		}},
+		{wt, func(i int) error {
+			return sh(mirror, "git", "worktree", "add", "-q", "-b", fmt.Sprint("wt", i), filepath.Join(tmp, fmt.Sprint("wt", i)), "main")
+		}},
+		{clone, func(i int) error {
+			return sh(tmp, "git", "clone", "-q", "--shared", mirror, filepath.Join(tmp, fmt.Sprint("shared", i)))
+		}},
+		{first, func(i int) error {
+			m, err := manager(filepath.Join(tmp, fmt.Sprint("ace-first", i)))
+			if err != nil {
+				return err
+			}
+			_, err = m.Prepare(ctx, spec(i))
+			return err
+		}},
+		{second, func(i int) error { _, err := shared.Prepare(ctx, spec(i)); return err }},
+	}
+	times := map[string][]time.Duration{}
+	for i := 0; i < n; i++ {
+		for _, m := range methods {
+			start := time.Now()
+			if err := m.f(i); err != nil {
+				return fmt.Errorf("%s: %w", m.name, err)
+			}
+			times[m.name] = append(times[m.name], time.Since(start))
+		}
+	}
+	fmt.Printf("\n%-44s %8s   %s\n", "method (median of "+fmt.Sprint(n)+")", "seconds", "each round")
+	for _, m := range methods {
+		fmt.Printf("%-44s %8.2f  ", m.name, median(times[m.name]).Seconds())
+		for _, d := range times[m.name] {
+			fmt.Printf(" %.2f", d.Seconds())
+		}
+		fmt.Println()
+	}
+	ratio := func(a, b string) float64 { return median(times[a]).Seconds() / median(times[b]).Seconds() }
+	fmt.Printf("\nace 1st  = %.2f× git clone (target ≤ 1.3×)\n", ratio(first, full))
+	fmt.Printf("ace 2nd+ = %.2f× git worktree add (target ≤ 1.2×); %.1f× faster than a full clone (target ≥ 5×)\n",
+		ratio(second, wt), 1/ratio(second, full))
 	return nil
 }

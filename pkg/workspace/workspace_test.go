@@ -16,6 +16,12 @@ const token = "ghs_workspaceTestToken123"
 
 func setup(t *testing.T) (*Manager, Spec, string) {
 	t.Helper()
+	m, spec, bare, _ := setupServer(t)
+	return m, spec, bare
+}
+
+func setupServer(t *testing.T) (*Manager, Spec, string, *gittest.HTTPServer) {
+	t.Helper()
 	gitRoot := t.TempDir()
 	bare := gittest.BareRepo(t, filepath.Join(gitRoot, "acme"), "widgets", map[string]string{"README.md": "hi\n", "src/a.go": "package a\n"})
 	srv := gittest.NewHTTPServer(t, gitRoot, token)
@@ -25,7 +31,7 @@ func setup(t *testing.T) (*Manager, Spec, string) {
 	}
 	spec := Spec{Repo: "acme/widgets", Issue: 7, RemoteURL: srv.URL("acme/widgets.git"), BaseBranch: "main",
 		Branch: "ace/7-fix", Token: token}
-	return m, spec, bare
+	return m, spec, bare, srv
 }
 
 func TestPrepareCommitPushOverSmartHTTPWithoutTokenOnDisk(t *testing.T) {
