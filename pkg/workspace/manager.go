@@ -155,71 +155,14 @@ func (m *Manager) Prepare(ctx context.Context, spec Spec) (*Workspace, error) {
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return nil, err
 	}
-	base, start, err := m.startPoint(ctx, mirror, spec)
-	if err != nil {
+	if err := m.makeCopy(ctx, spec, mirror, dir); err != nil {
 		return nil, err
 	}
-	// The local clone and checkout use git itself: go-git's checkout of a large tree is many times slower, and
-	// nothing here touches the network or a credential. Everything known before the clone is configured by it,
-	// so that the copy costs three git processes: clone, origin's real URL (the clone sets the mirror), checkout.
-	args := []string{"clone", "-q", "--shared", "--no-checkout", "--branch", spec.BaseBranch}
-	for _, kv := range [][2]string{
-		// The mirror stays reachable as "mirror"; origin is the real remote, without credentials.
-		{"remote.mirror.url", mirror},
-		{"remote.mirror.fetch", "+refs/heads/*:refs/remotes/mirror/*"},
-		{"ace.base", spec.BaseBranch},
-		{"ace.basecommit", base},
-		{"ace.repo", spec.Repo},
-	} {
-		args = append(args, "-c", kv[0]+"="+kv[1])
-	}
-	if _, err := m.git(ctx, filepath.Dir(dir), append(args, mirror, dir)...); err != nil {
-		os.RemoveAll(dir)
-		return nil, fmt.Errorf("clone %s from its mirror: %w", spec.Repo, err)
-	}
-	if _, err := m.git(ctx, dir, "config", "remote.origin.url", spec.RemoteURL); err != nil {
-		return nil, fmt.Errorf("configure working copy: %w", err)
-	}
-	if _, err := m.git(ctx, dir, "checkout", "-q", "-b", spec.Branch, start); err != nil {
-		return nil, fmt.Errorf("check out %s: %w", spec.Branch, err)
-	}
-	ws, err := m.Open(ctx, spec.Repo, spec.Issue)
-	if err != nil {
-		return nil, err
-	}
-	if err := ws.Exclude(DefaultExcludes...); err != nil {
-		return nil, err
-	}
-	return ws, nil
+	return m.Open(ctx, spec.Repo, spec.Issue)
 }
 
 // DefaultExcludes are ace's files in a working copy: never committed, never in .gitignore.
 var DefaultExcludes = []string{"/ACE_TASK.md", "/.ace/", "/.mcp.json"}
-
-// startPoint reads, in the freshly fetched mirror, the commit of the base branch and where the working
-// branch starts: a branch pushed by an earlier attempt continues where it stopped, a new one starts at base.
-func (m *Manager) startPoint(ctx context.Context, mirror string, spec Spec) (base, start string, err error) {
-	baseRef, branchRef := "refs/heads/"+spec.BaseBranch, "refs/heads/"+spec.Branch
-	out, err := m.git(ctx, mirror, "for-each-ref", "--format=%(objectname) %(refname)", baseRef, branchRef)
-	if err != nil {
-		return "", "", fmt.Errorf("read branches of the mirror: %w", err)
-	}
-	for _, l := range strings.Split(out, "\n") {
-		switch hash, ref, _ := strings.Cut(l, " "); ref {
-		case baseRef:
-			base = hash
-		case branchRef:
-			start = hash
-		}
-	}
-	if base == "" {
-		return "", "", fmt.Errorf("base branch %s: not found in %s", spec.BaseBranch, redactURL(spec.RemoteURL))
-	}
-	if start == "" {
-		start = base
-	}
-	return base, start, nil
-}
 
 // redactURL drops userinfo from a URL for messages.
 func redactURL(u string) string {

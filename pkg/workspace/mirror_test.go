@@ -193,3 +193,48 @@ func TestMirrorFetchFollowsTheRemote(t *testing.T) {
 		t.Errorf("mirror gc.auto = %q, want 0 (working copies borrow its objects)", got)
 	}
 }
+
+// A branch an earlier attempt pushed is where a new working copy of the issue continues; a partial copy left
+// by a killed process is replaced, never taken for a working copy.
+func TestNewCopyContinuesPushedBranchAndReplacesPartial(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	m, spec, bare := setup(t)
+	ws, err := m.Prepare(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(ws.Dir, "work.txt"), []byte("attempt 1\n"), 0o644)
+	if _, _, err := ws.CommitAll(ctx, "attempt 1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := ws.Push(ctx, token); err != nil {
+		t.Fatal(err)
+	}
+	pushed := gittest.Run(t, bare, "rev-parse", spec.Branch)
+	if err := m.Remove(ctx, spec.Repo, spec.Issue); err != nil {
+		t.Fatal(err)
+	}
+	partial := ws.Dir + ".partial"
+	os.MkdirAll(filepath.Join(partial, ".git"), 0o755)
+	os.WriteFile(filepath.Join(partial, "half"), []byte("x"), 0o644)
+	again, err := m.Prepare(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if head, _ := again.Head(ctx); head != pushed {
+		t.Errorf("new copy at %s, want the pushed %s", head, pushed)
+	}
+	if again.Branch != spec.Branch || again.BaseCommit != gittest.Run(t, bare, "rev-parse", "main") {
+		t.Errorf("branch %s base %s", again.Branch, again.BaseCommit)
+	}
+	if n, _ := again.CommitsAhead(ctx); n != 1 {
+		t.Errorf("ahead = %d, want 1", n)
+	}
+	if changed, _ := again.HasChanges(ctx); changed {
+		t.Error("a fresh copy has changes")
+	}
+	if _, err := os.Stat(partial); !os.IsNotExist(err) {
+		t.Errorf("partial copy still there: %v", err)
+	}
+}

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 
 	"github.com/aceworks/ace/pkg/atomicfile"
 	"github.com/go-git/go-git/v5"
@@ -35,28 +34,14 @@ func (w *Workspace) Exclude(patterns ...string) error {
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	have := map[string]bool{}
-	for _, l := range strings.Split(string(old), "\n") {
-		have[strings.TrimSpace(l)] = true
-	}
-	var add []string
-	for _, p := range patterns {
-		if !have[p] {
-			add = append(add, p)
-			have[p] = true
-		}
-	}
-	if len(add) == 0 {
+	b, changed := withExcludes(old, patterns)
+	if !changed {
 		return nil
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	prefix := ""
-	if len(old) > 0 && !strings.HasSuffix(string(old), "\n") {
-		prefix = "\n"
-	}
-	return atomicfile.Write(path, []byte(string(old)+prefix+"# ace\n"+strings.Join(add, "\n")+"\n"), 0o644)
+	return atomicfile.Write(path, b, 0o644)
 }
 
 // HasChanges reports uncommitted changes (untracked files included, excluded files not).
