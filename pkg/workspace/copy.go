@@ -38,7 +38,7 @@ func (m *Manager) makeCopy(ctx context.Context, spec Spec, mirror, dir string) (
 	} {
 		args = append(args, "-c", kv[0]+"="+kv[1])
 	}
-	if _, err := m.git(ctx, filepath.Dir(dir), append(args, mirror, tmp)...); err != nil {
+	if _, err := m.git(ctx, filepath.Dir(dir), append(args, "--", mirror, tmp)...); err != nil {
 		return fmt.Errorf("clone %s from its mirror: %w", spec.Repo, err)
 	}
 	r, err := openShared(tmp)

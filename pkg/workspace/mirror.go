@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -44,8 +45,8 @@ func (m *Manager) syncMirror(ctx context.Context, spec Spec) (string, error) {
 	defer lock.Unlock()
 	if _, err := os.Stat(mirror); err == nil {
 		if isBareRepo(mirror) {
-			args := append(slicesClone(mirrorConfig), "fetch", "-q", "--prune", "--no-tags", "--no-write-fetch-head",
-				spec.RemoteURL, "+refs/heads/*:refs/heads/*")
+			args := append(slices.Clone(mirrorConfig), "fetch", "-q", "--prune", "--no-tags", "--no-write-fetch-head",
+				"--", spec.RemoteURL, "+refs/heads/*:refs/heads/*")
 			if _, err := m.remoteGit(ctx, mirror, spec, args...); err != nil {
 				return "", fmt.Errorf("fetch %s into its mirror: %w", redactURL(spec.RemoteURL), err)
 			}
@@ -65,9 +66,9 @@ func (m *Manager) syncMirror(ctx context.Context, spec Spec) (string, error) {
 		return "", fmt.Errorf("remove an unfinished mirror: %w", err)
 	}
 	// --no-local: a remote given as a path is copied through upload-pack like any other, never hard-linked.
-	args := append(slicesClone(mirrorConfig), "clone", "-q", "--bare", "--no-local")
+	args := append(slices.Clone(mirrorConfig), "clone", "-q", "--bare", "--no-local")
 	args = append(args, mirrorConfig...) // written into the new mirror's config as well
-	if _, err := m.remoteGit(ctx, filepath.Dir(mirror), spec, append(args, spec.RemoteURL, tmp)...); err != nil {
+	if _, err := m.remoteGit(ctx, filepath.Dir(mirror), spec, append(args, "--", spec.RemoteURL, tmp)...); err != nil {
 		os.RemoveAll(tmp)
 		return "", fmt.Errorf("mirror %s: %w", redactURL(spec.RemoteURL), err)
 	}
@@ -77,8 +78,6 @@ func (m *Manager) syncMirror(ctx context.Context, spec Spec) (string, error) {
 	m.o.Logger.InfoContext(ctx, "created mirror", "repo", spec.Repo, "took", time.Since(start).Round(time.Millisecond))
 	return mirror, nil
 }
-
-func slicesClone(s []string) []string { return append([]string(nil), s...) }
 
 // isBareRepo reports whether dir holds a bare repository git can open: HEAD, objects/ and refs/ present.
 func isBareRepo(dir string) bool {
