@@ -36,9 +36,8 @@ type TaskComment struct {
 	CreatedAt time.Time
 }
 
-// Sanitize removes what must not reach an agent or a terminal from untrusted text.
-//
-// Deprecated: use sanitize.Clean (or sanitize.Text and sanitize.Line for text from the tracker).
+// Sanitize is sanitize.Clean, for the callers that knew it here (agent output, memory files); text from the
+// tracker goes through sanitize.Text or sanitize.Line.
 func Sanitize(s string) string { return sanitize.Clean(s) }
 
 // DoneProtocol is the part of ACE_TASK.md that says how to finish.
