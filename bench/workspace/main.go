@@ -1,11 +1,14 @@
 // Command workspace benchmarks per-issue working-copy provisioning on the standard repository of
-// BENCHMARKS.md, printing ace's figure beside the baselines measured in the same run:
+// BENCHMARKS.md, printing ace's figures beside the baselines measured in the same run:
 //
-//	go run ./bench/workspace -make-repo ../shared/bench/make-repo
+//	go run ./bench/workspace -make-repo PATH/TO/make-repo
 //
-// It times (median of -n runs, provisioning only): a full `git clone --no-local`, `git worktree add` from a
-// bare mirror, `git clone --shared` from the mirror, and ace's Prepare of a 2nd+ working copy of the same repo
-// (mirror fetch included).
+// It times (median of -n rounds, provisioning only; wall time, and CPU time of the process and its children): a full `git clone --no-local file://`, `git worktree add`
+// from a bare mirror, `git clone --shared` from the mirror, ace's Prepare of the 1st working copy of a
+// repository (which creates its mirror) and of a 2nd+ one (mirror fetch included). ace reaches the remote
+// through a file:// URL, as the full clone does. The methods take turns within each round, so that load from
+// other processes on the machine falls on all of them alike, and each starts after a sync, so that none waits
+// for the writes of the one before.
 package main
 
 import (
@@ -16,6 +19,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"syscall"
 	"time"
 
 	"github.com/aceworks/ace/pkg/workspace"
@@ -23,7 +27,7 @@ import (
 
 func main() {
 	makeRepo := flag.String("make-repo", "", "path of the make-repo script (BENCHMARKS.md)")
-	n := flag.Int("n", 3, "runs per method (the median is reported)")
+	n := flag.Int("n", 3, "rounds (the median of each method is reported)")
 	flag.Parse()
 	if *makeRepo == "" {
 		fmt.Fprintln(os.Stderr, "usage: go run ./bench/workspace -make-repo PATH/TO/make-repo")
@@ -42,17 +46,15 @@ func sh(dir string, name string, args ...string) error {
 	return cmd.Run()
 }
 
-func median(f func(i int) error, n int) (time.Duration, error) {
-	var ds []time.Duration
-	for i := 0; i < n; i++ {
-		start := time.Now()
-		if err := f(i); err != nil {
-			return 0, err
-		}
-		ds = append(ds, time.Since(start))
-	}
-	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
-	return ds[len(ds)/2], nil
+func median(ds []time.Duration) time.Duration {
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[len(s)/2]
+}
+
+type method struct {
+	name string
+	f    func(i int) error
 }
 
 func run(makeRepo string, n int) error {
@@ -78,52 +80,85 @@ func run(makeRepo string, n int) error {
 	if err := sh(tmp, "git", "clone", "-q", "--mirror", remote, mirror); err != nil {
 		return err
 	}
-	results := map[string]time.Duration{}
-	methods := []struct {
-		name string
-		f    func(i int) error
-	}{
-		{"git clone --no-local file://", func(i int) error {
-			return sh(tmp, "git", "clone", "-q", "--no-local", "file://"+remote, filepath.Join(tmp, fmt.Sprint("full", i)))
-		}},
-		{"git worktree add (from a bare mirror)", func(i int) error {
-			return sh(mirror, "git", "worktree", "add", "-q", "-b", fmt.Sprint("wt", i), filepath.Join(tmp, fmt.Sprint("wt", i)), "main")
-		}},
-		{"git clone --shared (from the mirror)", func(i int) error {
-			return sh(tmp, "git", "clone", "-q", "--shared", mirror, filepath.Join(tmp, fmt.Sprint("shared", i)))
-		}},
-	}
-	for _, m := range methods {
-		if results[m.name], err = median(m.f, n); err != nil {
-			return err
-		}
-	}
-	mgr, err := workspace.New(workspace.Options{Root: filepath.Join(tmp, "ace")})
-	if err != nil {
-		return err
-	}
 	ctx := context.Background()
 	spec := func(i int) workspace.Spec {
-		return workspace.Spec{Repo: "bench/repo", Issue: i + 1, RemoteURL: remote, BaseBranch: "main", Branch: fmt.Sprintf("ace/%d-x", i+1)}
+		return workspace.Spec{Repo: "bench/repo", Issue: i + 1, RemoteURL: "file://" + remote, BaseBranch: "main",
+			Branch: fmt.Sprintf("ace/%d-x", i+1)}
 	}
-	first := time.Now()
-	if _, err := mgr.Prepare(ctx, spec(1000)); err != nil { // creates the mirror
-		return err
-	}
-	firstTook := time.Since(first)
-	ace, err := median(func(i int) error { _, err := mgr.Prepare(ctx, spec(i)); return err }, n)
+	manager := func(root string) (*workspace.Manager, error) { return workspace.New(workspace.Options{Root: root}) }
+	// The 2nd+ copies share one root whose mirror exists before the first round.
+	shared, err := manager(filepath.Join(tmp, "ace"))
 	if err != nil {
 		return err
 	}
-	wt := results["git worktree add (from a bare mirror)"]
-	full := results["git clone --no-local file://"]
-	fmt.Printf("\n%-44s %8s\n", "method (median of "+fmt.Sprint(n)+")", "seconds")
-	for _, m := range methods {
-		fmt.Printf("%-44s %8.2f\n", m.name, results[m.name].Seconds())
+	if _, err := shared.Prepare(ctx, spec(1000)); err != nil {
+		return err
 	}
-	fmt.Printf("%-44s %8.2f\n", "ace Prepare, 1st (creates the mirror)", firstTook.Seconds())
-	fmt.Printf("%-44s %8.2f\n", "ace Prepare, 2nd+ (mirror fetch + clone)", ace.Seconds())
-	fmt.Printf("\nace 2nd+ = %.2f× git worktree add (target ≤ 1.5×); %.1f× faster than a full clone (target ≥ 5×)\n",
-		ace.Seconds()/wt.Seconds(), full.Seconds()/ace.Seconds())
+	const (
+		full   = "git clone --no-local file://"
+		wt     = "git worktree add (from a bare mirror)"
+		clone  = "git clone --shared (from the mirror)"
+		first  = "ace Prepare, 1st (creates the mirror)"
+		second = "ace Prepare, 2nd+ (mirror fetch + clone)"
+	)
+	methods := []method{
+		{full, func(i int) error {
+			return sh(tmp, "git", "clone", "-q", "--no-local", "file://"+remote, filepath.Join(tmp, fmt.Sprint("full", i)))
+		}},
+		{wt, func(i int) error {
+			return sh(mirror, "git", "worktree", "add", "-q", "-b", fmt.Sprint("wt", i), filepath.Join(tmp, fmt.Sprint("wt", i)), "main")
+		}},
+		{clone, func(i int) error {
+			return sh(tmp, "git", "clone", "-q", "--shared", mirror, filepath.Join(tmp, fmt.Sprint("shared", i)))
+		}},
+		{first, func(i int) error {
+			m, err := manager(filepath.Join(tmp, fmt.Sprint("ace-first", i)))
+			if err != nil {
+				return err
+			}
+			_, err = m.Prepare(ctx, spec(i))
+			return err
+		}},
+		{second, func(i int) error { _, err := shared.Prepare(ctx, spec(i)); return err }},
+	}
+	times, cpus := map[string][]time.Duration{}, map[string][]time.Duration{}
+	for i := 0; i < n; i++ {
+		for _, m := range methods {
+			syscall.Sync() // the previous method's writes are not this one's to wait for
+			cpu0, start := cpuTime(), time.Now()
+			if err := m.f(i); err != nil {
+				return fmt.Errorf("%s: %w", m.name, err)
+			}
+			times[m.name] = append(times[m.name], time.Since(start))
+			cpus[m.name] = append(cpus[m.name], cpuTime()-cpu0)
+		}
+	}
+	fmt.Printf("\n%-42s %7s %7s   %s\n", "method (median of "+fmt.Sprint(n)+" rounds)", "wall s", "cpu s", "wall s of each round")
+	for _, m := range methods {
+		fmt.Printf("%-42s %7.2f %7.2f  ", m.name, median(times[m.name]).Seconds(), median(cpus[m.name]).Seconds())
+		for _, d := range times[m.name] {
+			fmt.Printf(" %.2f", d.Seconds())
+		}
+		fmt.Println()
+	}
+	ratio := func(ds map[string][]time.Duration, a, b string) float64 {
+		return median(ds[a]).Seconds() / median(ds[b]).Seconds()
+	}
+	fmt.Printf("\nace 1st  = %.2f× git clone (target ≤ 1.3×)         [cpu %.2f×]\n", ratio(times, first, full), ratio(cpus, first, full))
+	fmt.Printf("ace 2nd+ = %.2f× git worktree add (target ≤ 1.2×)  [cpu %.2f×]; %.1f× faster than a full clone (target ≥ 5×)\n",
+		ratio(times, second, wt), ratio(cpus, second, wt), 1/ratio(times, second, full))
 	return nil
+}
+
+// cpuTime is the user and system time of this process and of the children it has waited for: unlike wall
+// time, it does not grow when other processes load the machine.
+func cpuTime() time.Duration {
+	var total time.Duration
+	for _, who := range []int{syscall.RUSAGE_SELF, syscall.RUSAGE_CHILDREN} {
+		var ru syscall.Rusage
+		if syscall.Getrusage(who, &ru) == nil {
+			total += time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		}
+	}
+	return total
 }

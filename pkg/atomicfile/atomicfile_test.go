@@ -3,6 +3,8 @@ package atomicfile
 import (
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 )
 
@@ -39,5 +41,40 @@ func TestWriteReplacesWholeAndLeavesNothingBehind(t *testing.T) {
 	}
 	if err := Write(filepath.Join(dir, "missing", "x"), []byte("x"), 0o600); err == nil {
 		t.Fatal("write into a missing directory succeeded")
+	}
+}
+
+// Writers racing on one path each use their own temporary file: all succeed, the file holds one writer's
+// content whole, and no temporary file is left.
+func TestConcurrentWritersAllSucceed(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "shared")
+	const writers = 32
+	contents := map[string]bool{}
+	for i := 0; i < writers; i++ {
+		contents[strings.Repeat(string(rune('a'+i%26)), 4096+i)] = true
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	for c := range contents {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs <- Write(path, []byte(c), 0o644)
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	if b, err := os.ReadFile(path); err != nil || !contents[string(b)] {
+		t.Fatalf("final content is no writer's whole content (%d bytes, %v)", len(b), err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("files left in the directory: %v", entries)
 	}
 }

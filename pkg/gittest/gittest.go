@@ -74,7 +74,12 @@ type HTTPServer struct {
 	server *httptest.Server
 	denied atomic.Int64
 	pushes atomic.Int64
+	hook   atomic.Pointer[func(*http.Request)]
 }
+
+// OnRequest has f called with every request, authenticated or not, while the client waits for the answer: a
+// test can look at the client's processes then.
+func (s *HTTPServer) OnRequest(f func(*http.Request)) { s.hook.Store(&f) }
 
 // NewHTTPServer starts a smart-HTTP server for the bare repositories under root, closed when the test ends.
 func NewHTTPServer(t testing.TB, root, password string) *HTTPServer {
@@ -92,6 +97,9 @@ func NewHTTPServer(t testing.TB, root, password string) *HTTPServer {
 		Env: []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1", "GIT_CONFIG_NOSYSTEM=1", "REMOTE_USER=gittest"},
 	}
 	s.server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if f := s.hook.Load(); f != nil {
+			(*f)(r)
+		}
 		_, pass, ok := r.BasicAuth()
 		if !ok || subtle.ConstantTimeCompare([]byte(pass), []byte(password)) != 1 {
 			s.denied.Add(1)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aceworks/ace/pkg/sanitize"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/tracker"
 )
@@ -17,7 +18,7 @@ func (e *Engine) finalize(ctx context.Context, r *store.Run) (Result, error) {
 		return Result{}, fmt.Errorf("open working copy: %w", err)
 	}
 	e.keepAgentContextFile(ctx, r, ws)
-	if _, _, err := ws.CommitAll(ctx, fmt.Sprintf("ace: work on #%d: %s", r.Issue, r.State.Title)); err != nil {
+	if _, _, err := ws.CommitAll(ctx, fmt.Sprintf("ace: work on #%d: %s", r.Issue, sanitize.Line(r.State.Title))); err != nil {
 		return Result{}, fmt.Errorf("commit remaining changes: %w", err)
 	}
 	ahead, err := ws.CommitsAhead(ctx)
@@ -50,7 +51,7 @@ func (e *Engine) finalize(ctx context.Context, r *store.Run) (Result, error) {
 	}
 	if pr == nil {
 		pr, err = e.o.Tracker.CreatePR(ctx, r.Repo, tracker.NewPR{
-			Title: r.State.Title, Body: e.prBody(r, ahead), Head: r.Branch, Base: r.BaseBranch, Draft: e.cfg.PR.Draft,
+			Title: sanitize.Line(r.State.Title), Body: e.prBody(r, ahead), Head: r.Branch, Base: r.BaseBranch, Draft: e.cfg.PR.Draft,
 		})
 		if err != nil {
 			return Result{}, trackerErr(fmt.Errorf("open the pull request: %w", err))

@@ -1,8 +1,9 @@
 // Package workspace turns (repo, issue, branch) into a ready working copy under
 // <root>/worktrees/<owner>/<repo>/<issue>/ and later pushes what the agent did. A bare mirror per repository
 // (<root>/mirrors/<owner>/<repo>.git, fetched once per run) holds the objects; each working copy is a clone that
-// shares them (alternates), so it is as isolated as a clone and nearly as fast as `git worktree add`. Network
-// operations use go-git with the token as basic auth in memory: no credential is ever written to disk.
+// shares them (alternates), so it is as isolated as a clone and nearly as fast as `git worktree add`. The
+// mirror is cloned and fetched by the git CLI with the token in its environment only (mirror.go); pushes use
+// go-git with the token as basic auth in memory. No credential is ever in an argument or written to disk.
 package workspace
 
 import (
@@ -20,12 +21,10 @@ import (
 
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5"
-	gitconfig "github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	"github.com/go-git/go-git/v5/storage/filesystem"
-	"github.com/gofrs/flock"
 )
 
 // Options configure a Manager.
@@ -156,94 +155,14 @@ func (m *Manager) Prepare(ctx context.Context, spec Spec) (*Workspace, error) {
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return nil, err
 	}
-	// The local clone and checkout use git itself: go-git's checkout of a large tree is many times slower, and
-	// nothing here touches the network or a credential.
-	if _, err := m.git(ctx, filepath.Dir(dir), "clone", "-q", "--shared", "--no-checkout", "--branch", spec.BaseBranch, mirror, dir); err != nil {
-		os.RemoveAll(dir)
-		return nil, fmt.Errorf("clone %s from its mirror: %w", spec.Repo, err)
-	}
-	base, err := m.git(ctx, dir, "rev-parse", "refs/remotes/origin/"+spec.BaseBranch)
-	if err != nil {
-		return nil, fmt.Errorf("base branch %s: %w", spec.BaseBranch, err)
-	}
-	start := base
-	// A branch pushed by an earlier attempt continues where it stopped.
-	if prev, err := m.git(ctx, dir, "rev-parse", "-q", "--verify", "refs/remotes/origin/"+spec.Branch); err == nil && prev != "" {
-		start = prev
-	}
-	if _, err := m.git(ctx, dir, "checkout", "-q", "-b", spec.Branch, start); err != nil {
-		return nil, fmt.Errorf("check out %s: %w", spec.Branch, err)
-	}
-	// origin is the real remote, without credentials; the mirror stays reachable as "mirror".
-	for _, kv := range [][]string{
-		{"remote.origin.url", spec.RemoteURL},
-		{"remote.mirror.url", mirror},
-		{"remote.mirror.fetch", "+refs/heads/*:refs/remotes/mirror/*"},
-		{"ace.base", spec.BaseBranch},
-		{"ace.basecommit", base},
-		{"ace.repo", spec.Repo},
-	} {
-		if _, err := m.git(ctx, dir, "config", kv[0], kv[1]); err != nil {
-			return nil, fmt.Errorf("configure working copy: %w", err)
-		}
-	}
-	ws, err := m.Open(ctx, spec.Repo, spec.Issue)
-	if err != nil {
+	if err := m.makeCopy(ctx, spec, mirror, dir); err != nil {
 		return nil, err
 	}
-	if err := ws.Exclude(DefaultExcludes...); err != nil {
-		return nil, err
-	}
-	return ws, nil
+	return m.Open(ctx, spec.Repo, spec.Issue)
 }
 
 // DefaultExcludes are ace's files in a working copy: never committed, never in .gitignore.
 var DefaultExcludes = []string{"/ACE_TASK.md", "/.ace/", "/.mcp.json"}
-
-// syncMirror creates or fetches the bare mirror of spec's repository under a per-mirror lock.
-func (m *Manager) syncMirror(ctx context.Context, spec Spec) (string, error) {
-	mirror, err := m.mirrorPath(spec.Repo)
-	if err != nil {
-		return "", err
-	}
-	if err := os.MkdirAll(filepath.Dir(mirror), 0o755); err != nil {
-		return "", err
-	}
-	lock := flock.New(mirror + ".lock")
-	if ok, err := lock.TryLockContext(ctx, 50*time.Millisecond); err != nil || !ok {
-		return "", fmt.Errorf("lock mirror %s: %w", mirror, errors.Join(err, ctx.Err()))
-	}
-	defer lock.Unlock()
-	a := auth(spec.RemoteURL, spec.Token)
-	repo, err := git.PlainOpen(mirror)
-	if errors.Is(err, git.ErrRepositoryNotExists) {
-		start := time.Now()
-		// Cloned aside and renamed into place: a process killed mid-clone must not leave a mirror that opens
-		// but has no remote or half its objects. Under the lock, a leftover from such a kill is ours to remove.
-		tmp := mirror + ".partial"
-		if err := os.RemoveAll(tmp); err != nil {
-			return "", fmt.Errorf("remove an unfinished mirror: %w", err)
-		}
-		if _, err := git.PlainCloneContext(ctx, tmp, true, &git.CloneOptions{URL: spec.RemoteURL, Auth: a, Mirror: true}); err != nil {
-			os.RemoveAll(tmp)
-			return "", fmt.Errorf("mirror %s: %w", redactURL(spec.RemoteURL), err)
-		}
-		if err := os.Rename(tmp, mirror); err != nil {
-			return "", fmt.Errorf("move the new mirror into place: %w", err)
-		}
-		m.o.Logger.InfoContext(ctx, "created mirror", "repo", spec.Repo, "took", time.Since(start).Round(time.Millisecond))
-		return mirror, nil
-	}
-	if err != nil {
-		return "", fmt.Errorf("open mirror %s: %w", mirror, err)
-	}
-	err = repo.FetchContext(ctx, &git.FetchOptions{RemoteURL: spec.RemoteURL, Auth: a, Force: true, Prune: true,
-		RefSpecs: []gitconfig.RefSpec{"+refs/heads/*:refs/heads/*"}})
-	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
-		return "", fmt.Errorf("fetch %s into its mirror: %w", redactURL(spec.RemoteURL), err)
-	}
-	return mirror, nil
-}
 
 // redactURL drops userinfo from a URL for messages.
 func redactURL(u string) string {

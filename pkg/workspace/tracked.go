@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/aceworks/ace/pkg/atomicfile"
 )
 
 // Tracked reports whether path (relative to the working copy) is a file git tracks: ace must never write over
@@ -32,9 +34,5 @@ func (w *Workspace) Unexclude(patterns ...string) error {
 	if len(kept) == len(lines) {
 		return nil
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(strings.Join(kept, "\n")), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return atomicfile.Write(path, []byte(strings.Join(kept, "\n")), 0o644)
 }

@@ -7,8 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 
+	"github.com/aceworks/ace/pkg/atomicfile"
 	"github.com/go-git/go-git/v5"
 	gitconfig "github.com/go-git/go-git/v5/config"
 )
@@ -34,34 +34,14 @@ func (w *Workspace) Exclude(patterns ...string) error {
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	have := map[string]bool{}
-	for _, l := range strings.Split(string(old), "\n") {
-		have[strings.TrimSpace(l)] = true
-	}
-	var add []string
-	for _, p := range patterns {
-		if !have[p] {
-			add = append(add, p)
-			have[p] = true
-		}
-	}
-	if len(add) == 0 {
+	b, changed := withExcludes(old, patterns)
+	if !changed {
 		return nil
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	prefix := ""
-	if len(old) > 0 && !strings.HasSuffix(string(old), "\n") {
-		prefix = "\n"
-	}
-	_, err = f.WriteString(prefix + "# ace\n" + strings.Join(add, "\n") + "\n")
-	return err
+	return atomicfile.Write(path, b, 0o644)
 }
 
 // HasChanges reports uncommitted changes (untracked files included, excluded files not).

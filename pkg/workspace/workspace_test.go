@@ -9,11 +9,18 @@ import (
 	"time"
 
 	"github.com/aceworks/ace/pkg/gittest"
+	"github.com/aceworks/ace/pkg/sanitize"
 )
 
 const token = "ghs_workspaceTestToken123"
 
 func setup(t *testing.T) (*Manager, Spec, string) {
+	t.Helper()
+	m, spec, bare, _ := setupServer(t)
+	return m, spec, bare
+}
+
+func setupServer(t *testing.T) (*Manager, Spec, string, *gittest.HTTPServer) {
 	t.Helper()
 	gitRoot := t.TempDir()
 	bare := gittest.BareRepo(t, filepath.Join(gitRoot, "acme"), "widgets", map[string]string{"README.md": "hi\n", "src/a.go": "package a\n"})
@@ -24,7 +31,7 @@ func setup(t *testing.T) (*Manager, Spec, string) {
 	}
 	spec := Spec{Repo: "acme/widgets", Issue: 7, RemoteURL: srv.URL("acme/widgets.git"), BaseBranch: "main",
 		Branch: "ace/7-fix", Token: token}
-	return m, spec, bare
+	return m, spec, bare, srv
 }
 
 func TestPrepareCommitPushOverSmartHTTPWithoutTokenOnDisk(t *testing.T) {
@@ -139,7 +146,7 @@ func TestTaskSanitizesAndFilters(t *testing.T) {
 	dir := t.TempDir()
 	trig := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	err := WriteTask(dir, Task{Repo: "o/r", Issue: 3, Title: "T\x1b[31mred", Branch: "b", BaseBranch: "main", TriggeredAt: trig,
-		Body:     "visible<!-- hidden instructions -->\u202eevil\u200b\x00" + strings.Repeat("x", maxBody+10),
+		Body:     "visible<!-- hidden instructions -->\u202eevil\u200b\x00" + strings.Repeat("x", sanitize.MaxText+10),
 		Comments: []TaskComment{{Author: "a", Body: "early", CreatedAt: trig.Add(-time.Hour)}, {Author: "b", Body: "late", CreatedAt: trig.Add(time.Hour)}}})
 	if err != nil {
 		t.Fatal(err)
@@ -164,6 +171,12 @@ func TestBranchName(t *testing.T) {
 	}
 	if got := BranchName("", 5, strings.Repeat("word ", 30)); len(got) > len("ace/5-")+40 {
 		t.Errorf("slug too long: %q", got)
+	}
+	if got := BranchName("ace/{issue}-{slug}", 193, "Fix the \x1b[31mgreeting\x1b[0m"); got != "ace/193-fix-the-greeting" {
+		t.Errorf("escape sequences in the title: got %q", got)
+	}
+	if got := BranchName("", 8, "a\u202eb\u200bc <!-- x -->"); got != "ace/8-abc" {
+		t.Errorf("invisible characters in the title: got %q", got)
 	}
 	if got := BranchName("", 5, "!!!"); got != "ace/5-issue" {
 		t.Errorf("got %q", got)
