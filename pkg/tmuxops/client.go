@@ -66,8 +66,10 @@ func noServer(err error) bool {
 		return false
 	}
 	s := te.Stderr
+	// A server that is shutting down answers "server exited unexpectedly" or "no current target": it is gone.
 	return strings.Contains(s, "no server running") || strings.Contains(s, "error connecting") ||
-		strings.Contains(s, "No such file or directory")
+		strings.Contains(s, "No such file or directory") || strings.Contains(s, "server exited unexpectedly") ||
+		strings.Contains(s, "no current target")
 }
 
 // run executes tmux with args (and stdin when given) and returns stdout.
