@@ -115,6 +115,12 @@ func (c *Config) Validate() error {
 	if !strings.Contains(c.PR.Branch, "{issue}") {
 		bad("pr.branch", "%q must contain {issue} so that every issue gets its own branch", c.PR.Branch)
 	}
+	if c.Store.URL != "" {
+		// The message never quotes the URL: it may hold a password.
+		if u, err := url.Parse(c.Store.URL); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+			bad("store.url", "not a PostgreSQL URL (postgres://user@host:port/database)")
+		}
+	}
 	if c.Git.AuthorName == "" || c.Git.AuthorEmail == "" {
 		bad("git", "author_name and author_email must be set")
 	}
