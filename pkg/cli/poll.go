@@ -14,6 +14,7 @@ import (
 type pollOptions struct {
 	Once     bool
 	Interval time.Duration
+	Addr     string // serve the dashboard, API and webhooks there too ("" = no)
 }
 
 func newCmdPoll(app *App) *cobra.Command {
@@ -36,11 +37,15 @@ With --once it works every run that is due once, starts new runs until their age
 			if o.Interval <= 0 {
 				return flagErrorf("--interval must be positive")
 			}
+			if o.Once && o.Addr != "" {
+				return flagErrorf("--addr serves for as long as ace polls: it does not go with --once")
+			}
 			return runPoll(cmd.Context(), app, o)
 		},
 	}
 	cmd.Flags().BoolVar(&o.Once, "once", false, "make one pass and exit")
 	cmd.Flags().DurationVar(&o.Interval, "interval", 0, "time between passes (default poll.interval)")
+	cmd.Flags().StringVar(&o.Addr, "addr", "", "also serve the dashboard, API and webhooks on `host:port` (as ace serve)")
 	return cmd
 }
 
@@ -68,13 +73,33 @@ func runPoll(ctx context.Context, app *App, o pollOptions) error {
 		app.Logger.Info("poll pass", "visited", rep.Visited, "left", rep.Left, "took", time.Since(start).Round(time.Millisecond))
 		return nil
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var link func(int64) string
+	waitServer := func() error { return nil }
+	if o.Addr != "" {
+		if link, waitServer, err = startServer(ctx, app, svc, o.Addr); err != nil {
+			return err
+		}
+	}
+	waitNotifier, err := startNotifier(ctx, app, svc, link)
+	if err != nil {
+		cancel()
+		_ = waitServer()
+		return err
+	}
 	if err := svc.StartQueue(ctx); err != nil {
+		cancel()
+		_ = waitServer()
+		waitNotifier()
 		return err
 	}
 	app.Logger.Info("polling", "repos", app.Config.GitHub.Repos, "interval", o.Interval, "max_concurrent", app.Config.Poll.MaxConcurrent)
 	<-ctx.Done()
 	app.Logger.Info("poll stopping: running steps finish, agents keep running")
-	return nil
+	err = waitServer()
+	waitNotifier()
+	return err
 }
 
 // onceBound bounds one `ace poll --once` pass: long enough for new runs to get their agents started.

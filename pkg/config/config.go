@@ -24,6 +24,8 @@ type Config struct {
 	Git       GitConfig              `toml:"git"`
 	Secrets   SecretsConfig          `toml:"secrets"`
 	Memory    MemoryConfig           `toml:"memory"`
+	Serve     ServeConfig            `toml:"serve"`
+	Notify    []NotifyConfig         `toml:"notify"`
 	Store     StoreConfig            `toml:"store"`
 }
 
@@ -218,6 +220,7 @@ func Default() *Config {
 		Git:     GitConfig{AuthorName: "ace", AuthorEmail: "ace@localhost"},
 		Secrets: SecretsConfig{CommandTimeout: D(10 * time.Second), Commands: map[string]string{}},
 		Memory:  MemoryConfig{Enabled: true, AgentsMaxBytes: 64 << 10, StatusMaxBytes: 256 << 10},
+		Serve:   ServeConfig{Addr: "127.0.0.1:7777", MaxBodyBytes: 1 << 20},
 	}
 }
 

@@ -50,6 +50,8 @@ func walk(t reflect.Type, prefix string, f func(string)) {
 			f(full)
 		case fl.Type.Kind() == reflect.Struct:
 			walk(fl.Type, full, f)
+		case fl.Type.Kind() == reflect.Slice && fl.Type.Elem().Kind() == reflect.Struct:
+			walk(fl.Type.Elem(), full, f) // an array of tables: its first entry documents the keys
 		case fl.Type.Kind() == reflect.Map && fl.Type.Elem() == reflect.TypeOf(AgentConfig{}):
 			walk(fl.Type.Elem(), full+".claude", f)
 		default:
@@ -65,6 +67,9 @@ func has(m map[string]any, path []string) bool {
 	}
 	if len(path) == 1 {
 		return true
+	}
+	if tables, ok := v.([]map[string]any); ok && len(tables) > 0 {
+		v = tables[0]
 	}
 	sub, ok := v.(map[string]any)
 	return ok && has(sub, path[1:])

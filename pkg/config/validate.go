@@ -124,6 +124,7 @@ func (c *Config) Validate() error {
 	if c.Git.AuthorName == "" || c.Git.AuthorEmail == "" {
 		bad("git", "author_name and author_email must be set")
 	}
+	c.validateServe(bad)
 	sort.SliceStable(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
 	return errors.Join(errs...)
 }

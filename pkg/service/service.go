@@ -161,8 +161,10 @@ func Open(ctx context.Context, o Options) (*Service, error) {
 		Interval:      cfg.Poll.Interval.Duration,
 		Repos:         s.Repos,
 		MaxConcurrent: cfg.Poll.MaxConcurrent,
-		FetchPoll:     min(max(cfg.Monitor.Interval.Duration/4, 50*time.Millisecond), 500*time.Millisecond),
-		Logger:        log,
+		// A due job waits at most one monitor.interval to be fetched. The fetch is a query even when nothing is
+		// due (SQLite has no notifications), so it is no more frequent than that.
+		FetchPoll: min(max(cfg.Monitor.Interval.Duration, 50*time.Millisecond), time.Second),
+		Logger:    log,
 	})
 	if err != nil {
 		st.Close()

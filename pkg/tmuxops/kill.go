@@ -54,7 +54,7 @@ func (c *Client) ServerPID(ctx context.Context) (int, error) {
 // KillServer ends the socket's tmux server and every process below it, by PID, and removes the socket. No
 // server is not an error.
 func (c *Client) KillServer(ctx context.Context) error {
-	out, err := c.run(ctx, nil, "display-message", "-p", "#{pid}\t#{socket_path}")
+	out, err := c.run(ctx, nil, "display-message", "-p", "#{pid}"+fieldSep+"#{socket_path}")
 	if err != nil {
 		if noServer(err) {
 			// A server that died by a signal (or crashed) left its socket: nobody listens on it any more.
@@ -63,7 +63,7 @@ func (c *Client) KillServer(ctx context.Context) error {
 		}
 		return err
 	}
-	pidText, socket, _ := strings.Cut(strings.TrimRight(out, "\n"), "\t")
+	pidText, socket, _ := strings.Cut(strings.TrimRight(out, "\n"), fieldSep)
 	pid, err := strconv.Atoi(pidText)
 	if err != nil {
 		return fmt.Errorf("tmux server pid %q: %w", pidText, err)

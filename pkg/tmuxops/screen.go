@@ -86,12 +86,16 @@ func exitStatus(status, signal string) int {
 	return ExitUnknown
 }
 
+// fieldSep separates the fields of tmux's formatted output. It is printable on purpose: a tmux client without a
+// UTF-8 locale (cron, a service manager, an empty environment) prints control characters such as a tab as "_".
+const fieldSep = "|"
+
 // Panes lists the pane of every session in one tmux call; no server means no panes.
 func (c *Client) Panes(ctx context.Context) ([]Pane, error) {
 	// Only fields tmux keeps in memory: #{pane_current_command}, say, would make the server read /proc for
 	// every pane on every listing.
-	out, err := c.query(ctx, "list-panes", "-a", "-F",
-		"#{session_name}\t#{pane_dead}\t#{pane_dead_status}\t#{pane_pid}\t#{window_activity}\t#{pane_dead_signal}")
+	out, err := c.query(ctx, "list-panes", "-a", "-F", strings.Join([]string{"#{session_name}", "#{pane_dead}",
+		"#{pane_dead_status}", "#{pane_pid}", "#{window_activity}", "#{pane_dead_signal}"}, fieldSep))
 	if err != nil {
 		if noServer(err) {
 			c.serverSeen(false)
@@ -102,8 +106,13 @@ func (c *Client) Panes(ctx context.Context) ([]Pane, error) {
 	var panes []Pane
 	// Only newlines are trimmed: a live pane's last field (its death signal) is empty.
 	for _, l := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
-		f := strings.Split(l, "\t")
-		if len(f) < 6 || strings.HasPrefix(f[0], ControlPrefix) {
+		f := strings.Split(l, fieldSep)
+		if len(f) < 6 {
+			continue
+		}
+		// Only the session name may hold the separator: the five fields after it are numbers.
+		f = append([]string{strings.Join(f[:len(f)-5], fieldSep)}, f[len(f)-5:]...)
+		if strings.HasPrefix(f[0], ControlPrefix) {
 			continue
 		}
 		pid, _ := strconv.Atoi(f[3])

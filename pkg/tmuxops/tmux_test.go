@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/aceworks/ace/pkg/fakeagent"
+	"github.com/aceworks/ace/pkg/procs"
 	"github.com/aceworks/ace/pkg/tmuxops"
 )
 
@@ -339,5 +340,31 @@ func TestQualifiedSessionNames(t *testing.T) {
 	a, b := tmuxops.QualifiedSessionName("acme/widgets", 7), tmuxops.QualifiedSessionName("other/widgets", 7)
 	if a == b || !strings.HasPrefix(a, "ace-widgets_") || !strings.HasSuffix(a, "-7") {
 		t.Fatalf("qualified names %q and %q", a, b)
+	}
+}
+
+// TestPanesWithoutAUTF8Locale: a tmux client started without a UTF-8 locale (cron, a service manager) prints
+// control characters in formats as "_": the pane list and the server's PID must be read all the same.
+func TestPanesWithoutAUTF8Locale(t *testing.T) {
+	t.Setenv("LANG", "C")
+	t.Setenv("LC_ALL", "")
+	t.Setenv("LC_CTYPE", "")
+	c := newClient(t)
+	ctx := context.Background()
+	if err := c.NewSession(ctx, tmuxops.SessionSpec{Name: "ace-c-locale-1", Dir: t.TempDir(), Argv: []string{"sleep", "600"}}); err != nil {
+		t.Fatal(err)
+	}
+	panes, err := c.Panes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(panes) != 1 || panes[0].Session != "ace-c-locale-1" || panes[0].PID <= 0 || panes[0].Dead {
+		t.Fatalf("panes %+v, want the one live session with its PID", panes)
+	}
+	if err := c.KillServer(ctx); err != nil {
+		t.Fatalf("kill the server: %v", err)
+	}
+	if procs.Alive(panes[0].PID) {
+		t.Fatalf("the pane's process %d outlived the server", panes[0].PID)
 	}
 }

@@ -77,9 +77,7 @@ func TestPollLifecycle(t *testing.T) {
 	}
 
 	// The trusted issue: started to prompt delivery, then the agent asks.
-	if !slices.Contains(w.labels(), "ace:running") {
-		t.Fatalf("labels %v", w.labels())
-	}
+	w.waitUntil("the run claims the issue", 30*time.Second, func() bool { return slices.Contains(w.labels(), "ace:running") })
 	w.pollUntil("the question is relayed to the issue", func() bool { return w.latest(testIssue).Status == store.StatusWaitingInput })
 	if !slices.Contains(w.labels(), "ace:needs-input") {
 		t.Fatalf("labels %v lack ace:needs-input", w.labels())

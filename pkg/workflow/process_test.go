@@ -165,3 +165,31 @@ func runGit(t *testing.T, dir string, args ...string) string {
 	}
 	return string(out)
 }
+
+// TestTwoProcessesStartTogetherOnAFreshRoot: two ace processes started at the same moment on a fresh
+// workspace.root both work: the store's and River's migrations, the helper scripts, the job queue.
+func TestTwoProcessesStartTogetherOnAFreshRoot(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, workScript, nil)
+	w.gh.Unlabel(testRepo, testIssue, "ace", "alice") // nothing to start: this is about starting up
+	for round := range 4 {
+		w.cfg.Workspace.Root = filepath.Join(w.dir, fmt.Sprint("fresh-", round))
+		var wg sync.WaitGroup
+		outs := make([][]byte, 2)
+		errs := make([]error, 2)
+		for i := range outs {
+			cmd := w.aceCmd("poll", "--once")
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				outs[i], errs[i] = cmd.CombinedOutput()
+			}()
+		}
+		wg.Wait()
+		for i := range outs {
+			if errs[i] != nil {
+				t.Fatalf("round %d, process %d: %v\n%s", round, i, errs[i], outs[i])
+			}
+		}
+	}
+}
