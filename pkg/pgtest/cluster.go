@@ -109,6 +109,7 @@ func run(bin, dir, data string, cred *syscall.Credential) (*Cluster, error) {
 		"-c", "log_min_error_statement=panic", "-c", "wal_level=minimal", "-c", "max_wal_senders=0", "-c", "wal_buffers=16MB")
 	cmd.Dir, cmd.Env = dir, pgEnv()
 	// If this process dies without stopping it, postgres gets SIGQUIT (immediate shutdown) rather than living on.
+	// (Linux sends it when the forking thread ends; Go ends a thread only after LockOSThread, which ace never calls.)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGQUIT}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {

@@ -106,8 +106,9 @@ func (s *Store) setUp(ctx context.Context, path string) error {
 }
 
 // OpenPostgres opens the store in the PostgreSQL database at url (postgres://user@host:port/db?…; libpq's
-// PG* environment variables fill in what it leaves out, PGPASSWORD among them) and brings its schema up to date.
-// The database must exist; ace creates its tables in it.
+// PG* environment variables and ~/.pgpass fill in what it leaves out, the password among them; pgx's
+// pool_max_conns sizes the pool the store and the job queue share) and brings its schema up to date. The
+// database must exist; ace creates its tables in it.
 func OpenPostgres(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
@@ -115,6 +116,10 @@ func OpenPostgres(ctx context.Context, url string, opts ...Option) (*Store, erro
 		return nil, errors.New("store url: not a PostgreSQL connection URL (postgres://user@host:port/database)")
 	}
 	where := redact(cfg)
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		// A database that does not answer fails the command in seconds, not at the kernel's TCP timeout.
+		cfg.ConnConfig.ConnectTimeout = 10 * time.Second
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("store %s: %w", where, err)
