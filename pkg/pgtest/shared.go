@@ -33,7 +33,7 @@ func Main(m *testing.M) int {
 	return code
 }
 
-// Cluster returns this package's cluster, starting it on first use. Without PostgreSQL installed the test is
+// SharedCluster returns this package's cluster, starting it on first use. Without PostgreSQL installed the test is
 // skipped, or fails when the environment says CI=true.
 func SharedCluster(t testing.TB) *Cluster {
 	t.Helper()
