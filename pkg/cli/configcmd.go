@@ -57,9 +57,11 @@ func newCmdConfig(app *App) *cobra.Command {
 
 var secretKey = regexp.MustCompile(`(?i)token|secret|password|passwd|api_?key|credential`)
 
-// masked copies cfg with values of secret-looking environment variables replaced by ***.
+// masked copies cfg with values of secret-looking environment variables replaced by ***, and the store URL's
+// password by xxxxx.
 func masked(cfg *config.Config) *config.Config {
 	c := *cfg
+	c.Store.URL = cfg.Store.Redacted()
 	c.Agents = map[string]config.AgentConfig{}
 	for name, a := range cfg.Agents {
 		if a.Env != nil {

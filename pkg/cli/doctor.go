@@ -15,7 +15,6 @@ import (
 
 	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/service"
-	"github.com/aceworks/ace/pkg/store"
 )
 
 func newCmdDoctor(app *App) *cobra.Command {
@@ -95,11 +94,11 @@ func runDoctor(ctx context.Context, app *App) error {
 		f.Close()
 		os.Remove(f.Name())
 		c.ok("workspace root", root)
-		if st, err := store.Open(ctx, filepath.Join(root, "ace.db")); err != nil {
+		if st, err := app.openStore(ctx); err != nil {
 			c.fail("store", err.Error())
 		} else {
 			st.Close()
-			c.ok("store", filepath.Join(root, "ace.db"))
+			c.ok("store", st.Where())
 		}
 	}
 	if c.failed {

@@ -55,11 +55,13 @@ func executable() string {
 }
 
 // openStore opens only the state store: enough for commands that read runs (ls, show) and need no tracker token.
+// It is the store the service opens: PostgreSQL when [store] url (or ACE_STORE_URL) names one, else the SQLite
+// file under the workspace root.
 func (a *App) openStore(ctx context.Context) (*store.Store, error) {
 	if err := os.MkdirAll(a.Config.Workspace.Root, 0o700); err != nil {
 		return nil, fmt.Errorf("create workspace root: %w", err)
 	}
-	return store.Open(ctx, filepath.Join(a.Config.Workspace.Root, "ace.db"))
+	return store.OpenConfigured(ctx, a.Config.Store.URL, filepath.Join(a.Config.Workspace.Root, "ace.db"))
 }
 
 // findRun opens the store and finds the latest run of issue n (in repo when given).

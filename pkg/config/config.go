@@ -4,6 +4,7 @@ package config
 
 import (
 	"fmt"
+	"net/url"
 	"time"
 )
 
@@ -25,6 +26,30 @@ type Config struct {
 	Memory    MemoryConfig           `toml:"memory"`
 	Serve     ServeConfig            `toml:"serve"`
 	Notify    []NotifyConfig         `toml:"notify"`
+	Store     StoreConfig            `toml:"store"`
+}
+
+// StoreConfig says where ace keeps its state and its job queue.
+type StoreConfig struct {
+	// URL puts them on PostgreSQL (postgres://user@host:port/database), shared by every ace host that names the
+	// same database: a fleet. Empty keeps them in SQLite, <workspace.root>/ace.db. ACE_STORE_URL overrides.
+	URL string `toml:"url"`
+}
+
+// Redacted is the store URL fit to show: its password, wherever written, as xxxxx.
+func (s StoreConfig) Redacted() string {
+	u, err := url.Parse(s.URL)
+	if err != nil {
+		if s.URL == "" {
+			return ""
+		}
+		return "(unreadable URL)"
+	}
+	if q := u.Query(); q.Has("password") {
+		q.Set("password", "xxxxx")
+		u.RawQuery = q.Encode()
+	}
+	return u.Redacted()
 }
 
 // WorkspaceConfig says where ace keeps working copies, mirrors, logs and its store.

@@ -162,3 +162,30 @@ func TestCustomAgentLivesInConfigAlone(t *testing.T) {
 		t.Errorf("an exec-only custom agent was refused: %v", err)
 	}
 }
+
+func TestStoreURL(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"HOME": t.TempDir()}
+	getenv := func(k string) string { return env[k] }
+	cfg, _, err := Load("", getenv)
+	if err != nil || cfg.Store.URL != "" {
+		t.Fatalf("default store url %q (%v), want empty: SQLite", cfg.Store.URL, err)
+	}
+	file := filepath.Join(t.TempDir(), "ace.toml")
+	os.WriteFile(file, []byte("[store]\nurl = \"postgres://ace@db.example:5432/ace\"\n"), 0o644)
+	if cfg, _, err = Load(file, getenv); err != nil || cfg.Store.URL != "postgres://ace@db.example:5432/ace" {
+		t.Fatalf("store url from the file %q (%v)", cfg.Store.URL, err)
+	}
+	env["ACE_STORE_URL"] = "postgresql://ace:pw@10.0.0.1/fleet?password=pw2"
+	if cfg, _, err = Load(file, getenv); err != nil || cfg.Store.URL != env["ACE_STORE_URL"] {
+		t.Fatalf("ACE_STORE_URL did not override the file: %q (%v)", cfg.Store.URL, err)
+	}
+	if r := cfg.Store.Redacted(); strings.Contains(r, "pw") || !strings.Contains(r, "10.0.0.1/fleet") {
+		t.Fatalf("redacted store url %q", r)
+	}
+	env["ACE_STORE_URL"] = "mysql://root:hunter2@db/ace"
+	_, _, err = Load(file, getenv)
+	if err == nil || !strings.Contains(err.Error(), "store.url") || strings.Contains(err.Error(), "hunter2") {
+		t.Fatalf("a non-PostgreSQL store url: %v", err)
+	}
+}

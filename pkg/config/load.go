@@ -45,7 +45,8 @@ var ErrInvalid = errors.New("invalid configuration")
 func (e *Error) Unwrap() error { return ErrInvalid }
 
 // Load reads the configuration: defaults, then the first file found (explicit path, $ACE_CONFIG,
-// $XDG_CONFIG_HOME/ace/ace.toml, ~/.config/ace/ace.toml, ./ace.toml), then environment overrides. No file at
+// $XDG_CONFIG_HOME/ace/ace.toml, ~/.config/ace/ace.toml, ./ace.toml), then environment overrides
+// (AGENT_WORKSPACE_ROOT, ACE_STORE_URL). No file at
 // all is fine; an explicit path that does not exist is not. It returns the path used ("" for none).
 func Load(explicit string, getenv func(string) string) (*Config, string, error) {
 	if getenv == nil {
@@ -67,6 +68,9 @@ func Load(explicit string, getenv func(string) string) (*Config, string, error) 
 	}
 	if root := getenv("AGENT_WORKSPACE_ROOT"); root != "" {
 		cfg.Workspace.Root = root
+	}
+	if u := getenv("ACE_STORE_URL"); u != "" {
+		cfg.Store.URL = u
 	}
 	cfg.Workspace.Root = expandHome(cfg.Workspace.Root, getenv)
 	cfg.Tracker.Path = expandHome(cfg.Tracker.Path, getenv)

@@ -124,6 +124,12 @@ func (c *Config) Validate() error {
 	if c.PR.Follow && strings.TrimSpace(c.PR.NeedsHumanLabel) == "" {
 		bad("pr.needs_human_label", "must be set when pr.follow is on")
 	}
+	if c.Store.URL != "" {
+		// The message never quotes the URL: it may hold a password.
+		if u, err := url.Parse(c.Store.URL); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+			bad("store.url", "not a PostgreSQL URL (postgres://user@host:port/database)")
+		}
+	}
 	if c.Git.AuthorName == "" || c.Git.AuthorEmail == "" {
 		bad("git", "author_name and author_email must be set")
 	}

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/riverdriver/riversqlite"
 
 	"github.com/aceworks/ace/pkg/agents"
@@ -105,7 +106,7 @@ func Open(ctx context.Context, o Options) (*Service, error) {
 	if _, err := scripts.Install(filepath.Join(root, "bin")); err != nil {
 		return nil, fmt.Errorf("install helper scripts: %w", err)
 	}
-	st, err := store.Open(ctx, filepath.Join(root, "ace.db"), store.WithClock(o.Now))
+	st, err := store.OpenConfigured(ctx, cfg.Store.URL, filepath.Join(root, "ace.db"), store.WithClock(o.Now))
 	if err != nil {
 		return nil, fmt.Errorf("open the state store: %w", err)
 	}
@@ -154,7 +155,7 @@ func Open(ctx context.Context, o Options) (*Service, error) {
 		return nil, err
 	}
 	s.Engine = eng
-	q, err := workflow.NewQueue(ctx, eng, riversqlite.New(st.DB()), workflow.QueueOptions{
+	q, err := newQueue(ctx, st, eng, workflow.QueueOptions{
 		Workers:       cfg.Poll.MaxConcurrent,
 		Dispatch:      o.Dispatch,
 		Interval:      cfg.Poll.Interval.Duration,
@@ -171,6 +172,17 @@ func Open(ctx context.Context, o Options) (*Service, error) {
 	}
 	s.Queue = q
 	return s, nil
+}
+
+// newQueue builds the job queue in the store's own database, with River's driver for it.
+func newQueue(ctx context.Context, st *store.Store, eng *workflow.Engine, o workflow.QueueOptions) (*workflow.Queue, error) {
+	switch st.Kind() {
+	case store.PostgreSQL:
+		return workflow.NewQueue(ctx, eng, riverpgxv5.New(st.Pool()), o)
+	case store.SQLite:
+		return workflow.NewQueue(ctx, eng, riversqlite.New(st.DB()), o)
+	}
+	return nil, fmt.Errorf("job queue: no driver for a store in %s", st.Kind())
 }
 
 // StartQueue makes this process work runs: its host's run jobs, and dispatch when opened with Dispatch.

@@ -2,14 +2,13 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"time"
 )
 
 // AppendEvent adds an event to a run's log.
 func (s *Store) AppendEvent(ctx context.Context, runID int64, ev Event) error {
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.begin(ctx)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
@@ -20,7 +19,7 @@ func (s *Store) AppendEvent(ctx context.Context, runID int64, ev Event) error {
 	return tx.Commit()
 }
 
-func insertEvent(ctx context.Context, tx *sql.Tx, runID int64, ev Event, now time.Time) error {
+func insertEvent(ctx context.Context, tx *txn, runID int64, ev Event, now time.Time) error {
 	if ev.Time.IsZero() {
 		ev.Time = now
 	}

@@ -76,7 +76,7 @@ const swapV2 = `DROP TABLE events;
 	CREATE INDEX runs_status ON runs (status);
 	CREATE INDEX events_run ON events (run_id, id);`
 
-func typedStateAndNanoTimes(ctx context.Context, tx *sql.Tx) error {
+func typedStateAndNanoTimes(ctx context.Context, tx *txn) error {
 	// Ids stay as they were; so must the counters behind them, or a deleted run's id could come back.
 	seqs, err := sequences(ctx, tx)
 	if err != nil {
@@ -110,7 +110,7 @@ func typedStateAndNanoTimes(ctx context.Context, tx *sql.Tx) error {
 	return nil
 }
 
-func sequences(ctx context.Context, tx *sql.Tx) (map[string]int64, error) {
+func sequences(ctx context.Context, tx *txn) (map[string]int64, error) {
 	rows, err := tx.QueryContext(ctx, "SELECT name, seq FROM sqlite_sequence WHERE name IN ('runs', 'events')")
 	if err != nil {
 		return nil, fmt.Errorf("read id counters: %w", err)
@@ -129,7 +129,7 @@ func sequences(ctx context.Context, tx *sql.Tx) (map[string]int64, error) {
 }
 
 // convertRuns fills runs_v2's times and state from the text and vars of the old rows.
-func convertRuns(ctx context.Context, tx *sql.Tx) error {
+func convertRuns(ctx context.Context, tx *txn) error {
 	type old struct {
 		id                                int64
 		vars, triggered, created, updated string
@@ -176,7 +176,7 @@ func convertRuns(ctx context.Context, tx *sql.Tx) error {
 }
 
 // convertTimes reads (key, RFC 3339 text) pairs with query and writes each as nanoseconds with update (time, key).
-func convertTimes(ctx context.Context, tx *sql.Tx, query, update string) error {
+func convertTimes(ctx context.Context, tx *txn, query, update string) error {
 	type pair struct{ key, t string }
 	rows, err := tx.QueryContext(ctx, query)
 	if err != nil {

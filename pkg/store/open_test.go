@@ -9,8 +9,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
+
+	"github.com/aceworks/ace/pkg/pgtest"
 )
 
 // Fresh stores opened at once: rounds fresh roots, each opened by procs processes with openers goroutines each.
@@ -26,12 +29,39 @@ const (
 func TestFreshStoreOpensConcurrently(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
+	var stores []string
+	for round := range openRounds {
+		stores = append(stores, filepath.Join(dir, strconv.Itoa(round), "ace.db"))
+	}
+	openAllAtOnce(t, stores)
+}
+
+// TestFreshPostgresOpensConcurrently: processes that open the same fresh PostgreSQL databases all at once, each
+// from several goroutines with pools of their own, all succeed; the schema is created once, at the latest version.
+func TestFreshPostgresOpensConcurrently(t *testing.T) {
+	t.Parallel()
+	var dbs []string
+	for range 6 {
+		dbs = append(dbs, pgtest.URL(t))
+	}
+	openAllAtOnce(t, dbs)
+	for _, u := range dbs {
+		s := openAt(t, targetOf(u))
+		var v, n int
+		if err := s.db.QueryRowContext(context.Background(), "SELECT version, (SELECT count(*) FROM ace_schema) FROM ace_schema").Scan(&v, &n); err != nil || v != len(migrations) || n != 1 {
+			t.Fatalf("%s: schema version %d in %d rows (%v), want %d in one", u, v, n, err, len(migrations))
+		}
+	}
+}
+
+// openAllAtOnce opens stores (files or URLs) from openProcs processes and this one, started together.
+func openAllAtOnce(t *testing.T, stores []string) {
 	var cmds []*exec.Cmd
 	var gates []io.WriteCloser
 	outs := make([]*lockedBuffer, openProcs)
 	for i := range openProcs {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperOpener$")
-		cmd.Env = append(os.Environ(), "ACE_STORE_OPEN="+dir)
+		cmd.Env = append(os.Environ(), "ACE_STORE_OPEN="+strings.Join(stores, "\n"))
 		outs[i] = &lockedBuffer{}
 		cmd.Stdout, cmd.Stderr = outs[i], outs[i]
 		gate, err := cmd.StdinPipe()
@@ -47,7 +77,7 @@ func TestFreshStoreOpensConcurrently(t *testing.T) {
 	for _, g := range gates {
 		g.Close()
 	}
-	if err := openSeries(dir); err != nil {
+	if err := openSeries(stores); err != nil {
 		t.Errorf("test process: %v", err)
 	}
 	for i, cmd := range cmds {
@@ -57,17 +87,16 @@ func TestFreshStoreOpensConcurrently(t *testing.T) {
 	}
 }
 
-// openSeries opens the stores <dir>/<round>/ace.db one round after another, each from openOpeners goroutines at
-// once, reads from each and closes it: a process starting and ending, again and again.
-func openSeries(dir string) error {
+// openSeries opens the stores one after another, each from openOpeners goroutines at once, reads from each and
+// closes it: a process starting and ending, again and again.
+func openSeries(stores []string) error {
 	var errs []error
-	for round := range openRounds {
-		path := filepath.Join(dir, strconv.Itoa(round), "ace.db")
+	for round, where := range stores {
 		var wg sync.WaitGroup
 		var mu sync.Mutex
 		for range openOpeners {
 			wg.Go(func() {
-				err := openReadClose(path)
+				err := openReadClose(targetOf(where))
 				mu.Lock()
 				defer mu.Unlock()
 				if err != nil {
@@ -80,8 +109,8 @@ func openSeries(dir string) error {
 	return errors.Join(errs...)
 }
 
-func openReadClose(path string) error {
-	s, err := Open(context.Background(), path)
+func openReadClose(g target) error {
+	s, err := OpenConfigured(context.Background(), g.url, g.path)
 	if err != nil {
 		return err
 	}
@@ -90,12 +119,12 @@ func openReadClose(path string) error {
 }
 
 func TestHelperOpener(t *testing.T) {
-	dir := os.Getenv("ACE_STORE_OPEN")
-	if dir == "" {
+	stores := os.Getenv("ACE_STORE_OPEN")
+	if stores == "" {
 		t.Skip("helper process only")
 	}
 	io.Copy(io.Discard, os.Stdin) // the gate
-	if err := openSeries(dir); err != nil {
+	if err := openSeries(strings.Split(stores, "\n")); err != nil {
 		fmt.Println(err)
 		os.Exit(1)
 	}

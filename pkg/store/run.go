@@ -1,9 +1,6 @@
 package store
 
 import (
-	"modernc.org/sqlite"
-	sqlite3 "modernc.org/sqlite/lib"
-
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -97,27 +94,24 @@ func (s *Store) CreateRun(ctx context.Context, r *Run) error {
 	if err != nil {
 		return fmt.Errorf("run state: %w", err)
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.begin(ctx)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
 	defer tx.Rollback()
-	res, err := tx.ExecContext(ctx, `INSERT INTO runs (repo, issue, attempt, agent, runner, step, status, session,
+	var id int64
+	err = tx.QueryRowContext(ctx, `INSERT INTO runs (repo, issue, attempt, agent, runner, step, status, session,
 		agent_session_id, workdir, branch, base_branch, pr_number, pr_url, status_comment_id, nudges, restarts, error,
 		state, version, triggered_at, created_at, updated_at)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,1,?,?,?)`,
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,1,?,?,?) RETURNING id`,
 		r.Repo, r.Issue, r.Attempt, r.Agent, r.Runner, r.Step, r.Status, r.Session, r.AgentSessionID, r.Workdir,
 		r.Branch, r.BaseBranch, r.PRNumber, r.PRURL, r.StatusCommentID, r.Nudges, r.Restarts, r.Error, string(state),
-		nanos(r.TriggeredAt), nanos(now), nanos(now))
+		nanos(r.TriggeredAt), nanos(now), nanos(now)).Scan(&id)
 	if err != nil {
 		if isUniqueViolation(err) {
 			return fmt.Errorf("attempt %d of %s#%d exists already: %w", r.Attempt, r.Repo, r.Issue, ErrConflict)
 		}
 		return fmt.Errorf("insert run: %w", err)
-	}
-	id, err := res.LastInsertId()
-	if err != nil {
-		return err
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("commit: %w", err)
@@ -138,7 +132,7 @@ func (s *Store) UpdateRun(ctx context.Context, r *Run, ev *Event) error {
 	if r.FinishedAt != nil {
 		finished = nanos(*r.FinishedAt)
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.begin(ctx)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
@@ -270,10 +264,4 @@ func scanRun(sc scanner) (*Run, error) {
 		r.FinishedAt = &t
 	}
 	return &r, nil
-}
-
-// isUniqueViolation reports a UNIQUE constraint that refused an insert.
-func isUniqueViolation(err error) bool {
-	var se *sqlite.Error
-	return errors.As(err, &se) && se.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE
 }

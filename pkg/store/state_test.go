@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
@@ -10,8 +9,12 @@ import (
 
 func TestRunStateRoundTripsTyped(t *testing.T) {
 	t.Parallel()
+	forEachBackend(t, testRunStateRoundTripsTyped)
+}
+
+func testRunStateRoundTripsTyped(t *testing.T, fresh func(*testing.T) target) {
 	ctx := context.Background()
-	s := open(t, filepath.Join(t.TempDir(), "ace.db"))
+	s := openAt(t, fresh(t))
 	at := time.Date(2025, 3, 4, 5, 6, 7, 890, time.UTC)
 	want := RunState{Title: "Fix it", Model: "m", Labeled: true, Retries: 2, PromptDelivered: true,
 		MonitorSince: at, NudgedAt: at.Add(time.Nanosecond), Questions: 3, QuestionAt: at, Question: "which?",
@@ -41,14 +44,14 @@ func TestRunStateRoundTripsTyped(t *testing.T) {
 // ("…:05Z") compared after its own fractions ("…:05.5Z").
 func TestTimesOrderExactlyWithinASecond(t *testing.T) {
 	t.Parallel()
+	forEachBackend(t, testTimesOrderExactlyWithinASecond)
+}
+
+func testTimesOrderExactlyWithinASecond(t *testing.T, fresh func(*testing.T) target) {
 	ctx := context.Background()
 	whole := time.Date(2025, 1, 1, 0, 0, 5, 0, time.UTC)
 	now := whole
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "ace.db"), WithClock(func() time.Time { return now }))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openAt(t, fresh(t), WithClock(func() time.Time { return now }))
 	now = whole.Add(500 * time.Millisecond)
 
 	r := &Run{Repo: "o/r", Issue: 1, Attempt: 1, Agent: "x", Step: "claim", Status: StatusActive}

@@ -1,6 +1,7 @@
-// Package store keeps ace's state in SQLite (pure Go driver, no cgo): runs, an append-only event log per run,
-// and issue claims. WAL mode and a busy timeout let `ace poll` from cron, `ace run` and `ace ls` work at once;
-// every write is one transaction, so a crash never leaves a run half-written.
+// Package store keeps ace's state: runs and an append-only event log per run. It lives in SQLite (pure Go
+// driver, no cgo) by default, where WAL mode and a busy timeout let `ace poll` from cron, `ace run` and `ace ls`
+// work at once, or in PostgreSQL, which a fleet of ace hosts shares. Both run one schema and one set of queries
+// (dialect.go holds what differs); every write is one transaction, so a crash never leaves a run half-written.
 package store
 
 import (
@@ -8,12 +9,16 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/gofrs/flock"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
@@ -25,9 +30,13 @@ var ErrConflict = errors.New("run changed by another process")
 
 // Store is the state store. It is safe for concurrent use and across processes.
 type Store struct {
-	db   *sql.DB
-	now  func() time.Time
-	lock string // the lock file that orders opening and closing across processes (see setUp)
+	kind  Kind
+	raw   *sql.DB
+	db    handle // raw, with queries rebound for the database
+	pool  *pgxpool.Pool
+	where string // the file, or the URL without its password
+	now   func() time.Time
+	lock  string // SQLite: the lock file that orders opening and closing across processes (see setUp)
 }
 
 // Option configures Open.
@@ -43,7 +52,16 @@ func WithClock(now func() time.Time) Option {
 	}
 }
 
-// Open opens (creating when missing) the store at path and brings its schema up to date.
+// OpenConfigured opens the store ace is configured with: on PostgreSQL when url is set ([store] url,
+// ACE_STORE_URL), else the SQLite file at path.
+func OpenConfigured(ctx context.Context, url, path string, opts ...Option) (*Store, error) {
+	if url != "" {
+		return OpenPostgres(ctx, url, opts...)
+	}
+	return Open(ctx, path, opts...)
+}
+
+// Open opens (creating when missing) the SQLite store at path and brings its schema up to date.
 func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("create store directory: %w", err)
@@ -58,10 +76,8 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
-	s := &Store{db: db, now: time.Now, lock: path + ".lock"}
-	for _, o := range opts {
-		o(s)
-	}
+	s := newStore(SQLite, db, path, opts)
+	s.lock = path + ".lock"
 	if err := s.setUp(ctx, path); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("store %s: %w", path, err)
@@ -89,18 +105,80 @@ func (s *Store) setUp(ctx context.Context, path string) error {
 	return nil
 }
 
-// DB is the database handle, for the job queue that lives in the same database (River's tables beside ace's).
-func (s *Store) DB() *sql.DB { return s.db }
+// OpenPostgres opens the store in the PostgreSQL database at url (postgres://user@host:port/db?…; libpq's
+// PG* environment variables and ~/.pgpass fill in what it leaves out, the password among them; pgx's
+// pool_max_conns sizes the pool the store and the job queue share) and brings its schema up to date. The
+// database must exist; ace creates its tables in it.
+func OpenPostgres(ctx context.Context, url string, opts ...Option) (*Store, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		// pgx's message may quote the URL, password and all: say only what is wrong.
+		return nil, errors.New("store url: not a PostgreSQL connection URL (postgres://user@host:port/database)")
+	}
+	where := redact(cfg)
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		// A database that does not answer fails the command in seconds, not at the kernel's TCP timeout.
+		cfg.ConnConfig.ConnectTimeout = 10 * time.Second
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("store %s: %w", where, err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("store %s: connect: %w", where, err)
+	}
+	s := newStore(PostgreSQL, stdlib.OpenDBFromPool(pool), where, opts)
+	s.pool = pool
+	if err := s.migrate(ctx); err != nil {
+		s.raw.Close()
+		pool.Close()
+		return nil, fmt.Errorf("store %s: %w", where, err)
+	}
+	return s, nil
+}
 
-// Close closes the database. The last connection to close cleans up the WAL under an exclusive lock that
-// another process opening the store would fail on rather than wait for: closing takes the open lock too. When
-// the lock cannot be had the store closes anyway; the lock only narrows a race.
+// redact names a PostgreSQL store in messages: user, host, port and database, never the password.
+func redact(cfg *pgxpool.Config) string {
+	c := cfg.ConnConfig
+	return fmt.Sprintf("postgres://%s@%s/%s", c.User, net.JoinHostPort(c.Host, strconv.Itoa(int(c.Port))), c.Database)
+}
+
+func newStore(k Kind, db *sql.DB, where string, opts []Option) *Store {
+	s := &Store{kind: k, raw: db, db: handle{q: db, kind: k}, where: where, now: time.Now}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+// Kind says which database the store lives in: the job queue sharing it picks its driver by it.
+func (s *Store) Kind() Kind { return s.kind }
+
+// Where names the store for people: its file, or its PostgreSQL URL without the password.
+func (s *Store) Where() string { return s.where }
+
+// DB is the database handle, for the job queue that lives in the same SQLite database (River's tables beside
+// ace's). Its queries take the database's own placeholders.
+func (s *Store) DB() *sql.DB { return s.raw }
+
+// Pool is the PostgreSQL connection pool (nil for SQLite), for the job queue's pgx driver.
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
+// Close closes the database. On SQLite the last connection to close cleans up the WAL under an exclusive lock
+// that another process opening the store would fail on rather than wait for: closing takes the open lock too.
+// When the lock cannot be had the store closes anyway; the lock only narrows a race.
 func (s *Store) Close() error {
+	if s.kind == PostgreSQL {
+		err := s.raw.Close()
+		s.pool.Close()
+		return err
+	}
 	lock := flock.New(s.lock)
 	if err := lock.Lock(); err == nil {
 		defer lock.Unlock()
 	}
-	return s.db.Close()
+	return s.raw.Close()
 }
 
 // nanos is how the store keeps a time: integer Unix nanoseconds, which order exactly (RFC 3339 text with its

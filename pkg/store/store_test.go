@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,8 +23,12 @@ func open(t *testing.T, path string) *Store {
 }
 
 func TestRunRoundTripAndOptimisticUpdate(t *testing.T) {
+	forEachBackend(t, testRunRoundTripAndOptimisticUpdate)
+}
+
+func testRunRoundTripAndOptimisticUpdate(t *testing.T, fresh func(*testing.T) target) {
 	ctx := context.Background()
-	s := open(t, filepath.Join(t.TempDir(), "ace.db"))
+	s := openAt(t, fresh(t))
 	r := &Run{Repo: "acme/widgets", Issue: 193, Attempt: 1, Agent: "codex", Step: "claim", Status: StatusActive,
 		State: RunState{Title: "Fix it"}}
 	if err := s.CreateRun(ctx, r); err != nil {
@@ -68,10 +71,15 @@ func TestRunRoundTripAndOptimisticUpdate(t *testing.T) {
 
 // TestConcurrentProcessesCreateEachAttemptOnce: two processes and many goroutines create the first run of the
 // same 20 issues at once (a foreground ace run and a dispatch pass opening one issue): each attempt is created
-// exactly once, the others are refused, and nobody sees "database is locked".
+// exactly once, the others are refused (a unique violation of either database is ErrConflict), and nobody sees
+// "database is locked".
 func TestConcurrentProcessesCreateEachAttemptOnce(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "ace.db")
-	open(t, path) // create the schema first
+	forEachBackend(t, testConcurrentProcessesCreateEachAttemptOnce)
+}
+
+func testConcurrentProcessesCreateEachAttemptOnce(t *testing.T, fresh func(*testing.T) target) {
+	where := fresh(t)
+	openAt(t, where) // create the schema first
 	var wg sync.WaitGroup
 	outs := make([][]byte, 2)
 	for i := range outs {
@@ -79,7 +87,7 @@ func TestConcurrentProcessesCreateEachAttemptOnce(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			cmd := exec.Command(os.Args[0], "-test.run=^TestHelperClaimer$")
-			cmd.Env = append(os.Environ(), "ACE_STORE_HELPER="+path, "ACE_STORE_OWNER=p"+strconv.Itoa(i))
+			cmd.Env = append(os.Environ(), "ACE_STORE_HELPER="+where.String(), "ACE_STORE_OWNER=p"+strconv.Itoa(i))
 			out, err := cmd.CombinedOutput()
 			if err != nil {
 				t.Errorf("helper %d: %v\n%s", i, err, out)
@@ -88,7 +96,7 @@ func TestConcurrentProcessesCreateEachAttemptOnce(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	s := open(t, path)
+	s := openAt(t, where)
 	total := 0
 	for issue := 1; issue <= 20; issue++ {
 		runs, err := s.ListRuns(context.Background(), Filter{Repo: "o/r", Issue: issue})
@@ -109,11 +117,11 @@ func TestConcurrentProcessesCreateEachAttemptOnce(t *testing.T) {
 }
 
 func TestHelperClaimer(t *testing.T) {
-	path := os.Getenv("ACE_STORE_HELPER")
-	if path == "" {
+	where := os.Getenv("ACE_STORE_HELPER")
+	if where == "" {
 		t.Skip("helper process only")
 	}
-	s := open(t, path)
+	s := openAt(t, targetOf(where))
 	owner := os.Getenv("ACE_STORE_OWNER")
 	var mu sync.Mutex
 	won := 0

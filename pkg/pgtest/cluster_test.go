@@ -1,0 +1,68 @@
+package pgtest
+
+import (
+	"context"
+	"os"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+func TestMain(m *testing.M) { os.Exit(Main(m)) }
+
+// TestDatabasesAreSeparate: each test's database is its own, on a cluster that listens on 127.0.0.1, and many are
+// created at once without error.
+func TestDatabasesAreSeparate(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	urls := make([]string, 8)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i := range urls {
+		wg.Go(func() { urls[i] = URL(t) })
+	}
+	wg.Wait()
+	t.Logf("cluster started in %s; 8 databases created in %s (together)", StartTime(), time.Since(start)-StartTime())
+	seen := map[string]bool{}
+	for i, u := range urls {
+		if seen[u] {
+			t.Fatalf("database %s handed out twice", u)
+		}
+		seen[u] = true
+		conn, err := pgx.Connect(ctx, u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, "CREATE TABLE t (n INTEGER)"); err != nil {
+			t.Fatalf("database %d: %v", i, err)
+		}
+		var addr string
+		if err := conn.QueryRow(ctx, "SELECT host(inet_server_addr())").Scan(&addr); err != nil || addr != "127.0.0.1" {
+			t.Fatalf("server address %q (%v), want 127.0.0.1", addr, err)
+		}
+	}
+}
+
+// TestStopEndsThePostmaster: a cluster of its own starts and stops by PID, leaving no process or files behind.
+func TestStopEndsThePostmaster(t *testing.T) {
+	t.Parallel()
+	SharedCluster(t) // skips where PostgreSQL is missing
+	c, err := Start(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := c.PID()
+	if err := c.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, 0); err == nil {
+		t.Fatalf("postgres (pid %d) still runs after Stop", pid)
+	}
+	if _, err := os.Stat(c.dir); !os.IsNotExist(err) {
+		t.Fatalf("cluster dir left behind: %v", err)
+	}
+}
