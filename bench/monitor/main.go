@@ -227,7 +227,7 @@ func setup(ctx context.Context, dir string, o options) (*world, error) {
 			w.close()
 			return nil, err
 		}
-		if err := w.svc.Queue.Enqueue(ctx, r.Repo, r.Issue); err != nil {
+		if err := w.svc.Queue.Enqueue(ctx, r); err != nil {
 			w.close()
 			return nil, err
 		}

@@ -121,7 +121,7 @@ func (e *Engine) Follow(ctx context.Context, r *store.Run, until Until) error {
 	if e.queue == nil {
 		return errors.New("workflow: no job queue")
 	}
-	if err := e.queue.Enqueue(ctx, r.Repo, r.Issue); err != nil {
+	if err := e.queue.Enqueue(ctx, r); err != nil {
 		return err
 	}
 	for {

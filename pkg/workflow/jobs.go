@@ -8,13 +8,15 @@ import (
 	"github.com/riverqueue/river/rivertype"
 )
 
-// RunArgs is the River job that advances the run of one issue. There is one such job per issue at a time
-// (unique by repo and issue over every unfinished state): it works the run's steps until one asks to wait, then
-// snoozes for that long, so a run that waits (an agent starting or working, a human answering) holds no worker
-// and never delays another run.
+// RunArgs is the River job that advances one run (one attempt at one issue). There is one such job per run at a
+// time (unique over every unfinished state): it works the run's steps until one asks to wait, then snoozes for
+// that long, so a run that waits (an agent starting or working, a human answering) holds no worker and never
+// delays another run. The run's ID is part of the key: the job of an attempt that just ended (its visit still
+// finishing) never stands in the way of the next attempt's.
 type RunArgs struct {
 	Repo  string `json:"repo" river:"unique"`
 	Issue int    `json:"issue" river:"unique"`
+	Run   int64  `json:"run" river:"unique"`
 }
 
 // Kind names the job in River's tables; it never changes.
@@ -39,7 +41,7 @@ var unfinishedJobStates = []rivertype.JobState{
 	rivertype.JobStateRunning, rivertype.JobStateScheduled,
 }
 
-// InsertOpts makes a run job unique per issue. The queue is set by the Queue that inserts it (its host's).
+// InsertOpts makes a run job unique per run. The queue is set by the Queue that inserts it (its host's).
 func (RunArgs) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{
 		MaxAttempts: 25,

@@ -108,7 +108,7 @@ func (e *Engine) wake(ctx context.Context, r *store.Run) {
 	if e.queue == nil {
 		return
 	}
-	if err := e.queue.Wake(ctx, r.Repo, r.Issue); err != nil {
+	if err := e.queue.Enqueue(ctx, r); err != nil {
 		e.log.WarnContext(ctx, "wake the run's job", "run", r.ID, "err", err)
 	}
 }

@@ -108,7 +108,7 @@ func (e *Engine) startFromLabel(ctx context.Context, iss tracker.Issue) error {
 	if err != nil {
 		return err
 	}
-	return e.queue.Enqueue(ctx, r.Repo, r.Issue)
+	return e.queue.Enqueue(ctx, r)
 }
 
 // labelChoice reads ace:agent:<name> and ace:model:<name> labels.

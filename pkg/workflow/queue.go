@@ -237,11 +237,11 @@ func (q *Queue) Visits() (<-chan *river.Event, func()) {
 	return q.client.Subscribe(river.EventKindJobSnoozed, river.EventKindJobCompleted, river.EventKindJobFailed)
 }
 
-// Enqueue makes sure the issue's run job exists (one per issue) and is due now.
-func (q *Queue) Enqueue(ctx context.Context, repo string, issue int) error {
-	res, err := q.client.Insert(ctx, RunArgs{Repo: repo, Issue: issue}, &river.InsertOpts{Queue: q.host})
+// Enqueue makes sure the run's job exists (one per run) and is due now.
+func (q *Queue) Enqueue(ctx context.Context, r *store.Run) error {
+	res, err := q.client.Insert(ctx, RunArgs{Repo: r.Repo, Issue: r.Issue, Run: r.ID}, &river.InsertOpts{Queue: q.host})
 	if err != nil {
-		return fmt.Errorf("enqueue %s#%d: %w", repo, issue, err)
+		return fmt.Errorf("enqueue %s#%d: %w", r.Repo, r.Issue, err)
 	}
 	if res.UniqueSkippedAsDuplicate {
 		return q.wake(ctx, res.Job)
@@ -249,10 +249,20 @@ func (q *Queue) Enqueue(ctx context.Context, repo string, issue int) error {
 	return nil
 }
 
-// Wake makes the issue's snoozed run job due now: something changed that the run should look at (a human's
-// answer sent with ace send, ace stop, a webhook).
+// Wake makes the job of the issue's latest unfinished run due now: something changed that the run should look at
+// (a human's answer sent with ace send, a webhook).
 func (q *Queue) Wake(ctx context.Context, repo string, issue int) error {
-	return q.Enqueue(ctx, repo, issue)
+	r, err := q.e.o.Store.LatestRun(ctx, repo, issue)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if r.Status.Terminal() {
+		return nil
+	}
+	return q.Enqueue(ctx, r)
 }
 
 func (q *Queue) wake(ctx context.Context, job *rivertype.JobRow) error {
@@ -326,9 +336,9 @@ func (q *Queue) runJobs(ctx context.Context, repo string, issue int, states ...r
 // visit that sees the process stopping hands the run back at the next step boundary.
 func (q *Queue) advance(ctx context.Context, jobID int64, a RunArgs) error {
 	e := q.e
-	r, err := e.o.Store.LatestRun(ctx, a.Repo, a.Issue)
+	r, err := e.o.Store.GetRun(ctx, a.Run)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil
+		return nil // deleted
 	}
 	if err != nil {
 		return err
@@ -374,7 +384,7 @@ func (q *Queue) dispatchPass(ctx context.Context) error {
 		return fmt.Errorf("list unfinished runs: %w", err)
 	}
 	for _, r := range runs {
-		if _, err := q.client.Insert(ctx, RunArgs{Repo: r.Repo, Issue: r.Issue}, &river.InsertOpts{Queue: q.host}); err != nil {
+		if _, err := q.client.Insert(ctx, RunArgs{Repo: r.Repo, Issue: r.Issue, Run: r.ID}, &river.InsertOpts{Queue: q.host}); err != nil {
 			return fmt.Errorf("enqueue %s#%d: %w", r.Repo, r.Issue, err)
 		}
 	}
