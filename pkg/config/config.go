@@ -27,6 +27,16 @@ type Config struct {
 	Serve     ServeConfig            `toml:"serve"`
 	Notify    []NotifyConfig         `toml:"notify"`
 	Store     StoreConfig            `toml:"store"`
+	Host      HostConfig             `toml:"host"`
+}
+
+// HostConfig names this machine among the ace hosts that share a store (a fleet on PostgreSQL).
+type HostConfig struct {
+	// Name identifies the host: its runs' sessions and working copies are here, and their jobs go to its queue.
+	// "" = the machine's hostname.
+	Name string `toml:"name"`
+	// DeadAfter is how long a host may go without a heartbeat before its runs move to another host.
+	DeadAfter Duration `toml:"dead_after"`
 }
 
 // StoreConfig says where ace keeps its state and its job queue.
@@ -240,6 +250,7 @@ func Default() *Config {
 		Secrets: SecretsConfig{CommandTimeout: D(10 * time.Second), Commands: map[string]string{}},
 		Memory:  MemoryConfig{Enabled: true, AgentsMaxBytes: 64 << 10, StatusMaxBytes: 256 << 10},
 		Serve:   ServeConfig{Addr: "127.0.0.1:7777", MaxBodyBytes: 1 << 20},
+		Host:    HostConfig{DeadAfter: D(2 * time.Minute)},
 	}
 }
 

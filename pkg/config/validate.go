@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/headless"
@@ -123,6 +124,9 @@ func (c *Config) Validate() error {
 	}
 	if c.PR.Follow && strings.TrimSpace(c.PR.NeedsHumanLabel) == "" {
 		bad("pr.needs_human_label", "must be set when pr.follow is on")
+	}
+	if c.Host.DeadAfter.Duration < 10*time.Second {
+		bad("host.dead_after", "must be at least 10s (a host heartbeats every quarter of it), is %s", c.Host.DeadAfter.Duration)
 	}
 	if c.Store.URL != "" {
 		// The message never quotes the URL: it may hold a password.

@@ -17,6 +17,15 @@ var migrations = []migration{
 	execSQL(schemaV1),
 	typedStateAndNanoTimes,
 	execSQL(`DROP TABLE claims`), // runs are River jobs, unique per issue: no hand-made claims
+	// A fleet: each run belongs to the host that holds its session and working copy; hosts heartbeat.
+	execSQL(`ALTER TABLE runs ADD COLUMN host TEXT NOT NULL DEFAULT '';
+	CREATE TABLE hosts (
+		name TEXT PRIMARY KEY,
+		started_at BIGINT NOT NULL,
+		heartbeat_at BIGINT NOT NULL,
+		max_concurrent INTEGER NOT NULL,
+		running INTEGER NOT NULL
+	)`),
 }
 
 // postgresBaseline is the schema version a PostgreSQL store starts at: PostgreSQL came with it, so it has no

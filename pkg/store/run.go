@@ -56,6 +56,8 @@ type Run struct {
 	CreatedAt       time.Time  `json:"created_at"`
 	UpdatedAt       time.Time  `json:"updated_at"`
 	FinishedAt      *time.Time `json:"finished_at,omitempty"`
+	// Host is the ace host that holds the run's agent session and working copy (its jobs go to that host's queue).
+	Host string `json:"host"`
 }
 
 // Event is one entry of a run's append-only log: a transition or a side effect.
@@ -73,13 +75,14 @@ type Event struct {
 type Filter struct {
 	Repo     string
 	Issue    int
+	Host     string
 	Statuses []Status
 	Limit    int
 }
 
 const runColumns = `id, repo, issue, attempt, agent, runner, step, status, session, agent_session_id, workdir, branch,
 	base_branch, pr_number, pr_url, status_comment_id, nudges, restarts, error, state, version, triggered_at,
-	created_at, updated_at, finished_at`
+	created_at, updated_at, finished_at, host`
 
 // CreateRun inserts r (ID, Version and timestamps are set) with a "created" event.
 func (s *Store) CreateRun(ctx context.Context, r *Run) error {
@@ -102,11 +105,11 @@ func (s *Store) CreateRun(ctx context.Context, r *Run) error {
 	var id int64
 	err = tx.QueryRowContext(ctx, `INSERT INTO runs (repo, issue, attempt, agent, runner, step, status, session,
 		agent_session_id, workdir, branch, base_branch, pr_number, pr_url, status_comment_id, nudges, restarts, error,
-		state, version, triggered_at, created_at, updated_at)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,1,?,?,?) RETURNING id`,
+		state, version, triggered_at, created_at, updated_at, host)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,1,?,?,?,?) RETURNING id`,
 		r.Repo, r.Issue, r.Attempt, r.Agent, r.Runner, r.Step, r.Status, r.Session, r.AgentSessionID, r.Workdir,
 		r.Branch, r.BaseBranch, r.PRNumber, r.PRURL, r.StatusCommentID, r.Nudges, r.Restarts, r.Error, string(state),
-		nanos(r.TriggeredAt), nanos(now), nanos(now)).Scan(&id)
+		nanos(r.TriggeredAt), nanos(now), nanos(now), r.Host).Scan(&id)
 	if err != nil {
 		if isUniqueViolation(err) {
 			return fmt.Errorf("attempt %d of %s#%d exists already: %w", r.Attempt, r.Repo, r.Issue, ErrConflict)
@@ -139,10 +142,10 @@ func (s *Store) UpdateRun(ctx context.Context, r *Run, ev *Event) error {
 	defer tx.Rollback()
 	res, err := tx.ExecContext(ctx, `UPDATE runs SET agent=?, runner=?, step=?, status=?, session=?, agent_session_id=?,
 		workdir=?, branch=?, base_branch=?, pr_number=?, pr_url=?, status_comment_id=?, nudges=?, restarts=?, error=?,
-		state=?, version=version+1, updated_at=?, finished_at=? WHERE id=? AND version=?`,
+		state=?, version=version+1, updated_at=?, finished_at=?, host=? WHERE id=? AND version=?`,
 		r.Agent, r.Runner, r.Step, r.Status, r.Session, r.AgentSessionID, r.Workdir, r.Branch, r.BaseBranch,
 		r.PRNumber, r.PRURL, r.StatusCommentID, r.Nudges, r.Restarts, r.Error, string(state), nanos(now), finished,
-		r.ID, r.Version)
+		r.Host, r.ID, r.Version)
 	if err != nil {
 		return fmt.Errorf("update run %d: %w", r.ID, err)
 	}
@@ -193,6 +196,9 @@ func (s *Store) ListRuns(ctx context.Context, f Filter) ([]*Run, error) {
 	}
 	if f.Issue != 0 {
 		where, args = append(where, "issue=?"), append(args, f.Issue)
+	}
+	if f.Host != "" {
+		where, args = append(where, "host=?"), append(args, f.Host)
 	}
 	if len(f.Statuses) > 0 {
 		ph := strings.TrimSuffix(strings.Repeat("?,", len(f.Statuses)), ",")
@@ -251,7 +257,7 @@ func scanRun(sc scanner) (*Run, error) {
 	var finished sql.NullInt64
 	err := sc.Scan(&r.ID, &r.Repo, &r.Issue, &r.Attempt, &r.Agent, &r.Runner, &r.Step, &r.Status, &r.Session,
 		&r.AgentSessionID, &r.Workdir, &r.Branch, &r.BaseBranch, &r.PRNumber, &r.PRURL, &r.StatusCommentID, &r.Nudges,
-		&r.Restarts, &r.Error, &state, &r.Version, &triggered, &created, &updated, &finished)
+		&r.Restarts, &r.Error, &state, &r.Version, &triggered, &created, &updated, &finished, &r.Host)
 	if err != nil {
 		return nil, err
 	}
