@@ -4,19 +4,19 @@
 // and the scripted fake agent (this binary run again). Figures are printed beside their baselines and goals,
 // all measured in the same run:
 //
-//		go run ./bench/engine                          # 20 issues, 5 stuck; then 200 queued
-//		go run ./bench/engine -skip-queued             # the first three figures only
-//		go run ./bench/engine -issues 10 -stuck 2 -queued 40
-//
-//	 1. Stuck agents hold up nobody: one healthy issue alone, then -issues labelled at once, the oldest -stuck of
-//	    them with an agent that never shows its ready marker (tmux.startup_timeout 60s), poll.max_concurrent =
-//	    -issues. The time until every healthy issue has its pull request ÷ the time of the one alone (goal ≤ 1.5×).
-//	 2. Dispatch latency: from the dispatch pass that first lists an issue to its agent's tmux session started.
-//	 3. CPU and RSS of this process per live run, over figure 1's phase; and with only the stuck runs left.
-//	 4. -queued labelled issues at poll.max_concurrent 4, agents that finish at once: every issue gets one run,
-//	    one session, one pull request and one status comment, oldest first, never more than 4 at a time.
+//   - 1: stuck agents hold up nobody. One healthy issue alone, then -issues labelled at once, the oldest -stuck
+//     of them with an agent that never shows its ready marker (tmux.startup_timeout 60s), poll.max_concurrent =
+//     -issues: the time until every healthy issue has its pull request ÷ the time of the one alone (goal ≤ 1.5×).
+//   - 2: dispatch latency, from the dispatch pass that first lists an issue to its agent's tmux session started.
+//   - 3: CPU and RSS of this process per live run over figure 1's phase, then with only the stuck runs left.
+//   - 4: -queued labelled issues at poll.max_concurrent 4, agents that finish at once: every issue gets one run,
+//     one session, one pull request and one status comment, oldest first, never more than 4 at a time.
 //
 // A warm-up issue comes first (it fills the git mirror), so the baseline is not charged for it.
+//
+//	go run ./bench/engine                  # 20 issues, 5 stuck; then 200 queued
+//	go run ./bench/engine -skip-queued     # figures 1–3 only
+//	go run ./bench/engine -issues 10 -stuck 2 -queued 40
 package main
 
 import (

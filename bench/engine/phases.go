@@ -100,19 +100,20 @@ func stuckPhase(ctx context.Context, dir, exe string, o options) error {
 	printRetries(w.rec.retriesSince(t0))
 
 	// 2. Dispatch latency.
-	var seenToSession, seenToCreated, createdToSession []time.Duration
+	var seenToSession, seenToCreated, createdToPrepared, preparedToSession []time.Duration
 	w.rec.mu.Lock()
 	missing := 0
 	for _, n := range all {
 		seen, ok := w.rec.listed[n]
-		if !ok || len(w.rec.created[n]) == 0 || len(w.rec.sessions[n]) == 0 {
+		if !ok || len(w.rec.created[n]) == 0 || len(w.rec.prepared[n]) == 0 || len(w.rec.sessions[n]) == 0 {
 			missing++
 			continue
 		}
-		created, session := w.rec.created[n][0], w.rec.sessions[n][0]
+		created, prepared, session := w.rec.created[n][0], w.rec.prepared[n][0], w.rec.sessions[n][0]
 		seenToSession = append(seenToSession, session.Sub(seen))
 		seenToCreated = append(seenToCreated, created.Sub(seen))
-		createdToSession = append(createdToSession, session.Sub(created))
+		createdToPrepared = append(createdToPrepared, prepared.Sub(created))
+		preparedToSession = append(preparedToSession, session.Sub(prepared))
 	}
 	w.rec.mu.Unlock()
 	fmt.Printf("\n2. dispatch latency over the %d issues (%d without a session)    %9s %9s %9s\n", len(seenToSession), missing, "p50", "p95", "max")
@@ -122,7 +123,8 @@ func stuckPhase(ctx context.Context, dir, exe string, o options) error {
 	}{
 		{"label seen by a dispatch pass → session started", seenToSession},
 		{"  of which: label seen → run created", seenToCreated},
-		{"  of which: run created → session started", createdToSession},
+		{"  of which: run created → working copy ready (claim, prepare)", createdToPrepared},
+		{"  of which: working copy ready → session started", preparedToSession},
 	} {
 		fmt.Printf("   %-58s %9s %9s %9s\n", l.name, secs(percentile(l.ds, 50)), secs(percentile(l.ds, 95)), secs(percentile(l.ds, 100)))
 	}
@@ -304,6 +306,12 @@ func queuedPhase(ctx context.Context, dir, exe string, o options) error {
 		"runs", done, len(runs), inv, peakLive, o.queuedConcurrent, restarts)
 	ok = ok && inv == 0 && peakLive <= o.queuedConcurrent && done == len(all)
 	fmt.Printf("   %-40s %s\n", "none starved, each started exactly once, oldest first", verdict(ok))
+	for _, n := range all {
+		if runsPer[n] != 1 || sessionsPer[n] != 1 || prs[n] != 1 || comments[n] != 1 {
+			fmt.Printf("     issue %d: %d runs, %d sessions started, %d pull requests, %d status comments\n",
+				n, runsPer[n], sessionsPer[n], prs[n], comments[n])
+		}
+	}
 	fmt.Printf("   %-40s %.1f%% of one core (itself %.1f%%), %.2f%% per live run; RSS %s before, %s mean, %s peak\n",
 		"this process", pct(cpu.self+cpu.children, took), pct(cpu.self, took), pct(cpu.self+cpu.children, live),
 		mib(rss0), mib(rssMean), mib(rssPeak))

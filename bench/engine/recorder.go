@@ -19,6 +19,7 @@ type recorder struct {
 	mu       sync.Mutex
 	listed   map[int]time.Time
 	created  map[int][]time.Time
+	prepared map[int][]time.Time // the working copy is ready
 	sessions map[int][]time.Time // "started <agent> in <session>": a new tmux session
 	restarts int                 // agents restarted in place
 	prs      map[int][]time.Time
@@ -29,7 +30,7 @@ type recorder struct {
 
 func newRecorder() *recorder {
 	return &recorder{listed: map[int]time.Time{}, created: map[int][]time.Time{}, sessions: map[int][]time.Time{},
-		prs: map[int][]time.Time{}, changed: make(chan struct{})}
+		prs: map[int][]time.Time{}, prepared: map[int][]time.Time{}, changed: make(chan struct{})}
 }
 
 // observe is the engine's Observer: it runs in the engine's goroutines, so it only takes the time.
@@ -45,6 +46,8 @@ func (r *recorder) observe(p workflow.Progress) {
 	case p.Kind == "created":
 		r.created[n] = append(r.created[n], now)
 		r.order = append(r.order, n)
+	case p.Kind == "workspace":
+		r.prepared[n] = append(r.prepared[n], now)
 	case p.Kind == "session" && strings.HasPrefix(p.Message, "started "):
 		r.sessions[n] = append(r.sessions[n], now)
 	case p.Kind == "session" && strings.HasPrefix(p.Message, "restarted "):
