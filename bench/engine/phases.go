@@ -117,6 +117,13 @@ func stuckPhase(ctx context.Context, dir, exe string, o options) error {
 	}
 	w.rec.mu.Unlock()
 	fmt.Printf("\n2. dispatch latency over the %d issues (%d without a session)    %9s %9s %9s\n", len(seenToSession), missing, "p50", "p95", "max")
+	w.rec.mu.Lock()
+	if len(w.rec.created[2]) > 0 && len(w.rec.prepared[2]) > 0 && len(w.rec.sessions[2]) > 0 {
+		c, p, ss := w.rec.created[2][0], w.rec.prepared[2][0], w.rec.sessions[2][0]
+		fmt.Printf("   the issue alone: run created → working copy ready %s, working copy ready → session started %s\n",
+			secs(p.Sub(c)), secs(ss.Sub(p)))
+	}
+	w.rec.mu.Unlock()
 	for _, l := range []struct {
 		name string
 		ds   []time.Duration
