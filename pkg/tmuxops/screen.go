@@ -124,6 +124,10 @@ func (c *Client) Panes(ctx context.Context) ([]Pane, error) {
 		}
 		panes = append(panes, p)
 	}
-	c.serverSeen(len(panes) > 0)
+	// A server with no agent left keeps its control connection (and so lives on) while this client watches:
+	// dropping it let the server exit just as a run started its next agent there, taking the new session with it.
+	if len(panes) > 0 {
+		c.serverSeen(true)
+	}
 	return panes, nil
 }
