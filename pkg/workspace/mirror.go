@@ -38,18 +38,26 @@ func (m *Manager) syncMirror(ctx context.Context, spec Spec) (string, error) {
 	if err := os.MkdirAll(filepath.Dir(mirror), 0o755); err != nil {
 		return "", err
 	}
+	asked := time.Now()
 	lock := flock.New(mirror + ".lock")
 	if ok, err := lock.TryLockContext(ctx, 50*time.Millisecond); err != nil || !ok {
 		return "", fmt.Errorf("lock mirror %s: %w", mirror, errors.Join(err, ctx.Err()))
 	}
 	defer lock.Unlock()
 	if _, err := os.Stat(mirror); err == nil {
+		if isBareRepo(mirror) && fetchedSince(mirror, asked) {
+			// Another run fetched the mirror while this one waited for the lock: what it got is at least as new
+			// as what this one asked for. Twenty runs of one repository starting at once fetch once or twice.
+			return mirror, nil
+		}
 		if isBareRepo(mirror) {
+			began := time.Now()
 			args := append(slices.Clone(mirrorConfig), "fetch", "-q", "--prune", "--no-tags", "--no-write-fetch-head",
 				"--", spec.RemoteURL, "+refs/heads/*:refs/heads/*")
 			if _, err := m.remoteGit(ctx, mirror, spec, args...); err != nil {
 				return "", fmt.Errorf("fetch %s into its mirror: %w", redactURL(spec.RemoteURL), err)
 			}
+			markFetched(mirror, began)
 			return mirror, nil
 		}
 		aside := fmt.Sprintf("%s.broken-%s", mirror, time.Now().UTC().Format("20060102T150405.000"))
@@ -75,8 +83,24 @@ func (m *Manager) syncMirror(ctx context.Context, spec Spec) (string, error) {
 	if err := os.Rename(tmp, mirror); err != nil {
 		return "", fmt.Errorf("move the new mirror into place: %w", err)
 	}
+	markFetched(mirror, start)
 	m.o.Logger.InfoContext(ctx, "created mirror", "repo", spec.Repo, "took", time.Since(start).Round(time.Millisecond))
 	return mirror, nil
+}
+
+// fetchedSince reports whether the mirror's last fetch (or clone) began after t. The stamp sits beside the
+// mirror, and only a fetch made under the mirror's lock writes it.
+func fetchedSince(mirror string, t time.Time) bool {
+	fi, err := os.Stat(mirror + ".fetched")
+	return err == nil && fi.ModTime().After(t)
+}
+
+// markFetched records that a fetch begun at began has completed: runs that asked after began need another.
+func markFetched(mirror string, began time.Time) {
+	stamp := mirror + ".fetched"
+	if err := os.WriteFile(stamp, nil, 0o644); err == nil {
+		_ = os.Chtimes(stamp, began, began)
+	}
 }
 
 // isBareRepo reports whether dir holds a bare repository git can open: HEAD, objects/ and refs/ present.

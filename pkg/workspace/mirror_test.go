@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/aceworks/ace/pkg/gittest"
 )
@@ -236,5 +237,24 @@ func TestNewCopyContinuesPushedBranchAndReplacesPartial(t *testing.T) {
 	}
 	if _, err := os.Stat(partial); !os.IsNotExist(err) {
 		t.Errorf("partial copy still there: %v", err)
+	}
+}
+
+// TestMirrorFetchIsSharedByRunsThatWaited: runs of one repository prepared at once fetch the mirror once or
+// twice, not once each: a fetch that began after a run asked serves that run too.
+func TestMirrorFetchIsSharedByRunsThatWaited(t *testing.T) {
+	t.Parallel()
+	mirror := filepath.Join(t.TempDir(), "r.git")
+	asked := time.Now()
+	if fetchedSince(mirror, asked) {
+		t.Fatal("a mirror never fetched counts as fetched")
+	}
+	markFetched(mirror, asked.Add(-time.Second))
+	if fetchedSince(mirror, asked) {
+		t.Fatal("a fetch that began before the run asked was taken as new enough")
+	}
+	markFetched(mirror, asked.Add(time.Millisecond))
+	if !fetchedSince(mirror, asked) {
+		t.Fatal("a fetch that began after the run asked was not taken as new enough")
 	}
 }
