@@ -20,6 +20,9 @@ type Store interface {
 	UpdateRun(ctx context.Context, r *store.Run, ev *store.Event) error
 	AppendEvent(ctx context.Context, runID int64, ev store.Event) error
 	CountActive(ctx context.Context, exceptSteps ...string) (int, error)
+	CountHeld(ctx context.Context, host string, exceptSteps ...string) (int, error)
+	Heartbeat(ctx context.Context, h store.Host) error
+	Hosts(ctx context.Context) ([]store.Host, error)
 }
 
 // Tracker is the issue tracker as the engine sees it (GitHub or the local folder tracker).

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"reflect"
 	"runtime/debug"
 	"sync"
@@ -36,7 +37,10 @@ type Options struct {
 	// Supervisor is the argv prefix of the headless supervisor (`ace __headless`) that runs agents with runner exec.
 	Supervisor []string
 	// Root is workspace.root: logs, runtime files and homes live under it.
-	Root     string
+	Root string
+	// Host names this machine among the ace hosts sharing the store (host.name; default the hostname): the runs
+	// it starts hold their sessions and working copies here.
+	Host     string
 	Logger   *slog.Logger
 	Now      func() time.Time
 	Observer func(Progress)
@@ -75,6 +79,12 @@ func New(o Options) (*Engine, error) {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.Host == "" {
+		o.Host = o.Config.Host.Name
+	}
+	if o.Host == "" {
+		o.Host, _ = os.Hostname()
 	}
 	if o.IssueCheckEvery <= 0 {
 		o.IssueCheckEvery = 30 * time.Second

@@ -33,6 +33,7 @@ const (
 	EventMemory      EventKind = "memory"       // the repository's memory was read or written
 	EventMCP         EventKind = "mcp"          // MCP configuration notes
 	EventTurn        EventKind = "turn"         // a headless turn ended
+	EventMoved       EventKind = "moved"        // the run moved to another host (its host stopped answering)
 	EventAgentFailed EventKind = "agent-failed" // a headless turn ended in an error
 )
 

@@ -41,11 +41,13 @@ var unfinishedJobStates = []rivertype.JobState{
 	rivertype.JobStateRunning, rivertype.JobStateScheduled,
 }
 
-// InsertOpts makes a run job unique per run. The queue is set by the Queue that inserts it (its host's).
+// InsertOpts makes a run job unique per run and host queue: a run moved off a dead host gets a job on its new
+// host's queue while the dead host's job (still "running" there) waits to be dropped. The queue is set by the
+// Queue that inserts it (the run's host's).
 func (RunArgs) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{
 		MaxAttempts: 25,
-		UniqueOpts:  river.UniqueOpts{ByArgs: true, ByState: unfinishedJobStates},
+		UniqueOpts:  river.UniqueOpts{ByArgs: true, ByQueue: true, ByState: unfinishedJobStates},
 	}
 }
 

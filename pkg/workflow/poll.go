@@ -70,12 +70,12 @@ func (e *Engine) dispatch(ctx context.Context, repo string, maxConcurrent int, r
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return err
 		}
-		active, err := e.o.Store.CountActive(ctx, string(StepFollowPR)) // a followed PR's agent works on nothing
+		host, ok, err := e.pickHost(ctx, maxConcurrent) // a followed PR's agent works on nothing: not counted
 		if err != nil {
 			return err
 		}
-		if maxConcurrent > 0 && active >= maxConcurrent {
-			return nil
+		if !ok {
+			return nil // every live host is full
 		}
 		ok, who, err := e.labelTrusted(ctx, repo, iss.Number)
 		if err != nil {
@@ -89,7 +89,7 @@ func (e *Engine) dispatch(ctx context.Context, repo string, maxConcurrent int, r
 			}
 			continue
 		}
-		if err := e.startFromLabel(ctx, iss); err != nil {
+		if err := e.startFromLabel(ctx, iss, host); err != nil {
 			rep.Errors = append(rep.Errors, fmt.Errorf("%s#%d: %w", repo, iss.Number, err))
 			continue
 		}
@@ -99,12 +99,12 @@ func (e *Engine) dispatch(ctx context.Context, repo string, maxConcurrent int, r
 }
 
 // startFromLabel opens a new run for a labelled issue and enqueues its job.
-func (e *Engine) startFromLabel(ctx context.Context, iss tracker.Issue) error {
+func (e *Engine) startFromLabel(ctx context.Context, iss tracker.Issue, host string) error {
 	if e.queue == nil {
 		return errors.New("workflow: no job queue")
 	}
 	agent, model := e.labelChoice(iss.Labels)
-	r, err := e.Open(ctx, Request{Repo: iss.Repo, Issue: iss.Number, Agent: agent, Model: model, NewAttempt: true, TriggeredAt: e.o.Now()})
+	r, err := e.Open(ctx, Request{Repo: iss.Repo, Issue: iss.Number, Agent: agent, Model: model, NewAttempt: true, TriggeredAt: e.o.Now(), Host: host})
 	if err != nil {
 		return err
 	}

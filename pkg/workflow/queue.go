@@ -51,9 +51,6 @@ type jobClient interface {
 
 // QueueOptions configure the Queue of one ace process.
 type QueueOptions struct {
-	// Host names this machine: its runs' jobs go to its own queue, since their tmux sessions and working copies
-	// are here. Default: the hostname.
-	Host string
 	// Workers bounds the jobs this process works at once (poll.max_concurrent; at least 2).
 	Workers int
 	// Dispatch makes this process start runs for labelled issues: a periodic job every Interval (the leader's),
@@ -79,9 +76,6 @@ const visitTimeout = 30 * time.Minute
 // working jobs: Start does. A Queue that is never started still enqueues, cancels and wakes jobs (ace stop, ace
 // send): some other ace process works them.
 func NewQueue[TTx any](ctx context.Context, e *Engine, driver riverdriver.Driver[TTx], o QueueOptions) (*Queue, error) {
-	if o.Host == "" {
-		o.Host, _ = os.Hostname()
-	}
 	if o.Workers < 2 {
 		o.Workers = 2
 	}
@@ -97,7 +91,7 @@ func NewQueue[TTx any](ctx context.Context, e *Engine, driver riverdriver.Driver
 	if err := migrateRiver(ctx, driver); err != nil {
 		return nil, err
 	}
-	q := &Queue{e: e, o: o, host: HostQueue(o.Host), exec: driver.GetExecutor(), watch: newPaneWatch(e.cfg.Monitor.Interval.Duration)}
+	q := &Queue{e: e, o: o, host: HostQueue(e.o.Host), exec: driver.GetExecutor(), watch: newPaneWatch(e.cfg.Monitor.Interval.Duration)}
 	workers := river.NewWorkers()
 	if err := river.AddWorkerSafely(workers, &runWorker{q: q}); err != nil {
 		return nil, err
@@ -118,7 +112,7 @@ func NewQueue[TTx any](ctx context.Context, e *Engine, driver riverdriver.Driver
 			&river.PeriodicJobOpts{RunOnStart: true, ID: "ace_dispatch"}))
 	}
 	client, err := river.NewClient(driver, &river.Config{
-		ID:                   clientID(o.Host),
+		ID:                   clientID(e.o.Host),
 		Queues:               queues,
 		Workers:              workers,
 		PeriodicJobs:         periodic,
@@ -208,6 +202,7 @@ func (q *Queue) Start(ctx context.Context) error {
 	q.stopWatch, q.watchDone = cancel, make(chan struct{})
 	go func() {
 		defer close(q.watchDone)
+		go q.heartbeats(wctx)
 		q.runPaneWatch(wctx)
 	}()
 	q.started.Store(true)
@@ -239,7 +234,7 @@ func (q *Queue) Visits() (<-chan *river.Event, func()) {
 
 // Enqueue makes sure the run's job exists (one per run) and is due now.
 func (q *Queue) Enqueue(ctx context.Context, r *store.Run) error {
-	res, err := q.client.Insert(ctx, RunArgs{Repo: r.Repo, Issue: r.Issue, Run: r.ID}, &river.InsertOpts{Queue: q.host})
+	res, err := q.client.Insert(ctx, RunArgs{Repo: r.Repo, Issue: r.Issue, Run: r.ID}, &river.InsertOpts{Queue: q.queueOf(r)})
 	if err != nil {
 		return fmt.Errorf("enqueue %s#%d: %w", r.Repo, r.Issue, err)
 	}
@@ -247,6 +242,14 @@ func (q *Queue) Enqueue(ctx context.Context, r *store.Run) error {
 		return q.wake(ctx, res.Job)
 	}
 	return nil
+}
+
+// queueOf is the queue of the host that holds the run.
+func (q *Queue) queueOf(r *store.Run) string {
+	if r.Host == "" {
+		return q.host
+	}
+	return HostQueue(r.Host)
 }
 
 // Wake makes the job of the issue's latest unfinished run due now: something changed that the run should look at
@@ -343,6 +346,12 @@ func (q *Queue) advance(ctx context.Context, jobID int64, a RunArgs) error {
 	if err != nil {
 		return err
 	}
+	if r.Host != "" && r.Host != e.o.Host {
+		return nil // the run moved to another host while this one was away: its job there works it
+	}
+	if r.Host == "" {
+		r.Host = e.o.Host // a run from before hosts were recorded is this host's: its job is in this queue
+	}
 	for {
 		if r.Status.Terminal() {
 			q.ended(ctx)
@@ -379,12 +388,15 @@ func (q *Queue) dispatchPass(ctx context.Context) error {
 	if err := q.rescueDeadLocal(ctx); err != nil {
 		q.o.Logger.WarnContext(ctx, "free the jobs of dead ace processes", "err", err)
 	}
+	if err := q.moveRunsOfDeadHosts(ctx); err != nil {
+		q.o.Logger.WarnContext(ctx, "move the runs of dead hosts", "err", err)
+	}
 	runs, err := q.e.o.Store.ListRuns(ctx, store.Filter{Statuses: []store.Status{store.StatusActive, store.StatusWaitingInput}})
 	if err != nil {
 		return fmt.Errorf("list unfinished runs: %w", err)
 	}
 	for _, r := range runs {
-		if _, err := q.client.Insert(ctx, RunArgs{Repo: r.Repo, Issue: r.Issue, Run: r.ID}, &river.InsertOpts{Queue: q.host}); err != nil {
+		if _, err := q.client.Insert(ctx, RunArgs{Repo: r.Repo, Issue: r.Issue, Run: r.ID}, &river.InsertOpts{Queue: q.queueOf(r)}); err != nil {
 			return fmt.Errorf("enqueue %s#%d: %w", r.Repo, r.Issue, err)
 		}
 	}

@@ -27,7 +27,7 @@ func (q *Queue) rescueDeadLocal(ctx context.Context) error {
 	now := q.e.o.Now().UTC()
 	var p riverdriver.JobRescueManyParams
 	for _, j := range res.Jobs {
-		if len(j.AttemptedBy) == 0 || !deadLocalClient(j.AttemptedBy[len(j.AttemptedBy)-1], q.o.Host) {
+		if len(j.AttemptedBy) == 0 || !deadLocalClient(j.AttemptedBy[len(j.AttemptedBy)-1], q.e.o.Host) {
 			continue
 		}
 		msg, _ := json.Marshal(rivertype.AttemptError{At: now, Attempt: j.Attempt,

@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -21,6 +22,8 @@ type Request struct {
 	NewAttempt bool
 	// TriggeredAt is when the run was asked for; issue comments after it are left out of ACE_TASK.md.
 	TriggeredAt time.Time
+	// Host is the host the new run goes to (dispatch picks the least loaded); default this one.
+	Host string
 }
 
 // Open returns the run for req: the latest unfinished run of the issue (resumed where it stopped), or a new
@@ -59,6 +62,7 @@ func (e *Engine) Open(ctx context.Context, req Request) (*store.Run, error) {
 		Step:        string(StepClaim),
 		Status:      store.StatusActive,
 		TriggeredAt: triggered,
+		Host:        cmp.Or(req.Host, e.o.Host),
 		State:       store.RunState{Model: req.Model},
 	}
 	if latest != nil {

@@ -1,0 +1,272 @@
+package service_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/aceworks/ace/pkg/config"
+	"github.com/aceworks/ace/pkg/pgtest"
+	"github.com/aceworks/ace/pkg/store"
+	"github.com/aceworks/ace/pkg/tmuxops"
+	"github.com/aceworks/ace/pkg/tracker/github/fakegithub"
+	"github.com/aceworks/ace/pkg/workflow"
+)
+
+// fleetHost is one ace host of a fleet: its own name, workspace root and tmux server, the shared store.
+type fleetHost struct {
+	name string
+	cfg  *config.Config
+	cmd  *exec.Cmd
+	out  *syncBuffer
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// startHost starts `ace poll` as host name over base's store, tracker and agent.
+func startHost(t *testing.T, base *config.Config, exe, name string) *fleetHost {
+	t.Helper()
+	c := *base
+	c.Host = config.HostConfig{Name: name, DeadAfter: config.D(10 * time.Second)}
+	dir := t.TempDir()
+	c.Workspace.Root = filepath.Join(dir, "root")
+	c.Tmux.Socket = fmt.Sprintf("ace-fleet-%s-%d", name, time.Now().UnixNano()%1e9)
+	var b bytes.Buffer
+	if err := toml.NewEncoder(&b).Encode(&c); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "ace.toml")
+	if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h := &fleetHost{name: name, cfg: &c, out: &syncBuffer{}}
+	h.cmd = exec.Command(exe, "ace", "--config", path, "poll", "--interval", "300ms")
+	h.cmd.Env = append(os.Environ(), "GITHUB_TOKEN="+botToken, "NO_COLOR=1")
+	h.cmd.Stdout, h.cmd.Stderr = h.out, h.out
+	if err := h.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		h.kill()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = tmuxops.New(c.Tmux.Socket).KillServer(ctx) // the host's agents, by PID
+	})
+	return h
+}
+
+// kill ends the host's ace at once (kill -9), as a machine that is lost.
+func (h *fleetHost) kill() {
+	if h.cmd.ProcessState == nil {
+		_ = h.cmd.Process.Kill()
+		_ = h.cmd.Wait()
+	}
+}
+
+// labelIssues adds n labelled issues to the fake GitHub and returns their numbers (with the one pgConfig made).
+func labelIssues(gh *fakegithub.Server, n int) []int {
+	nums := []int{issue}
+	for i := 1; i < n; i++ {
+		num := gh.AddIssue(repo, fakegithub.IssueOptions{Title: fmt.Sprint("Greeting ", i), Author: "alice",
+			Created: time.Now().Add(time.Duration(i) * time.Second)})
+		gh.Label(repo, num, "ace", "alice")
+		nums = append(nums, num)
+	}
+	return nums
+}
+
+func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting until %s", what)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func openStoreAt(t *testing.T, url string) *store.Store {
+	t.Helper()
+	st, err := store.OpenConfigured(context.Background(), url, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+func runsByIssue(t *testing.T, st *store.Store) map[int][]*store.Run {
+	t.Helper()
+	runs, err := st.ListRuns(context.Background(), store.Filter{Repo: repo})
+	if err != nil {
+		t.Fatal(err)
+	}
+	by := map[int][]*store.Run{}
+	for _, r := range runs {
+		by[r.Issue] = append(by[r.Issue], r)
+	}
+	return by
+}
+
+func allDone(t *testing.T, st *store.Store, nums []int) bool {
+	by := runsByIssue(t, st)
+	for _, n := range nums {
+		rs := by[n]
+		if len(rs) == 0 || rs[len(rs)-1].Status != store.StatusDone {
+			return false
+		}
+	}
+	return true
+}
+
+// TestFleetStartsEachIssueOnceSpreadByLoad: three hosts (three `ace poll` processes, each with its own root and
+// tmux server) over one PostgreSQL: every labelled issue is started exactly once, on one host, and the runs are
+// spread over the hosts by their free slots; `ace hosts` lists the three, alive.
+func TestFleetStartsEachIssueOnceSpreadByLoad(t *testing.T) {
+	t.Parallel()
+	url := pgtest.URL(t)
+	in := pgConfig(t, url)
+	in.cfg.Poll.MaxConcurrent = 3
+	in.cfg.PR.Follow = false // a run ends when its pull request opens
+	nums := labelIssues(in.gh, 9)
+	st := openStoreAt(t, url)
+	var hosts []*fleetHost
+	for _, name := range []string{"alpha", "beta", "gamma"} {
+		hosts = append(hosts, startHost(t, in.cfg, in.exe, name))
+	}
+	waitFor(t, "every issue has its pull request", 150*time.Second, func() bool { return allDone(t, st, nums) })
+
+	per := map[string]int{}
+	for n, rs := range runsByIssue(t, st) {
+		if len(rs) != 1 {
+			t.Errorf("issue %d has %d runs, want exactly 1", n, len(rs))
+		}
+		per[rs[0].Host]++
+	}
+	if len(in.gh.PRs(repo)) != len(nums) {
+		t.Errorf("%d pull requests, want %d", len(in.gh.PRs(repo)), len(nums))
+	}
+	t.Logf("runs per host: %v", per)
+	for _, h := range hosts {
+		if per[h.name] == 0 {
+			t.Errorf("host %s got no run (runs per host %v): dispatch does not spread by load", h.name, per)
+		}
+	}
+	out, err := exec.Command(in.exe, "ace", "--config", filepath.Join(filepath.Dir(hosts[0].cfg.Workspace.Root), "ace.toml"),
+		"hosts", "--json").Output()
+	if err != nil {
+		t.Fatalf("ace hosts: %v", err)
+	}
+	var listed []struct {
+		Name  string `json:"name"`
+		Alive bool   `json:"alive"`
+	}
+	if err := json.Unmarshal(out, &listed); err != nil || len(listed) != 3 || !listed[0].Alive {
+		t.Fatalf("ace hosts --json: %s (%v)", out, err)
+	}
+	for _, h := range hosts {
+		if err := h.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		if err := h.cmd.Wait(); err != nil {
+			t.Errorf("host %s after SIGTERM: %v\n%s", h.name, err, h.out)
+		}
+		t.Logf("host %s exited %s after SIGTERM", h.name, time.Since(start).Round(time.Millisecond))
+	}
+}
+
+// TestFleetMovesTheRunsOfADeadHost: a host killed mid-run (kill -9, its agents gone with it) goes silent; after
+// host.dead_after its runs move to the live host, which finishes them: each issue gets its pull request, on the
+// same status comment, and the move is in the run's events.
+func TestFleetMovesTheRunsOfADeadHost(t *testing.T) {
+	t.Parallel()
+	url := pgtest.URL(t)
+	in := pgConfig(t, url)
+	// Slow agents: the runs are still working when their host dies.
+	script := filepath.Join(t.TempDir(), "slow-agent.txt")
+	if err := os.WriteFile(script, []byte("busy 4s\n"+workScript), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fake := in.cfg.Agents["fake"]
+	fake.Command = fmt.Sprintf("%s demo-agent --script %s", in.exe, script)
+	in.cfg.Agents = map[string]config.AgentConfig{"fake": fake}
+	in.cfg.Poll.MaxConcurrent = 2
+	in.cfg.PR.Follow = false
+	nums := labelIssues(in.gh, 4)
+	st := openStoreAt(t, url)
+
+	doomed := startHost(t, in.cfg, in.exe, "doomed")
+	waitFor(t, "the doomed host holds runs", 60*time.Second, func() bool {
+		n, err := st.CountHeld(context.Background(), "doomed")
+		return err == nil && n > 0
+	})
+	survivor := startHost(t, in.cfg, in.exe, "survivor")
+	doomed.kill()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	_ = tmuxops.New(doomed.cfg.Tmux.Socket).KillServer(ctx) // the machine is gone: its agents too
+	cancel()
+
+	waitFor(t, "every issue has its pull request", 150*time.Second, func() bool { return allDone(t, st, nums) })
+	moved := 0
+	for _, rs := range runsByIssue(t, st) {
+		r := rs[len(rs)-1]
+		if r.Host != "survivor" {
+			continue
+		}
+		evs, err := st.Events(context.Background(), r.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ev := range evs {
+			if ev.Kind == string(workflow.EventMoved) && strings.Contains(ev.Message, "host doomed stopped answering") {
+				moved++
+			}
+		}
+	}
+	if moved == 0 {
+		t.Fatalf("no run moved from the dead host to the survivor\n%s", survivor.out)
+	}
+	for _, n := range nums {
+		status := 0
+		for _, c := range in.gh.Comments(repo, n) {
+			if strings.Contains(c.Body, workflow.StatusMarker) {
+				status++
+			}
+		}
+		if status != 1 {
+			t.Errorf("issue %d has %d status comments, want 1", n, status)
+		}
+	}
+	if len(in.gh.PRs(repo)) != len(nums) {
+		t.Errorf("%d pull requests, want %d", len(in.gh.PRs(repo)), len(nums))
+	}
+	t.Logf("%d run(s) moved from the dead host", moved)
+}
