@@ -12,8 +12,8 @@ import (
 	"github.com/aceworks/ace/pkg/tmuxops"
 )
 
-// deliverPrompt looks at the agent's screen once and acts: a ready composer gets the prompt (pasted, submitted,
-// verified); a first-run dialog is answered once; anything else is looked at again a moment later. It never
+// deliverPrompt looks at the agent's screen once and acts: a composer ready for readySettle gets the prompt
+// (pasted, submitted, verified); a first-run dialog is answered (see answerDialog); anything else is looked at again a moment later. It never
 // waits for the agent inside a visit, so an agent that is slow to start holds no worker and delays no other run.
 // An agent that is not ready after tmux.startup_timeout, or a dialog still there after its answer, goes to a
 // human with the screen: an unknown screen is never a silent stall.
@@ -46,9 +46,13 @@ func (e *Engine) deliverPrompt(ctx context.Context, r *store.Run) (Result, error
 	if state != agents.StateDialog {
 		clearDialog(r) // the dialog ace was answering is gone: a later one starts afresh
 	}
-	switch state {
-	case agents.StateReady:
+	switch settled := e.readyFor(r.ID, state == agents.StateReady); {
+	case settled:
 		return e.submitPrompt(ctx, r, prof)
+	case state == agents.StateReady:
+		return Stay(poll), nil // ready only a moment ago: a dialog may still come up over the composer
+	}
+	switch state {
 	case agents.StateDialog:
 		return e.answerDialog(ctx, r, prof, screen, poll)
 	case agents.StateQuestion, agents.StateApproval:

@@ -23,6 +23,7 @@ type observed struct {
 	state      agents.State
 	changedAt  time.Time // when the screen last differed from the one before
 	capturedAt time.Time
+	readyAt    time.Time // deliver_prompt: since when the composer has been ready without a break
 }
 
 // recaptureEvery bounds how stale a cached screen may get even when tmux reports no activity.
@@ -233,6 +234,32 @@ func needCapture(o *observed, pane tmuxops.Pane, now time.Time, settle time.Dura
 	// tmux reports activity in whole seconds, so the output may be up to a second younger than it says.
 	return now.Sub(pane.Activity) >= settle+time.Second
 }
+
+// readyFor reports whether the run's agent has shown a ready composer, without a break, for readySettle; a look
+// that is not ready starts the wait afresh. It is kept with the monitor's cache: losing it costs one wait.
+func (e *Engine) readyFor(runID int64, ready bool) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	o := e.seen[runID]
+	if o == nil {
+		o = &observed{}
+		e.seen[runID] = o
+	}
+	now := e.o.Now()
+	switch {
+	case !ready:
+		o.readyAt = time.Time{}
+		return false
+	case o.readyAt.IsZero():
+		o.readyAt = now
+	}
+	return now.Sub(o.readyAt) >= readySettle
+}
+
+// readySettle is how long a starting agent's composer must stay ready before the prompt goes in: gemini 0.61
+// draws its composer about 0.3 s before its trust dialog, which then took the pasted prompt's Enter as its
+// answer and restarted, losing the prompt (seen end to end in realcli_e2e_test.go).
+const readySettle = time.Second
 
 func (e *Engine) forget(runID int64) {
 	e.mu.Lock()

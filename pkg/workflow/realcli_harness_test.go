@@ -113,7 +113,24 @@ func newRealWorld(t *testing.T, cli, aceTOML, body string, turns []modelserver.T
 		_ = svc.Close()
 		// Whatever the CLI left running (codex's app-server daemon, gemini's node) ends with the namespace.
 	})
+	if os.Getenv("ACE_REALCLI_SCREENS") != "" {
+		go w.logScreens()
+	}
 	return w
+}
+
+// logScreens logs every new screen of the agent's session (ACE_REALCLI_SCREENS=1), to see what a CLI showed
+// when a case goes wrong.
+func (w *realWorld) logScreens() {
+	last := ""
+	for ctx := w.t.Context(); ctx.Err() == nil; time.Sleep(300 * time.Millisecond) {
+		screen, err := w.svc.Tmux.Capture(ctx, "ace-widgets-193", 0)
+		if err != nil || screen == last {
+			continue
+		}
+		last = screen
+		w.t.Logf("screen at %s:\n%s", time.Now().Format("15:04:05.000"), strings.TrimRight(screen, "\n "))
+	}
 }
 
 // drive follows issue 193's run until stop, within limit.
