@@ -228,8 +228,12 @@ func needCapture(o *observed, pane tmuxops.Pane, now time.Time, settle time.Dura
 	switch {
 	case o.capturedAt.IsZero(), pane.Activity.IsZero(), now.Sub(o.capturedAt) >= recaptureEvery:
 		return true
-	case pane.Activity.Equal(o.activity):
+	case pane.Activity.Equal(o.activity) && o.capturedAt.Sub(pane.Activity) >= time.Second:
 		return false // nothing printed since the last capture
+	case pane.Activity.Equal(o.activity):
+		// tmux reports activity in whole seconds: output later in the second of the last capture leaves the
+		// activity time as it was (a permission dialog drawn just after a capture waited recaptureEvery, 30 s).
+		return now.Sub(o.capturedAt) >= settle
 	}
 	// tmux reports activity in whole seconds, so the output may be up to a second younger than it says.
 	return now.Sub(pane.Activity) >= settle+time.Second
