@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/tracker"
 )
@@ -81,7 +83,7 @@ func (e *Engine) Answer(ctx context.Context, r *store.Run, who, answer string) e
 	// The answer goes in exactly as the human wrote it: no prefix, no rewording.
 	if isExec(r) {
 		queueExec(r, answer) // the next turn of the conversation carries it
-	} else if err := e.type_(ctx, r, answer); err != nil {
+	} else if err := e.typeAnswer(ctx, r, answer); err != nil {
 		return fmt.Errorf("type the answer into %s: %w", r.Session, err)
 	}
 	if err := os.Remove(filepath.Join(r.Workdir, questionFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -167,4 +169,98 @@ func (e *Engine) trustedUser(ctx context.Context, repo, user string) (bool, erro
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
 	return s
+}
+
+// typeAnswer puts a human's answer into a tmux session: into the agent's selection menu when one is on screen
+// (claude's AskUserQuestion, codex's and gemini's lists), else into the composer.
+func (e *Engine) typeAnswer(ctx context.Context, r *store.Run, answer string) error {
+	prof, err := e.profile(r)
+	if err != nil {
+		return err
+	}
+	screen, err := e.o.Sessions.Capture(ctx, r.Session, 0)
+	if err != nil || prof.Classify(screen, false, 0) != agents.StateQuestion {
+		return e.type_(ctx, r, answer)
+	}
+	return e.answerMenu(ctx, r, prof, screen, answer)
+}
+
+// menuOption is a numbered line of a selection menu: "❯ 1. Formal", "  3. Type something.".
+var menuOption = regexp.MustCompile(`(?m)^[\s❯›>●]*(\d{1,2})\.\s+(\S.*?)\s*$`)
+
+// answerMenu answers a selection menu with keys, never a paste: pasted text is dropped by these menus and the
+// Enter after it picks the preselected option (claude 2.1.197 answered "Formal" to a human's "2"). An answer
+// that is an option's number or label selects that option; any other text goes through the menu's free-text
+// option ("Type something."); a menu without one gets the text in the composer, as before.
+func (e *Engine) answerMenu(ctx context.Context, r *store.Run, prof agents.Profile, screen, answer string) error {
+	e.forget(r.ID)
+	options := map[string]string{} // number → label
+	free := ""
+	for _, m := range menuOption.FindAllStringSubmatch(bottomOf(screen), -1) {
+		options[m[1]] = m[2]
+		if strings.HasPrefix(strings.ToLower(m[2]), "type something") {
+			free = m[1]
+		}
+	}
+	want := strings.TrimSpace(answer)
+	for n, label := range options {
+		if strings.EqualFold(want, label) {
+			want = n
+		}
+	}
+	if _, ok := options[want]; ok && want != free {
+		return e.pickOption(ctx, r, prof, screen, want)
+	}
+	if free == "" {
+		return e.type_(ctx, r, answer)
+	}
+	if err := e.pickOption(ctx, r, prof, screen, free); err != nil {
+		return err
+	}
+	if err := e.o.Sessions.Paste(ctx, r.Session, answer); err != nil {
+		return err
+	}
+	time.Sleep(e.cfg.Tmux.EnterDelay.Duration)
+	return e.o.Sessions.SendKeys(ctx, r.Session, "Enter")
+}
+
+// pickOption presses an option's number. A menu that only moves to the option gets Enter once it shows the move;
+// a menu that submits on the number has gone by then.
+func (e *Engine) pickOption(ctx context.Context, r *store.Run, prof agents.Profile, before, n string) error {
+	if err := e.o.Sessions.SendKeys(ctx, r.Session, n); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		time.Sleep(150 * time.Millisecond)
+		screen, err := e.o.Sessions.Capture(ctx, r.Session, 0)
+		if err != nil {
+			return err
+		}
+		if screen != before {
+			if prof.Classify(screen, false, 0) == agents.StateQuestion && sameQuestion(before, screen) {
+				return e.o.Sessions.SendKeys(ctx, r.Session, "Enter")
+			}
+			return nil
+		}
+		if time.Now().After(deadline) {
+			// Enter now would pick whatever is preselected: leave the menu to the human.
+			return fmt.Errorf("the agent's menu did not react to key %s", n)
+		}
+	}
+}
+
+// sameQuestion reports whether the menu on screen is still the one answered: its first option line is there.
+func sameQuestion(before, now string) bool {
+	m := menuOption.FindStringSubmatch(bottomOf(before))
+	return m != nil && strings.Contains(now, m[2])
+}
+
+// bottomOf is the part of a screen where a menu waits: its last 25 lines.
+func bottomOf(screen string) string {
+	lines := strings.Split(strings.TrimRight(screen, "\n "), "\n")
+	if len(lines) > 25 {
+		lines = lines[len(lines)-25:]
+	}
+	return strings.Join(lines, "\n")
 }

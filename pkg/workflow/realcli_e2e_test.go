@@ -129,6 +129,11 @@ func runRealCase(t *testing.T, cli, runner, kind string) {
 		if !w.srv.SawToolOutput("Casual") {
 			t.Errorf("the human's choice did not reach the model\n%s", w.report(r))
 		}
+	case kind == "question" && cli == "gemini" && runner == "exec":
+		// Headless gemini appends its -p text to the prompt on stdin: the answer is the message's first part.
+		if !slices.ContainsFunc(w.srv.UserTexts(), func(s string) bool { return strings.HasPrefix(s, answer+"\n") }) {
+			t.Errorf("the human's answer did not reach the model byte-exact\n%s", w.report(r))
+		}
 	case kind == "question":
 		if !w.srv.SawUserText(answer) {
 			t.Errorf("the human's answer did not reach the model byte-exact\n%s", w.report(r))
