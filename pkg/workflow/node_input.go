@@ -194,14 +194,7 @@ var menuOption = regexp.MustCompile(`(?m)^[\s❯›>●]*(\d{1,2})\.\s+(\S.*?)\s
 // option ("Type something."); a menu without one gets the text in the composer, as before.
 func (e *Engine) answerMenu(ctx context.Context, r *store.Run, prof agents.Profile, screen, answer string) error {
 	e.forget(r.ID)
-	options := map[string]string{} // number → label
-	free := ""
-	for _, m := range menuOption.FindAllStringSubmatch(bottomOf(screen), -1) {
-		options[m[1]] = m[2]
-		if strings.HasPrefix(strings.ToLower(m[2]), "type something") {
-			free = m[1]
-		}
-	}
+	options, free := menuOptions(screen)
 	want := strings.TrimSpace(answer)
 	for n, label := range options {
 		if strings.EqualFold(want, label) {
@@ -222,6 +215,19 @@ func (e *Engine) answerMenu(ctx context.Context, r *store.Run, prof agents.Profi
 	}
 	time.Sleep(e.cfg.Tmux.EnterDelay.Duration)
 	return e.o.Sessions.SendKeys(ctx, r.Session, "Enter")
+}
+
+// menuOptions reads a menu's numbered options (number → label) and the number of its free-text option ("" when
+// it has none).
+func menuOptions(screen string) (options map[string]string, free string) {
+	options = map[string]string{}
+	for _, m := range menuOption.FindAllStringSubmatch(bottomOf(screen), -1) {
+		options[m[1]] = m[2]
+		if strings.HasPrefix(strings.ToLower(m[2]), "type something") {
+			free = m[1]
+		}
+	}
+	return options, free
 }
 
 // pickOption presses an option's number. A menu that only moves to the option gets Enter once it shows the move;
