@@ -204,19 +204,23 @@ func (e *Engine) look(ctx context.Context, r *store.Run, prof agents.Profile, pa
 		o = &observed{}
 		e.seen[r.ID] = o
 	}
+	need := needCapture(o, pane, now, e.cfg.Monitor.Settle.Duration)
 	e.mu.Unlock()
-	if !needCapture(o, pane, now, e.cfg.Monitor.Settle.Duration) {
+	if !need {
 		return o, nil
 	}
 	screen, err := e.o.Sessions.Capture(ctx, r.Session, 0)
 	if err != nil {
 		return nil, fmt.Errorf("capture screen: %w", err)
 	}
+	state := prof.Classify(screen, pane.Dead, pane.ExitStatus)
+	// Under the lock: the pane watch (needsVisit) reads the same record from its own goroutine.
+	e.mu.Lock()
 	if screen != o.screen || o.capturedAt.IsZero() {
 		o.changedAt = now
 	}
-	o.screen, o.activity, o.capturedAt = screen, pane.Activity, now
-	o.state = prof.Classify(screen, pane.Dead, pane.ExitStatus)
+	o.screen, o.activity, o.capturedAt, o.state = screen, pane.Activity, now, state
+	e.mu.Unlock()
 	return o, nil
 }
 
