@@ -172,17 +172,21 @@ func firstLine(s string) string {
 }
 
 // typeAnswer puts a human's answer into a tmux session: into the agent's selection menu when one is on screen
-// (claude's AskUserQuestion, codex's and gemini's lists), else into the composer.
+// (claude's AskUserQuestion, codex's and gemini's lists, a permission dialog), else into the composer.
 func (e *Engine) typeAnswer(ctx context.Context, r *store.Run, answer string) error {
 	prof, err := e.profile(r)
 	if err != nil {
 		return err
 	}
 	screen, err := e.o.Sessions.Capture(ctx, r.Session, 0)
-	if err != nil || prof.Classify(screen, false, 0) != agents.StateQuestion {
+	if err != nil {
 		return e.type_(ctx, r, answer)
 	}
-	return e.answerMenu(ctx, r, prof, screen, answer)
+	switch prof.Classify(screen, false, 0) {
+	case agents.StateQuestion, agents.StateApproval:
+		return e.answerMenu(ctx, r, screen, answer)
+	}
+	return e.type_(ctx, r, answer)
 }
 
 // menuOption is a numbered line of a selection menu: "❯ 1. Formal", "  3. Type something.".
@@ -192,7 +196,7 @@ var menuOption = regexp.MustCompile(`(?m)^[\s❯›>●]*(\d{1,2})\.\s+(\S.*?)\s
 // Enter after it picks the preselected option (claude 2.1.197 answered "Formal" to a human's "2"). An answer
 // that is an option's number or label selects that option; any other text goes through the menu's free-text
 // option ("Type something."); a menu without one gets the text in the composer, as before.
-func (e *Engine) answerMenu(ctx context.Context, r *store.Run, prof agents.Profile, screen, answer string) error {
+func (e *Engine) answerMenu(ctx context.Context, r *store.Run, screen, answer string) error {
 	e.forget(r.ID)
 	options, free := menuOptions(screen)
 	want := strings.TrimSpace(answer)
@@ -202,12 +206,12 @@ func (e *Engine) answerMenu(ctx context.Context, r *store.Run, prof agents.Profi
 		}
 	}
 	if _, ok := options[want]; ok && want != free {
-		return e.pickOption(ctx, r, prof, screen, want)
+		return e.pickOption(ctx, r, screen, want)
 	}
 	if free == "" {
 		return e.type_(ctx, r, answer)
 	}
-	if err := e.pickOption(ctx, r, prof, screen, free); err != nil {
+	if err := e.pickOption(ctx, r, screen, free); err != nil {
 		return err
 	}
 	if err := e.o.Sessions.Paste(ctx, r.Session, answer); err != nil {
@@ -230,36 +234,47 @@ func menuOptions(screen string) (options map[string]string, free string) {
 	return options, free
 }
 
-// pickOption presses an option's number. A menu that only moves to the option gets Enter once it shows the move;
-// a menu that submits on the number has gone by then.
-func (e *Engine) pickOption(ctx context.Context, r *store.Run, prof agents.Profile, before, n string) error {
+// pickOption presses an option's number, then waits for the screen to settle. Some menus submit on the number
+// (gemini's, claude's permission dialogs); a menu that only moves to the option still shows itself, unchanged
+// but for the cursor, at the bottom of the screen: it gets Enter. Anything else (the next dialog already up)
+// gets nothing: an Enter there would answer it.
+func (e *Engine) pickOption(ctx context.Context, r *store.Run, before, n string) error {
 	if err := e.o.Sessions.SendKeys(ctx, r.Session, n); err != nil {
 		return err
 	}
-	deadline := time.Now().Add(2 * time.Second)
-	for {
-		time.Sleep(150 * time.Millisecond)
+	last, stable := before, time.Now()
+	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond)
 		screen, err := e.o.Sessions.Capture(ctx, r.Session, 0)
 		if err != nil {
 			return err
 		}
-		if screen != before {
-			if prof.Classify(screen, false, 0) == agents.StateQuestion && sameQuestion(before, screen) {
-				return e.o.Sessions.SendKeys(ctx, r.Session, "Enter")
-			}
-			return nil
+		if screen != last {
+			last, stable = screen, time.Now()
+			continue
 		}
-		if time.Now().After(deadline) {
-			// Enter now would pick whatever is preselected: leave the menu to the human.
-			return fmt.Errorf("the agent's menu did not react to key %s", n)
+		if last != before && time.Since(stable) >= 500*time.Millisecond {
+			break
 		}
 	}
+	if last == before {
+		// Enter now would pick whatever is preselected: leave the menu to the human.
+		return fmt.Errorf("the agent's menu did not react to key %s", n)
+	}
+	if sameMenu(before, last) {
+		return e.o.Sessions.SendKeys(ctx, r.Session, "Enter")
+	}
+	return nil
 }
 
-// sameQuestion reports whether the menu on screen is still the one answered: its first option line is there.
-func sameQuestion(before, now string) bool {
-	m := menuOption.FindStringSubmatch(bottomOf(before))
-	return m != nil && strings.Contains(now, m[2])
+// sameMenu reports whether the bottom of now shows the menu that before showed, the cursor aside.
+func sameMenu(before, now string) bool {
+	norm := func(s string) string {
+		return strings.Join(strings.FieldsFunc(bottomOf(s), func(r rune) bool {
+			return r == ' ' || r == '\n' || r == '❯' || r == '›' || r == '>' || r == '●' || r == '○'
+		}), " ")
+	}
+	return norm(before) == norm(now)
 }
 
 // bottomOf is the part of a screen where a menu waits: its last 25 lines.

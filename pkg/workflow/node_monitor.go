@@ -70,6 +70,10 @@ func (e *Engine) monitor(ctx context.Context, r *store.Run) (Result, error) {
 	if e.timedOut(r, o.screen) {
 		return Goto(StepFailed), nil
 	}
+	if (o.state == agents.StateApproval || o.state == agents.StateQuestion) && e.since(r.State.MonitorSince) < answerSettle {
+		// Just answered (or just delivered): the agent may still show the menu it is leaving.
+		return Stay(m.Interval.Duration), nil
+	}
 	switch o.state {
 	case agents.StateApproval:
 		if prof.AutoApprove && len(prof.ApproveKeys) > 0 {
@@ -263,6 +267,10 @@ func (e *Engine) readyFor(runID int64, ready bool) bool {
 	}
 	return now.Sub(o.readyAt) >= readySettle
 }
+
+// answerSettle is how long after an answer (or the prompt) a menu on screen is taken for the one answered, not
+// a new one: gemini 0.61 still showed the permission dialog just allowed, and it went to the human twice.
+const answerSettle = 2 * time.Second
 
 // readySettle is how long a starting agent's composer must stay ready before the prompt goes in: gemini 0.61
 // draws its composer about 0.3 s before its trust dialog, which then took the pasted prompt's Enter as its

@@ -46,11 +46,18 @@ func commitTurns() []modelserver.Turn {
 //     auto_approve, so the CLI's permission dialogs (claude, gemini) are answered by ace;
 //   - question: the agent asks (claude in tmux: its AskUserQuestion menu; the others: ace's .ace/QUESTION
 //     protocol file), ace posts it on the issue with ace:needs-input, a collaborator's comment reaches the same
-//     conversation, and the run goes on to a PR.
+//     conversation, and the run goes on to a PR;
+//   - approval (tmux, no auto_approve; claude and gemini): each permission dialog goes to the issue, the human
+//     answers with the option's number, ace presses it, and the run goes on to a PR.
 func TestRealCLIs(t *testing.T) {
 	for _, cli := range []string{"claude", "codex", "gemini"} {
 		for _, runner := range []string{"tmux", "exec"} {
-			for _, kind := range []string{"fix", "question"} {
+			for _, kind := range []string{"fix", "question", "approval"} {
+				if kind == "approval" && (runner == "exec" || cli == "codex") {
+					// exec: no dialogs, the headless flags decide. codex (on-request, workspace-write sandbox)
+					// asks for nothing this script does: its edits and git commit stay inside the sandbox.
+					continue
+				}
 				t.Run(cli+"/"+runner+"/"+kind, func(t *testing.T) {
 					t.Parallel()
 					realcli.Require(t, cli)
@@ -69,7 +76,7 @@ func runRealCase(t *testing.T, cli, runner, kind string) {
 	toml := fmt.Sprintf("[agent]\ndefault = %q\n\n[agents.%s]\n", cli, cli)
 	if runner == "exec" {
 		toml += "runner = \"exec\"\n"
-	} else {
+	} else if kind != "approval" {
 		toml += "auto_approve = true\n"
 	}
 	turns := []modelserver.Turn{modelserver.ReadFile("ACE_TASK.md")}
@@ -112,6 +119,22 @@ func runRealCase(t *testing.T, cli, runner, kind string) {
 		time.Sleep(10 * time.Millisecond) // comments are ordered by time
 		w.gh.AddComment(testRepo, testIssue, "alice", answer)
 		r = w.drive(untilEnded, 3*time.Minute)
+	}
+	approvals := 0
+	for ; kind == "approval" && r.Status == store.StatusWaitingInput && approvals < 6; approvals++ {
+		// A permission dialog went to the issue; the human allows it once, with the option's number.
+		if !strings.Contains(r.State.Question, "permission") {
+			t.Fatalf("waiting for %q, want a permission question\n%s", r.State.Question, w.report(r))
+		}
+		time.Sleep(10 * time.Millisecond)
+		w.gh.AddComment(testRepo, testIssue, "alice", "1")
+		asked := r.State.Questions
+		r = w.drive(func(r *store.Run) bool {
+			return r.Status.Terminal() || r.Status == store.StatusWaitingInput && r.State.Questions > asked
+		}, 2*time.Minute)
+	}
+	if kind == "approval" && approvals == 0 {
+		t.Errorf("no permission dialog went to the issue")
 	}
 	if r.Status != store.StatusDone {
 		t.Fatalf("run %s at %s: %s\n%s", r.Status, r.Step, r.Error, w.report(r))
