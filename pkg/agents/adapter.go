@@ -30,6 +30,8 @@ type Adapter struct {
 	configDir func(home string, getenv func(string) string) string
 	// isolate fills an isolated home (see PrepareHome) and returns the variables pointing the CLI at it.
 	isolate func(h isolatedHome) (map[string]string, error)
+	// runEnv adds what every run of the CLI needs, whatever its home (see RunEnv); nil for none.
+	runEnv func(root, workdir string) (map[string]string, error)
 	// Internal: the agent is part of ace itself (the fake agent): nothing to install or sign in to.
 	Internal bool
 	// ProjectMCP: the CLI reads MCP servers from <workdir>/.mcp.json (the others from their home).
@@ -115,6 +117,15 @@ func (p Profile) Program() string {
 		return cli
 	}
 	return exe
+}
+
+// RunEnv returns the variables every run of the agent needs besides its home, preparing the files they name
+// under root (ace's workspace root); nil for agents that need none.
+func (p Profile) RunEnv(root, workdir string) (map[string]string, error) {
+	if p.adapter == nil || p.adapter.runEnv == nil {
+		return nil, nil
+	}
+	return p.adapter.runEnv(root, workdir)
 }
 
 // ReadsProjectMCP reports whether the agent reads MCP servers from the working copy (.mcp.json).

@@ -178,8 +178,8 @@ func TestHeadlessArgv(t *testing.T) {
 	cases := []struct {
 		agent, first, resume string
 	}{
-		{"claude", "claude -p --output-format stream-json --verbose --permission-mode acceptEdits --model m1",
-			"claude -p --resume S1 --output-format stream-json --verbose --permission-mode acceptEdits --model m1"},
+		{"claude", "claude -p --output-format stream-json --verbose --permission-mode acceptEdits --allowedTools Bash(git add:*) Bash(git commit:*) Bash(git status:*) Bash(git diff:*) Bash(git log:*) --model m1",
+			"claude -p --resume S1 --output-format stream-json --verbose --permission-mode acceptEdits --allowedTools Bash(git add:*) Bash(git commit:*) Bash(git status:*) Bash(git diff:*) Bash(git log:*) --model m1"},
 		{"codex", `/ace/bin/codex-gh exec --json --sandbox workspace-write -c sandbox_workspace_write.writable_roots=["/w/.git"] --model m1 -`,
 			`/ace/bin/codex-gh exec --json --sandbox workspace-write -c sandbox_workspace_write.writable_roots=["/w/.git"] --model m1 resume S1 -`},
 		{"gemini", "gemini -p|Do what the text above asks.|--skip-trust --output-format stream-json --approval-mode yolo --model m1",

@@ -1,6 +1,9 @@
 package agents
 
-import "strings"
+import (
+	"regexp"
+	"strings"
+)
 
 // bottomLines is how much of the screen dialogs and prompts are looked for in: older text scrolled up (a
 // question that was answered, a finished turn) must not decide the state.
@@ -14,8 +17,10 @@ func bottom(screen string) string {
 	return strings.Join(lines, "\n")
 }
 
-// Classify reads a state from the screen and the pane: a dead pane is exited (status 0) or crashed; then
-// dialogs, approvals and questions near the bottom; then busy; then ready; else starting.
+// Classify reads a state from the screen and the pane: a dead pane is exited (status 0) or crashed; a starting
+// marker near the bottom is starting; then a dialog, an approval or a question near the bottom — unless a busy or
+// ready marker is drawn below it: CLIs that draw inline (gemini) leave an answered dialog on screen above what
+// follows it, and that must not decide the state; then busy, then ready; else starting.
 func (p Profile) Classify(screen string, paneDead bool, exitStatus int) State {
 	if paneDead {
 		if exitStatus == 0 {
@@ -28,15 +33,16 @@ func (p Profile) Classify(screen string, paneDead bool, exitStatus int) State {
 	if m.Starting != nil && m.Starting.MatchString(b) {
 		return StateStarting
 	}
+	after := max(lastMatch(m.Busy, b), lastMatch(m.Ready, b))
 	for _, d := range p.Dialogs {
-		if !d.Permission && d.Match != nil && d.Match.MatchString(b) {
+		if !d.Permission && lastMatch(d.Match, b) > after {
 			return StateDialog
 		}
 	}
 	switch {
-	case m.Approval != nil && m.Approval.MatchString(b):
+	case lastMatch(m.Approval, b) > after:
 		return StateApproval
-	case m.Question != nil && m.Question.MatchString(b):
+	case lastMatch(m.Question, b) > after:
 		return StateQuestion
 	case m.Busy != nil && m.Busy.MatchString(b):
 		return StateBusy
@@ -46,24 +52,37 @@ func (p Profile) Classify(screen string, paneDead bool, exitStatus int) State {
 	return StateStarting
 }
 
+// lastMatch is the offset of the line where re last matches in text, or -1 (also for a nil re): markers on one
+// line tie.
+func lastMatch(re *regexp.Regexp, text string) int {
+	if re == nil {
+		return -1
+	}
+	all := re.FindAllStringIndex(text, -1)
+	if len(all) == 0 {
+		return -1
+	}
+	return strings.LastIndex(text[:all[len(all)-1][0]], "\n") + 1
+}
+
 // IsReady reports whether the composer takes input.
 func (p Profile) IsReady(screen string) bool { return p.Classify(screen, false, 0) == StateReady }
 
 // IsBusy reports whether the agent is working.
 func (p Profile) IsBusy(screen string) bool { return p.Classify(screen, false, 0) == StateBusy }
 
-// DialogResponse returns the keys that answer a dialog on screen: first-run dialogs always, permission
-// dialogs only when the profile auto-approves.
+// DialogResponse returns the keys that answer a dialog on screen, the first of the profile's table (most
+// specific first) drawn below any busy or ready marker: first-run dialogs always, permission dialogs only when
+// the profile auto-approves.
 func (p Profile) DialogResponse(screen string) (keys []string, name string, ok bool) {
 	b := bottom(screen)
-	if p.Markers.Starting != nil && p.Markers.Starting.MatchString(b) {
+	m := p.Markers
+	if m.Starting != nil && m.Starting.MatchString(b) {
 		return nil, "", false
 	}
+	after := max(lastMatch(m.Busy, b), lastMatch(m.Ready, b))
 	for _, d := range p.Dialogs {
-		if d.Match == nil || !d.Match.MatchString(b) {
-			continue
-		}
-		if d.Permission && !p.AutoApprove {
+		if d.Permission && !p.AutoApprove || lastMatch(d.Match, b) <= after {
 			continue
 		}
 		return d.Keys, d.Name, true

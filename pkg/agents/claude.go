@@ -26,6 +26,12 @@ func claudeAdapter() *Adapter {
 	}
 }
 
+// claudeGitTools lets headless claude run the git commands ace's done protocol asks for (commit its work and
+// look at it): with acceptEdits alone, `claude -p` denies every Bash call, so the agent's `git commit` fails and
+// ace commits for it (seen end to end in pkg/workflow realcli_e2e_test.go). Nothing else is allowed: no push
+// (ace pushes), no other command.
+const claudeGitTools = `--allowedTools "Bash(git add:*)" "Bash(git commit:*)" "Bash(git status:*)" "Bash(git diff:*)" "Bash(git log:*)"`
+
 func claudeProfile() Profile {
 	re := regexp.MustCompile
 	approval := `Do you want to (proceed|create|make|edit|overwrite)`
@@ -44,8 +50,8 @@ func claudeProfile() Profile {
 		// -p without a prompt argument reads the prompt from stdin. Nobody is there to answer a permission
 		// prompt: edits are accepted, other tools follow the user's settings (or override headless with
 		// --dangerously-skip-permissions inside a sandbox).
-		Headless:       "claude -p --output-format stream-json --verbose --permission-mode acceptEdits --model {model}",
-		HeadlessResume: "claude -p --resume {session_id} --output-format stream-json --verbose --permission-mode acceptEdits --model {model}",
+		Headless:       "claude -p --output-format stream-json --verbose --permission-mode acceptEdits " + claudeGitTools + " --model {model}",
+		HeadlessResume: "claude -p --resume {session_id} --output-format stream-json --verbose --permission-mode acceptEdits " + claudeGitTools + " --model {model}",
 		HeadlessFormat: "claude",
 	}
 }

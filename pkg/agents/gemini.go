@@ -1,8 +1,10 @@
 package agents
 
 import (
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 )
 
 // geminiAdapter is the Gemini CLI (`gemini`, npm @google/gemini-cli). Screens: testdata/real/gemini-0.61.0.
@@ -23,6 +25,7 @@ func geminiAdapter() *Adapter {
 		},
 		configDir: dirFromEnv("GEMINI_CLI_HOME", ".gemini", true),
 		isolate:   geminiHome,
+		runEnv:    geminiRunEnv,
 		base:      geminiProfile,
 	}
 }
@@ -50,6 +53,26 @@ func geminiProfile() Profile {
 		HeadlessResume: "gemini --resume {session_id} -p \"Do what the text above asks.\" --skip-trust --output-format stream-json --approval-mode yolo --model {model}",
 		HeadlessFormat: "gemini",
 	}
+}
+
+// geminiRunEnv: gemini 0.61's shell tool runs git with GIT_CONFIG_GLOBAL=/dev/null, so the user's name and
+// e-mail are gone and the agent's `git commit` fails ("Author identity unknown"; seen end to end in pkg/workflow
+// realcli_e2e_test.go). ace passes the identity git finds in the working copy (the user's global one or the
+// repository's own) as GIT_AUTHOR_* and GIT_COMMITTER_*, which gemini leaves alone.
+func geminiRunEnv(_, workdir string) (map[string]string, error) {
+	env := map[string]string{}
+	for _, id := range []struct{ key, author, committer string }{
+		{"user.name", "GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"},
+		{"user.email", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL"},
+	} {
+		cmd := exec.Command("git", "config", "--get", id.key)
+		cmd.Dir = workdir
+		if out, err := cmd.Output(); err == nil && strings.TrimSpace(string(out)) != "" {
+			env[id.author] = strings.TrimSpace(string(out))
+			env[id.committer] = env[id.author]
+		}
+	}
+	return env, nil
 }
 
 // geminiHome: GEMINI_CLI_HOME with the working copy trusted, the GitHub MCP server, and the auth method chosen

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 )
 
 type anthropicRequest struct {
@@ -37,6 +38,7 @@ func (s *Server) anthropicMessages(w http.ResponseWriter, raw []byte, req *Reque
 			done++
 		case "user":
 			req.UserTexts = append(req.UserTexts, anthropicTexts(m.Content)...)
+			req.ToolOutputs = append(req.ToolOutputs, anthropicToolResults(m.Content)...)
 		}
 	}
 	for _, t := range in.Tools {
@@ -132,6 +134,26 @@ func anthropicTexts(content json.RawMessage) []string {
 	for _, b := range blocks {
 		if b.Type == "text" {
 			out = append(out, b.Text)
+		}
+	}
+	return out
+}
+
+// anthropicToolResults are the texts of a user message's tool_result blocks (a string or text blocks each).
+func anthropicToolResults(content json.RawMessage) []string {
+	var blocks []struct {
+		Type    string `json:"type"`
+		Content any    `json:"content"`
+	}
+	if json.Unmarshal(content, &blocks) != nil {
+		return nil
+	}
+	var out []string
+	for _, b := range blocks {
+		if b.Type == "tool_result" {
+			var parts []string
+			stringsIn(b.Content, &parts)
+			out = append(out, strings.Join(parts, "\n"))
 		}
 	}
 	return out

@@ -10,7 +10,10 @@ type geminiRequest struct {
 	Contents []struct {
 		Role  string `json:"role"`
 		Parts []struct {
-			Text string `json:"text"`
+			Text             string `json:"text"`
+			FunctionResponse *struct {
+				Response any `json:"response"`
+			} `json:"functionResponse"`
 		} `json:"parts"`
 	} `json:"contents"`
 	Tools []struct {
@@ -53,6 +56,11 @@ func (s *Server) gemini(w http.ResponseWriter, r *http.Request, raw []byte, req 
 			for _, p := range c.Parts {
 				if p.Text != "" {
 					req.UserTexts = append(req.UserTexts, p.Text)
+				}
+				if p.FunctionResponse != nil {
+					var parts []string
+					stringsIn(p.FunctionResponse.Response, &parts)
+					req.ToolOutputs = append(req.ToolOutputs, strings.Join(parts, "\n"))
 				}
 			}
 		}

@@ -26,6 +26,7 @@ type openaiItem struct {
 	Role    string `json:"role"`
 	Content json.RawMessage
 	Tools   []openaiTool `json:"tools"`
+	Output  any          `json:"output"` // function_call_output, custom_tool_call_output
 }
 
 // declare records the tools, namespaces flattened, by name with their type (function, custom, …).
@@ -69,6 +70,10 @@ func (s *Server) openaiResponses(w http.ResponseWriter, raw []byte, req *Request
 		case it.Type == "message" && it.Role == "assistant", it.Type == "function_call",
 			it.Type == "custom_tool_call", it.Type == "local_shell_call":
 			done++
+		case strings.HasSuffix(it.Type, "_call_output"):
+			var parts []string
+			stringsIn(it.Output, &parts)
+			req.ToolOutputs = append(req.ToolOutputs, strings.Join(parts, "\n"))
 		case (it.Type == "message" || it.Type == "") && it.Role == "user":
 			req.UserTexts = append(req.UserTexts, openaiTexts(it.Content)...)
 		}

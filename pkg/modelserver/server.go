@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -31,6 +32,9 @@ type Request struct {
 	Status int
 	// UserTexts are the texts of user messages in the request's history.
 	UserTexts []string
+	// ToolOutputs are the texts of tool results in the request's history: what the CLI's tools showed the model
+	// (a file it read, a command's output, the human's answer to a question tool).
+	ToolOutputs []string
 }
 
 // Server is a scripted model server on 127.0.0.1.
@@ -98,6 +102,55 @@ func (s *Server) SawUserText(text string) bool {
 		}
 	}
 	return false
+}
+
+// SawToolOutput reports whether some tool result the model was shown contains text, byte for byte (tools
+// decorate what they return, e.g. with line numbers, so a single line of it is what a test can expect exactly).
+func (s *Server) SawToolOutput(text string) bool {
+	for _, r := range s.ModelRequests() {
+		for _, o := range r.ToolOutputs {
+			if strings.Contains(o, text) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// ToolOutputs returns every distinct tool result text the scenario requests carried, in order of first appearance.
+func (s *Server) ToolOutputs() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, r := range s.ModelRequests() {
+		for _, t := range r.ToolOutputs {
+			if !seen[t] {
+				seen[t] = true
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
+// stringsIn collects every string value inside a decoded JSON value, in order.
+func stringsIn(v any, out *[]string) {
+	switch x := v.(type) {
+	case string:
+		*out = append(*out, x)
+	case []any:
+		for _, e := range x {
+			stringsIn(e, out)
+		}
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			stringsIn(x[k], out)
+		}
+	}
 }
 
 func (s *Server) log(r Request) {

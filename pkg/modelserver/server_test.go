@@ -96,6 +96,9 @@ func TestAnthropicPicksTurnFromHistory(t *testing.T) {
 	if _, body := post(t, srv.URL()+"/v1/messages", third, nil); !strings.Contains(body, `"text":"fin"`) {
 		t.Fatalf("after the script: %s", body)
 	}
+	if !srv.SawToolOutput("ok") || srv.SawToolOutput("do it") {
+		t.Fatalf("tool outputs = %q", srv.ToolOutputs())
+	}
 	if !srv.SawUserText("do it $HOME") || srv.SawUserText("title?") {
 		t.Fatalf("user texts = %q", srv.UserTexts())
 	}

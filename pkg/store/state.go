@@ -65,12 +65,15 @@ type RunState struct {
 	Transcript  string `json:"transcript,omitzero"`
 
 	// DeliverSince is when ace began waiting for the agent's composer to deliver the prompt: after
-	// tmux.startup_timeout a human is asked. Dialog names the start-up dialog ace answered last, DialogScreen a
-	// digest of the screen it answered, DialogAt when: the same dialog on the same screen is not answered twice.
-	DeliverSince time.Time `json:"deliver_since,omitzero"`
-	Dialog       string    `json:"dialog,omitzero"`
-	DialogScreen string    `json:"dialog_screen,omitzero"`
-	DialogAt     time.Time `json:"dialog_at,omitzero"`
+	// tmux.startup_timeout a human is asked. Dialog names the dialog on screen, DialogScreen a digest of the
+	// screen last answered, DialogAt when the dialog was first seen or last answered, DialogAnswers how often ace
+	// answered it: a dialog is answered once it has settled, again only after a pause, and a bounded number of
+	// times before a human is asked.
+	DeliverSince  time.Time `json:"deliver_since,omitzero"`
+	Dialog        string    `json:"dialog,omitzero"`
+	DialogScreen  string    `json:"dialog_screen,omitzero"`
+	DialogAt      time.Time `json:"dialog_at,omitzero"`
+	DialogAnswers int       `json:"dialog_answers,omitzero"`
 
 	// Follow is the follow-through of the run's pull request (step follow_pr and its rounds).
 	Follow *FollowState `json:"follow,omitzero"`

@@ -36,8 +36,8 @@ func (e *NotReadyError) Error() string {
 // ErrNotSubmitted is returned when every Enter left the prompt unsubmitted.
 var ErrNotSubmitted = errors.New("the prompt was pasted but never submitted")
 
-// Deliver waits for the agent to be ready, pastes text, presses Enter EnterCount times and verifies the prompt
-// was submitted, pressing Enter again up to SubmitRetries times.
+// Deliver waits for the agent to be ready, pastes text, presses Enter up to EnterCount times (no more once the
+// prompt was taken) and verifies the prompt was submitted, pressing Enter again up to SubmitRetries times.
 func (c *Client) Deliver(ctx context.Context, name, text string, o DeliverOptions) error {
 	if o.Poll <= 0 {
 		o.Poll = 200 * time.Millisecond
@@ -68,6 +68,13 @@ func (c *Client) Deliver(ctx context.Context, name, text string, o DeliverOption
 		if i > 0 {
 			if err := sleep(ctx, o.EnterDelay); err != nil {
 				return err
+			}
+			// A prompt already taken gets no second Enter: with a fast model, the agent's first question menu
+			// or permission dialog is up by now, and an Enter picks its preselected option.
+			if after, err := c.Capture(ctx, name, 0); err != nil {
+				return err
+			} else if o.Submitted(before, after) {
+				return nil
 			}
 		}
 		if err := c.SendKeys(ctx, name, "Enter"); err != nil {

@@ -26,6 +26,8 @@ func TestNeedCapture(t *testing.T) {
 	}{
 		{"never captured", &observed{}, pane(t0), t0, true},
 		{"nothing printed since", seen(t0, t0.Add(time.Second)), pane(t0), t0.Add(20 * time.Second), false},
+		{"read within the second of the last output", seen(t0, t0.Add(300*time.Millisecond)), pane(t0), t0.Add(6 * time.Second), true},
+		{"read within that second, not yet settled", seen(t0, t0.Add(300*time.Millisecond)), pane(t0), t0.Add(2 * time.Second), false},
 		{"cached screen too old", seen(t0, t0), pane(t0), t0.Add(recaptureEvery), true},
 		{"output still flowing", seen(t0, t0), pane(t0.Add(10 * time.Second)), t0.Add(11 * time.Second), false},
 		{"output settled within the second tmux rounds to", seen(t0, t0), pane(t0.Add(10 * time.Second)), t0.Add(15500 * time.Millisecond), false},

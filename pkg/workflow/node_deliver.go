@@ -12,8 +12,8 @@ import (
 	"github.com/aceworks/ace/pkg/tmuxops"
 )
 
-// deliverPrompt looks at the agent's screen once and acts: a ready composer gets the prompt (pasted, submitted,
-// verified); a first-run dialog is answered once; anything else is looked at again a moment later. It never
+// deliverPrompt looks at the agent's screen once and acts: a composer ready for readySettle gets the prompt
+// (pasted, submitted, verified); a first-run dialog is answered (see answerDialog); anything else is looked at again a moment later. It never
 // waits for the agent inside a visit, so an agent that is slow to start holds no worker and delays no other run.
 // An agent that is not ready after tmux.startup_timeout, or a dialog still there after its answer, goes to a
 // human with the screen: an unknown screen is never a silent stall.
@@ -42,9 +42,17 @@ func (e *Engine) deliverPrompt(ctx context.Context, r *store.Run) (Result, error
 		return Result{}, fmt.Errorf("read the agent's screen: %w", err)
 	}
 	poll := deliverPoll(e.cfg.Monitor.Interval.Duration)
-	switch prof.Classify(screen, false, 0) {
-	case agents.StateReady:
+	state := prof.Classify(screen, false, 0)
+	if state != agents.StateDialog {
+		clearDialog(r) // the dialog ace was answering is gone: a later one starts afresh
+	}
+	switch settled := e.readyFor(r.ID, state == agents.StateReady); {
+	case settled:
 		return e.submitPrompt(ctx, r, prof)
+	case state == agents.StateReady:
+		return Stay(poll), nil // ready only a moment ago: a dialog may still come up over the composer
+	}
+	switch state {
 	case agents.StateDialog:
 		return e.answerDialog(ctx, r, prof, screen, poll)
 	case agents.StateQuestion, agents.StateApproval:
@@ -99,21 +107,31 @@ func (e *Engine) submitPrompt(ctx context.Context, r *store.Run, prof agents.Pro
 	return Goto(StepMonitor), nil
 }
 
-// answerDialog answers a dialog the agent shows (trust, sign-in, API key, model notice) once, then waits for the
-// screen to change: pressing again while the agent works on the answer stalls some CLIs (codex's API-key screen).
-// The same dialog, unchanged, after dialogPatience goes to a human with the screen.
+// answerDialog answers a dialog the agent shows (trust, sign-in, API key, model notice). A dialog is answered
+// only once it has been on screen for dialogSettle: keys sent while it draws are lost (codex 0.169's API-key
+// screen ignores an Enter sent 0.3 s after it appears, and then stays). Still there dialogRetry after an answer,
+// it is answered again, at most dialogAnswers times: spaced, never a key per look (pressing again and again
+// stalls codex). Still there after that, it goes to a human with the screen.
 func (e *Engine) answerDialog(ctx context.Context, r *store.Run, prof agents.Profile, screen string, poll time.Duration) (Result, error) {
 	keys, name, ok := prof.DialogResponse(screen)
 	if !ok {
 		return Stay(poll), nil
 	}
-	seen := screenDigest(screen)
-	if r.State.Dialog == name && r.State.DialogScreen == seen {
-		if e.since(r.State.DialogAt) < dialogPatience {
-			return Stay(poll), nil
-		}
-		msg := fmt.Sprintf("ace answered the agent's %s dialog, but it is still there after %s. Answer with the keys "+
-			"or text that pass it.", name, dialogPatience)
+	st := &r.State
+	if st.Dialog != name {
+		st.Dialog, st.DialogScreen, st.DialogAt, st.DialogAnswers = name, "", e.o.Now(), 0
+		return Stay(poll), nil
+	}
+	wait := dialogRetry
+	if st.DialogAnswers == 0 {
+		wait = dialogSettle
+	}
+	if e.since(st.DialogAt) < wait {
+		return Stay(poll), nil
+	}
+	if st.DialogAnswers >= dialogAnswers {
+		msg := fmt.Sprintf("ace answered the agent's %s dialog %d times, but it is still there. Answer with the keys "+
+			"or text that pass it.", name, st.DialogAnswers)
 		if err := e.askHuman(ctx, r, msg, screen); err != nil {
 			return Result{}, err
 		}
@@ -123,8 +141,13 @@ func (e *Engine) answerDialog(ctx context.Context, r *store.Run, prof agents.Pro
 	if err := e.o.Sessions.SendKeys(ctx, r.Session, keys...); err != nil {
 		return Result{}, fmt.Errorf("answer the %s dialog: %w", name, err)
 	}
-	r.State.Dialog, r.State.DialogScreen, r.State.DialogAt = name, seen, e.o.Now()
-	e.event(ctx, r, "dialog", "answered the agent's "+name+" dialog")
+	st.DialogScreen, st.DialogAt = screenDigest(screen), e.o.Now()
+	st.DialogAnswers++
+	how := "answered the agent's " + name + " dialog"
+	if st.DialogAnswers > 1 {
+		how += fmt.Sprintf(" again (%d/%d): it was still there after %s", st.DialogAnswers, dialogAnswers, dialogRetry)
+	}
+	e.event(ctx, r, "dialog", how)
 	e.forget(r.ID)
 	return Stay(poll), nil
 }
@@ -143,7 +166,7 @@ func (e *Engine) autoApprove(ctx context.Context, r *store.Run, prof agents.Prof
 }
 
 func clearDialog(r *store.Run) {
-	r.State.Dialog, r.State.DialogScreen, r.State.DialogAt = "", "", time.Time{}
+	r.State.Dialog, r.State.DialogScreen, r.State.DialogAt, r.State.DialogAnswers = "", "", time.Time{}, 0
 }
 
 // screenDigest names a screen without keeping it in the store.
@@ -152,9 +175,14 @@ func screenDigest(screen string) string {
 	return hex.EncodeToString(sum[:8])
 }
 
-// dialogPatience is how long an answered dialog may stay on screen before a human is asked: long enough for a CLI
-// that saves a setting or restarts, short enough that a wrong answer is not a long stall.
-const dialogPatience = 15 * time.Second
+// A dialog is answered once it has been on screen dialogSettle, again after dialogRetry when it stays, at most
+// dialogAnswers times; then a human is asked. Long enough for a CLI that saves a setting or restarts, short
+// enough that a wrong answer is not a long stall (about 10 s in all).
+const (
+	dialogSettle  = time.Second
+	dialogRetry   = 4 * time.Second
+	dialogAnswers = 3
+)
 
 // deliverPoll is how soon a starting agent is looked at again.
 func deliverPoll(interval time.Duration) time.Duration {

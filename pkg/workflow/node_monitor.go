@@ -23,6 +23,7 @@ type observed struct {
 	state      agents.State
 	changedAt  time.Time // when the screen last differed from the one before
 	capturedAt time.Time
+	readyAt    time.Time // deliver_prompt: since when the composer has been ready without a break
 }
 
 // recaptureEvery bounds how stale a cached screen may get even when tmux reports no activity.
@@ -68,6 +69,10 @@ func (e *Engine) monitor(ctx context.Context, r *store.Run) (Result, error) {
 	}
 	if e.timedOut(r, o.screen) {
 		return Goto(StepFailed), nil
+	}
+	if (o.state == agents.StateApproval || o.state == agents.StateQuestion) && e.since(r.State.MonitorSince) < answerSettle {
+		// Just answered (or just delivered): the agent may still show the menu it is leaving.
+		return Stay(m.Interval.Duration), nil
 	}
 	switch o.state {
 	case agents.StateApproval:
@@ -203,19 +208,23 @@ func (e *Engine) look(ctx context.Context, r *store.Run, prof agents.Profile, pa
 		o = &observed{}
 		e.seen[r.ID] = o
 	}
+	need := needCapture(o, pane, now, e.cfg.Monitor.Settle.Duration)
 	e.mu.Unlock()
-	if !needCapture(o, pane, now, e.cfg.Monitor.Settle.Duration) {
+	if !need {
 		return o, nil
 	}
 	screen, err := e.o.Sessions.Capture(ctx, r.Session, 0)
 	if err != nil {
 		return nil, fmt.Errorf("capture screen: %w", err)
 	}
+	state := prof.Classify(screen, pane.Dead, pane.ExitStatus)
+	// Under the lock: the pane watch (needsVisit) reads the same record from its own goroutine.
+	e.mu.Lock()
 	if screen != o.screen || o.capturedAt.IsZero() {
 		o.changedAt = now
 	}
-	o.screen, o.activity, o.capturedAt = screen, pane.Activity, now
-	o.state = prof.Classify(screen, pane.Dead, pane.ExitStatus)
+	o.screen, o.activity, o.capturedAt, o.state = screen, pane.Activity, now, state
+	e.mu.Unlock()
 	return o, nil
 }
 
@@ -227,12 +236,46 @@ func needCapture(o *observed, pane tmuxops.Pane, now time.Time, settle time.Dura
 	switch {
 	case o.capturedAt.IsZero(), pane.Activity.IsZero(), now.Sub(o.capturedAt) >= recaptureEvery:
 		return true
-	case pane.Activity.Equal(o.activity):
+	case pane.Activity.Equal(o.activity) && o.capturedAt.Sub(pane.Activity) >= time.Second:
 		return false // nothing printed since the last capture
+	case pane.Activity.Equal(o.activity):
+		// tmux reports activity in whole seconds: output later in the second of the last capture leaves the
+		// activity time as it was (a permission dialog drawn just after a capture waited recaptureEvery, 30 s).
+		return now.Sub(o.capturedAt) >= settle
 	}
 	// tmux reports activity in whole seconds, so the output may be up to a second younger than it says.
 	return now.Sub(pane.Activity) >= settle+time.Second
 }
+
+// readyFor reports whether the run's agent has shown a ready composer, without a break, for readySettle; a look
+// that is not ready starts the wait afresh. It is kept with the monitor's cache: losing it costs one wait.
+func (e *Engine) readyFor(runID int64, ready bool) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	o := e.seen[runID]
+	if o == nil {
+		o = &observed{}
+		e.seen[runID] = o
+	}
+	now := e.o.Now()
+	switch {
+	case !ready:
+		o.readyAt = time.Time{}
+		return false
+	case o.readyAt.IsZero():
+		o.readyAt = now
+	}
+	return now.Sub(o.readyAt) >= readySettle
+}
+
+// answerSettle is how long after an answer (or the prompt) a menu on screen is taken for the one answered, not
+// a new one: gemini 0.61 still showed the permission dialog just allowed, and it went to the human twice.
+const answerSettle = 2 * time.Second
+
+// readySettle is how long a starting agent's composer must stay ready before the prompt goes in: gemini 0.61
+// draws its composer about 0.3 s before its trust dialog, which then took the pasted prompt's Enter as its
+// answer and restarted, losing the prompt (seen end to end in realcli_e2e_test.go).
+const readySettle = time.Second
 
 func (e *Engine) forget(runID int64) {
 	e.mu.Lock()

@@ -143,6 +143,13 @@ func (e *Engine) agentEnv(ctx context.Context, r *store.Run, prof agents.Profile
 	if err != nil {
 		return nil, nil, Terminal(err)
 	}
+	runEnv, err := prof.RunEnv(e.o.Root, r.Workdir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("prepare %s: %w", prof.Name, err)
+	}
+	for k, v := range runEnv {
+		env[k] = v
+	}
 	if prof.Home == "isolated" {
 		homeEnv, err := agents.PrepareHome(prof, e.o.Root, r.Workdir, mcp, auth)
 		if err != nil {

@@ -130,7 +130,7 @@ func (e *Engine) needsVisit(h watched, panes map[string]tmuxops.Pane, now time.T
 		}
 	}
 	e.mu.Lock()
+	defer e.mu.Unlock()
 	o := e.seen[h.runID]
-	e.mu.Unlock()
 	return o == nil || needCapture(o, pane, now, e.cfg.Monitor.Settle.Duration)
 }

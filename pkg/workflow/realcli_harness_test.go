@@ -1,0 +1,188 @@
+package workflow_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aceworks/ace/pkg/config"
+	"github.com/aceworks/ace/pkg/gittest"
+	"github.com/aceworks/ace/pkg/modelserver"
+	"github.com/aceworks/ace/pkg/realcli"
+	"github.com/aceworks/ace/pkg/secrets"
+	"github.com/aceworks/ace/pkg/service"
+	"github.com/aceworks/ace/pkg/store"
+	"github.com/aceworks/ace/pkg/tracker/github/fakegithub"
+	"github.com/aceworks/ace/pkg/workflow"
+)
+
+// realWorld is ace driving a real agent CLI against the scripted model server, inside the test's own
+// loopback-only namespace (realcli.Enter): fake GitHub, a smart-HTTP git remote, ace's tmux server on its own
+// socket, and a fresh HOME holding only what a user of that CLI has.
+type realWorld struct {
+	t      *testing.T
+	cli    string
+	srv    *modelserver.Server
+	gh     *fakegithub.Server
+	remote string
+	cfg    *config.Config
+	svc    *service.Service
+}
+
+// newRealWorld builds the world for cli. aceTOML is the user's ace.toml (the agent's name and, at most, its
+// runner and auto_approve); turns is the model's script, relative paths in the working copy ace will make.
+// The process environment becomes the fresh HOME's: this process runs this one test only (realcli.Enter
+// re-executed it in its namespace), so ace, its tmux server and the CLI see what a user's shell would give.
+func newRealWorld(t *testing.T, cli, aceTOML, body string, turns []modelserver.Turn) *realWorld {
+	t.Helper()
+	dir := t.TempDir()
+	root := filepath.Join(dir, "root")
+	w := &realWorld{t: t, cli: cli}
+	w.srv = modelserver.Start(t, modelserver.Scenario{
+		Dir: filepath.Join(root, "worktrees", "acme", "widgets", fmt.Sprint(testIssue)), Turns: turns, Final: "All done.",
+	})
+	home := realcli.NewHome(t, cli, w.srv.URL())
+	for _, kv := range append(home.Env, "GITHUB_TOKEN="+botToken, "CI=") {
+		k, v, _ := strings.Cut(kv, "=")
+		if err := os.Setenv(k, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	gitRoot := filepath.Join(dir, "git")
+	w.remote = gittest.BareRepo(t, filepath.Join(gitRoot, "acme"), "widgets", map[string]string{"README.md": "# widgets\n"})
+	git := gittest.NewHTTPServer(t, gitRoot, botToken)
+	w.gh = fakegithub.New(t)
+	w.gh.AddUser("ace-bot", botToken)
+	w.gh.AddUser("alice", humanToken)
+	w.gh.AddRepo(testRepo, fakegithub.RepoOptions{DefaultBranch: "main", CloneURL: git.URL("acme/widgets.git")})
+	w.gh.SetPermission(testRepo, "alice", "write")
+	w.gh.AddIssue(testRepo, fakegithub.IssueOptions{Number: testIssue, Title: "Add a greeting", Body: body, Author: "alice"})
+	w.gh.Label(testRepo, testIssue, "ace", "alice")
+
+	cfg, err := config.Parse("ace.toml", []byte(aceTOML))
+	if err != nil {
+		t.Fatalf("ace.toml: %v", err)
+	}
+	cfg.Workspace.Root = root
+	cfg.Tracker.Kind = "github"
+	cfg.GitHub.APIURL = w.gh.URL()
+	cfg.GitHub.Repos = []string{testRepo}
+	cfg.GitHub.TokenEnv = []string{"GITHUB_TOKEN"}
+	cfg.Tmux.Socket = "ace-real-" + randomHex(4)
+	cfg.Tmux.StartupTimeout = config.Duration{Duration: 60 * time.Second}
+	cfg.Monitor.Interval = config.Duration{Duration: 250 * time.Millisecond}
+	cfg.Monitor.IdleAfter = config.Duration{Duration: 2 * time.Minute} // the script never idles: a nudge is a bug
+	cfg.Monitor.Timeout = config.Duration{Duration: 3 * time.Minute}
+	cfg.Monitor.ExecIdleTimeout = config.Duration{Duration: 90 * time.Second}
+	cfg.Monitor.ExecTurnTimeout = config.Duration{Duration: 3 * time.Minute}
+	cfg.Poll.Interval = config.Duration{Duration: 250 * time.Millisecond}
+	if err := cfg.Validate(); err != nil {
+		t.Fatalf("config: %v", err)
+	}
+	w.cfg = cfg
+
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := service.Open(context.Background(), service.Options{
+		Config:     cfg,
+		Secrets:    secrets.NewResolver(secrets.Options{LookupEnv: os.LookupEnv}),
+		Logger:     slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo})),
+		Executable: exe,
+		Tune:       func(o *workflow.Options) { o.IssueCheckEvery = time.Second },
+	})
+	if err != nil {
+		t.Fatalf("open ace: %v", err)
+	}
+	w.svc = svc
+	if err := svc.StartQueue(context.Background()); err != nil {
+		t.Fatalf("start the job queue: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = svc.Queue.Stop(ctx)
+		_ = svc.Tmux.KillServer(ctx)
+		_ = svc.Close()
+		// Whatever the CLI left running (codex's app-server daemon, gemini's node) ends with the namespace.
+	})
+	if os.Getenv("ACE_REALCLI_SCREENS") != "" {
+		go w.logScreens()
+	}
+	return w
+}
+
+// logScreens logs every new screen of the agent's session (ACE_REALCLI_SCREENS=1), to see what a CLI showed
+// when a case goes wrong.
+func (w *realWorld) logScreens() {
+	last := ""
+	for ctx := w.t.Context(); ctx.Err() == nil; time.Sleep(300 * time.Millisecond) {
+		screen, err := w.svc.Tmux.Capture(ctx, "ace-widgets-193", 0)
+		if err != nil || screen == last {
+			continue
+		}
+		last = screen
+		w.t.Logf("screen at %s:\n%s", time.Now().Format("15:04:05.000"), strings.TrimRight(screen, "\n "))
+	}
+}
+
+// drive follows issue 193's run until stop, within limit.
+func (w *realWorld) drive(stop workflow.Until, limit time.Duration) *store.Run {
+	w.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	r, err := w.svc.Engine.Open(ctx, workflow.Request{Repo: testRepo, Issue: testIssue})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	if err := w.svc.Engine.Follow(ctx, r, stop); err != nil {
+		w.t.Fatalf("drive: %v (run at %s, %s)\n%s", err, r.Step, r.Error, w.report(r))
+	}
+	return r
+}
+
+// report is what a failing case shows: the run's events, the model's requests and the agent's last screen.
+func (w *realWorld) report(r *store.Run) string {
+	var b strings.Builder
+	if evs, err := w.svc.Store.Events(context.Background(), r.ID); err == nil {
+		b.WriteString("events:\n")
+		for _, e := range evs {
+			fmt.Fprintf(&b, "  %s %s: %s\n", e.Time.Format("15:04:05.000"), e.Kind, e.Message)
+		}
+	}
+	b.WriteString("model requests:\n")
+	for _, q := range w.srv.Requests() {
+		fmt.Fprintf(&b, "  %s %s status=%d side=%v turn=%d final=%v tools=%d\n", q.Method, q.Path, q.Status, q.Side, q.Turn, q.Final, len(q.Tools))
+	}
+	fmt.Fprintf(&b, "user texts: %q\ntool outputs: %q\n", w.srv.UserTexts(), w.srv.ToolOutputs())
+	if r.Session != "" {
+		if screen, err := w.svc.Tmux.Capture(context.Background(), r.Session, 0); err == nil {
+			b.WriteString("screen:\n" + screen)
+		}
+	}
+	if r.State.LastScreen != "" {
+		b.WriteString("last screen:\n" + r.State.LastScreen)
+	}
+	return b.String()
+}
+
+// events are the run's event kinds and messages, one per line.
+func (w *realWorld) events(r *store.Run) string {
+	w.t.Helper()
+	evs, err := w.svc.Store.Events(context.Background(), r.ID)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, e := range evs {
+		fmt.Fprintf(&b, "%s %s: %s\n", e.Time.Format("15:04:05.000"), e.Kind, e.Message)
+	}
+	return b.String()
+}
