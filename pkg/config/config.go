@@ -25,6 +25,8 @@ type Config struct {
 	Memory    MemoryConfig           `toml:"memory"`
 	Serve     ServeConfig            `toml:"serve"`
 	Notify    []NotifyConfig         `toml:"notify"`
+	// Repos holds per-repository workflows ([repos."owner/name"]), over each repository's .ace/workflow.toml.
+	Repos map[string]RepoWorkflow `toml:"repos"`
 }
 
 // WorkspaceConfig says where ace keeps working copies, mirrors, logs and its store.
@@ -215,6 +217,7 @@ func Default() *Config {
 		Secrets: SecretsConfig{CommandTimeout: D(10 * time.Second), Commands: map[string]string{}},
 		Memory:  MemoryConfig{Enabled: true, AgentsMaxBytes: 64 << 10, StatusMaxBytes: 256 << 10},
 		Serve:   ServeConfig{Addr: "127.0.0.1:7777", MaxBodyBytes: 1 << 20},
+		Repos:   map[string]RepoWorkflow{},
 	}
 }
 
