@@ -28,6 +28,8 @@ type Config struct {
 	Notify    []NotifyConfig         `toml:"notify"`
 	Store     StoreConfig            `toml:"store"`
 	Host      HostConfig             `toml:"host"`
+	// Repos holds per-repository workflows ([repos."owner/name"]), over each repository's .ace/workflow.toml.
+	Repos map[string]RepoWorkflow `toml:"repos"`
 }
 
 // HostConfig names this machine among the ace hosts that share a store (a fleet on PostgreSQL).
@@ -251,6 +253,7 @@ func Default() *Config {
 		Memory:  MemoryConfig{Enabled: true, AgentsMaxBytes: 64 << 10, StatusMaxBytes: 256 << 10},
 		Serve:   ServeConfig{Addr: "127.0.0.1:7777", MaxBodyBytes: 1 << 20},
 		Host:    HostConfig{DeadAfter: D(2 * time.Minute)},
+		Repos:   map[string]RepoWorkflow{},
 	}
 }
 

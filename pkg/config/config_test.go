@@ -54,6 +54,8 @@ func walk(t reflect.Type, prefix string, f func(string)) {
 			walk(fl.Type.Elem(), full, f) // an array of tables: its first entry documents the keys
 		case fl.Type.Kind() == reflect.Map && fl.Type.Elem() == reflect.TypeOf(AgentConfig{}):
 			walk(fl.Type.Elem(), full+".claude", f)
+		case fl.Type.Kind() == reflect.Map && fl.Type.Elem() == reflect.TypeOf(RepoWorkflow{}):
+			walk(fl.Type.Elem(), full+".acme/events", f)
 		default:
 			f(full)
 		}

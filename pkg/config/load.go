@@ -122,7 +122,19 @@ func expandHome(p string, getenv func(string) string) string {
 // Parse decodes a configuration file over the defaults. name is used in error messages.
 func Parse(name string, data []byte) (*Config, error) {
 	cfg := Default()
-	md, err := toml.Decode(string(data), cfg)
+	// An agent's or a repository's table key is reported through its fields.
+	agentTable := func(k toml.Key) bool { return len(k) == 2 && (k[0] == "agents" || k[0] == "repos") }
+	if err := decode(name, data, cfg, agentTable); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// decode is the one TOML decoding of ace: v is filled from data; syntax and type errors carry the file, line
+// and column, and every key that v does not have is an error with its line (skip exempts keys reported
+// otherwise).
+func decode(name string, data []byte, v any, skip func(toml.Key) bool) error {
+	md, err := toml.Decode(string(data), v)
 	if err != nil {
 		var pe toml.ParseError
 		if errors.As(err, &pe) {
@@ -130,23 +142,18 @@ func Parse(name string, data []byte) (*Config, error) {
 			if pe.LastKey != "" && !strings.Contains(pe.Message, "expected") {
 				e.Key = pe.LastKey
 			}
-			return nil, e
+			return e
 		}
-		return nil, &Error{File: name, Msg: err.Error()}
+		return &Error{File: name, Msg: err.Error()}
 	}
-	if und := md.Undecoded(); len(und) > 0 {
-		var errs []error
-		for _, k := range und {
-			if len(k) >= 2 && k[0] == "agents" && len(k) == 2 {
-				continue // an agent table's own key; its fields are reported below
-			}
-			errs = append(errs, &Error{File: name, Line: lineOf(data, k), Key: k.String(), Msg: "unknown key"})
+	var errs []error
+	for _, k := range md.Undecoded() {
+		if skip != nil && skip(k) {
+			continue
 		}
-		if len(errs) > 0 {
-			return nil, errors.Join(errs...)
-		}
+		errs = append(errs, &Error{File: name, Line: lineOf(data, k), Key: k.String(), Msg: "unknown key"})
 	}
-	return cfg, nil
+	return errors.Join(errs...)
 }
 
 // lineOf finds the line of a key in the file: toml's metadata knows the positions of keys but does not export them.
@@ -161,6 +168,7 @@ func lineOf(data []byte, k toml.Key) int {
 		t := strings.TrimSpace(l)
 		if strings.HasPrefix(t, "[") {
 			current = strings.Trim(strings.TrimSpace(strings.SplitN(t, "#", 2)[0]), "[] ")
+			current = strings.ReplaceAll(current, `"`, "") // [repos."acme/events"] is the key repos.acme/events
 			if current == strings.Join(k, ".") {
 				return i + 1
 			}

@@ -138,6 +138,7 @@ func (c *Config) Validate() error {
 		bad("git", "author_name and author_email must be set")
 	}
 	c.validateServe(bad)
+	c.validateRepos(bad)
 	sort.SliceStable(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
 	return errors.Join(errs...)
 }

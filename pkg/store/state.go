@@ -77,6 +77,27 @@ type RunState struct {
 
 	// Follow is the follow-through of the run's pull request (step follow_pr and its rounds).
 	Follow *FollowState `json:"follow,omitzero"`
+
+	// Workflow is what the repository's workflow did in this run: setup, verify and its rounds.
+	Workflow *WorkflowState `json:"workflow,omitzero"`
+}
+
+// WorkflowState is the run's use of its repository's workflow (.ace/workflow.toml and ace.toml's [repos]).
+type WorkflowState struct {
+	// Rev is the default branch's commit the workflow file was read at: every step reads the same file.
+	Rev string `json:"rev,omitzero"`
+	// SetupDone is set once the setup commands succeeded in this working copy.
+	SetupDone bool `json:"setup_done,omitzero"`
+	// VerifyRounds counts the verify failures sent back to the agent.
+	VerifyRounds int `json:"verify_rounds,omitzero"`
+	// VerifiedHead is the commit verify last ran at, VerifyCommand the command, VerifyPassed its outcome,
+	// VerifyFailure (secrets masked) what failed.
+	VerifiedHead  string `json:"verified_head,omitzero"`
+	VerifyCommand string `json:"verify_command,omitzero"`
+	VerifyPassed  bool   `json:"verify_passed,omitzero"`
+	VerifyFailure string `json:"verify_failure,omitzero"`
+	// VerifyPrompt is the verify round the agent was sent last (a restarted agent is given it again).
+	VerifyPrompt string `json:"verify_prompt,omitzero"`
 }
 
 // FollowState is what ace has done about a pull request after it opened: the rounds it sent the agent and what

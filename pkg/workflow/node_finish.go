@@ -34,6 +34,9 @@ func (e *Engine) finalize(ctx context.Context, r *store.Run) (Result, error) {
 		}
 		return Goto(StepFailed), nil
 	}
+	if res, ok, err := e.verifyBeforePR(ctx, r, ws); ok {
+		return res, err // the agent has a failed verify to fix (node_verify.go)
+	}
 	token, err := e.gitToken(ctx)
 	if err != nil {
 		return Result{}, err
@@ -50,13 +53,16 @@ func (e *Engine) finalize(ctx context.Context, r *store.Run) (Result, error) {
 		return Result{}, trackerErr(fmt.Errorf("look for an open pull request: %w", err))
 	}
 	if pr == nil {
+		_, unverified := verifyReport(r)
 		pr, err = e.o.Tracker.CreatePR(ctx, r.Repo, tracker.NewPR{
-			Title: sanitize.Line(r.State.Title), Body: e.prBody(r, ahead), Head: r.Branch, Base: r.BaseBranch, Draft: e.cfg.PR.Draft,
+			Title: sanitize.Line(r.State.Title), Body: e.prBody(r, ahead), Head: r.Branch, Base: r.BaseBranch,
+			Draft: e.cfg.PR.Draft || unverified,
 		})
 		if err != nil {
 			return Result{}, trackerErr(fmt.Errorf("open the pull request: %w", err))
 		}
 		e.event(ctx, r, "pull-request", "opened "+pr.URL)
+		e.labelPR(ctx, r, pr.Number)
 	}
 	r.PRNumber, r.PRURL = pr.Number, pr.URL
 	return Goto(StepReport), nil
@@ -67,6 +73,9 @@ func (e *Engine) prBody(r *store.Run, commits int) string {
 	fmt.Fprintf(&b, "Closes #%d\n\n", r.Issue)
 	if s := r.State.Summary; s != "" {
 		b.WriteString("## Summary (from the agent)\n\n" + s + "\n\n")
+	}
+	if line, _ := verifyReport(r); line != "" {
+		b.WriteString(line + "\n\n")
 	}
 	fmt.Fprintf(&b, "---\nMade by ace: agent `%s`, attempt %d, %d commit(s), %s.\n", r.Agent, r.Attempt, commits,
 		e.o.Now().Sub(r.CreatedAt).Round(time.Second))

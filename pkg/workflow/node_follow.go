@@ -141,11 +141,15 @@ func (e *Engine) startRound(ctx context.Context, r *store.Run, f *store.FollowSt
 	return e.deliverRound(ctx, r)
 }
 
-// deliverRound gives the round's prompt to the agent: typed into its session, queued as the next turn of a
-// headless conversation, or — when the agent is gone — with a restart in the same working copy, whose resume
-// prompt says what the round is about.
+// deliverRound gives the round's prompt to the agent (deliverFollowUp).
 func (e *Engine) deliverRound(ctx context.Context, r *store.Run) (Result, error) {
-	prompt := r.State.Follow.Prompt
+	return e.deliverFollowUp(ctx, r, r.State.Follow.Prompt, fmt.Sprintf("follow-up round %d delivered", r.State.Follow.Rounds))
+}
+
+// deliverFollowUp gives a round's prompt (a pull request's, a failed verify's) to the agent: typed into its
+// session, queued as the next turn of a headless conversation, or — when the agent is gone — with a restart in
+// the same working copy, whose resume prompt says what the round is about. delivered is the event's message.
+func (e *Engine) deliverFollowUp(ctx context.Context, r *store.Run, prompt, delivered string) (Result, error) {
 	r.State.MonitorSince = e.o.Now()
 	if isExec(r) {
 		queueExec(r, prompt)
@@ -173,7 +177,7 @@ func (e *Engine) deliverRound(ctx context.Context, r *store.Run) (Result, error)
 		return Result{}, fmt.Errorf("send the follow-up round: %w", err)
 	}
 	e.markTranscript(r)
-	e.event(ctx, r, "prompt", fmt.Sprintf("follow-up round %d delivered", r.State.Follow.Rounds))
+	e.event(ctx, r, "prompt", delivered)
 	return Goto(StepMonitor), nil
 }
 

@@ -22,6 +22,9 @@ func (e *Engine) resumePrompt(r *store.Run) string {
 	if f := r.State.Follow; f != nil && f.InRound && f.Prompt != "" {
 		return "You were restarted after an interruption; your earlier work is committed on this branch. " + f.Prompt
 	}
+	if w := r.State.Workflow; w != nil && w.VerifyPrompt != "" {
+		return "You were restarted after an interruption; your earlier work is committed on this branch. " + w.VerifyPrompt
+	}
 	return fmt.Sprintf("You were restarted after an interruption. Resume the task in ACE_TASK.md (issue #%d) from where "+
 		"the working copy stands: check git status and git log first. %s", r.Issue, doneProtocol)
 }

@@ -111,6 +111,10 @@ func (m *Manager) Path(repo string, issue int) (string, error) {
 	return m.under("worktrees", owner, name, strconv.Itoa(issue))
 }
 
+// MirrorPath is repo's bare mirror: ace reads what a repository asks of it (its workflow file) from there, never
+// from a working copy an agent can edit.
+func (m *Manager) MirrorPath(repo string) (string, error) { return m.mirrorPath(repo) }
+
 func (m *Manager) mirrorPath(repo string) (string, error) {
 	owner, name, err := repoParts(repo)
 	if err != nil {

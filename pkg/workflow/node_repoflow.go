@@ -1,0 +1,350 @@
+package workflow
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/aceworks/ace/pkg/atomicfile"
+	"github.com/aceworks/ace/pkg/config"
+	"github.com/aceworks/ace/pkg/sanitize"
+	"github.com/aceworks/ace/pkg/secrets"
+	"github.com/aceworks/ace/pkg/store"
+	"github.com/aceworks/ace/pkg/tmuxops"
+	"github.com/aceworks/ace/pkg/tracker"
+	"github.com/aceworks/ace/pkg/workspace"
+)
+
+// A repository's workflow (.ace/workflow.toml on its default branch, under ace.toml's [repos."owner/name"]) is
+// read from ace's mirror at prepare_workspace — a bad file fails the run there, before any agent starts — and
+// its commit is kept in the run, so that every later step reads the same file. Setup runs once in the new
+// working copy; verify runs at finalize, and a failure goes back to the agent as a round, like a failed check
+// on its pull request.
+
+// repoMirror is a Workspaces that can say where a repository's mirror is and which dependency caches its
+// working copies share (the workspace manager).
+type repoMirror interface {
+	MirrorPath(repo string) (string, error)
+	DepCacheEnv(repo string) ([]string, error)
+}
+
+// verifyFile holds the end of a failed verify's output in the working copy; like all of .ace/ it is git-excluded.
+const verifyFile = ".ace/VERIFY.md"
+
+// outputLimit bounds the output of a setup or verify command ace keeps; the tail is what matters.
+const outputLimit = 1 << 20
+
+// prepareRepoflow reads the repository's workflow, applies its agent and model, and runs its setup once.
+func (e *Engine) prepareRepoflow(ctx context.Context, r *store.Run, ws *workspace.Workspace, defaultBranch string) error {
+	m, ok := e.o.Workspaces.(repoMirror)
+	if !ok {
+		return nil // a Workspaces without mirrors (tests of other parts) has no workflow files
+	}
+	st := cloneWorkflowState(r.State.Workflow)
+	if st.Rev == "" {
+		mirror, err := m.MirrorPath(r.Repo)
+		if err != nil {
+			return Terminal(err)
+		}
+		rev, err := gitText(ctx, mirror, "rev-parse", "--verify", "-q", "refs/heads/"+defaultBranch+"^{commit}")
+		if err != nil {
+			return fmt.Errorf("find %s in the mirror: %w", defaultBranch, err)
+		}
+		st.Rev = rev
+		r.State.Workflow = st
+	}
+	wf, err := e.repoWorkflow(ctx, r)
+	if err != nil {
+		return err
+	}
+	if wf.Agent != "" && wf.Agent != r.Agent && r.Agent == e.cfg.Agent.Default {
+		prof, err := e.o.Profile(wf.Agent)
+		if err != nil {
+			return Terminal(fmt.Errorf("the repository's workflow: agent %q: %w", wf.Agent, err))
+		}
+		r.Agent, r.Runner = wf.Agent, runnerOf(prof)
+		e.event(ctx, r, "workflow", "agent "+wf.Agent+" (the repository's workflow)")
+	}
+	if wf.Model != "" && r.State.Model == "" {
+		r.State.Model = wf.Model
+	}
+	if st.SetupDone {
+		return nil
+	}
+	if err := e.runSetup(ctx, r, ws, m, wf); err != nil {
+		return err
+	}
+	st = cloneWorkflowState(r.State.Workflow)
+	st.SetupDone = true
+	r.State.Workflow = st
+	return nil
+}
+
+// repoWorkflow is the run's workflow: its repository's file at the run's commit, merged under ace.toml's table.
+// A bad file is a terminal error naming the file, the line and the key.
+func (e *Engine) repoWorkflow(ctx context.Context, r *store.Run) (config.RepoWorkflow, error) {
+	var file *config.RepoWorkflow
+	m, ok := e.o.Workspaces.(repoMirror)
+	if ok && r.State.Workflow != nil && r.State.Workflow.Rev != "" {
+		mirror, err := m.MirrorPath(r.Repo)
+		if err != nil {
+			return config.RepoWorkflow{}, Terminal(err)
+		}
+		data, found, err := readAt(ctx, mirror, r.State.Workflow.Rev, config.WorkflowFile)
+		if err != nil {
+			return config.RepoWorkflow{}, err
+		}
+		if found {
+			if file, err = config.ParseWorkflow(config.WorkflowFile, data); err != nil {
+				return config.RepoWorkflow{}, Terminal(workflowErr(err))
+			}
+		}
+	}
+	wf, err := e.cfg.Workflow(r.Repo, file)
+	if err != nil {
+		return config.RepoWorkflow{}, Terminal(workflowErr(err))
+	}
+	return wf, nil
+}
+
+// workflowErr puts every problem of a workflow on one line: it heads the failed run's status comment.
+func workflowErr(err error) error {
+	return fmt.Errorf("the repository's workflow is invalid: %s", strings.ReplaceAll(err.Error(), "\n", "; "))
+}
+
+// readAt reads path at rev in a bare repository; found is false when the commit has no such file.
+func readAt(ctx context.Context, gitDir, rev, path string) (data []byte, found bool, err error) {
+	ls, err := gitText(ctx, gitDir, "ls-tree", rev, "--", path)
+	if err != nil {
+		return nil, false, fmt.Errorf("look for %s at %s: %w", path, rev, err)
+	}
+	if ls == "" {
+		return nil, false, nil
+	}
+	out, err := exec.CommandContext(ctx, "git", "--git-dir", gitDir, "cat-file", "blob", rev+":"+path).Output()
+	if err != nil {
+		return nil, false, fmt.Errorf("read %s at %s: %w", path, rev, err)
+	}
+	return out, true, nil
+}
+
+func gitText(ctx context.Context, gitDir string, args ...string) (string, error) {
+	var stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, "git", append([]string{"--git-dir", gitDir}, args...)...)
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// runSetup writes the env files and runs the setup commands in the working copy, within setup_timeout.
+func (e *Engine) runSetup(ctx context.Context, r *store.Run, ws *workspace.Workspace, m repoMirror, wf config.RepoWorkflow) error {
+	if len(wf.Setup) == 0 && len(wf.EnvFiles) == 0 {
+		return nil
+	}
+	red, fileSecrets, err := e.workflowSecrets(ctx, r, wf)
+	if err != nil {
+		return err
+	}
+	if err := writeEnvFiles(ctx, ws, wf.EnvFiles, fileSecrets); err != nil {
+		return err
+	}
+	env, err := e.commandEnv(r, m, wf, red)
+	if err != nil {
+		return err
+	}
+	sctx, cancel := context.WithTimeout(ctx, wf.SetupTimeout.Duration)
+	defer cancel()
+	for i, argv := range wf.Setup {
+		out, err := e.runCommand(sctx, r, "setup", argv, env, red)
+		if err != nil {
+			if sctx.Err() != nil && ctx.Err() == nil {
+				err = fmt.Errorf("setup_timeout (%s) passed", wf.SetupTimeout.Duration)
+			}
+			return Terminal(fmt.Errorf("setup command %d (`%s`) failed: %w; the end of its output:\n%s", i+1,
+				config.Command(argv), err, tailBytes(out, 2<<10)))
+		}
+	}
+	e.event(ctx, r, "workflow", fmt.Sprintf("setup done (%d command(s))", len(wf.Setup)))
+	return nil
+}
+
+// workflowSecrets resolves the env files' secrets and returns a redactor that knows them and every other secret
+// of the run (the agent's, the GitHub token).
+func (e *Engine) workflowSecrets(ctx context.Context, r *store.Run, wf config.RepoWorkflow) (*secrets.Redactor, map[string]string, error) {
+	red := secrets.NewMaskingRedactor("[redacted]")
+	red.Add(e.secretValues(ctx, r)...)
+	var vals map[string]string
+	if names := wf.SecretNames(); len(names) > 0 {
+		var err error
+		if vals, err = e.o.Secrets.ResolveAll(ctx, names); err != nil {
+			return nil, nil, Terminal(fmt.Errorf("the repository's workflow: env files: %w", err))
+		}
+		for _, v := range vals {
+			red.Add(v)
+		}
+	}
+	return red, vals, nil
+}
+
+// writeEnvFiles writes each env file (mode 0600) and keeps it out of git.
+func writeEnvFiles(ctx context.Context, ws *workspace.Workspace, files []config.EnvFile, vals map[string]string) error {
+	var patterns []string
+	for _, f := range files {
+		// A tracked file would be committed with its secrets: the repository must not track it.
+		tracked, err := ws.Tracked(ctx, f.Path)
+		if err != nil {
+			return fmt.Errorf("env file %s: %w", f.Path, err)
+		}
+		if tracked {
+			return Terminalf("the repository's workflow: env file %s: the repository tracks it (it would be committed with its secrets)", f.Path)
+		}
+		var b strings.Builder
+		for _, n := range f.Secrets {
+			fmt.Fprintf(&b, "%s=%s\n", n, vals[n])
+		}
+		p := filepath.Join(ws.Dir, filepath.FromSlash(f.Path))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return fmt.Errorf("env file %s: %w", f.Path, err)
+		}
+		if err := atomicfile.Write(p, []byte(b.String()), 0o600); err != nil {
+			return fmt.Errorf("env file %s: %w", f.Path, err)
+		}
+		patterns = append(patterns, "/"+strings.TrimPrefix(filepath.ToSlash(filepath.Clean(f.Path)), "/"))
+	}
+	if err := ws.Exclude(patterns...); err != nil {
+		return fmt.Errorf("keep the env files out of git: %w", err)
+	}
+	return nil
+}
+
+// commandEnv is the environment of setup and verify: ace's own without any variable holding a secret, the
+// repository's dependency caches, the workflow's env.
+func (e *Engine) commandEnv(r *store.Run, m repoMirror, wf config.RepoWorkflow, red *secrets.Redactor) ([]string, error) {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, v, _ := strings.Cut(kv, "=")
+		if red.Redact(v) != v || slices.Contains(e.cfg.GitHub.TokenEnv, k) {
+			continue
+		}
+		env = append(env, kv)
+	}
+	caches, err := m.DepCacheEnv(r.Repo)
+	if err != nil {
+		return nil, err
+	}
+	env = append(env, caches...)
+	env = append(env, "ACE_ISSUE="+fmt.Sprint(r.Issue), "ACE_REPO="+r.Repo, "CI=1")
+	for k, v := range wf.Env {
+		env = append(env, k+"="+v)
+	}
+	return env, nil
+}
+
+// runCommand runs argv (no shell) in the working copy with its own process group, ended whole when ctx ends. Its
+// output, secrets masked, is appended to the run's workflow log and returned (the last outputLimit bytes).
+func (e *Engine) runCommand(ctx context.Context, r *store.Run, what string, argv []string, env []string, red *secrets.Redactor) (string, error) {
+	buf := &tailBuffer{limit: outputLimit}
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = r.Workdir, env, buf, buf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	start := e.o.Now()
+	err := cmd.Run()
+	out := red.Redact(buf.String())
+	status := "ok"
+	if err != nil {
+		status = red.Redact(err.Error())
+	}
+	e.appendWorkflowLog(r, fmt.Sprintf("== %s %s: `%s` in %s: %s\n%s\n", start.UTC().Format(time.RFC3339), what,
+		config.Command(argv), time.Since(start).Round(time.Millisecond), status, out))
+	if err != nil {
+		return out, errors.New(status)
+	}
+	return out, nil
+}
+
+// workflowLog is the run's log of setup and verify output, next to its transcript.
+func (e *Engine) workflowLog(r *store.Run) string {
+	return filepath.Join(e.o.Root, "logs", tmuxops.SessionName(r.Repo, r.Issue)+".workflow.log")
+}
+
+func (e *Engine) appendWorkflowLog(r *store.Run, text string) {
+	p := e.workflowLog(r)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		e.log.Warn("workflow log", "path", p, "err", err)
+		return
+	}
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		e.log.Warn("workflow log", "path", p, "err", err)
+		return
+	}
+	defer f.Close()
+	if _, err := f.WriteString(text); err != nil {
+		e.log.Warn("workflow log", "path", p, "err", err)
+	}
+}
+
+// tailBuffer keeps the last limit bytes written to it.
+type tailBuffer struct {
+	limit int
+	b     []byte
+	cut   bool
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.b = append(t.b, p...)
+	if over := len(t.b) - t.limit; over > 0 {
+		t.b = append(t.b[:0], t.b[over:]...)
+		t.cut = true
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	if t.cut {
+		return "[… earlier output cut by ace]\n" + string(t.b)
+	}
+	return string(t.b)
+}
+
+// repoflowSection is the workflow's template rendered over the issue, for ACE_TASK.md ("" when there is none).
+func (e *Engine) repoflowSection(ctx context.Context, r *store.Run, iss *tracker.Issue) (string, error) {
+	wf, err := e.repoWorkflow(ctx, r)
+	if err != nil || wf.Template == "" {
+		return "", err
+	}
+	tmpl, err := config.ParseTemplate(wf.Template)
+	if err != nil {
+		return "", Terminal(workflowErr(err))
+	}
+	var b strings.Builder
+	data := struct {
+		Title, Body, Repo, URL string
+		Number                 int
+	}{Title: sanitize.Line(iss.Title), Body: sanitize.Text(iss.Body), Repo: r.Repo, URL: sanitize.Line(iss.URL), Number: r.Issue}
+	if err := tmpl.Execute(&b, data); err != nil {
+		return "", Terminal(workflowErr(fmt.Errorf("%s: template: %w", config.WorkflowFile, err)))
+	}
+	return "## The repository's instructions\n\n" + strings.TrimSpace(sanitize.Text(b.String())) + "\n", nil
+}
+
+func cloneWorkflowState(s *store.WorkflowState) *store.WorkflowState {
+	if s == nil {
+		return &store.WorkflowState{}
+	}
+	c := *s
+	return &c
+}

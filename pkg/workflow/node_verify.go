@@ -1,0 +1,132 @@
+package workflow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/aceworks/ace/pkg/atomicfile"
+	"github.com/aceworks/ace/pkg/config"
+	"github.com/aceworks/ace/pkg/store"
+	"github.com/aceworks/ace/pkg/workspace"
+)
+
+// verifyTail bounds the end of a failed verify's output given to the agent: this much in .ace/VERIFY.md, a
+// flattened part of it in the prompt itself.
+const (
+	verifyTail       = 8 << 10
+	verifyPromptTail = 1500
+)
+
+// verifyBeforePR runs the workflow's verify command at finalize, once the agent's work is committed. ok is false
+// when finalize goes on to push: verify passed, there is none, or the rounds are used up (the pull request then
+// opens as a draft saying what failed). Otherwise the failure went back to the agent and res is its next step.
+func (e *Engine) verifyBeforePR(ctx context.Context, r *store.Run, ws *workspace.Workspace) (res Result, ok bool, err error) {
+	wf, err := e.repoWorkflow(ctx, r)
+	if err != nil {
+		return Result{}, true, err
+	}
+	m, hasMirror := e.o.Workspaces.(repoMirror)
+	if wf.Verify == nil || !hasMirror {
+		return Result{}, false, nil
+	}
+	head, err := ws.Head(ctx)
+	if err != nil {
+		return Result{}, true, fmt.Errorf("read the working copy's head: %w", err)
+	}
+	st := cloneWorkflowState(r.State.Workflow)
+	if st.VerifiedHead == head && (st.VerifyPassed || st.VerifyRounds >= wf.PR.MaxRounds) {
+		return Result{}, false, nil // decided at this commit already (finalize retried after a push failed)
+	}
+	red, _, err := e.workflowSecrets(ctx, r, wf)
+	if err != nil {
+		return Result{}, true, err
+	}
+	env, err := e.commandEnv(r, m, wf, red)
+	if err != nil {
+		return Result{}, true, err
+	}
+	cmd := config.Command(wf.Verify).String()
+	e.event(ctx, r, "workflow", "verify: running `"+cmd+"`")
+	vctx, cancel := context.WithTimeout(ctx, wf.VerifyTimeout.Duration)
+	out, runErr := e.runCommand(vctx, r, "verify", wf.Verify, env, red)
+	timedOut := vctx.Err() != nil
+	cancel()
+	if runErr != nil && ctx.Err() != nil {
+		return Result{}, true, ctx.Err()
+	}
+	st.VerifiedHead, st.VerifyCommand = head, cmd
+	if runErr == nil {
+		st.VerifyPassed, st.VerifyFailure, st.VerifyPrompt = true, "", ""
+		r.State.Workflow = st
+		e.event(ctx, r, "workflow", "verify: `"+cmd+"` passed")
+		return Result{}, false, nil
+	}
+	why := runErr.Error()
+	if timedOut {
+		why = fmt.Sprintf("did not finish within verify_timeout (%s)", wf.VerifyTimeout.Duration)
+	}
+	st.VerifyPassed = false
+	st.VerifyFailure = fmt.Sprintf("`%s` failed (%s)", cmd, flatten(why, 200))
+	tail := tailBytes(out, verifyTail)
+	if st.VerifyRounds >= wf.PR.MaxRounds {
+		st.VerifyPrompt = ""
+		r.State.Workflow = st
+		e.event(ctx, r, "workflow", fmt.Sprintf("verify: %s after %d round(s); the pull request opens as a draft", st.VerifyFailure, st.VerifyRounds))
+		return Result{}, false, nil
+	}
+	st.VerifyRounds++
+	if err := os.Remove(filepath.Join(r.Workdir, doneFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return Result{}, true, fmt.Errorf("remove %s: %w", doneFile, err)
+	}
+	details := fmt.Sprintf("# Verify failed\n\nBefore opening the pull request ace ran `%s` in this working copy; it %s. "+
+		"This file was written by ace; it is not part of the repository. The end of the command's output:\n\n%s\n",
+		cmd, flatten(why, 200), quote(workspace.Sanitize(tail)))
+	if err := atomicfile.Write(filepath.Join(r.Workdir, verifyFile), []byte(details), 0o644); err != nil {
+		return Result{}, true, fmt.Errorf("write %s: %w", verifyFile, err)
+	}
+	st.VerifyPrompt = fmt.Sprintf("Verify round %d of %d: before opening the pull request ace ran `%s` in this working copy and it "+
+		"failed (%s). The end of its output: %s — the longer tail is in %s. Fix this on the same branch, commit your work with "+
+		"git and write a short summary to .ace/DONE again. If you need a decision from a human, write your question to "+
+		".ace/QUESTION and stop.", st.VerifyRounds, wf.PR.MaxRounds, cmd, flatten(why, 200), flatten(tail, verifyPromptTail), verifyFile)
+	r.State.Workflow = st
+	r.State.Summary = ""
+	r.Nudges, r.State.NudgedAt = 0, time.Time{}
+	headline := fmt.Sprintf("verify round %d/%d: %s; the agent is fixing it", st.VerifyRounds, wf.PR.MaxRounds, st.VerifyFailure)
+	e.event(ctx, r, "round", headline)
+	if err := e.postStatus(ctx, r, statusView{Headline: headline}); err != nil {
+		e.log.WarnContext(ctx, "status comment", "run", r.ID, "err", err) // the round matters more than its report
+	}
+	res, err = e.deliverFollowUp(ctx, r, st.VerifyPrompt, fmt.Sprintf("verify round %d delivered", st.VerifyRounds))
+	return res, true, err
+}
+
+// verifyReport is the pull request's line about verify ("" when the repository has none).
+func verifyReport(r *store.Run) (line string, failed bool) {
+	st := r.State.Workflow
+	switch {
+	case st == nil || st.VerifiedHead == "":
+		return "", false
+	case st.VerifyPassed:
+		return fmt.Sprintf("Verified: `%s` passed", st.VerifyCommand), false
+	default:
+		return fmt.Sprintf("**Not verified**: %s after %d round(s) of fixes; this pull request is a draft until a human looks.",
+			st.VerifyFailure, st.VerifyRounds), true
+	}
+}
+
+// labelPR puts the workflow's labels on the pull request ace opened; a label that cannot be added is reported,
+// never a reason to fail a run whose pull request is open.
+func (e *Engine) labelPR(ctx context.Context, r *store.Run, number int) {
+	wf, err := e.repoWorkflow(ctx, r)
+	if err != nil || len(wf.Labels) == 0 {
+		return
+	}
+	if err := e.o.Tracker.AddLabels(ctx, r.Repo, number, wf.Labels...); err != nil {
+		e.log.WarnContext(ctx, "label the pull request", "run", r.ID, "pr", number, "err", err)
+		e.event(ctx, r, "workflow", "could not label the pull request: "+err.Error())
+	}
+}
