@@ -369,7 +369,7 @@ func (q *Queue) dispatchPass(ctx context.Context) error {
 	if err := q.rescueDeadLocal(ctx); err != nil {
 		q.o.Logger.WarnContext(ctx, "free the jobs of dead ace processes", "err", err)
 	}
-	runs, err := q.e.o.Store.ListRuns(ctx, store.Filter{Statuses: []store.Status{store.StatusActive, store.StatusWaitingInput}})
+	runs, err := q.e.o.Store.ListRuns(ctx, store.Filter{Statuses: []store.Status{store.StatusActive, store.StatusWaitingInput, store.StatusPausedLimit}})
 	if err != nil {
 		return fmt.Errorf("list unfinished runs: %w", err)
 	}
