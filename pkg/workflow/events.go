@@ -34,6 +34,7 @@ const (
 	EventMCP         EventKind = "mcp"          // MCP configuration notes
 	EventTurn        EventKind = "turn"         // a headless turn ended
 	EventAgentFailed EventKind = "agent-failed" // a headless turn ended in an error
+	EventLimit       EventKind = "limit"        // a usage limit paused the run, or it resumed (node_limit.go)
 )
 
 // Progress is one typed event of a run, as the engine publishes it in process: to `ace run`'s display, the

@@ -81,6 +81,9 @@ func (e *Engine) execTurnEnded(ctx context.Context, r *store.Run) (Result, error
 	if e.timedOut(r, lastWords(st)) {
 		return Goto(StepFailed), nil
 	}
+	if res, ok, err := e.limitInTurn(ctx, r, st); ok || err != nil { // usage limits: node_limit.go
+		return res, err
+	}
 	if p := r.State.ExecPending; p != "" {
 		if err := e.execTurn(ctx, r, p); err != nil {
 			return Result{}, err
