@@ -29,7 +29,9 @@ func limitTune(c *config.Config) {
 	c.Monitor.MaxNudges = 0
 }
 
-func untilPaused(r *store.Run) bool { return r.Status == store.StatusPausedLimit || workflow.UntilSettled(r) }
+func untilPaused(r *store.Run) bool {
+	return r.Status == store.StatusPausedLimit || workflow.UntilSettled(r)
+}
 
 func TestUsageLimitPausesAndResumesAtReset(t *testing.T) {
 	t.Parallel()
