@@ -19,6 +19,7 @@ type Config struct {
 	Tmux      TmuxConfig             `toml:"tmux"`
 	Monitor   MonitorConfig          `toml:"monitor"`
 	Limits    LimitsConfig           `toml:"limits"`
+	Prices    map[string]Price       `toml:"prices"`
 	Poll      PollConfig             `toml:"poll"`
 	PR        PRConfig               `toml:"pr"`
 	Git       GitConfig              `toml:"git"`

@@ -27,6 +27,7 @@ func (e *Engine) execRunning(ctx context.Context, r *store.Run) (res Result, bus
 	if !alive {
 		if r.State.ExecSeen != r.State.ExecTurn {
 			e.recordTurnEnd(ctx, r, st)
+			e.addTurnUsage(r, st) // usage.go
 			r.State.ExecSeen = r.State.ExecTurn
 			// A supervisor that died without finishing may have left the agent running.
 			e.killAgent(st)
