@@ -54,7 +54,7 @@ func runLs(ctx context.Context, app *App, asJSON, all bool) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(app.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "REPO\tISSUE\tATTEMPT\tAGENT\tSTEP\tSTATUS\tAGE\tSESSION\tPR")
+	fmt.Fprintln(tw, "REPO\tISSUE\tATTEMPT\tAGENT\tSTEP\tSTATUS\tAGE\tTOKENS\tCOST\tSESSION\tPR")
 	now := time.Now()
 	for _, r := range runs {
 		pr := "-"
@@ -68,8 +68,16 @@ func runLs(ctx context.Context, app *App, asJSON, all bool) error {
 		if session == "" {
 			session = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Repo, r.Issue, r.Attempt, r.Agent, r.Step, r.Status,
-			age(now.Sub(r.CreatedAt)), session, pr)
+		status := string(r.Status)
+		if r.Status == store.StatusPausedLimit {
+			status += " until " + r.State.ResumeAt.Local().Format("15:04")
+		}
+		tokens, cost := "-", "-"
+		if u := r.State.Usage; u != nil {
+			tokens, cost = fmt.Sprint(u.Tokens()), fmt.Sprintf("$%.2f", u.CostUSD)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Repo, r.Issue, r.Attempt, r.Agent, r.Step, status,
+			age(now.Sub(r.CreatedAt)), tokens, cost, session, pr)
 	}
 	return tw.Flush()
 }

@@ -58,6 +58,10 @@ func runShow(ctx context.Context, app *App, repo string, n int) error {
 	field("pull request", r.PRURL)
 	field("nudges", fmt.Sprint(r.Nudges))
 	field("restarts", fmt.Sprint(r.Restarts))
+	field("usage", workflow.UsageLine(r.State.Usage))
+	if !r.State.ResumeAt.IsZero() {
+		field("resumes at", r.State.ResumeAt.UTC().Format(time.RFC3339))
+	}
 	field("error", r.Error)
 	field("created", r.CreatedAt.Local().Format(time.DateTime))
 	if r.FinishedAt != nil {

@@ -19,6 +19,8 @@ type Config struct {
 	Agents    map[string]AgentConfig `toml:"agents"`
 	Tmux      TmuxConfig             `toml:"tmux"`
 	Monitor   MonitorConfig          `toml:"monitor"`
+	Limits    LimitsConfig           `toml:"limits"`
+	Prices    map[string]Price       `toml:"prices"`
 	Poll      PollConfig             `toml:"poll"`
 	PR        PRConfig               `toml:"pr"`
 	Git       GitConfig              `toml:"git"`
@@ -245,7 +247,8 @@ func Default() *Config {
 		Monitor: MonitorConfig{Interval: D(time.Second), IdleAfter: D(3 * time.Minute), Settle: D(5 * time.Second), Nudge: "please continue",
 			MaxNudges: 3, MaxRestarts: 2, Timeout: D(2 * time.Hour), ExecIdleTimeout: D(120 * time.Second),
 			ExecTurnTimeout: D(300 * time.Second), CompactThreshold: 50 << 10},
-		Poll: PollConfig{Interval: D(2 * time.Minute), MaxConcurrent: 4},
+		Limits: defaultLimits(),
+		Poll:   PollConfig{Interval: D(2 * time.Minute), MaxConcurrent: 4},
 		PR: PRConfig{Draft: true, Branch: "ace/{issue}-{slug}", Follow: true, MaxRounds: 3, LogBudget: 8 << 10,
 			NeedsHumanLabel: "ace:needs-human", Reactions: PRReactionsConfig{CI: true, Reviews: true, Conflicts: true, Commands: true}},
 		Git:     GitConfig{AuthorName: "ace", AuthorEmail: "ace@localhost"},

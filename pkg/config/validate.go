@@ -24,6 +24,8 @@ func (c *Config) Validate() error {
 	bad := func(key, format string, args ...any) {
 		errs = append(errs, &Error{Key: key, Msg: fmt.Sprintf(format, args...)})
 	}
+	c.Limits.validate(bad)
+	validatePrices(c.Prices, bad)
 	if strings.TrimSpace(c.Workspace.Root) == "" {
 		bad("workspace.root", "empty")
 	}

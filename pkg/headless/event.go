@@ -23,6 +23,7 @@ const (
 	KindToolResult Kind = "tool_result" // ToolID, Output (truncated to 4 KiB), IsError
 	KindResult     Kind = "result"      // Status ("success"/"error"...), Text (final result text), Usage, IsError
 	KindError      Kind = "error"       // Text
+	KindLimit      Kind = "limit"       // Text, ResetsAt (0: not said): the account hit a usage or rate limit
 	KindRaw        Kind = "raw"         // Raw: a line that is not JSON or of an unknown type; never fatal
 )
 
@@ -31,8 +32,14 @@ type Usage struct {
 	InputTokens  int64 `json:"input_tokens,omitempty"`
 	OutputTokens int64 `json:"output_tokens,omitempty"`
 	CachedTokens int64 `json:"cached_tokens,omitempty"`
-	Turns        int   `json:"turns,omitempty"`
-	DurationMS   int64 `json:"duration_ms,omitempty"`
+	// CacheWriteTokens are input tokens written to the prompt cache (claude's cache_creation_input_tokens).
+	CacheWriteTokens int64 `json:"cache_write_tokens,omitempty"`
+	// CostUSD is the cost the CLI itself reported (claude's total_cost_usd); 0 when it reports none.
+	CostUSD float64 `json:"cost_usd,omitempty"`
+	// Model is the model the usage was spent on, when the stream says.
+	Model      string `json:"model,omitempty"`
+	Turns      int    `json:"turns,omitempty"`
+	DurationMS int64  `json:"duration_ms,omitempty"`
 }
 
 // add sums u2 into u; used to total a transcript's result events.
@@ -43,6 +50,11 @@ func (u *Usage) add(u2 *Usage) {
 	u.InputTokens += u2.InputTokens
 	u.OutputTokens += u2.OutputTokens
 	u.CachedTokens += u2.CachedTokens
+	u.CacheWriteTokens += u2.CacheWriteTokens
+	u.CostUSD += u2.CostUSD
+	if u2.Model != "" {
+		u.Model = u2.Model
+	}
 	u.Turns += u2.Turns
 	u.DurationMS += u2.DurationMS
 }
@@ -61,6 +73,8 @@ type Event struct {
 	Status    string `json:"status,omitempty"`
 	Usage     *Usage `json:"usage,omitempty"`
 	Raw       string `json:"raw,omitempty"`
+	// ResetsAt is when a limit resets, in Unix seconds (KindLimit).
+	ResetsAt int64 `json:"resets_at,omitempty"`
 }
 
 // Parser turns one agent's stream, line by line, into events. It is stateful: delta messages are accumulated

@@ -2,6 +2,7 @@ package headless
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 )
 
@@ -33,10 +34,23 @@ type claudeLine struct {
 	NumTurns   int             `json:"num_turns"`
 	DurationMS int64           `json:"duration_ms"`
 	Usage      *struct {
-		InputTokens          int64 `json:"input_tokens"`
-		OutputTokens         int64 `json:"output_tokens"`
-		CacheReadInputTokens int64 `json:"cache_read_input_tokens"`
+		InputTokens              int64 `json:"input_tokens"`
+		OutputTokens             int64 `json:"output_tokens"`
+		CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
+		CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
 	} `json:"usage"`
+	TotalCostUSD   float64 `json:"total_cost_usd"`
+	APIErrorStatus int     `json:"api_error_status"`
+	// Error is set on the synthetic assistant message claude writes for a failed request ("rate_limit").
+	Error string `json:"error"`
+	// A rate_limit_event carries its fields in rate_limit_info (or, in some versions, at the top level).
+	RateLimitInfo *claudeRateLimit `json:"rate_limit_info"`
+	claudeRateLimit
+}
+
+type claudeRateLimit struct {
+	Status   string `json:"status"`
+	ResetsAt int64  `json:"resetsAt"`
 }
 
 type claudeBlock struct {
@@ -75,18 +89,35 @@ func (p *claudeParser) Parse(line []byte) []Event {
 			out = append(out, Event{Kind: KindInit, SessionID: m.SessionID, Model: m.Model})
 		}
 		return out // other subtypes (hooks, compaction) are bookkeeping, not conversation
-	case "assistant":
-		if m.Message == nil {
-			return []Event{rawEvent(line)}
+	case "rate_limit_event":
+		rl := m.claudeRateLimit
+		if m.RateLimitInfo != nil {
+			rl = *m.RateLimitInfo
 		}
-		return p.assistant(m.Message.Content)
+		if rl.Status != "rejected" {
+			return nil // allowed, allowed_warning: information only
+		}
+		return append(p.buf.flush(), Event{Kind: KindLimit, ResetsAt: rl.ResetsAt, Text: "rate limit: rejected"})
+	case "assistant":
+		var out []Event
+		if m.Error == "rate_limit" {
+			out = append(p.buf.flush(), Event{Kind: KindLimit, Text: "rate limit"})
+		}
+		if m.Message == nil {
+			return append(out, rawEvent(line))
+		}
+		return append(out, p.assistant(m.Message.Content)...)
 	case "user":
 		if m.Message == nil {
 			return []Event{rawEvent(line)}
 		}
 		return append(p.buf.flush(), claudeUser(m.Message.Content)...)
 	case "result":
-		return append(p.buf.flush(), claudeResult(&m))
+		out := append(p.buf.flush(), claudeResult(&m))
+		if m.APIErrorStatus == 429 || m.APIErrorStatus == 529 {
+			out = append(out, Event{Kind: KindLimit, Text: fmt.Sprintf("API error %d", m.APIErrorStatus)})
+		}
+		return out
 	}
 	return []Event{rawEvent(line)}
 }
@@ -166,11 +197,12 @@ func claudeResult(m *claudeLine) Event {
 			e.Text = strings.Join(errs, "\n")
 		}
 	}
-	u := &Usage{Turns: m.NumTurns, DurationMS: m.DurationMS}
+	u := &Usage{Turns: m.NumTurns, DurationMS: m.DurationMS, CostUSD: m.TotalCostUSD, Model: m.Model}
 	if m.Usage != nil {
 		u.InputTokens = m.Usage.InputTokens
 		u.OutputTokens = m.Usage.OutputTokens
 		u.CachedTokens = m.Usage.CacheReadInputTokens
+		u.CacheWriteTokens = m.Usage.CacheCreationInputTokens
 	}
 	e.Usage = u
 	return e

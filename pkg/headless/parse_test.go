@@ -52,7 +52,7 @@ func TestFixtures(t *testing.T) {
 			tool:      "Bash", toolInput: `{"command":"go test ./...","description":"Run the test suite"}`,
 			toolOutput: "--- FAIL: TestAdd (0.00s)\n    add_test.go:9: got 3, want 4\nFAIL", toolErr: true,
 			status: "error_during_execution", resultErr: true,
-			usage: Usage{InputTokens: 1200, OutputTokens: 310, CachedTokens: 15000, Turns: 2, DurationMS: 18342},
+			usage: Usage{InputTokens: 1200, OutputTokens: 310, CachedTokens: 15000, CacheWriteTokens: 3400, CostUSD: 0.0213, Turns: 2, DurationMS: 18342},
 			raw:   2,
 		},
 		{
@@ -62,7 +62,7 @@ func TestFixtures(t *testing.T) {
 			tool:      "Read", toolInput: `{"file_path":"/home/user/project/README.md"}`,
 			toolOutput: "     1\t# Acme\n     2\tTeh tool.",
 			status:     "success", resultText: "Fixed the typo in README.md.",
-			usage: Usage{InputTokens: 36, OutputTokens: 114, CachedTokens: 21000, Turns: 4, DurationMS: 9120},
+			usage: Usage{InputTokens: 36, OutputTokens: 114, CachedTokens: 21000, CacheWriteTokens: 5200, CostUSD: 0.0411, Turns: 4, DurationMS: 9120},
 		},
 		{
 			file: "codex.jsonl", format: "codex",

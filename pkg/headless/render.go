@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 )
 
 // Render writes e for a person: who said what, a tool call or its result folded to one line.
@@ -44,6 +45,11 @@ func Render(w io.Writer, e Event) error {
 		}
 	case KindError:
 		s = block("error", e.Text)
+	case KindLimit:
+		s = "⏸ usage limit: " + e.Text
+		if e.ResetsAt > 0 {
+			s += " (resets " + time.Unix(e.ResetsAt, 0).UTC().Format(time.RFC3339) + ")"
+		}
 	case KindRaw:
 		s = "  ? " + oneLine(e.Raw, 160)
 	default:
@@ -57,6 +63,9 @@ func Render(w io.Writer, e Event) error {
 func RenderTotals(w io.Writer, t *Transcript) error {
 	u := t.Usage
 	s := fmt.Sprintf("tokens: %d in, %d out, %d cached", u.InputTokens, u.OutputTokens, u.CachedTokens)
+	if u.CostUSD > 0 {
+		s += fmt.Sprintf(" · $%.4f", u.CostUSD)
+	}
 	turns := 0
 	for _, e := range t.Events {
 		if e.Kind == KindResult {

@@ -65,6 +65,9 @@ type Status struct {
 	Events          int       `json:"events"`
 	Raw             int       `json:"raw"`
 	Usage           Usage     `json:"usage"`
+	// Limited says the stream reported a usage or rate limit; LimitResetsAt when it resets (zero: not said).
+	Limited       bool      `json:"limited,omitempty"`
+	LimitResetsAt time.Time `json:"limit_resets_at,omitzero"`
 }
 
 // ReadStatus reads a status file; os.ErrNotExist when the supervisor has not written one yet.

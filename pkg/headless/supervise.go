@@ -249,6 +249,14 @@ func (s *supervisor) event(e Event) {
 		if e.Text != "" {
 			s.stderr.add([]byte(e.Text))
 		}
+	case KindLimit:
+		s.status.Limited = true
+		if e.ResetsAt > 0 {
+			s.status.LimitResetsAt = time.Unix(e.ResetsAt, 0).UTC()
+		}
+		if e.Text != "" {
+			s.stderr.add([]byte(e.Text))
+		}
 	}
 	// A resumed CLI may continue under a new id (claude can fork the session): the latest init wins, so that the
 	// next turn resumes the conversation as it is now. The transcript keeps the file it opened.

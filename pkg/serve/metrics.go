@@ -103,7 +103,7 @@ func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	ch <- prometheus.MustNewConstMetric(upDesc, prometheus.GaugeValue, 1)
-	statuses := []store.Status{store.StatusActive, store.StatusWaitingInput, store.StatusDone, store.StatusFailed, store.StatusCancelled}
+	statuses := []store.Status{store.StatusActive, store.StatusWaitingInput, store.StatusPausedLimit, store.StatusDone, store.StatusFailed, store.StatusCancelled}
 	count := func(rs []*store.Run) map[store.Status]int {
 		n := map[store.Status]int{}
 		for _, r := range rs {

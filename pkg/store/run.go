@@ -22,6 +22,9 @@ const (
 	StatusCancelled    Status = "cancelled"
 	// StatusClosed ends a run whose pull request was closed without being merged.
 	StatusClosed Status = "closed"
+	// StatusPausedLimit is a run whose agent's account hit a usage or rate limit: it waits, at its step, for
+	// State.ResumeAt. Not terminal.
+	StatusPausedLimit Status = "paused_limit"
 )
 
 // Terminal reports whether a run with this status has ended.
@@ -235,8 +238,8 @@ func (s *Store) ListRuns(ctx context.Context, f Filter) ([]*Run, error) {
 // what poll.max_concurrent bounds (a run following its pull request, say, has an agent that waits for CI or a
 // reviewer and works on nothing).
 func (s *Store) CountActive(ctx context.Context, exceptSteps ...string) (int, error) {
-	q := "SELECT count(*) FROM runs WHERE status IN (?, ?)"
-	args := []any{StatusActive, StatusWaitingInput}
+	q := "SELECT count(*) FROM runs WHERE status IN (?, ?, ?)"
+	args := []any{StatusActive, StatusWaitingInput, StatusPausedLimit}
 	if len(exceptSteps) > 0 {
 		q += " AND step NOT IN (" + strings.TrimSuffix(strings.Repeat("?,", len(exceptSteps)), ",") + ")"
 		for _, st := range exceptSteps {

@@ -80,6 +80,44 @@ type RunState struct {
 
 	// Workflow is what the repository's workflow did in this run: setup, verify and its rounds.
 	Workflow *WorkflowState `json:"workflow,omitzero"`
+	// Limit is the usage limit the run is paused at, or last was (status paused_limit).
+	Limit *LimitState `json:"limit,omitzero"`
+	// ResumeAt is when a run paused at a usage limit resumes (UTC); zero when it is not paused.
+	ResumeAt time.Time `json:"resume_at,omitzero"`
+	// Usage is what the agent spent in this run, from its own records.
+	Usage *Usage `json:"usage,omitzero"`
+}
+
+// LimitState is what ace knows of a usage limit that paused a run.
+type LimitState struct {
+	// Message is what the agent said; Shared is set when another run on the same agent hit it.
+	Message string `json:"message,omitzero"`
+	Shared  bool   `json:"shared,omitzero"`
+	// PausedAt is when the run paused; Pauses counts the pauses in a row without a reset time or refused at
+	// the reset (for the backoff); Seen is how many limit messages the agent's screen showed when ace last
+	// acted on one, so that one still in view is not taken for a new one.
+	PausedAt time.Time `json:"paused_at,omitzero"`
+	Pauses   int       `json:"pauses,omitzero"`
+	Seen     int       `json:"seen,omitzero"`
+	// ResumedAt is when the run last resumed from a limit.
+	ResumedAt time.Time `json:"resumed_at,omitzero"`
+}
+
+// Usage is an agent's spending: tokens by kind and cost in US dollars.
+type Usage struct {
+	InputTokens      int64   `json:"input_tokens,omitzero"`
+	OutputTokens     int64   `json:"output_tokens,omitzero"`
+	CacheReadTokens  int64   `json:"cache_read_tokens,omitzero"`
+	CacheWriteTokens int64   `json:"cache_write_tokens,omitzero"`
+	CostUSD          float64 `json:"cost_usd,omitzero"`
+}
+
+// Tokens is every token counted.
+func (u *Usage) Tokens() int64 {
+	if u == nil {
+		return 0
+	}
+	return u.InputTokens + u.OutputTokens + u.CacheReadTokens + u.CacheWriteTokens
 }
 
 // WorkflowState is the run's use of its repository's workflow (.ace/workflow.toml and ace.toml's [repos]).

@@ -35,6 +35,7 @@ const (
 	EventTurn        EventKind = "turn"         // a headless turn ended
 	EventMoved       EventKind = "moved"        // the run moved to another host (its host stopped answering)
 	EventAgentFailed EventKind = "agent-failed" // a headless turn ended in an error
+	EventLimit       EventKind = "limit"        // a usage limit paused the run, or it resumed (node_limit.go)
 )
 
 // Progress is one typed event of a run, as the engine publishes it in process: to `ace run`'s display, the

@@ -27,6 +27,7 @@ func (e *Engine) execRunning(ctx context.Context, r *store.Run) (res Result, bus
 	if !alive {
 		if r.State.ExecSeen != r.State.ExecTurn {
 			e.recordTurnEnd(ctx, r, st)
+			e.addTurnUsage(r, st) // usage.go
 			r.State.ExecSeen = r.State.ExecTurn
 			// A supervisor that died without finishing may have left the agent running.
 			e.killAgent(st)
@@ -80,6 +81,9 @@ func (e *Engine) execTurnEnded(ctx context.Context, r *store.Run) (Result, error
 	// Turns may start and end between two looks: the run's time is checked before each new one, too.
 	if e.timedOut(r, lastWords(st)) {
 		return Goto(StepFailed), nil
+	}
+	if res, ok, err := e.limitInTurn(ctx, r, st); ok || err != nil { // usage limits: node_limit.go
+		return res, err
 	}
 	if p := r.State.ExecPending; p != "" {
 		if err := e.execTurn(ctx, r, p); err != nil {

@@ -79,6 +79,9 @@ func (e *Engine) prBody(r *store.Run, commits int) string {
 	}
 	fmt.Fprintf(&b, "---\nMade by ace: agent `%s`, attempt %d, %d commit(s), %s.\n", r.Agent, r.Attempt, commits,
 		e.o.Now().Sub(r.CreatedAt).Round(time.Second))
+	if r.State.Usage != nil {
+		b.WriteString("Usage: " + UsageLine(r.State.Usage) + ".\n")
+	}
 	return b.String()
 }
 

@@ -35,6 +35,9 @@ func (e *Engine) monitor(ctx context.Context, r *store.Run) (Result, error) {
 	if next, ok := e.checkIssue(ctx, r); ok {
 		return next, nil
 	}
+	if res, ok, err := e.limitGate(ctx, r); ok || err != nil { // usage limits: node_limit.go
+		return res, err
+	}
 	if res, busy, err := e.execRunning(ctx, r); busy || err != nil {
 		return res, err
 	}
@@ -66,6 +69,9 @@ func (e *Engine) monitor(ctx context.Context, r *store.Run) (Result, error) {
 	o, err := e.look(ctx, r, prof, pane)
 	if err != nil {
 		return Result{}, err
+	}
+	if res, ok, err := e.limitOnScreen(ctx, r, prof, o); ok || err != nil { // node_limit.go
+		return res, err
 	}
 	if e.timedOut(r, o.screen) {
 		return Goto(StepFailed), nil

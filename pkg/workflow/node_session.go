@@ -56,7 +56,7 @@ func (e *Engine) sessionName(ctx context.Context, r *store.Run) (string, error) 
 		return r.Session, nil
 	}
 	name := tmuxops.SessionName(r.Repo, r.Issue)
-	runs, err := e.o.Store.ListRuns(ctx, store.Filter{Statuses: []store.Status{store.StatusActive, store.StatusWaitingInput}})
+	runs, err := e.o.Store.ListRuns(ctx, store.Filter{Statuses: []store.Status{store.StatusActive, store.StatusWaitingInput, store.StatusPausedLimit}})
 	if err != nil {
 		return "", fmt.Errorf("list active runs: %w", err)
 	}

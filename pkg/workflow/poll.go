@@ -77,6 +77,14 @@ func (e *Engine) dispatch(ctx context.Context, repo string, maxConcurrent int, r
 		if !ok {
 			return nil // every live host is full
 		}
+		paused, err := e.agentPaused(ctx, iss.Labels) // usage limits: node_limit.go
+		if err != nil {
+			return err
+		}
+		if paused {
+			rep.Skipped++
+			continue
+		}
 		ok, who, err := e.labelTrusted(ctx, repo, iss.Number)
 		if err != nil {
 			rep.Errors = append(rep.Errors, fmt.Errorf("%s#%d: %w", repo, iss.Number, err))

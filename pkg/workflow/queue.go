@@ -391,7 +391,7 @@ func (q *Queue) dispatchPass(ctx context.Context) error {
 	if err := q.moveRunsOfDeadHosts(ctx); err != nil {
 		q.o.Logger.WarnContext(ctx, "move the runs of dead hosts", "err", err)
 	}
-	runs, err := q.e.o.Store.ListRuns(ctx, store.Filter{Statuses: []store.Status{store.StatusActive, store.StatusWaitingInput}})
+	runs, err := q.e.o.Store.ListRuns(ctx, store.Filter{Statuses: []store.Status{store.StatusActive, store.StatusWaitingInput, store.StatusPausedLimit}})
 	if err != nil {
 		return fmt.Errorf("list unfinished runs: %w", err)
 	}

@@ -38,6 +38,12 @@ func (e *Engine) renderStatus(r *store.Run, v statusView) string {
 	if r.PRURL != "" {
 		fmt.Fprintf(&b, "| pull request | %s |\n", r.PRURL)
 	}
+	if r.State.Usage != nil {
+		fmt.Fprintf(&b, "| usage | %s |\n", UsageLine(r.State.Usage))
+	}
+	if r.Status == store.StatusPausedLimit {
+		fmt.Fprintf(&b, "| resumes | %s |\n", r.State.ResumeAt.UTC().Format(time.RFC3339))
+	}
 	fmt.Fprintf(&b, "| updated | %s |\n", e.o.Now().UTC().Format(time.RFC3339))
 	if v.Detail != "" {
 		b.WriteString("\n" + v.Detail + "\n")

@@ -1,0 +1,190 @@
+package agents
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func mustBuiltin(t *testing.T, name string) Profile {
+	t.Helper()
+	p, ok := Builtin(name)
+	if !ok {
+		t.Fatalf("no built-in %s", name)
+	}
+	return p
+}
+
+// Screens written from what the CLIs print against a scripted server answering the providers' 429 responses.
+const (
+	claudeLimitScreen = `> fix the bug in main.go
+
+⏺ I'll look at main.go first.
+  ⎿  You've hit your session limit · resets 7:17pm (UTC)
+
+╭────────────────────────────────────────────────────────╮
+│ What do you want to do?                                │
+│                                                        │
+│ ❯ 1. Stop and wait for limit to reset                  │
+│   2. Upgrade your plan                                 │
+│                                                        │
+│ Enter to confirm · Esc to cancel                       │
+╰────────────────────────────────────────────────────────╯
+`
+	claudeAPIKeyScreen = `> fix the bug
+  ⎿  API Error: Request rejected (429) · rate_limit_error
+
+────────────────────────────────
+> 
+────────────────────────────────
+  ? for shortcuts
+`
+	codexLimitScreen = `› fix the bug
+
+■ You’ve hit your usage limit. Upgrade to Pro (https://openai.com/chatgpt/pricing) or try again at 7:35 PM.
+
+  Approaching rate limits
+  Switch to gpt-5-codex-mini for lower credit usage?
+
+› 1. Switch to gpt-5-codex-mini
+  2. Keep current model
+  3. Keep current model (never show again)
+
+  Press enter to confirm or esc to go back
+`
+	geminiQuotaScreen = `✕ [API Error: You have exhausted your daily quota on this model.]
+
+ Type your message or @path/to/file
+`
+)
+
+func TestLimitOnScreen(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2025, 3, 4, 18, 40, 0, 0, time.UTC)
+	cases := []struct {
+		agent, screen string
+		want          time.Time // zero: no reset time given
+		menu          []string
+	}{
+		{"claude", claudeLimitScreen, time.Date(2025, 3, 4, 19, 17, 0, 0, time.UTC), []string{"Enter"}},
+		{"claude", claudeAPIKeyScreen, time.Time{}, nil},
+		{"codex", codexLimitScreen, time.Date(2025, 3, 4, 19, 35, 0, 0, time.Local), []string{"2"}},
+		{"gemini", geminiQuotaScreen, time.Time{}, nil},
+	}
+	for _, c := range cases {
+		p := mustBuiltin(t, c.agent)
+		// Codex prints local time: read "now" in the host's zone so that the expected day is today's.
+		n := now
+		if c.agent == "codex" {
+			n = time.Date(2025, 3, 4, 18, 40, 0, 0, time.Local)
+		}
+		l, count, ok := p.LimitOnScreen(c.screen, n)
+		if !ok || count != 1 {
+			t.Errorf("%s: limit not found (ok %v, count %d) in\n%s", c.agent, ok, count, c.screen)
+			continue
+		}
+		if !l.ResetsAt.Equal(c.want) {
+			t.Errorf("%s: resets at %v, want %v (message %q)", c.agent, l.ResetsAt, c.want, l.Message)
+		}
+		keys, ok := p.LimitMenu(c.screen)
+		if strings.Join(keys, ",") != strings.Join(c.menu, ",") || ok != (c.menu != nil) {
+			t.Errorf("%s: menu keys %v %v, want %v", c.agent, keys, ok, c.menu)
+		}
+	}
+	// An ordinary screen is no limit, and a custom agent has no patterns.
+	if _, _, ok := mustBuiltin(t, "claude").LimitOnScreen("> hi\n  ? for shortcuts\n", now); ok {
+		t.Error("limit found on an idle claude screen")
+	}
+	if _, _, ok := (Profile{Name: "custom"}).LimitOnScreen(claudeLimitScreen, now); ok {
+		t.Error("a custom agent matched built-in limit patterns")
+	}
+}
+
+func TestLimitCountsMessages(t *testing.T) {
+	t.Parallel()
+	p := mustBuiltin(t, "claude")
+	now := time.Date(2025, 3, 4, 19, 17, 30, 0, time.UTC)
+	screen := "  ⎿  You've hit your session limit · resets 7:17pm (UTC)\n> continue\n  ⎿  You've hit your session limit · resets 8:17pm (UTC)\n"
+	l, count, ok := p.LimitOnScreen(screen, now)
+	if !ok || count != 2 {
+		t.Fatalf("count %d ok %v, want 2", count, ok)
+	}
+	if want := time.Date(2025, 3, 4, 20, 17, 0, 0, time.UTC); !l.ResetsAt.Equal(want) {
+		t.Errorf("the last message should win: resets %v, want %v", l.ResetsAt, want)
+	}
+}
+
+func TestParseReset(t *testing.T) {
+	t.Parallel()
+	berlin, err := time.LoadLocation("Europe/Berlin")
+	if err != nil {
+		t.Skip("no zone database:", err)
+	}
+	now := time.Date(2025, 3, 4, 18, 40, 0, 0, time.UTC)
+	cases := []struct {
+		clock ResetClock
+		in    string
+		now   time.Time
+		want  time.Time
+		ok    bool
+	}{
+		{ClockZoned, "7:17pm (UTC)", now, time.Date(2025, 3, 4, 19, 17, 0, 0, time.UTC), true},
+		{ClockZoned, "7pm (UTC)", now, time.Date(2025, 3, 4, 19, 0, 0, 0, time.UTC), true},
+		// Earlier today is tomorrow's; a reset that passed under a minute ago is still today's.
+		{ClockZoned, "6:17pm (UTC)", now, time.Date(2025, 3, 5, 18, 17, 0, 0, time.UTC), true},
+		{ClockZoned, "6:40pm (UTC)", now.Add(30 * time.Second), time.Date(2025, 3, 4, 18, 40, 0, 0, time.UTC), true},
+		{ClockZoned, "12:05am (UTC)", now, time.Date(2025, 3, 5, 0, 5, 0, 0, time.UTC), true},
+		{ClockZoned, "8:30pm (Europe/Berlin)", now, time.Date(2025, 3, 4, 20, 30, 0, 0, berlin), true},
+		{ClockZoned, "Mar 9, 7pm (UTC)", now, time.Date(2025, 3, 9, 19, 0, 0, 0, time.UTC), true},
+		{ClockZoned, "7:17PM (UTC)", now, time.Date(2025, 3, 4, 19, 17, 0, 0, time.UTC), true},
+		{ClockZoned, "7:17pm (Mars/Olympus)", now, time.Time{}, false},
+		{ClockZoned, "soon", now, time.Time{}, false},
+		{ClockLocal, "7:35 PM", now.In(time.Local), time.Date(2025, 3, 4, 19, 35, 0, 0, time.Local), true},
+		{ClockLocal, "12:00 PM", time.Date(2025, 3, 4, 9, 0, 0, 0, time.Local), time.Date(2025, 3, 4, 12, 0, 0, 0, time.Local), true},
+		{ClockLocal, "13:00 PM", now, time.Time{}, false},
+		{ClockRFC3339, "2025-03-04T18:41:05Z", now, time.Date(2025, 3, 4, 18, 41, 5, 0, time.UTC), true},
+		{ClockRFC3339, "nope", now, time.Time{}, false},
+		{"", "7pm (UTC)", now, time.Time{}, false},
+	}
+	for _, c := range cases {
+		got, ok := ParseReset(c.clock, c.in, c.now)
+		if ok != c.ok || !got.Equal(c.want) {
+			t.Errorf("ParseReset(%s, %q) = %v, %v; want %v, %v", c.clock, c.in, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+func TestLimitInStream(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2025, 3, 4, 18, 40, 0, 0, time.UTC)
+	cases := []struct {
+		agent, text string
+		exit        int
+		want        bool
+		reset       time.Time
+	}{
+		{"claude", "You've hit your session limit · resets 7:17pm (UTC)", 1, true, time.Date(2025, 3, 4, 19, 17, 0, 0, time.UTC)},
+		{"claude", "API Error: Request rejected (429) · rate_limit_error", 1, true, time.Time{}},
+		{"claude", "API Error: 529 Overloaded", 1, true, time.Time{}},
+		{"claude", "I fixed the bug.", 0, false, time.Time{}},
+		{"codex", "You’ve hit your usage limit. Upgrade to Pro or try again at 7:35 PM.", 1, true, time.Time{}},
+		{"codex", "unexpected status 429 Too Many Requests: usage_limit_reached", 1, true, time.Time{}},
+		{"codex", "stream disconnected before completion", 1, false, time.Time{}},
+		{"gemini", "You have exhausted your daily quota on this model.", 173, true, time.Time{}},
+		{"gemini", "", 173, true, time.Time{}},
+		{"gemini", "some other failure", 1, false, time.Time{}},
+	}
+	for _, c := range cases {
+		l, ok := mustBuiltin(t, c.agent).LimitInStream(c.text, c.exit, now)
+		if ok != c.want {
+			t.Errorf("%s %q exit %d: limit %v, want %v", c.agent, c.text, c.exit, ok, c.want)
+			continue
+		}
+		if c.agent != "codex" && !l.ResetsAt.Equal(c.reset) {
+			t.Errorf("%s %q: resets %v, want %v", c.agent, c.text, l.ResetsAt, c.reset)
+		}
+		if c.agent == "codex" && ok && strings.Contains(c.text, "7:35") && l.ResetsAt.IsZero() {
+			t.Errorf("codex: no reset time read from %q", c.text)
+		}
+	}
+}

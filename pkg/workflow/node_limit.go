@@ -1,0 +1,235 @@
+package workflow
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/aceworks/ace/pkg/agents"
+	"github.com/aceworks/ace/pkg/headless"
+	"github.com/aceworks/ace/pkg/store"
+)
+
+// Usage limits. An agent whose account hit a usage or rate limit is not idle: nudging it only walks into the
+// same wall and then pings a human for nothing. The run pauses instead (status paused_limit, its job snoozed
+// until State.ResumeAt), answers the limit menu the CLI opened with the key that keeps the user's choice, and at
+// the reset resumes the same conversation with a short message. A limit belongs to the account, i.e. the
+// agent: every run on it pauses with the first, and dispatch starts no run on it until the reset.
+
+// limitGate is the monitor's first look at limits: a paused run waits for its reset, then resumes; an active run
+// whose agent is paused by another run's limit pauses with it. ok is false when the monitor goes on as usual.
+func (e *Engine) limitGate(ctx context.Context, r *store.Run) (res Result, ok bool, err error) {
+	now := e.o.Now()
+	if r.Status == store.StatusPausedLimit {
+		if wait := r.State.ResumeAt.Sub(now); wait > 0 {
+			return Stay(wait), true, nil
+		}
+		return e.resumeFromLimit(ctx, r)
+	}
+	until, msg, err := e.agentPausedUntil(ctx, r.Agent, r.ID)
+	if err != nil || !until.After(now) {
+		return Result{}, false, err
+	}
+	return e.pauseAt(ctx, r, agents.Limit{Message: msg}, until, true, limitSeen(r)), true, nil
+}
+
+// limitOnScreen looks for a new limit on a tmux agent's screen (one more than ace has acted on) and answers the
+// menu a limit opens. ok is false when there is none.
+func (e *Engine) limitOnScreen(ctx context.Context, r *store.Run, prof agents.Profile, o *observed) (Result, bool, error) {
+	if o.state == agents.StateBusy {
+		return Result{}, false, nil
+	}
+	menu := false
+	if keys, found := prof.LimitMenu(o.screen); found {
+		if err := e.o.Sessions.SendKeys(ctx, r.Session, keys...); err != nil {
+			return Result{}, true, fmt.Errorf("answer the limit menu: %w", err)
+		}
+		e.event(ctx, r, EventLimit, fmt.Sprintf("answered the usage-limit menu with %v (keeps the user's choice)", keys))
+		e.forget(r.ID)
+		menu = true
+	}
+	l, count, found := prof.LimitOnScreen(o.screen, e.o.Now())
+	seen := limitSeen(r)
+	if count < seen {
+		seen = count // the ones acted on scrolled away
+		limitState(r).Seen = count
+	}
+	if !found || count <= seen {
+		if menu {
+			return Stay(e.cfg.Monitor.Interval.Duration), true, nil
+		}
+		return Result{}, false, nil
+	}
+	return e.pause(ctx, r, l, false, count), true, nil
+}
+
+// limitInTurn looks at a headless turn that ended for a limit: the stream's own limit events first, then the
+// adapter's patterns over its last words and exit code. A turn is acted on once (Limit.Seen is its number).
+func (e *Engine) limitInTurn(ctx context.Context, r *store.Run, st *headless.Status) (Result, bool, error) {
+	if st == nil || !st.Done || st.Turn <= limitSeen(r) {
+		return Result{}, false, nil
+	}
+	prof, err := e.profile(r)
+	if err != nil {
+		return Result{}, true, err
+	}
+	l, found := prof.LimitInStream(lastWords(st), st.ExitCode, e.o.Now())
+	if st.Limited {
+		found = true
+		if !st.LimitResetsAt.IsZero() {
+			l.ResetsAt = st.LimitResetsAt // exact, where the text is to the minute
+		}
+		if l.Message == "" {
+			l.Message = firstLineOf(lastWords(st))
+		}
+	}
+	if !found {
+		return Result{}, false, nil
+	}
+	return e.pause(ctx, r, l, false, st.Turn), true, nil
+}
+
+// pause puts the run on hold until the limit's reset (plus limits.resume_margin), or a backoff when the agent
+// gave none or the reset has passed already (a resume refused again).
+func (e *Engine) pause(ctx context.Context, r *store.Run, l agents.Limit, shared bool, seen int) Result {
+	lc := e.cfg.Limits
+	now := e.o.Now()
+	at := l.ResetsAt.Add(lc.ResumeMargin.Duration)
+	if l.ResetsAt.IsZero() || !at.After(now) {
+		at = now.Add(limitBackoff(lc.Backoff.Duration, lc.MaxBackoff.Duration, limitState(r).Pauses))
+		limitState(r).Pauses++
+	}
+	return e.pauseAt(ctx, r, l, at, shared, seen)
+}
+
+func (e *Engine) pauseAt(ctx context.Context, r *store.Run, l agents.Limit, at time.Time, shared bool, seen int) Result {
+	now := e.o.Now()
+	ls := limitState(r)
+	ls.Message, ls.Shared, ls.PausedAt, ls.Seen = l.Message, shared, now, seen
+	r.Status = store.StatusPausedLimit
+	r.State.ResumeAt = at.UTC().Truncate(time.Second)
+	if r.State.ResumeAt.Before(at) {
+		r.State.ResumeAt = r.State.ResumeAt.Add(time.Second) // whole seconds, never before the reset
+	}
+	why := fmt.Sprintf("%s hit a usage limit", r.Agent)
+	if shared {
+		why = fmt.Sprintf("another run on %s hit its usage limit", r.Agent)
+	}
+	when := r.State.ResumeAt.Format(time.RFC3339)
+	e.event(ctx, r, EventLimit, fmt.Sprintf("paused: %s (%q); resumes at %s", why, l.Message, when))
+	detail := ""
+	if l.Message != "" {
+		detail = "The agent said:\n\n" + quote(l.Message)
+	}
+	if err := e.postStatus(ctx, r, statusView{Headline: fmt.Sprintf("paused: %s; resumes at %s", why, when), Detail: detail}); err != nil {
+		e.log.WarnContext(ctx, "status comment of a paused run", "run", r.ID, "err", err)
+	}
+	return Stay(r.State.ResumeAt.Sub(now))
+}
+
+// resumeFromLimit ends a pause at its reset: the same conversation gets limits.continue (typed into the tmux
+// session; the next turn of a headless one). A limit still there pauses the run again at the next look.
+func (e *Engine) resumeFromLimit(ctx context.Context, r *store.Run) (Result, bool, error) {
+	now := e.o.Now()
+	ls := limitState(r)
+	msg := e.cfg.Limits.Continue
+	if isExec(r) {
+		if !e.execAlive(ctx, r) {
+			queueExec(r, msg)
+		}
+	} else {
+		screen, err := e.o.Sessions.Capture(ctx, r.Session, 0)
+		if err != nil {
+			return Result{}, true, fmt.Errorf("capture screen: %w", err)
+		}
+		prof, err := e.profile(r)
+		if err != nil {
+			return Result{}, true, err
+		}
+		if prof.Classify(screen, false, 0) != agents.StateBusy {
+			if err := e.type_(ctx, r, msg); err != nil {
+				return Result{}, true, fmt.Errorf("resume after the usage limit: %w", err)
+			}
+		}
+		// The limit messages in view now are the ones this pause was for.
+		_, ls.Seen, _ = prof.LimitOnScreen(screen, now)
+	}
+	if !r.State.MonitorSince.IsZero() && !ls.PausedAt.IsZero() {
+		r.State.MonitorSince = r.State.MonitorSince.Add(now.Sub(ls.PausedAt)) // a pause is not the agent's time
+	}
+	r.Status = store.StatusActive
+	r.State.ResumeAt = time.Time{}
+	ls.ResumedAt = now
+	r.State.NudgedAt = now // the continue is the nudge of this stretch; idleness counts from here
+	e.event(ctx, r, EventLimit, fmt.Sprintf("resumed after the usage limit with %q", msg))
+	if err := e.postStatus(ctx, r, statusView{Headline: "resumed after the usage limit; working"}); err != nil {
+		e.log.WarnContext(ctx, "status comment of a resumed run", "run", r.ID, "err", err)
+	}
+	return Stay(e.cfg.Monitor.Interval.Duration), true, nil
+}
+
+// agentPausedUntil is the latest reset of the limits other runs on agent are paused at (the limit is the
+// account's), with what the agent said; zero when none is.
+func (e *Engine) agentPausedUntil(ctx context.Context, agent string, except int64) (time.Time, string, error) {
+	runs, err := e.o.Store.ListRuns(ctx, store.Filter{Statuses: []store.Status{store.StatusPausedLimit}})
+	if err != nil {
+		return time.Time{}, "", fmt.Errorf("list paused runs: %w", err)
+	}
+	var until time.Time
+	msg := ""
+	for _, o := range runs {
+		// Only a run that hit the limit itself says when it ends: runs paused with it do not extend it.
+		if o.ID == except || o.Agent != agent || o.State.Limit == nil || o.State.Limit.Shared {
+			continue
+		}
+		if o.State.ResumeAt.After(until) {
+			until, msg = o.State.ResumeAt, o.State.Limit.Message
+		}
+	}
+	return until, msg, nil
+}
+
+// limitBackoff is base, doubled for each pause in a row, capped at most.
+func limitBackoff(base, most time.Duration, pauses int) time.Duration {
+	d := base
+	for i := 0; i < pauses && d < most; i++ {
+		d *= 2
+	}
+	return min(d, most)
+}
+
+func firstLineOf(s string) string {
+	for i, c := range s {
+		if c == '\n' {
+			return s[:i]
+		}
+	}
+	return s
+}
+
+// limitState is the run's limit bookkeeping, made on first use.
+func limitState(r *store.Run) *store.LimitState {
+	if r.State.Limit == nil {
+		r.State.Limit = &store.LimitState{}
+	}
+	return r.State.Limit
+}
+
+// limitSeen is the limit ace last acted on: a count of screen messages (tmux) or a turn number (headless).
+func limitSeen(r *store.Run) int {
+	if r.State.Limit == nil {
+		return 0
+	}
+	return r.State.Limit.Seen
+}
+
+// agentPaused reports whether the agent an issue's labels choose is paused at a usage limit: dispatch starts no
+// run on it until the reset.
+func (e *Engine) agentPaused(ctx context.Context, labels []string) (bool, error) {
+	agent, _ := e.labelChoice(labels)
+	if agent == "" {
+		agent = e.cfg.Agent.Default
+	}
+	until, _, err := e.agentPausedUntil(ctx, agent, 0)
+	return until.After(e.o.Now()), err
+}
