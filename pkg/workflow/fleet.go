@@ -28,6 +28,9 @@ func (q *Queue) heartbeats(ctx context.Context) {
 		if err != nil && ctx.Err() == nil {
 			q.o.Logger.WarnContext(ctx, "heartbeat", "host", q.e.o.Host, "err", err)
 		}
+		if err := q.rescueDead(ctx); err != nil && ctx.Err() == nil {
+			q.o.Logger.WarnContext(ctx, "free the jobs of dead ace processes", "err", err)
+		}
 		select {
 		case <-ctx.Done():
 			return

@@ -5,11 +5,14 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -43,7 +46,18 @@ func TestMain(m *testing.M) {
 			os.Exit(cli.Main())
 		}
 	}
+	widenParallel()
 	os.Exit(m.Run())
+}
+
+// widenParallel lets more end-to-end tests run at once than there are CPUs (go test's default): each spends most
+// of its time waiting on agents, tmux and git, not computing. An explicit -test.parallel is left as it is.
+func widenParallel() {
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		_ = flag.Set("test.parallel", strconv.Itoa(max(8, 4*runtime.GOMAXPROCS(0))))
+	}
 }
 
 const (

@@ -192,7 +192,7 @@ func (q *Queue) Start(ctx context.Context) error {
 	if q.started.Load() {
 		return nil
 	}
-	if err := q.rescueDeadLocal(ctx); err != nil {
+	if err := q.rescueDead(ctx); err != nil {
 		q.o.Logger.WarnContext(ctx, "free the jobs of dead ace processes", "err", err)
 	}
 	if err := q.client.Start(context.WithoutCancel(ctx)); err != nil {
@@ -385,7 +385,7 @@ func (q *Queue) ended(ctx context.Context) {
 // dispatchPass starts runs for labelled issues and makes sure every unfinished run of this host has its job (a
 // run created by a process that died before it enqueued the job, or whose job was discarded).
 func (q *Queue) dispatchPass(ctx context.Context) error {
-	if err := q.rescueDeadLocal(ctx); err != nil {
+	if err := q.rescueDead(ctx); err != nil {
 		q.o.Logger.WarnContext(ctx, "free the jobs of dead ace processes", "err", err)
 	}
 	if err := q.moveRunsOfDeadHosts(ctx); err != nil {

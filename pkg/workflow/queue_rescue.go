@@ -16,18 +16,33 @@ import (
 	"github.com/aceworks/ace/pkg/procs"
 )
 
-// rescueDeadLocal makes the jobs that a dead ace process of this host was working available again at once. River
-// rescues a stuck job by itself only after RescueStuckJobsAfter (longer than the longest visit); for a process that
-// was killed (kill -9, a crash, a reboot) on this very host the wait is pointless: its PID says it is gone.
-func (q *Queue) rescueDeadLocal(ctx context.Context) error {
-	res, err := q.client.JobList(ctx, river.NewJobListParams().Queues(q.host).States(rivertype.JobStateRunning).First(1000))
+// rescueDead makes the jobs that a dead ace process was working available again at once: on this host, a process
+// whose PID is gone (kill -9, a crash, a reboot); elsewhere, a host silent for host.dead_after. River rescues a
+// stuck job by itself only after RescueStuckJobsAfter (longer than the longest visit), and while a dead process
+// holds the dispatch job, no labelled issue starts anywhere. Run jobs of a dead host are not freed here: their
+// runs move to a live host (moveRunsOfDeadHosts), whose queue gets a job of its own.
+func (q *Queue) rescueDead(ctx context.Context) error {
+	res, err := q.client.JobList(ctx, river.NewJobListParams().Queues(q.host, dispatchQueue).
+		States(rivertype.JobStateRunning).First(1000))
 	if err != nil {
 		return fmt.Errorf("list running jobs: %w", err)
+	}
+	hosts, err := q.e.o.Store.Hosts(ctx)
+	if err != nil {
+		return err
+	}
+	dead := map[string]bool{}
+	for _, h := range hosts {
+		dead[h.Name] = !q.e.alive(h)
 	}
 	now := q.e.o.Now().UTC()
 	var p riverdriver.JobRescueManyParams
 	for _, j := range res.Jobs {
-		if len(j.AttemptedBy) == 0 || !deadLocalClient(j.AttemptedBy[len(j.AttemptedBy)-1], q.e.o.Host) {
+		if len(j.AttemptedBy) == 0 {
+			continue
+		}
+		by := j.AttemptedBy[len(j.AttemptedBy)-1]
+		if !deadLocalClient(by, q.e.o.Host) && !dead[clientHost(by)] {
 			continue
 		}
 		msg, _ := json.Marshal(rivertype.AttemptError{At: now, Attempt: j.Attempt,
@@ -47,6 +62,19 @@ func (q *Queue) rescueDeadLocal(ctx context.Context) error {
 	}
 	q.o.Logger.InfoContext(ctx, "freed the jobs of dead ace processes", "jobs", len(p.ID))
 	return nil
+}
+
+// clientHost is the host part of a River client ID written by clientID.
+func clientHost(id string) string {
+	i := strings.LastIndexByte(id, ':')
+	if i < 0 {
+		return ""
+	}
+	j := strings.LastIndexByte(id[:i], ':')
+	if j < 0 {
+		return ""
+	}
+	return id[:j]
 }
 
 // deadLocalClient reports whether a River client ID written by clientID names a process of this host that no

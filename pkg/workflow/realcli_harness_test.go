@@ -70,6 +70,7 @@ func newRealWorld(t *testing.T, cli, aceTOML, body string, turns []modelserver.T
 		t.Fatalf("ace.toml: %v", err)
 	}
 	cfg.Workspace.Root = root
+	cfg.PR.Follow = false // these cases end when the pull request opens (follow-through has its own test)
 	cfg.Tracker.Kind = "github"
 	cfg.GitHub.APIURL = w.gh.URL()
 	cfg.GitHub.Repos = []string{testRepo}
