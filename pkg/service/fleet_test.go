@@ -234,7 +234,23 @@ func TestFleetMovesTheRunsOfADeadHost(t *testing.T) {
 	_ = tmuxops.New(doomed.cfg.Tmux.Socket).KillServer(ctx) // the machine is gone: its agents too
 	cancel()
 
-	waitFor(t, "every issue has its pull request", 150*time.Second, func() bool { return allDone(t, st, nums) })
+	deadline := time.Now().Add(60 * time.Second)
+	waitFor(t, "every issue has its pull request", 150*time.Second, func() bool {
+		if allDone(t, st, nums) {
+			return true
+		}
+		if time.Now().After(deadline) {
+			for _, rs := range runsByIssue(t, st) {
+				r := rs[len(rs)-1]
+				t.Logf("run #%d %s at %s (%q) on host %s", r.Issue, r.Status, r.Step, r.Error, r.Host)
+			}
+			hs, _ := st.Hosts(context.Background())
+			t.Logf("hosts %+v", hs)
+			t.Logf("the survivor said:\n%s", survivor.out)
+			t.FailNow()
+		}
+		return false
+	})
 	moved := 0
 	for _, rs := range runsByIssue(t, st) {
 		r := rs[len(rs)-1]

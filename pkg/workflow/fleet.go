@@ -95,7 +95,7 @@ func (e *Engine) pickHost(ctx context.Context, maxConcurrent int) (string, bool,
 }
 
 // moveRunsOfDeadHosts gives the unfinished runs of every host silent for host.dead_after to live hosts. The
-// moving host starts each again at prepare_workspace: a fresh working copy from the run's pushed branch, the agent
+// new host starts each again from claim: a fresh working copy from the run's pushed branch, the agent
 // started with a prompt to continue, the same status comment edited to say where the run went.
 func (q *Queue) moveRunsOfDeadHosts(ctx context.Context) error {
 	e := q.e
@@ -140,7 +140,7 @@ func (e *Engine) moveRun(ctx context.Context, r *store.Run, to string) error {
 	s.ExecProc, s.ExecTurn, s.ExecSeen, s.ExecFormat, s.Transcript = "", 0, 0, "", ""
 	s.CompactAt, s.HasCompactAt, s.Compacting = 0, false, false
 	if Step(r.Step) != StepFollowPR {
-		r.Step = string(StepPrepare)
+		r.Step = string(StepClaim) // idempotent: the issue read again, then a fresh working copy from the pushed branch
 	}
 	msg := fmt.Sprintf("host %s stopped answering (no heartbeat for %s): moved to %s, which continues from the pushed branch",
 		from, e.cfg.Host.DeadAfter.Duration, to)
