@@ -57,11 +57,12 @@ type Engine struct {
 	log   *slog.Logger
 	nodes map[Step]Node
 
-	mu      sync.Mutex
-	seen    map[int64]*observed // per-run screen cache: what the monitor saw last (an optimisation, never the truth)
-	panes   []tmuxops.Pane      // the last pane list, shared by runs ticked close together
-	panesAt time.Time
-	changed chan struct{} // closed at the next change of a run made by this process (see Follow)
+	mu       sync.Mutex
+	seen     map[int64]*observed // per-run screen cache: what the monitor saw last (an optimisation, never the truth)
+	panes    []tmuxops.Pane      // the last pane list, shared by runs ticked close together
+	panesAt  time.Time
+	panesGen uint64        // counts invalidations: a listing begun before one must not be cached after it
+	changed  chan struct{} // closed at the next change of a run made by this process (see Follow)
 
 	queue *Queue // the job queue runs advance on; set by NewQueue
 	bus   bus    // run events, published in process

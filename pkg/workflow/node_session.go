@@ -246,7 +246,7 @@ func (e *Engine) profile(r *store.Run) (agents.Profile, error) {
 // panesTTL, so a poll pass over many runs costs one `tmux list-panes`, not one per run.
 func (e *Engine) pane(ctx context.Context, name string) (tmuxops.Pane, bool, error) {
 	e.mu.Lock()
-	panes, at := e.panes, e.panesAt
+	panes, at, gen := e.panes, e.panesAt, e.panesGen
 	e.mu.Unlock()
 	if at.IsZero() || time.Since(at) > panesTTL {
 		var err error
@@ -254,7 +254,11 @@ func (e *Engine) pane(ctx context.Context, name string) (tmuxops.Pane, bool, err
 			return tmuxops.Pane{}, false, fmt.Errorf("list tmux panes: %w", err)
 		}
 		e.mu.Lock()
-		e.panes, e.panesAt = panes, time.Now()
+		if e.panesGen == gen {
+			// Only a listing that began after the last start or kill is shared: an older one may miss a session
+			// another run has just started, which would read as an agent gone.
+			e.panes, e.panesAt = panes, time.Now()
+		}
 		e.mu.Unlock()
 	}
 	for _, p := range panes {
@@ -272,5 +276,6 @@ const panesTTL = 250 * time.Millisecond
 func (e *Engine) invalidatePanes() {
 	e.mu.Lock()
 	e.panesAt = time.Time{}
+	e.panesGen++
 	e.mu.Unlock()
 }
