@@ -54,7 +54,7 @@ func runClean(ctx context.Context, app *App, o cleanOptions) error {
 		verb = "would remove"
 	}
 	owned := map[string]bool{}
-	for _, r := range latestPerIssue(runs) {
+	for _, r := range store.LatestPerIssue(runs) {
 		if !r.Status.Terminal() {
 			owned[r.Session] = true
 			continue

@@ -39,7 +39,7 @@ func runLs(ctx context.Context, app *App, asJSON, all bool) error {
 		return err
 	}
 	if !all {
-		runs = latestPerIssue(runs)
+		runs = store.LatestPerIssue(runs)
 	}
 	if asJSON {
 		enc := json.NewEncoder(app.Stdout)
@@ -82,30 +82,6 @@ func runLs(ctx context.Context, app *App, asJSON, all bool) error {
 	return tw.Flush()
 }
 
-// latestPerIssue keeps the newest attempt of each issue, in the order given.
-func latestPerIssue(runs []*store.Run) []*store.Run {
-	type key struct {
-		repo  string
-		issue int
-	}
-	best := map[key]*store.Run{}
-	var order []key
-	for _, r := range runs {
-		k := key{r.Repo, r.Issue}
-		b, ok := best[k]
-		if !ok {
-			order = append(order, k)
-		}
-		if !ok || r.Attempt > b.Attempt {
-			best[k] = r
-		}
-	}
-	out := make([]*store.Run, 0, len(order))
-	for _, k := range order {
-		out = append(out, best[k])
-	}
-	return out
-}
 
 // age renders a duration the way people read ages: 45s, 12m, 3h, 2d.
 func age(d time.Duration) string {

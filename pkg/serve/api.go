@@ -92,7 +92,7 @@ func (s *Server) runs(ctx context.Context, all bool) ([]Run, error) {
 		return nil, err
 	}
 	if !all {
-		rs = latestPerIssue(rs)
+		rs = store.LatestPerIssue(rs)
 	}
 	out := make([]Run, 0, len(rs))
 	for _, r := range rs {
@@ -366,27 +366,3 @@ func (s *Server) writeText(w http.ResponseWriter, code int, text string) {
 	_, _ = io.WriteString(w, s.o.Redactor.Redact(text))
 }
 
-// latestPerIssue keeps the newest attempt of each issue.
-func latestPerIssue(runs []*store.Run) []*store.Run {
-	type key struct {
-		repo  string
-		issue int
-	}
-	best := map[key]*store.Run{}
-	var order []key
-	for _, r := range runs {
-		k := key{r.Repo, r.Issue}
-		b, ok := best[k]
-		if !ok {
-			order = append(order, k)
-		}
-		if !ok || r.Attempt > b.Attempt {
-			best[k] = r
-		}
-	}
-	out := make([]*store.Run, 0, len(order))
-	for _, k := range order {
-		out = append(out, best[k])
-	}
-	return out
-}

@@ -111,7 +111,7 @@ func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		return n
 	}
-	latest, all := count(latestPerIssue(runs)), count(runs)
+	latest, all := count(store.LatestPerIssue(runs)), count(runs)
 	for _, st := range statuses {
 		ch <- prometheus.MustNewConstMetric(runsDesc, prometheus.GaugeValue, float64(latest[st]), string(st))
 		ch <- prometheus.MustNewConstMetric(attemptsDesc, prometheus.GaugeValue, float64(all[st]), string(st))

@@ -154,7 +154,7 @@ func (s *Server) wakeIssue(ctx context.Context, repo string, issue int) (string,
 	if err != nil {
 		return "", err
 	}
-	runs = latestPerIssue(runs)
+	runs = store.LatestPerIssue(runs)
 	if len(runs) == 0 || runs[0].Status.Terminal() {
 		return "ignored", nil
 	}
@@ -175,7 +175,7 @@ func (s *Server) wakePRs(ctx context.Context, repo string, numbers ...int) (stri
 	}
 	result := "ignored"
 	var errs []error
-	for _, r := range latestPerIssue(runs) {
+	for _, r := range store.LatestPerIssue(runs) {
 		for _, n := range numbers {
 			if r.PRNumber == n && r.PRNumber != 0 && !r.Status.Terminal() {
 				if err := s.o.Queue.Wake(ctx, repo, r.Issue); err != nil {

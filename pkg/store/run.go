@@ -274,3 +274,28 @@ func scanRun(sc scanner) (*Run, error) {
 	}
 	return &r, nil
 }
+
+// LatestPerIssue keeps the newest attempt of each issue among runs, in the order the issues first appear.
+func LatestPerIssue(runs []*Run) []*Run {
+	type key struct {
+		repo  string
+		issue int
+	}
+	best := map[key]*Run{}
+	var order []key
+	for _, r := range runs {
+		k := key{r.Repo, r.Issue}
+		b, ok := best[k]
+		if !ok {
+			order = append(order, k)
+		}
+		if !ok || r.Attempt > b.Attempt {
+			best[k] = r
+		}
+	}
+	out := make([]*Run, 0, len(order))
+	for _, k := range order {
+		out = append(out, best[k])
+	}
+	return out
+}
