@@ -104,6 +104,7 @@ func pgConfig(t *testing.T, url string) install {
 	cfg.Monitor.Settle = config.D(100 * time.Millisecond)
 	cfg.Monitor.Timeout = config.D(time.Minute)
 	cfg.Poll.Interval = config.D(200 * time.Millisecond)
+	cfg.PR.Follow = false // a run ends when its pull request opens
 	return install{cfg: cfg, gh: gh, remote: remote, exe: exe}
 }
 
