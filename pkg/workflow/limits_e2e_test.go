@@ -35,7 +35,7 @@ func untilPaused(r *store.Run) bool {
 
 func TestUsageLimitPausesAndResumesAtReset(t *testing.T) {
 	t.Parallel()
-	reset := time.Now().Add(5 * time.Second).Truncate(time.Second)
+	reset := time.Now().Add(20 * time.Second).Truncate(time.Second) // after start-up even on a loaded machine
 	w := newWorld(t, limitScript(reset), limitTune)
 	r := w.run(untilPaused)
 	if r.Status != store.StatusPausedLimit {
@@ -80,7 +80,7 @@ func TestUsageLimitPausesAndResumesAtReset(t *testing.T) {
 
 func TestUsageLimitPausesEveryRunOnTheAgent(t *testing.T) {
 	t.Parallel()
-	reset := time.Now().Add(6 * time.Second).Truncate(time.Second)
+	reset := time.Now().Add(20 * time.Second).Truncate(time.Second)
 	w := newWorld(t, limitScript(reset), func(c *config.Config) {
 		limitTune(c)
 		c.Monitor.IdleAfter = config.Duration{Duration: 30 * time.Second} // issue 194's agent idles until the pause reaches it
