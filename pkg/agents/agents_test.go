@@ -212,3 +212,69 @@ func TestHeadlessArgv(t *testing.T) {
 		t.Error("resuming without a resume template succeeded")
 	}
 }
+
+// TestSubmittedNeedsAKnownScreen: a prompt counts as submitted when the screen after Enter shows a state (busy,
+// ready, a dialog) or lost the prompt, not when it merely changed: gemini keeps an unsent prompt in its composer
+// with no marker at all (a real screen from CI, where ace took it for submitted and the run stalled).
+func TestSubmittedNeedsAKnownScreen(t *testing.T) {
+	p, _ := Builtin("gemini")
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join("testdata", "screens", "gemini", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	prompt := "Read ACE_TASK.md in this folder: it describes issue #193 of acme/widgets"
+	before, unsent, busy := read("ready-real-composer.txt"), read("starting-real-unsent-prompt.txt"), read("busy-real-thinking.txt")
+	if p.Submitted(before, unsent, prompt) {
+		t.Error("an unsent prompt in the composer counted as submitted")
+	}
+	if !p.Submitted(unsent, busy, prompt) {
+		t.Error("a thinking agent did not count as submitted")
+	}
+	if p.Submitted(busy, busy, prompt) {
+		t.Error("an unchanged screen counted as submitted")
+	}
+	// A screen ace does not know, without the prompt at the bottom: the prompt went somewhere (the old rule).
+	if !p.Submitted(unsent, "some splash of a newer gemini\n", prompt) {
+		t.Error("an unknown screen without the prompt did not count as submitted")
+	}
+}
+
+// TestGeminiTrustsTheWorkingCopyForItsSessionOnly: gemini gets the working copy trusted through its env, not by
+// the trust dialog (which restarts it) nor by an entry in the user's trustedFolders.json.
+func TestGeminiTrustsTheWorkingCopyForItsSessionOnly(t *testing.T) {
+	p, _ := Builtin("gemini")
+	env, err := p.RunEnv(t.TempDir(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if env["GEMINI_CLI_TRUST_WORKSPACE"] != "true" {
+		t.Fatalf("gemini's env %v does not trust the working copy", env)
+	}
+}
+
+// TestShowsPaste: the prompt's beginning at the bottom, or the CLI's placeholder for a long paste, shows the
+// paste; a prompt starting with what terminals draw differently is not looked for; an unknown command is
+// taken at its word.
+func TestShowsPaste(t *testing.T) {
+	claude, _ := Builtin("claude")
+	prompt := "Read ACE_TASK.md in this folder: it describes issue #193"
+	ready := "╭────╮\n❯ \n? for shortcuts\n"
+	if claude.ShowsPaste(ready, prompt) {
+		t.Error("an empty composer shows the paste")
+	}
+	if !claude.ShowsPaste("❯ Read ACE_TASK.md in this folder: it desc\n", prompt) {
+		t.Error("the prompt in the composer is not the paste")
+	}
+	if !claude.ShowsPaste("❯ [Pasted text #1 +40 lines]\n", prompt) {
+		t.Error("claude's placeholder is not the paste")
+	}
+	if !claude.ShowsPaste(ready, "ünïcödé answer") || !claude.ShowsPaste(ready, "ok") {
+		t.Error("a prompt with no plain beginning was looked for")
+	}
+	if !(Profile{Name: "mine"}).ShowsPaste("", prompt) {
+		t.Error("a command without markers was not taken at its word")
+	}
+}

@@ -68,6 +68,53 @@ func lastMatch(re *regexp.Regexp, text string) int {
 // IsReady reports whether the composer takes input.
 func (p Profile) IsReady(screen string) bool { return p.Classify(screen, false, 0) == StateReady }
 
+// Submitted reports whether a pasted prompt was taken, from the screen before Enter and the one after: the screen
+// changed, and it either shows a state ace knows (working, ready again, a question, a dialog) or no longer shows
+// the prompt's beginning near the bottom, where the composer is. A changed screen alone is not enough: on a slow
+// machine the paste is still being drawn when "before" is read, and gemini 0.61 then keeps the whole prompt in
+// its composer (no placeholder, no marker) while the screen differs — taken for submitted, it was never sent and
+// the run sat at an unsent prompt (seen in CI).
+func (p Profile) Submitted(before, after, prompt string) bool {
+	if before == after {
+		return false
+	}
+	if p.Classify(after, false, 0) != StateStarting {
+		return true
+	}
+	probe := promptProbe(prompt)
+	return probe == "" || !strings.Contains(bottom(after), probe)
+}
+
+// ShowsPaste reports whether the screen shows prompt pasted into the composer: its beginning near the bottom,
+// or the placeholder the CLI draws for a long paste. A profile without a ready marker (a command ace knows
+// nothing about) is taken at its word.
+func (p Profile) ShowsPaste(screen, prompt string) bool {
+	if p.Markers.Ready == nil {
+		return true
+	}
+	b := bottom(screen)
+	if p.Markers.Pasted != nil && p.Markers.Pasted.MatchString(b) {
+		return true
+	}
+	probe := promptProbe(prompt)
+	return probe == "" || strings.Contains(b, probe)
+}
+
+// promptProbe is the start of the prompt as any terminal draws it: up to 24 printable ASCII characters (no
+// terminal wraps that few; a tab, a wide or a combining character would be drawn differently), or "" when the
+// prompt starts with fewer than 8 such characters (nothing to look for).
+func promptProbe(prompt string) string {
+	s := strings.TrimSpace(prompt)
+	n := 0
+	for n < len(s) && n < 24 && s[n] >= 0x20 && s[n] < 0x7f {
+		n++
+	}
+	if n < 8 {
+		return ""
+	}
+	return strings.TrimRight(s[:n], " ")
+}
+
 // IsBusy reports whether the agent is working.
 func (p Profile) IsBusy(screen string) bool { return p.Classify(screen, false, 0) == StateBusy }
 

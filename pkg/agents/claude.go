@@ -39,7 +39,8 @@ func claudeProfile() Profile {
 		Command: "claude --model {model}", Model: "sonnet",
 		Markers: Markers{Ready: re(`\? for shortcuts`), Busy: re(`esc to interrupt`), Approval: re(approval),
 			// AskUserQuestion: a numbered list the human answers, never ace.
-			Question: re(`Enter to select`)},
+			Question: re(`Enter to select`),
+			Pasted:   re(`\[Pasted text #\d+`)},
 		Dialogs: []Dialog{
 			dialog("trust", `Is this a project you created or one you trust|Yes, I trust this folder`, "Enter"),
 			// "2. No (recommended)" is preselected: Enter would refuse the key.

@@ -49,7 +49,8 @@ func codexProfile() Profile {
 			// queue it twice.
 			Busy:     re(`esc to interrupt|Queued follow-up inputs|edit last queued message`),
 			Approval: re(approval + `|Press enter to confirm or esc to cancel`),
-			Question: re(`Enter to select`)},
+			Question: re(`Enter to select`),
+			Pasted:   re(`\[Pasted Content \d+`)},
 		// Most specific first: the sign-in screens share words.
 		Dialogs: []Dialog{
 			dialog("trust", `Trust this folder\?`, "Enter"),

@@ -39,7 +39,8 @@ func geminiProfile() Profile {
 			// After the trust dialog the box stays drawn while gemini restarts: answering it again would type
 			// into the next screen.
 			Starting: re(`Gemini CLI is restarting`),
-			Approval: re(approval), Question: re(`Enter to select`)},
+			Approval: re(approval), Question: re(`Enter to select`),
+			Pasted: re(`\[Pasted Text: \d+ (lines|chars)`)},
 		Dialogs: []Dialog{
 			dialog("trust", `Do you trust the files in this folder\?`, "Enter"),
 			dialog("api-key", `Enter Gemini API Key`, "Enter"),
@@ -59,8 +60,13 @@ func geminiProfile() Profile {
 // e-mail are gone and the agent's `git commit` fails ("Author identity unknown"; seen end to end in pkg/workflow
 // realcli_e2e_test.go). ace passes the identity git finds in the working copy (the user's global one or the
 // repository's own) as GIT_AUTHOR_* and GIT_COMMITTER_*, which gemini leaves alone.
+//
+// GEMINI_CLI_TRUST_WORKSPACE=true trusts the working copy ace made for this session only, as --skip-trust does
+// headless: ace would answer the trust dialog "Trust folder" anyway, and that answer costs a restart of gemini
+// (about 4 s, and a prompt pasted during it is lost) and an entry per working copy in the user's
+// trustedFolders.json.
 func geminiRunEnv(_, workdir string) (map[string]string, error) {
-	env := map[string]string{}
+	env := map[string]string{"GEMINI_CLI_TRUST_WORKSPACE": "true"}
 	for _, id := range []struct{ key, author, committer string }{
 		{"user.name", "GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"},
 		{"user.email", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL"},

@@ -32,6 +32,8 @@ const (
 // that again would send keys into the next screen.
 type Markers struct {
 	Ready, Busy, Approval, Question, Starting *regexp.Regexp
+	// Pasted is the placeholder a CLI draws in its composer for a long paste instead of the text.
+	Pasted *regexp.Regexp
 }
 
 // Dialog is a first-run or permission screen and the keys that answer it.

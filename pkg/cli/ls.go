@@ -82,7 +82,6 @@ func runLs(ctx context.Context, app *App, asJSON, all bool) error {
 	return tw.Flush()
 }
 
-
 // age renders a duration the way people read ages: 45s, 12m, 3h, 2d.
 func age(d time.Duration) string {
 	switch {

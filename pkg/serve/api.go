@@ -365,4 +365,3 @@ func (s *Server) writeText(w http.ResponseWriter, code int, text string) {
 	w.WriteHeader(code)
 	_, _ = io.WriteString(w, s.o.Redactor.Redact(text))
 }
-

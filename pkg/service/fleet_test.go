@@ -234,7 +234,8 @@ func TestFleetMovesTheRunsOfADeadHost(t *testing.T) {
 	_ = tmuxops.New(doomed.cfg.Tmux.Socket).KillServer(ctx) // the machine is gone: its agents too
 	cancel()
 
-	deadline := time.Now().Add(60 * time.Second)
+	// Generous: the survivor learns of the death after host.dead_after, and runs at most two agents at once.
+	deadline := time.Now().Add(120 * time.Second)
 	waitFor(t, "every issue has its pull request", 150*time.Second, func() bool {
 		if allDone(t, st, nums) {
 			return true
@@ -243,6 +244,12 @@ func TestFleetMovesTheRunsOfADeadHost(t *testing.T) {
 			for _, rs := range runsByIssue(t, st) {
 				r := rs[len(rs)-1]
 				t.Logf("run #%d %s at %s (%q) on host %s", r.Issue, r.Status, r.Step, r.Error, r.Host)
+				if r.Status != store.StatusDone {
+					evs, _ := st.Events(context.Background(), r.ID)
+					for _, ev := range evs {
+						t.Logf("  %s %s: %s", ev.Time.Format("15:04:05.000"), ev.Kind, ev.Message)
+					}
+				}
 			}
 			hs, _ := st.Hosts(context.Background())
 			t.Logf("hosts %+v", hs)

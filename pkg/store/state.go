@@ -74,6 +74,8 @@ type RunState struct {
 	DialogScreen  string    `json:"dialog_screen,omitzero"`
 	DialogAt      time.Time `json:"dialog_at,omitzero"`
 	DialogAnswers int       `json:"dialog_answers,omitzero"`
+	// PastesLost counts pastes of the prompt the agent never showed (it dropped input while starting).
+	PastesLost int `json:"pastes_lost,omitzero"`
 
 	// Follow is the follow-through of the run's pull request (step follow_pr and its rounds).
 	Follow *FollowState `json:"follow,omitzero"`

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -58,9 +59,16 @@ func (c *Client) dialControl(ctx context.Context) (*control, error) {
 		ct.close()
 		return nil, err
 	}
-	// The first command proves the connection works and makes tmux end the session when this client goes (no
-	// target: it applies to the client's own session).
-	if _, err := ct.exec(ctx, []string{"set-option", "destroy-unattached", "on"}); err != nil {
+	// The first command proves the connection works. The session is ended by close (kill-session), or — when
+	// ace died without closing — by the next ace's dial (reapControlSessions). Not by destroy-unattached: tmux
+	// 3.3a segfaults when it destroys an unattached session whose control client is still exiting (seen when
+	// ace was SIGKILLed and any tmux command followed), and the crash takes every agent's session with it.
+	// remain-on-exit (global, for agents) must not keep this session once its `cat` is gone.
+	if _, err := ct.exec(ctx, []string{"set-option", "-w", "remain-on-exit", "off"}); err != nil {
+		ct.close()
+		return nil, err
+	}
+	if err := ct.reapControlSessions(ctx, name); err != nil {
 		ct.close()
 		return nil, err
 	}
@@ -69,12 +77,16 @@ func (c *Client) dialControl(ctx context.Context) (*control, error) {
 
 // exec runs one tmux command over the connection and returns its output.
 func (ct *control) exec(ctx context.Context, args []string) (string, error) {
+	ct.mu.Lock()
+	defer ct.mu.Unlock()
+	return ct.execLocked(ctx, args)
+}
+
+func (ct *control) execLocked(ctx context.Context, args []string) (string, error) {
 	line, ok := controlLine(args)
 	if !ok {
 		return "", fmt.Errorf("argument not expressible over control mode: %w", errControlDown)
 	}
-	ct.mu.Lock()
-	defer ct.mu.Unlock()
 	if ct.broken {
 		return "", errControlDown
 	}
@@ -165,7 +177,41 @@ func (ct *control) kill() {
 	}
 }
 
+// reapControlSessions ends the control sessions of processes that died without closing theirs.
+func (ct *control) reapControlSessions(ctx context.Context, own string) error {
+	out, err := ct.exec(ctx, []string{"list-sessions", "-F", "#{session_name}"})
+	if err != nil {
+		return err
+	}
+	for _, name := range strings.Fields(out) {
+		pid, err := strconv.Atoi(strings.TrimPrefix(name, ControlPrefix))
+		if !strings.HasPrefix(name, ControlPrefix) || name == own || err != nil || processAlive(pid) {
+			continue
+		}
+		if _, err := ct.exec(ctx, []string{"kill-session", "-t", "=" + name}); err != nil {
+			return fmt.Errorf("end the control session of dead process %d: %w", pid, err)
+		}
+	}
+	return nil
+}
+
+// processAlive: signal 0 reaches a live process (EPERM: alive, someone else's).
+func processAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// close ends the connection's session (which ends the client) and waits for the client to exit.
 func (ct *control) close() {
+	ct.mu.Lock()
+	if !ct.broken {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		// The reply is %exit rather than a block: the client goes with its session.
+		_, _ = ct.execLocked(ctx, []string{"kill-session"})
+		cancel()
+		ct.broken = true
+	}
+	ct.mu.Unlock()
 	_ = ct.stdin.Close()
 	exited := make(chan struct{})
 	go func() { _ = ct.cmd.Wait(); close(exited) }()

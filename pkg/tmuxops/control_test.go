@@ -1,12 +1,14 @@
 package tmuxops_test
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -111,4 +113,73 @@ func TestControlSessionEndsWithTheClient(t *testing.T) {
 	if !strings.Contains(sessions(), "ace-ctl-2") {
 		t.Fatalf("closing the monitor ended an agent session: %q", sessions())
 	}
+}
+
+// monitorMain (the test binary run as `monitor SOCKET`) opens a control connection, says "ready" and waits to
+// be killed: an ace that dies without closing its connection.
+func monitorMain(socket string) int {
+	c := tmuxops.New(socket, tmuxops.WithControl())
+	for range 2 {
+		if _, err := c.Panes(context.Background()); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
+	fmt.Println("ready")
+	select {}
+}
+
+// TestAKilledMonitorTakesNoAgentWithIt: a monitor SIGKILLed with its control connection open, then any tmux
+// command (here a listing, as the next ace or a user would run), must leave the agents' sessions alive — tmux
+// 3.3a segfaulted when destroy-unattached ended the dead monitor's session, and every agent went with the
+// server. The next monitor ends the dead one's session.
+func TestAKilledMonitorTakesNoAgentWithIt(t *testing.T) {
+	c := newClient(t)
+	ctx := context.Background()
+	if err := c.NewSession(ctx, tmuxops.SessionSpec{Name: "ace-kept-1", Dir: t.TempDir(), Argv: []string{"sleep", "600"}}); err != nil {
+		t.Fatal(err)
+	}
+	sessions := func() string {
+		out, _ := exec.Command("tmux", "-L", c.Socket(), "ls", "-F", "#{session_name}").CombinedOutput()
+		return string(out)
+	}
+	for round := range 5 {
+		cmd := exec.Command(os.Args[0], "monitor", c.Socket())
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		line, err := bufio.NewReader(out).ReadString('\n')
+		if err != nil || line != "ready\n" {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			t.Fatalf("monitor: %q %v", line, err)
+		}
+		_ = cmd.Process.Signal(syscall.SIGKILL)
+		_ = cmd.Wait()
+		for range 20 {
+			if s := sessions(); !strings.Contains(s, "ace-kept-1") {
+				t.Fatalf("round %d: the agent's session is gone after its monitor was killed: %q", round, s)
+			}
+		}
+	}
+	if n := strings.Count(sessions(), tmuxops.ControlPrefix); n == 0 {
+		t.Fatal("the killed monitors' control sessions were never there")
+	}
+	mon := tmuxops.New(c.Socket(), tmuxops.WithControl())
+	for range 2 {
+		if _, err := mon.Panes(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := strings.Count(sessions(), tmuxops.ControlPrefix); n != 1 {
+		t.Fatalf("%d control sessions with one live monitor: %q", n, sessions())
+	}
+	if err := mon.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the control session to go", func() bool { return !strings.Contains(sessions(), tmuxops.ControlPrefix) })
 }

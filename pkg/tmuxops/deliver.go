@@ -19,6 +19,13 @@ type DeliverOptions struct {
 	EnterDelay    time.Duration
 	SubmitRetries int
 	Poll          time.Duration
+	// Shown says the pasted text is on screen (in the composer). Set, Enter is pressed only once it is: an agent
+	// that drops the paste (claude 2.1 busy finishing its start-up) would otherwise take each Enter as a newline
+	// in an empty composer. Not shown within PasteTimeout: a PasteNotShownError, and no Enter was pressed.
+	Shown        func(screen string) bool
+	PasteTimeout time.Duration
+	// Pasted says the text is in the composer already (a paste the agent showed late): only submit it.
+	Pasted bool
 	// OnDialog answers first-run dialogs seen while waiting for Ready: the keys to send, or false.
 	OnDialog func(screen string) (keys []string, ok bool)
 }
@@ -33,8 +40,29 @@ func (e *NotReadyError) Error() string {
 	return fmt.Sprintf("the agent was not ready for input after %s", e.Waited)
 }
 
-// ErrNotSubmitted is returned when every Enter left the prompt unsubmitted.
+// ErrNotSubmitted is returned (as a NotSubmittedError) when every Enter left the prompt unsubmitted.
 var ErrNotSubmitted = errors.New("the prompt was pasted but never submitted")
+
+// ErrPasteNotShown is returned (as a PasteNotShownError) when the agent never showed the pasted text.
+var ErrPasteNotShown = errors.New("the agent did not show the pasted prompt")
+
+// PasteNotShownError carries the screen after the paste.
+type PasteNotShownError struct {
+	Session, Screen string
+}
+
+func (e *PasteNotShownError) Error() string { return e.Session + ": " + ErrPasteNotShown.Error() }
+
+func (e *PasteNotShownError) Unwrap() error { return ErrPasteNotShown }
+
+// NotSubmittedError carries the screen the last Enter left, for the human who is asked.
+type NotSubmittedError struct {
+	Session, Screen string
+}
+
+func (e *NotSubmittedError) Error() string { return e.Session + ": " + ErrNotSubmitted.Error() }
+
+func (e *NotSubmittedError) Unwrap() error { return ErrNotSubmitted }
 
 // Deliver waits for the agent to be ready, pastes text, presses Enter up to EnterCount times (no more once the
 // prompt was taken) and verifies the prompt was submitted, pressing Enter again up to SubmitRetries times.
@@ -51,16 +79,18 @@ func (c *Client) Deliver(ctx context.Context, name, text string, o DeliverOption
 	if o.Submitted == nil {
 		o.Submitted = func(before, after string) bool { return before != after }
 	}
-	if err := c.waitReady(ctx, name, o); err != nil {
-		return err
+	if !o.Pasted {
+		if err := c.waitReady(ctx, name, o); err != nil {
+			return err
+		}
+		if err := c.Paste(ctx, name, text); err != nil {
+			return err
+		}
+		if err := sleep(ctx, max(o.EnterDelay, 50*time.Millisecond)); err != nil {
+			return err
+		}
 	}
-	if err := c.Paste(ctx, name, text); err != nil {
-		return err
-	}
-	if err := sleep(ctx, max(o.EnterDelay, 50*time.Millisecond)); err != nil {
-		return err
-	}
-	before, err := c.Capture(ctx, name, 0)
+	before, err := c.awaitShown(ctx, name, o)
 	if err != nil {
 		return err
 	}
@@ -81,6 +111,7 @@ func (c *Client) Deliver(ctx context.Context, name, text string, o DeliverOption
 			return err
 		}
 	}
+	last := before
 	for try := 0; ; try++ {
 		deadline := time.Now().Add(max(2*time.Second, 4*o.EnterDelay))
 		for time.Now().Before(deadline) {
@@ -94,12 +125,34 @@ func (c *Client) Deliver(ctx context.Context, name, text string, o DeliverOption
 			if o.Submitted(before, after) {
 				return nil
 			}
+			last = after
 		}
 		if try >= o.SubmitRetries {
-			return fmt.Errorf("%s: %w", name, ErrNotSubmitted)
+			return &NotSubmittedError{Session: name, Screen: last}
 		}
 		if err := c.SendKeys(ctx, name, "Enter"); err != nil {
 			return err
+		}
+	}
+}
+
+// awaitShown returns the screen once it shows the paste (at once when o.Shown is nil).
+func (c *Client) awaitShown(ctx context.Context, name string, o DeliverOptions) (string, error) {
+	timeout := o.PasteTimeout
+	if timeout <= 0 {
+		timeout = max(2*time.Second, 4*o.EnterDelay)
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		screen, err := c.Capture(ctx, name, 0)
+		if err != nil || o.Shown == nil || o.Shown(screen) {
+			return screen, err
+		}
+		if time.Now().After(deadline) {
+			return "", &PasteNotShownError{Session: name, Screen: screen}
+		}
+		if err := sleep(ctx, o.Poll); err != nil {
+			return "", err
 		}
 	}
 }

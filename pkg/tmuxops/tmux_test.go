@@ -26,6 +26,8 @@ func TestMain(m *testing.M) {
 			os.Exit(tmuxops.LaunchMain(os.Args[2:]))
 		case "fakeagent":
 			os.Exit(fakeagent.Main(os.Args[2:]))
+		case "monitor":
+			os.Exit(monitorMain(os.Args[2]))
 		}
 	}
 	os.Exit(m.Run())
@@ -130,6 +132,32 @@ func TestLongPromptArrivesByteExactOnceDespiteSplashAndSwallowedEnter(t *testing
 	}
 	if got[0] != prompt {
 		t.Fatalf("prompt differs: got %d bytes, want %d", len(got[0]), len(prompt))
+	}
+}
+
+// TestADroppedPasteGetsNoEnter: an agent that drops a paste (here during its splash, which the Ready check
+// below ignores) gets no Enter — it would be a newline, or an empty submit — and Deliver says the paste was not
+// shown; pasted again once the agent takes input, the prompt arrives once.
+func TestADroppedPasteGetsNoEnter(t *testing.T) {
+	c := newClient(t)
+	_, record := startAgent(t, c, "ace-drop-1", agentOpts{flags: []string{"--splash", "1500ms"}})
+	prompt := "Read the task file and do what it says."
+	shown := func(s string) bool { return strings.Contains(s, "Read the task file") }
+	o := deliverOpts()
+	o.Ready, o.Shown, o.PasteTimeout = func(string) bool { return true }, shown, 300*time.Millisecond
+	err := c.Deliver(context.Background(), "ace-drop-1", prompt, o)
+	var lost *tmuxops.PasteNotShownError
+	if !errors.As(err, &lost) || !errors.Is(err, tmuxops.ErrPasteNotShown) {
+		t.Fatalf("a paste dropped during the splash: %v", err)
+	}
+	o = deliverOpts()
+	o.Shown = shown
+	if err := c.Deliver(context.Background(), "ace-drop-1", prompt, o); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the prompt to be recorded", func() bool { return len(records(t, record)) >= 1 })
+	if got := records(t, record); len(got) != 1 || got[0] != prompt {
+		t.Fatalf("prompts %q, want the prompt once", got)
 	}
 }
 

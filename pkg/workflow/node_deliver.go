@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"time"
 
@@ -42,13 +43,17 @@ func (e *Engine) deliverPrompt(ctx context.Context, r *store.Run) (Result, error
 		return Result{}, fmt.Errorf("read the agent's screen: %w", err)
 	}
 	poll := deliverPoll(e.cfg.Monitor.Interval.Duration)
+	if r.State.PastesLost > 0 && prof.Markers.Ready != nil && prof.ShowsPaste(screen, e.promptText(r)) {
+		// The paste ace took for lost was only slow to show (claude on a loaded machine): submit it.
+		return e.submitPrompt(ctx, r, prof, true)
+	}
 	state := prof.Classify(screen, false, 0)
 	if state != agents.StateDialog {
 		clearDialog(r) // the dialog ace was answering is gone: a later one starts afresh
 	}
 	switch settled := e.readyFor(r.ID, state == agents.StateReady); {
 	case settled:
-		return e.submitPrompt(ctx, r, prof)
+		return e.submitPrompt(ctx, r, prof, false)
 	case state == agents.StateReady:
 		return Stay(poll), nil // ready only a moment ago: a dialog may still come up over the composer
 	}
@@ -76,20 +81,34 @@ func (e *Engine) deliverPrompt(ctx context.Context, r *store.Run) (Result, error
 	return Stay(poll), nil
 }
 
-// submitPrompt pastes the task (or the resume prompt) into a ready composer and makes sure it was submitted.
-func (e *Engine) submitPrompt(ctx context.Context, r *store.Run, prof agents.Profile) (Result, error) {
-	text := e.taskPrompt(r)
+// promptText is what deliver_prompt pastes: the task, or the resume prompt after a restart.
+func (e *Engine) promptText(r *store.Run) string {
 	if r.State.Resume {
-		text = e.resumePrompt(r)
+		return e.resumePrompt(r)
 	}
+	return e.taskPrompt(r)
+}
+
+// submitPrompt pastes the task (or the resume prompt) into a ready composer — or takes the one already there
+// (pasted) — and makes sure it was submitted.
+func (e *Engine) submitPrompt(ctx context.Context, r *store.Run, prof agents.Profile, pasted bool) (Result, error) {
+	text := e.promptText(r)
 	t := e.cfg.Tmux
 	err := e.o.Sessions.Deliver(ctx, r.Session, text, tmuxops.DeliverOptions{
 		Ready:         prof.IsReady,
+		Submitted:     func(before, after string) bool { return prof.Submitted(before, after, text) },
+		Shown:         func(screen string) bool { return prof.ShowsPaste(screen, text) },
+		Pasted:        pasted,
+		PasteTimeout:  pasteShowWait,
 		ReadyTimeout:  max(2*t.EnterDelay.Duration, deliverPoll(e.cfg.Monitor.Interval.Duration)), // ready a moment ago
 		EnterCount:    t.EnterCount,
 		EnterDelay:    t.EnterDelay.Duration,
 		SubmitRetries: t.SubmitRetries,
 	})
+	var lost *tmuxops.PasteNotShownError
+	if errors.As(err, &lost) {
+		return e.pasteLost(ctx, r, lost.Screen)
+	}
 	if err != nil {
 		if pane, found, perr := e.pane(ctx, r.Session); perr == nil && (!found || pane.Dead) {
 			e.event(ctx, r, "agent-exited", "the agent exited before it took the prompt")
@@ -98,6 +117,7 @@ func (e *Engine) submitPrompt(ctx context.Context, r *store.Run, prof agents.Pro
 		return Result{}, fmt.Errorf("deliver the prompt: %w", err)
 	}
 	r.State.PromptDelivered = true
+	r.State.PastesLost = 0
 	r.State.Resume = false
 	r.State.DeliverSince = time.Time{}
 	clearDialog(r)
@@ -105,6 +125,28 @@ func (e *Engine) submitPrompt(ctx context.Context, r *store.Run, prof agents.Pro
 	e.markTranscript(r)
 	e.event(ctx, r, "prompt", "prompt delivered")
 	return Goto(StepMonitor), nil
+}
+
+// pasteLost: the agent did not show the pasted prompt within pasteShowWait, and no Enter was pressed. Claude 2.1
+// on a loaded machine takes seconds to draw a paste that arrives as it finishes starting, and an Enter sent
+// meanwhile became a newline in an empty composer while the text was lost (seen in the full suite on 2 cores).
+// A paste that shows up later is submitted then (see deliverPrompt); one that never does is pasted again once
+// the composer is ready; after pasteAttempts a human is asked, with the screen.
+func (e *Engine) pasteLost(ctx context.Context, r *store.Run, screen string) (Result, error) {
+	r.State.PastesLost++
+	e.forget(r.ID)
+	if r.State.PastesLost >= pasteAttempts {
+		msg := fmt.Sprintf("ace pasted the task prompt %d times, but the agent never showed it. Answer with the keys "+
+			"or text that make its composer take input.", r.State.PastesLost)
+		r.State.PastesLost = 0
+		if err := e.askHuman(ctx, r, msg, screen); err != nil {
+			return Result{}, err
+		}
+		return Goto(StepWaitingInput), nil
+	}
+	e.event(ctx, r, "prompt", fmt.Sprintf("the agent did not show the pasted prompt (%d/%d); pasting it again once "+
+		"its composer is ready", r.State.PastesLost, pasteAttempts))
+	return Stay(deliverPoll(e.cfg.Monitor.Interval.Duration)), nil
 }
 
 // answerDialog answers a dialog the agent shows (trust, sign-in, API key, model notice). A dialog is answered
@@ -182,6 +224,10 @@ const (
 	dialogSettle  = time.Second
 	dialogRetry   = 4 * time.Second
 	dialogAnswers = 3
+	// pasteAttempts bounds the pastes an agent may drop before a human is asked; pasteShowWait is how long a
+	// paste may take to show before it counts as dropped.
+	pasteAttempts = 3
+	pasteShowWait = 5 * time.Second
 )
 
 // deliverPoll is how soon a starting agent is looked at again.

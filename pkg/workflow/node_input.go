@@ -78,34 +78,53 @@ func (e *Engine) waitingInput(ctx context.Context, r *store.Run) (Result, error)
 	return Goto(Step(r.Step)), nil // monitor, or deliver_prompt when the answer passed a screen before the task
 }
 
-// Answer types a human's answer into the session and moves the run back to monitoring. `ace send` uses it too.
+// Answer types a human's answer into the session and moves the run back to monitoring.
 func (e *Engine) Answer(ctx context.Context, r *store.Run, who, answer string) error {
 	// The answer goes in exactly as the human wrote it: no prefix, no rewording.
+	if !isExec(r) {
+		if err := e.typeAnswer(ctx, r, answer); err != nil {
+			return fmt.Errorf("type the answer into %s: %w", r.Session, err)
+		}
+	}
+	if err := e.recordAnswer(ctx, r, answer); err != nil {
+		return err
+	}
+	e.answerEvent(ctx, r, who)
+	return nil
+}
+
+// recordAnswer changes the run for an answer that reached the agent (typed) or is to (queued, headless): the
+// question is cleared and a waiting run goes back to work. It types nothing, so it can be redone on a fresh run.
+func (e *Engine) recordAnswer(ctx context.Context, r *store.Run, answer string) error {
 	if isExec(r) {
 		queueExec(r, answer) // the next turn of the conversation carries it
-	} else if err := e.typeAnswer(ctx, r, answer); err != nil {
-		return fmt.Errorf("type the answer into %s: %w", r.Session, err)
 	}
 	if err := os.Remove(filepath.Join(r.Workdir, questionFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("clear the question: %w", err)
 	}
-	if r.Status == store.StatusWaitingInput {
-		if err := e.setLabels(ctx, r, nil, e.cfg.Labels.NeedsInput); err != nil {
-			return trackerErr(err)
-		}
-		r.Status = store.StatusActive
-		r.Step = string(StepMonitor)
-		if !isExec(r) && !r.State.PromptDelivered {
-			r.Step = string(StepDeliver) // the human passed a screen before the task: deliver it now
-		}
-		r.Nudges = 0
-		r.State.Question = ""
-		// Time spent waiting for a human does not count against monitor.timeout.
-		r.State.MonitorSince = e.o.Now()
-		if err := e.postStatus(ctx, r, statusView{Headline: "working (answer received)"}); err != nil {
-			return trackerErr(err)
-		}
+	if r.Status != store.StatusWaitingInput {
+		return nil
 	}
+	if err := e.setLabels(ctx, r, nil, e.cfg.Labels.NeedsInput); err != nil {
+		return trackerErr(err)
+	}
+	r.Status = store.StatusActive
+	r.Step = string(StepMonitor)
+	if !isExec(r) && !r.State.PromptDelivered {
+		r.Step = string(StepDeliver) // the human passed a screen before the task: deliver it now
+	}
+	r.Nudges = 0
+	r.State.Question = ""
+	// Time spent waiting for a human does not count against monitor.timeout.
+	r.State.MonitorSince = e.o.Now()
+	if err := e.postStatus(ctx, r, statusView{Headline: "working (answer received)"}); err != nil {
+		return trackerErr(err)
+	}
+	return nil
+}
+
+// answerEvent records who answered (empty: ace send) and how the answer went in.
+func (e *Engine) answerEvent(ctx context.Context, r *store.Run, who string) {
 	src := "ace send"
 	if who != "" {
 		src = "@" + who
@@ -115,7 +134,6 @@ func (e *Engine) Answer(ctx context.Context, r *store.Run, who, answer string) e
 		how = "queued as the next turn of the conversation"
 	}
 	e.event(ctx, r, "answer", "answer from "+src+" "+how)
-	return nil
 }
 
 // findAnswer returns the comments made after the question by trusted humans (never ace itself), joined.

@@ -15,24 +15,19 @@ var ErrNoSession = errors.New("the run has no live agent session")
 // issue says so. The working copy is kept. A visit of the run in progress (a long clone, say) is interrupted; the
 // cancelled step then runs as the run's job, in whichever ace process works this host's queue.
 func (e *Engine) Stop(ctx context.Context, r *store.Run, reason string) error {
-	for attempt := 0; ; attempt++ {
+	err := e.updateFresh(ctx, r, func(r *store.Run) (*store.Event, error) {
 		if r.Status.Terminal() {
-			return nil
+			return nil, errNoChange
 		}
 		r.Error = reason
 		r.Step = string(StepCancelled)
-		err := e.o.Store.UpdateRun(ctx, r, &store.Event{Kind: "stop", Step: r.Step, Message: reason})
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, store.ErrConflict) || attempt == 5 {
-			return fmt.Errorf("save run: %w", err)
-		}
-		fresh, gerr := e.o.Store.GetRun(ctx, r.ID)
-		if gerr != nil {
-			return fmt.Errorf("reload run %d: %w", r.ID, gerr)
-		}
-		*r = *fresh
+		return &store.Event{Kind: "stop", Step: r.Step, Message: reason}, nil
+	})
+	if errors.Is(err, errNoChange) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("save run: %w", err)
 	}
 	e.signal()
 	if e.queue == nil {
@@ -59,17 +54,62 @@ func (e *Engine) Nudge(ctx context.Context, r *store.Run) error {
 	return nil
 }
 
-// nudgeExec queues the nudge as the next turn of a headless run. The run may be driven by another process at the
-// same time (ace poll): a conflicting write is retried on the fresh run.
+// nudgeExec queues the nudge as the next turn of a headless run.
 func (e *Engine) nudgeExec(ctx context.Context, r *store.Run) error {
-	for attempt := 0; ; attempt++ {
+	err := e.updateFresh(ctx, r, func(r *store.Run) (*store.Event, error) {
 		queueExec(r, e.nudgePrompt())
-		err := e.o.Store.UpdateRun(ctx, r, &store.Event{Kind: "nudge", Step: r.Step,
-			Message: "nudge queued by hand (ace nudge): the next turn of the conversation carries it"})
-		if err == nil {
-			e.wake(ctx, r)
+		return &store.Event{Kind: "nudge", Step: r.Step,
+			Message: "nudge queued by hand (ace nudge): the next turn of the conversation carries it"}, nil
+	})
+	if err != nil {
+		return err
+	}
+	e.wake(ctx, r)
+	return nil
+}
+
+// Send types text into the agent's session exactly as given (headless: queues it as the next turn). A run
+// waiting for input resumes monitoring.
+func (e *Engine) Send(ctx context.Context, r *store.Run, text string) error {
+	if err := e.requireSession(ctx, r); err != nil {
+		return err
+	}
+	if !isExec(r) {
+		if err := e.typeAnswer(ctx, r, text); err != nil {
+			return fmt.Errorf("type into %s: %w", r.Session, err)
 		}
-		if !errors.Is(err, store.ErrConflict) || attempt == 3 {
+	}
+	err := e.updateFresh(ctx, r, func(r *store.Run) (*store.Event, error) {
+		before := r.Status
+		if err := e.recordAnswer(ctx, r, text); err != nil {
+			return nil, err
+		}
+		if before != r.Status {
+			return &store.Event{Kind: "transition", Step: r.Step, Message: "waiting_input → monitor"}, nil
+		}
+		return nil, nil
+	})
+	if err != nil {
+		return err
+	}
+	e.answerEvent(ctx, r, "")
+	e.wake(ctx, r)
+	return nil
+}
+
+// errNoChange tells updateFresh that the fresh run needs no change.
+var errNoChange = errors.New("no change")
+
+// updateFresh applies change to r and saves it. The run may be driven by another process at the same time (ace
+// poll, while ace send, ace nudge or ace stop write it): a write that conflicts is redone on the fresh run.
+func (e *Engine) updateFresh(ctx context.Context, r *store.Run, change func(*store.Run) (*store.Event, error)) error {
+	for attempt := 0; ; attempt++ {
+		ev, err := change(r)
+		if err != nil {
+			return err
+		}
+		err = e.o.Store.UpdateRun(ctx, r, ev)
+		if !errors.Is(err, store.ErrConflict) || attempt == 5 {
 			return err
 		}
 		fresh, gerr := e.o.Store.GetRun(ctx, r.ID)
@@ -78,28 +118,6 @@ func (e *Engine) nudgeExec(ctx context.Context, r *store.Run) error {
 		}
 		*r = *fresh
 	}
-}
-
-// Send types text into the agent's session exactly as given. A run waiting for input resumes monitoring.
-func (e *Engine) Send(ctx context.Context, r *store.Run, text string) error {
-	if err := e.requireSession(ctx, r); err != nil {
-		return err
-	}
-	before := r.Status
-	if err := e.Answer(ctx, r, "", text); err != nil {
-		return err
-	}
-	var err error
-	if before != r.Status {
-		err = e.o.Store.UpdateRun(ctx, r, &store.Event{Kind: "transition", Step: r.Step, Message: "waiting_input → monitor"})
-	} else if isExec(r) {
-		err = e.o.Store.UpdateRun(ctx, r, nil) // the queued turn lives in the run
-	}
-	if err != nil {
-		return err
-	}
-	e.wake(ctx, r)
-	return nil
 }
 
 // wake makes the run's job look at the run now (it changed outside a visit: ace send, ace nudge).

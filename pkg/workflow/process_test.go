@@ -39,8 +39,10 @@ func (w *world) aceCmd(args ...string) *exec.Cmd {
 func TestTwoPollProcessesClaimEveryIssueOnce(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, workScript, nil)
-	w.cfg.Poll.MaxConcurrent = 5
-	for i := 0; i < 19; i++ {
+	// More issues than either process may run at once, so that passes overlap and both claim from the same list.
+	const issues = 12
+	w.cfg.Poll.MaxConcurrent = 4
+	for i := 0; i < issues-1; i++ {
 		n := w.gh.AddIssue(testRepo, fakegithub.IssueOptions{Title: fmt.Sprint("issue ", i), Author: "alice"})
 		w.gh.Label(testRepo, n, "ace", "alice")
 	}
@@ -82,15 +84,15 @@ func TestTwoPollProcessesClaimEveryIssueOnce(t *testing.T) {
 				t.Fatalf("issue %d has %d runs, want exactly one", issue, n)
 			}
 		}
-		if done == 20 {
+		if done == issues {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("after %d passes only %d of 20 issues are done", pass+1, done)
+			t.Fatalf("after %d passes only %d of %d issues are done", pass+1, done, issues)
 		}
 	}
-	if got := len(w.gh.PRs(testRepo)); got != 20 {
-		t.Fatalf("%d pull requests, want 20", got)
+	if got := len(w.gh.PRs(testRepo)); got != issues {
+		t.Fatalf("%d pull requests, want %d", got, issues)
 	}
 }
 
@@ -107,6 +109,7 @@ func TestKilledRunResumesWithoutDuplicates(t *testing.T) {
 	}
 	for _, killAt := range steps {
 		t.Run(string(killAt), func(t *testing.T) {
+			t.Parallel()
 			w := newWorld(t, "busy 1500ms\n"+workScript, nil)
 			ctx := context.Background()
 			cmd := w.aceCmd("run", "--issue", "193")
@@ -146,7 +149,7 @@ func TestKilledRunResumesWithoutDuplicates(t *testing.T) {
 				t.Errorf("kill at %s: working copies %v", reached, copies)
 			}
 			if p := w.prompts(); len(p) != 1 {
-				t.Errorf("kill at %s: the agent got %d task prompts (a second session?)", reached, len(p))
+				t.Errorf("kill at %s: the agent got %d task prompts (a second session?): %q\n%s", reached, len(p), p, out)
 			}
 			if log := runGit(t, w.remote, "log", "--format=%s", r.Branch); !strings.Contains(log, "Add GREETING.md") {
 				t.Errorf("kill at %s: the agent's commit is not on the pushed branch:\n%s", reached, log)

@@ -89,7 +89,9 @@ func runRealCase(t *testing.T, cli, runner, kind string) {
 	if cli == "gemini" {
 		// gemini 0.61's read_file refuses git-ignored files ("File path '…/ACE_TASK.md' is ignored by configured
 		// ignore patterns"), and ace excludes its own files from git; a model then reads it with the shell.
-		turns = []modelserver.Turn{modelserver.Shell("cat ACE_TASK.md")}
+		// gemini's shell tool sometimes returns "Output: (empty)" for a command that exits at once on a loaded
+		// machine (seen in the full suite on 2 cores): the pause keeps the pty open until its output is read.
+		turns = []modelserver.Turn{modelserver.Shell("cat ACE_TASK.md; sleep 1")}
 	}
 	menu := cli == "claude" && runner == "tmux" // a question tool the human answers on the issue
 	answer := realAnswer
