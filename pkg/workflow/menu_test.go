@@ -23,3 +23,24 @@ func TestMenuOptions(t *testing.T) {
 		}
 	}
 }
+
+// TestMenuOptionsInABox reads gemini 0.61's permission dialog, drawn inside a box under the agent's earlier
+// output — which holds a numbered list of its own (the task's "When you are done" steps).
+func TestMenuOptionsInABox(t *testing.T) {
+	t.Parallel()
+	b, err := os.ReadFile("../agents/testdata/screens/gemini/approval-real-boxed.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts, free := menuOptions(string(b))
+	want := map[string]string{"1": "Allow once", "2": "Allow for this session", "3": "Modify with external editor",
+		"4": "No, suggest changes (esc)"}
+	if len(opts) != len(want) || free != "" {
+		t.Fatalf("options %q, free-text option %q", opts, free)
+	}
+	for n, l := range want {
+		if opts[n] != l {
+			t.Errorf("option %s = %q, want %q", n, opts[n], l)
+		}
+	}
+}

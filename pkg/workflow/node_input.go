@@ -208,7 +208,9 @@ func (e *Engine) typeAnswer(ctx context.Context, r *store.Run, answer string) er
 }
 
 // menuOption is a numbered line of a selection menu: "❯ 1. Formal", "  3. Type something.".
-var menuOption = regexp.MustCompile(`(?m)^[\s❯›>●]*(\d{1,2})\.\s+(\S.*?)\s*$`)
+// menuOption is one numbered option: after a cursor, a radio dot or the border of the box the menu is drawn in
+// (gemini 0.61 draws its permission dialogs inside one), up to the box's right border.
+var menuOption = regexp.MustCompile(`(?m)^[\s│┃❯›>●]*(\d{1,2})\.\s+(\S.*?)[\s│┃]*$`)
 
 // answerMenu answers a selection menu with keys, never a paste: pasted text is dropped by these menus and the
 // Enter after it picks the preselected option (claude 2.1.197 answered "Formal" to a human's "2"). An answer
@@ -239,11 +241,15 @@ func (e *Engine) answerMenu(ctx context.Context, r *store.Run, screen, answer st
 	return e.o.Sessions.SendKeys(ctx, r.Session, "Enter")
 }
 
-// menuOptions reads a menu's numbered options (number → label) and the number of its free-text option ("" when
-// it has none).
+// menuOptions reads a menu's numbered options (number → label), those of the lowest list on screen, and the
+// number of its free-text option ("" when it has none).
 func menuOptions(screen string) (options map[string]string, free string) {
 	options = map[string]string{}
 	for _, m := range menuOption.FindAllStringSubmatch(bottomOf(screen), -1) {
+		if m[1] == "1" {
+			// A list starts again: the menu is the lowest one, not a numbered list in the output above it.
+			options, free = map[string]string{}, ""
+		}
 		options[m[1]] = m[2]
 		if strings.HasPrefix(strings.ToLower(m[2]), "type something") {
 			free = m[1]
