@@ -231,7 +231,7 @@ func TestAgentGoneBetweenRoundsIsRestartedWithTheRound(t *testing.T) {
 	}
 	w.gh.AddCheckRun(testRepo, fakegithub.CheckRun{HeadSHA: w.gh.HeadSHA(testRepo, r.PRNumber), Name: "build",
 		Conclusion: "failure", Title: "does not compile"})
-	r = w.waitRun(r, "round 1 pushed", func(r *store.Run) bool { return roundDone(r, 1) })
+	w.waitRun(r, "round 1 pushed", func(r *store.Run) bool { return roundDone(r, 1) })
 	p := w.prompts()
 	if len(p) != 2 || !strings.HasPrefix(p[1], "You were restarted") || !strings.Contains(p[1], `check "build" failed (failure): does not compile`) {
 		t.Fatalf("prompts %q: want the restarted agent told about the round", p)
