@@ -96,7 +96,7 @@ Start with: ace demo`,
 	root.AddCommand(
 		newCmdRun(a), newCmdPoll(a), newCmdLs(a), newCmdShow(a), newCmdPeek(a), newCmdLogs(a), newCmdSend(a),
 		newCmdAttach(a), newCmdNudge(a), newCmdStop(a), newCmdClean(a), newCmdCron(a), newCmdDemo(a),
-		newCmdDoctor(a), newCmdConfig(a), newCmdVersion(a), newCmdMemory(a), newCmdServe(a), newCmdHosts(a),
+		newCmdDoctor(a), newCmdConfig(a), newCmdVersion(a), newCmdMemory(a), newCmdServe(a), newCmdHosts(a), newCmdUsage(a),
 	)
 	root.AddCommand(exitCodesTopic())
 	return root
