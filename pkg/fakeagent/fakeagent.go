@@ -49,6 +49,7 @@ type options struct {
 	splash        time.Duration
 	trust         bool
 	swallowEnters int
+	pasteLag      time.Duration
 	tick          time.Duration
 	readyMarker   string
 	status        string
@@ -66,6 +67,7 @@ func Main(args []string) int {
 	fs.DurationVar(&o.splash, "splash", 0, "show a splash screen that discards input for this long")
 	fs.BoolVar(&o.trust, "trust", false, "ask \"Trust this folder?\" first")
 	fs.IntVar(&o.swallowEnters, "swallow-enters", 0, "ignore the first N Enters after each paste")
+	fs.DurationVar(&o.pasteLag, "paste-lag", 0, "show a paste only after this long; an Enter meanwhile is a newline in it (claude 2.1 on a loaded machine)")
 	fs.DurationVar(&o.tick, "tick", 0, "print a line this often")
 	fs.StringVar(&o.readyMarker, "ready-marker", "› Ask fake-agent anything", "composer placeholder when idle")
 	fs.StringVar(&o.status, "status-line", "? for shortcuts", "status line when idle")
@@ -139,6 +141,9 @@ type agent struct {
 	// before the end of the turn was typed while the agent was busy.
 	pastedAt  time.Time
 	turnEnded time.Time
+	// lagged is a paste not shown yet (--paste-lag), lagDone fires when it is.
+	lagged  string
+	lagDone <-chan time.Time
 }
 
 func (a *agent) run() int {
@@ -201,7 +206,14 @@ func (a *agent) run() int {
 			n++
 			a.say(fmt.Sprintf("tick %d", n))
 			a.draw()
+		case <-a.lagDone:
+			a.lagDone = nil
+			a.handle(input{paste: a.lagged, at: time.Now()}, sigs)
+			a.lagged = ""
 		case in := <-a.inputs:
+			if a.lagging(in) {
+				break
+			}
 			if code, exit := a.handle(in, sigs); exit {
 				return code
 			}
@@ -212,6 +224,25 @@ func (a *agent) run() int {
 func mustGetwd() string {
 	wd, _ := os.Getwd()
 	return wd
+}
+
+// lagging holds a paste back for --paste-lag, with the Enters that arrive meanwhile as newlines in it, and
+// says whether it took the input.
+func (a *agent) lagging(in input) bool {
+	switch {
+	case a.o.pasteLag <= 0:
+		return false
+	case in.paste != "" && a.lagDone == nil:
+		a.lagDone = time.After(a.o.pasteLag)
+		a.lagged = in.paste
+	case a.lagDone != nil && in.paste != "":
+		a.lagged += in.paste
+	case a.lagDone != nil && in.enter:
+		a.lagged += "\n"
+	default:
+		return false
+	}
+	return true
 }
 
 // handle applies one input at the idle composer.

@@ -242,3 +242,26 @@ func TestClosedIssueCancelsTheRun(t *testing.T) {
 		t.Errorf("working copy not kept: %v", err)
 	}
 }
+
+// TestSlowlyShownPasteIsSubmittedOnce: an agent that draws a paste only after a while and takes an Enter sent
+// meanwhile as a newline (claude 2.1 on a loaded machine) gets its Enter once the paste shows: the task arrives
+// once, whole, with nothing appended, and the run ends in a pull request without a nudge.
+func TestSlowlyShownPasteIsSubmittedOnce(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, workScript, func(c *config.Config) {
+		a := c.Agents["fake"]
+		a.Command += " --paste-lag 1500ms"
+		c.Agents["fake"] = a
+	})
+	r := w.run(workflow.UntilSettled)
+	if r.Status != store.StatusDone {
+		t.Fatalf("run ended %s at %s: %s", r.Status, r.Step, r.Error)
+	}
+	p := w.prompts()
+	if len(p) != 1 || !strings.HasPrefix(p[0], "Read ACE_TASK.md") || strings.HasSuffix(p[0], "\n") {
+		t.Fatalf("prompts %q: want the task once, without newlines from early Enters", p)
+	}
+	if r.Nudges != 0 {
+		t.Errorf("%d nudges", r.Nudges)
+	}
+}
