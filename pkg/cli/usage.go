@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -70,7 +71,7 @@ func runUsage(ctx context.Context, app *App, by string, asJSON bool) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(app.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "%s\tRUNS\tINPUT\tOUTPUT\tCACHE READ\tCACHE WRITE\tCOST\n", map[string]string{"repo": "REPO", "agent": "AGENT", "day": "DAY"}[by])
+	fmt.Fprintf(tw, "%s\tRUNS\tINPUT\tOUTPUT\tCACHE READ\tCACHE WRITE\tCOST\n", strings.ToUpper(by))
 	var total usageGroup
 	for _, g := range groups {
 		printUsage(tw, g)

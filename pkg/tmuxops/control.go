@@ -12,8 +12,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
+
+	"github.com/aceworks/ace/pkg/procs"
 )
 
 // ControlPrefix starts the names of the hidden sessions that hold ace's control-mode connections; they are not
@@ -185,7 +186,7 @@ func (ct *control) reapControlSessions(ctx context.Context, own string) error {
 	}
 	for _, name := range strings.Fields(out) {
 		pid, err := strconv.Atoi(strings.TrimPrefix(name, ControlPrefix))
-		if !strings.HasPrefix(name, ControlPrefix) || name == own || err != nil || processAlive(pid) {
+		if !strings.HasPrefix(name, ControlPrefix) || name == own || err != nil || procs.Alive(pid) {
 			continue
 		}
 		if _, err := ct.exec(ctx, []string{"kill-session", "-t", "=" + name}); err != nil {
@@ -193,12 +194,6 @@ func (ct *control) reapControlSessions(ctx context.Context, own string) error {
 		}
 	}
 	return nil
-}
-
-// processAlive: signal 0 reaches a live process (EPERM: alive, someone else's).
-func processAlive(pid int) bool {
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 // close ends the connection's session (which ends the client) and waits for the client to exit.

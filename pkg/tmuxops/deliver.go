@@ -40,7 +40,7 @@ func (e *NotReadyError) Error() string {
 	return fmt.Sprintf("the agent was not ready for input after %s", e.Waited)
 }
 
-// ErrNotSubmitted is returned (as a NotSubmittedError) when every Enter left the prompt unsubmitted.
+// ErrNotSubmitted is returned when every Enter left the prompt unsubmitted.
 var ErrNotSubmitted = errors.New("the prompt was pasted but never submitted")
 
 // ErrPasteNotShown is returned (as a PasteNotShownError) when the agent never showed the pasted text.
@@ -54,15 +54,6 @@ type PasteNotShownError struct {
 func (e *PasteNotShownError) Error() string { return e.Session + ": " + ErrPasteNotShown.Error() }
 
 func (e *PasteNotShownError) Unwrap() error { return ErrPasteNotShown }
-
-// NotSubmittedError carries the screen the last Enter left, for the human who is asked.
-type NotSubmittedError struct {
-	Session, Screen string
-}
-
-func (e *NotSubmittedError) Error() string { return e.Session + ": " + ErrNotSubmitted.Error() }
-
-func (e *NotSubmittedError) Unwrap() error { return ErrNotSubmitted }
 
 // Deliver waits for the agent to be ready, pastes text, presses Enter up to EnterCount times (no more once the
 // prompt was taken) and verifies the prompt was submitted, pressing Enter again up to SubmitRetries times.
@@ -111,7 +102,6 @@ func (c *Client) Deliver(ctx context.Context, name, text string, o DeliverOption
 			return err
 		}
 	}
-	last := before
 	for try := 0; ; try++ {
 		deadline := time.Now().Add(max(2*time.Second, 4*o.EnterDelay))
 		for time.Now().Before(deadline) {
@@ -125,10 +115,9 @@ func (c *Client) Deliver(ctx context.Context, name, text string, o DeliverOption
 			if o.Submitted(before, after) {
 				return nil
 			}
-			last = after
 		}
 		if try >= o.SubmitRetries {
-			return &NotSubmittedError{Session: name, Screen: last}
+			return fmt.Errorf("%s: %w", name, ErrNotSubmitted)
 		}
 		if err := c.SendKeys(ctx, name, "Enter"); err != nil {
 			return err

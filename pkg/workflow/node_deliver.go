@@ -43,7 +43,7 @@ func (e *Engine) deliverPrompt(ctx context.Context, r *store.Run) (Result, error
 		return Result{}, fmt.Errorf("read the agent's screen: %w", err)
 	}
 	poll := deliverPoll(e.cfg.Monitor.Interval.Duration)
-	if r.State.PastesLost > 0 && prof.Markers.Ready != nil && prof.ShowsPaste(screen, e.promptText(r)) {
+	if r.State.PastesLost > 0 && prof.ShowsPaste(screen, e.promptText(r)) {
 		// The paste ace took for lost was only slow to show (claude on a loaded machine): submit it.
 		return e.submitPrompt(ctx, r, prof, true)
 	}
