@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/aceworks/ace/pkg/tmuxops"
+	"github.com/aceworks/ace/pkg/workflow"
 )
 
 func newCmdAttach(app *App) *cobra.Command {
@@ -36,8 +37,8 @@ func runAttach(ctx context.Context, app *App, repo string, n int) error {
 		return err
 	}
 	st.Close()
-	if r.Runner == "exec" {
-		return headlessNoScreen(r, "attach to")
+	if !workflow.Describe(r).HasScreen() {
+		return noScreen(r, "attach to")
 	}
 	tmux := tmuxops.New(app.Config.Tmux.Socket)
 	ok, err := tmux.HasSession(ctx, r.Session)

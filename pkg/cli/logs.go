@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/aceworks/ace/pkg/tmuxops"
+	"github.com/aceworks/ace/pkg/workflow"
 )
 
 func newCmdLogs(app *App) *cobra.Command {
@@ -43,8 +44,8 @@ func runLogs(ctx context.Context, app *App, repo string, n int, follow, asJSON b
 		return err
 	}
 	st.Close()
-	if r.Runner == "exec" {
-		return runHeadlessLogs(ctx, app, r, follow, asJSON)
+	if !workflow.Describe(r).HasScreen() {
+		return runHeadlessLogs(ctx, app, r, follow, asJSON) // its transcript is the agent's event stream
 	}
 	if asJSON {
 		return flagErrorf("--json: %s#%d runs in tmux; its transcript is a terminal log, not typed events", r.Repo, n)

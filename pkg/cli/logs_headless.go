@@ -92,19 +92,12 @@ func runHeadlessLogs(ctx context.Context, app *App, r *store.Run, follow, asJSON
 	return headless.RenderTotals(app.Stdout, &s.T)
 }
 
-// headlessNoScreen is the answer of the commands that need tmux (peek, attach) for a headless run.
-func headlessNoScreen(r *store.Run, verb string) error {
-	return fmt.Errorf("%s#%d runs headless (runner exec): there is no screen to %s; read its transcript with: ace logs %d",
-		r.Repo, r.Issue, verb, r.Issue)
+// noScreen is the answer of the commands that need a screen (peek, attach) for a run whose agent has none.
+func noScreen(r *store.Run, verb string) error {
+	d := workflow.Describe(r)
+	return fmt.Errorf("%s#%d has no screen to %s (runner %s, %s); read its transcript with: %s",
+		r.Repo, r.Issue, verb, d.Name(), d.Where(r), d.Watch(r))
 }
 
 // sessionLabel names where a run's agent lives, for messages.
-func sessionLabel(r *store.Run) string {
-	if r.Runner == "exec" {
-		if r.AgentSessionID != "" {
-			return "headless conversation " + r.AgentSessionID + " (next turn)"
-		}
-		return "the headless agent (next turn)"
-	}
-	return r.Session
-}
+func sessionLabel(r *store.Run) string { return workflow.Describe(r).Where(r) }

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/aceworks/ace/pkg/store"
+	"github.com/aceworks/ace/pkg/workflow"
 )
 
 func newCmdLs(app *App) *cobra.Command {
@@ -61,13 +62,7 @@ func runLs(ctx context.Context, app *App, asJSON, all bool) error {
 		if r.PRURL != "" {
 			pr = r.PRURL
 		}
-		session := r.Session
-		if r.Runner == "exec" {
-			session = "headless"
-		}
-		if session == "" {
-			session = "-"
-		}
+		session := workflow.Describe(r).Session(r)
 		status := string(r.Status)
 		if r.Status == store.StatusPausedLimit {
 			status += " until " + r.State.ResumeAt.Local().Format("15:04")

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/aceworks/ace/pkg/tmuxops"
+	"github.com/aceworks/ace/pkg/workflow"
 )
 
 func newCmdPeek(app *App) *cobra.Command {
@@ -35,8 +36,8 @@ func runPeek(ctx context.Context, app *App, repo string, n, history int) error {
 		return err
 	}
 	st.Close()
-	if r.Runner == "exec" {
-		return headlessNoScreen(r, "show")
+	if !workflow.Describe(r).HasScreen() {
+		return noScreen(r, "show")
 	}
 	if r.Session == "" {
 		return fmt.Errorf("%s#%d has no agent session (run %d is at %s)", r.Repo, n, r.ID, r.Step)

@@ -76,16 +76,9 @@ func runRun(ctx context.Context, app *App, o runOptions) error {
 	}
 	err = svc.Engine.Follow(ctx, r, stop)
 	if errors.Is(err, context.Canceled) {
-		fmt.Fprintf(out, "\nStopped watching. ")
-		if r.Runner == "exec" {
-			fmt.Fprintf(out, "The headless agent keeps running.\n")
-			fmt.Fprintf(out, "Come back with `ace run --issue %d`, read its transcript with `ace logs %d -f`.\n", o.Issue, o.Issue)
-			return err
-		}
-		if r.Session != "" {
-			fmt.Fprintf(out, "The agent keeps running in tmux session %s.\n", r.Session)
-		}
-		fmt.Fprintf(out, "Come back with `ace run --issue %d`, look with `ace peek %d` or `ace attach %d`.\n", o.Issue, o.Issue, o.Issue)
+		d := workflow.Describe(r)
+		fmt.Fprintf(out, "\nStopped watching. The agent keeps running (%s).\n", d.Where(r))
+		fmt.Fprintf(out, "Come back with `ace run --issue %d`, look with `%s`.\n", o.Issue, d.Watch(r))
 		return err
 	}
 	if err != nil {
@@ -111,11 +104,8 @@ func reportRun(w io.Writer, r *store.Run) error {
 		fmt.Fprintf(w, "\ndone: %s\n", r.PRURL)
 		return nil
 	case store.StatusWaitingInput:
-		if r.Runner == "exec" {
-			fmt.Fprintf(w, "\nwaiting for a human: answer on the issue (ace poll relays it), or `ace send %d \"…\"`; the answer resumes the conversation.\n", r.Issue)
-			return nil
-		}
-		fmt.Fprintf(w, "\nwaiting for a human: answer on the issue (ace poll relays it), or `ace send %d \"…\"`, or `ace attach %d`.\n", r.Issue, r.Issue)
+		fmt.Fprintf(w, "\nwaiting for a human: answer on the issue (ace poll relays it), or `ace send %d \"…\"`; the agent: `%s`.\n",
+			r.Issue, workflow.Describe(r).Watch(r))
 		return nil
 	case store.StatusCancelled:
 		fmt.Fprintf(w, "\ncancelled: %s\n", r.Error)
@@ -131,10 +121,7 @@ func reportRun(w io.Writer, r *store.Run) error {
 			"while `ace poll` runs.\n", r.PRURL)
 		return nil
 	}
-	if r.Runner == "exec" {
-		fmt.Fprintf(w, "\nthe headless agent is working (`ace logs %d -f`); `ace poll` (or `ace run --issue %d`) keeps watching it.\n", r.Issue, r.Issue)
-		return nil
-	}
-	fmt.Fprintf(w, "\nthe agent is working in tmux session %s; `ace poll` (or `ace run --issue %d`) keeps watching it.\n", r.Session, r.Issue)
+	d := workflow.Describe(r)
+	fmt.Fprintf(w, "\nthe agent is working (%s, `%s`); `ace poll` (or `ace run --issue %d`) keeps watching it.\n", d.Where(r), d.Watch(r), r.Issue)
 	return nil
 }

@@ -79,9 +79,6 @@ func (s *Server) view(r *store.Run) Run {
 	if r.PRURL != "" {
 		v.PRState = "open" // the store knows a pull request was opened; its later fate is GitHub's
 	}
-	if r.Runner == "exec" {
-		v.Session = ""
-	}
 	return v
 }
 
@@ -198,7 +195,7 @@ func (s *Server) transcript(r *store.Run) (string, error) {
 		}
 		return tail(out.String(), maxTranscript), nil
 	}
-	if r.Session == "" || r.Runner == "exec" {
+	if r.Session == "" { // a headless run has no tmux log (its transcript is read above)
 		return "", os.ErrNotExist
 	}
 	b, err := readTail(filepath.Join(s.o.Root, "logs", r.Session+".log"), maxTranscript*2)

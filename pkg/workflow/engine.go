@@ -99,7 +99,7 @@ func New(o Options) (*Engine, error) {
 		StepPrepare:      e.prepareWorkspace,
 		StepWriteTask:    e.writeTask,
 		StepStartSession: e.startSession,
-		StepDeliver:      e.deliverPrompt,
+		StepDeliver:      e.deliver,
 		StepMonitor:      e.monitor,
 		StepWaitingInput: e.waitingInput,
 		StepFinalize:     e.finalize,
@@ -203,12 +203,20 @@ func (e *Engine) Step(ctx context.Context, r *store.Run) (Result, error) {
 	} else if res.Next != "" {
 		r.State.Retries = 0
 	}
-	if res.Next != "" && res.Next != step {
-		r.Step = string(res.Next)
-		if ev == nil {
-			ev = &store.Event{Kind: "transition", Step: string(res.Next), Message: string(step) + " → " + string(res.Next)}
-		}
-		e.notify(Progress{Run: r, Kind: EventStep, Step: res.Next})
+	to := Step(r.Step)
+	if res.Next != "" {
+		to = res.Next
+	}
+	tev, err := transition(r, to, res.Status)
+	if err != nil {
+		// A node asked for a move the graph does not have: a bug, reported, never saved.
+		return Result{}, fmt.Errorf("step %s: %w", step, err)
+	}
+	if ev == nil {
+		ev = tev
+	}
+	if to != step {
+		e.notify(Progress{Run: r, Kind: EventStep, Step: to})
 	}
 	if ev != nil || !reflect.DeepEqual(before, snapshot(r)) {
 		if err := e.o.Store.UpdateRun(ctx, r, ev); err != nil {
@@ -255,10 +263,9 @@ func (e *Engine) onError(r *store.Run, step Step, err error) (Result, *store.Eve
 	r.State.Retries = 0
 	if step == StepFailed || step == StepCancelled {
 		// Reporting the end failed for good: end the run anyway, the reason stays in the store.
-		r.Status = endStatus(step)
 		now := e.o.Now()
 		r.FinishedAt = &now
-		return Result{}, &store.Event{Kind: "error", Step: string(step), Message: "could not report: " + err.Error()}
+		return Result{Status: endStatus(step)}, &store.Event{Kind: "error", Step: string(step), Message: "could not report: " + err.Error()}
 	}
 	r.Error = err.Error()
 	return Goto(StepFailed), &store.Event{Kind: "error", Step: string(step), Message: err.Error()}

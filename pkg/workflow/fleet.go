@@ -15,28 +15,75 @@ import (
 // to the live host with the most free slots (its own poll.max_concurrent less the runs it holds); a host silent
 // for host.dead_after has its runs moved to a live one, which starts each again from its pushed branch.
 
-// heartbeats records this host as alive every quarter of host.dead_after, with its load, until ctx ends.
+// heartbeats records this host as alive every quarter of host.dead_after, with its load, until ctx ends. While the
+// database is away a heartbeat is tried every second; the outage is logged when it begins and when it ends, not at
+// every try.
 func (q *Queue) heartbeats(ctx context.Context) {
 	every := max(q.e.cfg.Host.DeadAfter.Duration/4, 250*time.Millisecond)
 	started := q.e.o.Now()
+	var lost time.Time // when the heartbeats began to fail
 	for {
-		held, err := q.e.o.Store.CountHeld(ctx, q.e.o.Host, string(StepFollowPR))
-		if err == nil {
-			err = q.e.o.Store.Heartbeat(ctx, store.Host{Name: q.e.o.Host, StartedAt: started,
-				MaxConcurrent: q.o.MaxConcurrent, Running: held})
-		}
-		if err != nil && ctx.Err() == nil {
-			q.o.Logger.WarnContext(ctx, "heartbeat", "host", q.e.o.Host, "err", err)
-		}
-		if err := q.rescueDead(ctx); err != nil && ctx.Err() == nil {
-			q.o.Logger.WarnContext(ctx, "free the jobs of dead ace processes", "err", err)
+		err := q.heartbeat(ctx, started, every)
+		wait := every
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err != nil:
+			q.inTouch.Store(0)
+			wait = min(every, time.Second)
+			if lost.IsZero() {
+				lost = time.Now()
+				q.o.Logger.WarnContext(ctx, "heartbeat: the store does not answer; runs wait until it does", "host", q.e.o.Host, "err", err)
+			}
+		default:
+			if q.inTouch.Load() == 0 {
+				q.inTouch.Store(q.e.o.Now().UnixNano())
+			}
+			if !lost.IsZero() {
+				q.o.Logger.InfoContext(ctx, "heartbeat: the store answers again", "host", q.e.o.Host,
+					"after", time.Since(lost).Round(time.Second))
+				lost = time.Time{}
+			}
+			if err := q.rescueDead(ctx); err != nil && ctx.Err() == nil {
+				q.o.Logger.WarnContext(ctx, "free the jobs of dead ace processes", "err", err)
+			}
 		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(every):
+		case <-time.After(wait):
 		}
 	}
+}
+
+// heartbeat records this host's load, within timeout: a connection to a database that vanished (no reset, no
+// answer) must not hold the heartbeats up until the kernel gives up on it, while the other hosts take this one
+// for dead.
+func (q *Queue) heartbeat(ctx context.Context, started time.Time, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	held, err := q.e.o.Store.CountHeld(ctx, q.e.o.Host, string(StepFollowPR))
+	if err != nil {
+		return err
+	}
+	return q.e.o.Store.Heartbeat(ctx, store.Host{Name: q.e.o.Host, StartedAt: started,
+		MaxConcurrent: q.o.MaxConcurrent, Running: held})
+}
+
+// dead reports whether host h has been silent for host.dead_after while this process was in touch with the store
+// (its own heartbeats succeeding). A host is not taken for dead for heartbeats it could not write because the
+// database itself was away — a restart, a failover: when the database is back every heartbeat in it is old, and
+// the hosts write new ones within a quarter of dead_after. Out of touch, this process takes no host for dead.
+func (q *Queue) dead(h store.Host) bool {
+	since := q.inTouch.Load()
+	if since == 0 {
+		return false
+	}
+	last := h.HeartbeatAt
+	if t := time.Unix(0, since); t.After(last) {
+		last = t
+	}
+	return q.e.o.Now().Sub(last) >= q.e.cfg.Host.DeadAfter.Duration
 }
 
 // alive reports whether a host's last heartbeat is recent enough.
@@ -94,7 +141,7 @@ func (e *Engine) pickHost(ctx context.Context, maxConcurrent int) (string, bool,
 	return live[0].name, true, nil
 }
 
-// moveRunsOfDeadHosts gives the unfinished runs of every host silent for host.dead_after to live hosts. The
+// moveRunsOfDeadHosts gives the unfinished runs of every dead host (silent for host.dead_after) to live hosts. The
 // new host starts each again from claim: a fresh working copy from the run's pushed branch, the agent
 // started with a prompt to continue, the same status comment edited to say where the run went.
 func (q *Queue) moveRunsOfDeadHosts(ctx context.Context) error {
@@ -105,7 +152,7 @@ func (q *Queue) moveRunsOfDeadHosts(ctx context.Context) error {
 	}
 	var errs []error
 	for _, h := range hosts {
-		if h.Name == e.o.Host || e.alive(h) {
+		if h.Name == e.o.Host || !q.dead(h) {
 			continue
 		}
 		runs, err := e.o.Store.ListRuns(ctx, store.Filter{Host: h.Name, Statuses: []store.Status{store.StatusActive, store.StatusWaitingInput}})
@@ -132,15 +179,18 @@ func (q *Queue) moveRunsOfDeadHosts(ctx context.Context) error {
 func (e *Engine) moveRun(ctx context.Context, r *store.Run, to string) error {
 	from := r.Host
 	r.Host = to
-	r.Status = store.StatusActive
 	r.Session, r.Workdir, r.AgentSessionID = "", "", ""
 	s := &r.State
 	s.PromptDelivered, s.Resume = false, true
 	s.DeliverSince, s.Dialog, s.DialogScreen, s.DialogAt = time.Time{}, "", "", time.Time{}
 	s.ExecProc, s.ExecTurn, s.ExecSeen, s.ExecFormat, s.Transcript = "", 0, 0, "", ""
 	s.CompactAt, s.HasCompactAt, s.Compacting = 0, false, false
-	if Step(r.Step) != StepFollowPR {
-		r.Step = string(StepClaim) // idempotent: the issue read again, then a fresh working copy from the pushed branch
+	step := StepClaim // idempotent: the issue read again, then a fresh working copy from the pushed branch
+	if Step(r.Step) == StepFollowPR {
+		step = StepFollowPR
+	}
+	if _, err := transition(r, step, store.StatusActive); err != nil {
+		return err
 	}
 	msg := fmt.Sprintf("host %s stopped answering (no heartbeat for %s): moved to %s, which continues from the pushed branch",
 		from, e.cfg.Host.DeadAfter.Duration, to)

@@ -67,7 +67,7 @@ func (e *Engine) deliverPrompt(ctx context.Context, r *store.Run) (Result, error
 		if err := e.askHuman(ctx, r, "Before it took its task, the agent asks on its screen:", screen); err != nil {
 			return Result{}, err
 		}
-		return Goto(StepWaitingInput), nil
+		return toHuman(), nil
 	}
 	if waited := e.since(r.State.DeliverSince); waited > e.cfg.Tmux.StartupTimeout.Duration {
 		msg := fmt.Sprintf("The agent did not show its prompt within %s (tmux.startup_timeout), and ace does not "+
@@ -76,7 +76,7 @@ func (e *Engine) deliverPrompt(ctx context.Context, r *store.Run) (Result, error
 			return Result{}, err
 		}
 		r.State.DeliverSince = time.Time{} // a human's answer starts the wait afresh
-		return Goto(StepWaitingInput), nil
+		return toHuman(), nil
 	}
 	return Stay(poll), nil
 }
@@ -142,7 +142,7 @@ func (e *Engine) pasteLost(ctx context.Context, r *store.Run, screen string) (Re
 		if err := e.askHuman(ctx, r, msg, screen); err != nil {
 			return Result{}, err
 		}
-		return Goto(StepWaitingInput), nil
+		return toHuman(), nil
 	}
 	e.event(ctx, r, "prompt", fmt.Sprintf("the agent did not show the pasted prompt (%d/%d); pasting it again once "+
 		"its composer is ready", r.State.PastesLost, pasteAttempts))
@@ -178,7 +178,7 @@ func (e *Engine) answerDialog(ctx context.Context, r *store.Run, prof agents.Pro
 			return Result{}, err
 		}
 		clearDialog(r)
-		return Goto(StepWaitingInput), nil
+		return toHuman(), nil
 	}
 	if err := e.o.Sessions.SendKeys(ctx, r.Session, keys...); err != nil {
 		return Result{}, fmt.Errorf("answer the %s dialog: %w", name, err)

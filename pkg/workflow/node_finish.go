@@ -98,13 +98,11 @@ func (e *Engine) report(ctx context.Context, r *store.Run) (Result, error) {
 	if err := e.setLabels(ctx, r, []string{l.Done}, l.Running, l.NeedsInput); err != nil {
 		return Result{}, trackerErr(err)
 	}
-	r.Status = store.StatusDone
-	if err := e.postStatus(ctx, r, statusView{Headline: "done — pull request " + r.PRURL}); err != nil {
-		r.Status = store.StatusActive
+	if err := e.postStatus(ctx, r, statusView{Status: store.StatusDone, Headline: "done — pull request " + r.PRURL}); err != nil {
 		return Result{}, trackerErr(err)
 	}
 	e.finish(r)
-	return Goto(StepDone), nil
+	return Goto(StepDone).With(store.StatusDone), nil
 }
 
 // failed reports why a run failed, with the agent's last screen, and closes its session; the working copy stays.
@@ -128,13 +126,11 @@ func (e *Engine) failed(ctx context.Context, r *store.Run) (Result, error) {
 	}
 	detail += fmt.Sprintf("\n\nThe working copy is kept. To try again, remove `%s` (keep `%s`), or run `ace run --issue %d`.",
 		l.Failed, e.cfg.Trigger.Label, r.Issue)
-	r.Status = store.StatusFailed
-	if err := e.postStatus(ctx, r, statusView{Headline: "failed: " + r.Error, Detail: detail}); err != nil {
-		r.Status = store.StatusActive
+	if err := e.postStatus(ctx, r, statusView{Status: store.StatusFailed, Headline: "failed: " + r.Error, Detail: detail}); err != nil {
 		return Result{}, trackerErr(err)
 	}
 	e.finish(r)
-	return Result{}, nil
+	return Result{Status: store.StatusFailed}, nil
 }
 
 // cancelled stops the agent of an issue that was closed, unlabelled or stopped by `ace stop`.
@@ -147,37 +143,16 @@ func (e *Engine) cancelled(ctx context.Context, r *store.Run) (Result, error) {
 	if err := e.setLabels(ctx, r, nil, l.Running, l.NeedsInput); err != nil {
 		return Result{}, trackerErr(err)
 	}
-	r.Status = store.StatusCancelled
-	if err := e.postStatus(ctx, r, statusView{Headline: "cancelled: " + r.Error + "; the working copy is kept"}); err != nil {
-		r.Status = store.StatusActive
+	if err := e.postStatus(ctx, r, statusView{Status: store.StatusCancelled, Headline: "cancelled: " + r.Error + "; the working copy is kept"}); err != nil {
 		return Result{}, trackerErr(err)
 	}
 	e.finish(r)
-	return Result{}, nil
+	return Result{Status: store.StatusCancelled}, nil
 }
 
-// endSession kills the agent's session and everything it started, if it is still there.
+// endSession ends the agent and everything it started, if it is still there.
 func (e *Engine) endSession(ctx context.Context, r *store.Run) error {
-	if isExec(r) {
-		return e.endExec(ctx, r)
-	}
-	if r.Session == "" {
-		return nil
-	}
-	alive, err := e.o.Sessions.HasSession(ctx, r.Session)
-	if err != nil {
-		return fmt.Errorf("look for session %s: %w", r.Session, err)
-	}
-	if alive {
-		err := e.o.Sessions.Kill(ctx, r.Session)
-		e.invalidatePanes()
-		if err != nil {
-			return fmt.Errorf("stop session %s: %w", r.Session, err)
-		}
-		e.event(ctx, r, "session", "closed "+r.Session)
-	}
-	e.forget(r.ID)
-	return nil
+	return e.runner(r).Stop(ctx, r)
 }
 
 func (e *Engine) finish(r *store.Run) {

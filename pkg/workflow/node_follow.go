@@ -151,34 +151,7 @@ func (e *Engine) deliverRound(ctx context.Context, r *store.Run) (Result, error)
 // the same working copy, whose resume prompt says what the round is about. delivered is the event's message.
 func (e *Engine) deliverFollowUp(ctx context.Context, r *store.Run, prompt, delivered string) (Result, error) {
 	r.State.MonitorSince = e.o.Now()
-	if isExec(r) {
-		queueExec(r, prompt)
-		return Goto(StepMonitor), nil
-	}
-	pane, found, err := e.pane(ctx, r.Session)
-	if err != nil {
-		return Result{}, err
-	}
-	if r.Session == "" || !found || pane.Dead {
-		e.forget(r.ID)
-		name, err := e.sessionName(ctx, r)
-		if err != nil {
-			return Result{}, err
-		}
-		if err := e.launch(ctx, r, name, found); err != nil {
-			return Result{}, err
-		}
-		e.event(ctx, r, "agent-exited", "the agent was gone between rounds; restarted it in the same working copy")
-		r.State.PromptDelivered = false
-		r.State.Resume = true
-		return Goto(StepDeliver), nil
-	}
-	if err := e.type_(ctx, r, prompt); err != nil {
-		return Result{}, fmt.Errorf("send the follow-up round: %w", err)
-	}
-	e.markTranscript(r)
-	e.event(ctx, r, "prompt", delivered)
-	return Goto(StepMonitor), nil
+	return e.runner(r).FollowUp(ctx, r, prompt, delivered)
 }
 
 // needsHuman stops sending rounds: the issue gets the needs-human label and a comment saying what was tried.
@@ -240,9 +213,7 @@ func (e *Engine) endFollow(ctx context.Context, r *store.Run, merged bool) (Resu
 	if err := e.setLabels(ctx, r, add, remove...); err != nil {
 		return Result{}, trackerErr(err)
 	}
-	r.Status = status
-	if err := e.postStatus(ctx, r, statusView{Headline: headline}); err != nil {
-		r.Status = store.StatusActive
+	if err := e.postStatus(ctx, r, statusView{Status: status, Headline: headline}); err != nil {
 		return Result{}, trackerErr(err)
 	}
 	if rm, ok := e.o.Workspaces.(workspaceRemover); ok && r.Workdir != "" {
@@ -254,9 +225,9 @@ func (e *Engine) endFollow(ctx context.Context, r *store.Run, merged bool) (Resu
 	}
 	e.finish(r)
 	if merged {
-		return Goto(StepDone), nil
+		return Goto(StepDone).With(store.StatusDone), nil
 	}
-	return Result{}, nil
+	return Goto(StepFollowPR).With(store.StatusClosed), nil
 }
 
 func (e *Engine) writeFollowFile(r *store.Run, text string) error {

@@ -39,11 +39,10 @@ func (e *Engine) askHuman(ctx context.Context, r *store.Run, question, screen st
 	if err := e.setLabels(ctx, r, []string{e.cfg.Labels.NeedsInput}); err != nil {
 		return trackerErr(err)
 	}
-	r.Status = store.StatusWaitingInput
 	r.State.Question = question
 	r.State.QuestionAt = e.o.Now()
 	r.State.Questions = n
-	if err := e.postStatus(ctx, r, statusView{Headline: "waiting for your answer (see the question below)"}); err != nil {
+	if err := e.postStatus(ctx, r, statusView{Status: store.StatusWaitingInput, Headline: "waiting for your answer (see the question below)"}); err != nil {
 		return trackerErr(err)
 	}
 	e.event(ctx, r, "question", firstLine(question))
@@ -58,8 +57,7 @@ func (e *Engine) waitingInput(ctx context.Context, r *store.Run) (Result, error)
 	if summary, ok := readProtocolFile(r.Workdir, doneFile); ok {
 		// Someone helped the agent directly (ace attach) and it finished.
 		r.State.Summary = summary
-		r.Status = store.StatusActive
-		return Goto(StepFinalize), nil
+		return Goto(StepFinalize).With(store.StatusActive), nil
 	}
 	asked := r.State.QuestionAt
 	if asked.IsZero() {
@@ -72,55 +70,45 @@ func (e *Engine) waitingInput(ctx context.Context, r *store.Run) (Result, error)
 	if answer == "" {
 		return Stay(e.cfg.Poll.Interval.Duration), nil
 	}
-	if err := e.Answer(ctx, r, who, answer); err != nil {
+	// The answer goes in exactly as the human wrote it: no prefix, no rewording.
+	if err := e.runner(r).Type(ctx, r, answer); err != nil {
+		return Result{}, fmt.Errorf("the answer: %w", err)
+	}
+	next, err := e.recordAnswer(ctx, r, answer)
+	if err != nil {
 		return Result{}, err
 	}
-	return Goto(Step(r.Step)), nil // monitor, or deliver_prompt when the answer passed a screen before the task
-}
-
-// Answer types a human's answer into the session and moves the run back to monitoring.
-func (e *Engine) Answer(ctx context.Context, r *store.Run, who, answer string) error {
-	// The answer goes in exactly as the human wrote it: no prefix, no rewording.
-	if !isExec(r) {
-		if err := e.typeAnswer(ctx, r, answer); err != nil {
-			return fmt.Errorf("type the answer into %s: %w", r.Session, err)
-		}
-	}
-	if err := e.recordAnswer(ctx, r, answer); err != nil {
-		return err
-	}
 	e.answerEvent(ctx, r, who)
-	return nil
+	return next, nil
 }
 
-// recordAnswer changes the run for an answer that reached the agent (typed) or is to (queued, headless): the
-// question is cleared and a waiting run goes back to work. It types nothing, so it can be redone on a fresh run.
-func (e *Engine) recordAnswer(ctx context.Context, r *store.Run, answer string) error {
-	if isExec(r) {
-		queueExec(r, answer) // the next turn of the conversation carries it
-	}
+// recordAnswer changes the run for an answer that reached the agent (typed) or is to (queued for its next
+// turn): the question is cleared, and for a waiting run next is its way back to work — monitor, or
+// deliver_prompt when the answer passed a screen before the task. It types nothing, so it can be redone on a
+// fresh run.
+func (e *Engine) recordAnswer(ctx context.Context, r *store.Run, answer string) (next Result, err error) {
+	e.runner(r).Queue(r, answer)
 	if err := os.Remove(filepath.Join(r.Workdir, questionFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("clear the question: %w", err)
+		return Result{}, fmt.Errorf("clear the question: %w", err)
 	}
 	if r.Status != store.StatusWaitingInput {
-		return nil
+		return Result{}, nil
 	}
 	if err := e.setLabels(ctx, r, nil, e.cfg.Labels.NeedsInput); err != nil {
-		return trackerErr(err)
+		return Result{}, trackerErr(err)
 	}
-	r.Status = store.StatusActive
-	r.Step = string(StepMonitor)
-	if !isExec(r) && !r.State.PromptDelivered {
-		r.Step = string(StepDeliver) // the human passed a screen before the task: deliver it now
+	next = Goto(StepMonitor).With(store.StatusActive)
+	if !r.State.PromptDelivered {
+		next.Next = StepDeliver
 	}
 	r.Nudges = 0
 	r.State.Question = ""
 	// Time spent waiting for a human does not count against monitor.timeout.
 	r.State.MonitorSince = e.o.Now()
-	if err := e.postStatus(ctx, r, statusView{Headline: "working (answer received)"}); err != nil {
-		return trackerErr(err)
+	if err := e.postStatus(ctx, r, statusView{Status: store.StatusActive, Headline: "working (answer received)"}); err != nil {
+		return Result{}, trackerErr(err)
 	}
-	return nil
+	return next, nil
 }
 
 // answerEvent records who answered (empty: ace send) and how the answer went in.
@@ -129,11 +117,7 @@ func (e *Engine) answerEvent(ctx context.Context, r *store.Run, who string) {
 	if who != "" {
 		src = "@" + who
 	}
-	how := "typed into the session"
-	if isExec(r) {
-		how = "queued as the next turn of the conversation"
-	}
-	e.event(ctx, r, "answer", "answer from "+src+" "+how)
+	e.event(ctx, r, "answer", "answer from "+src+" "+e.runner(r).Delivery())
 }
 
 // findAnswer returns the comments made after the question by trusted humans (never ace itself), joined.

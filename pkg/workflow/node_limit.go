@@ -106,7 +106,6 @@ func (e *Engine) pauseAt(ctx context.Context, r *store.Run, l agents.Limit, at t
 	now := e.o.Now()
 	ls := limitState(r)
 	ls.Message, ls.Shared, ls.PausedAt, ls.Seen = l.Message, shared, now, seen
-	r.Status = store.StatusPausedLimit
 	r.State.ResumeAt = at.UTC().Truncate(time.Second)
 	if r.State.ResumeAt.Before(at) {
 		r.State.ResumeAt = r.State.ResumeAt.Add(time.Second) // whole seconds, never before the reset
@@ -121,10 +120,11 @@ func (e *Engine) pauseAt(ctx context.Context, r *store.Run, l agents.Limit, at t
 	if l.Message != "" {
 		detail = "The agent said:\n\n" + quote(l.Message)
 	}
-	if err := e.postStatus(ctx, r, statusView{Headline: fmt.Sprintf("paused: %s; resumes at %s", why, when), Detail: detail}); err != nil {
+	view := statusView{Status: store.StatusPausedLimit, Headline: fmt.Sprintf("paused: %s; resumes at %s", why, when), Detail: detail}
+	if err := e.postStatus(ctx, r, view); err != nil {
 		e.log.WarnContext(ctx, "status comment of a paused run", "run", r.ID, "err", err)
 	}
-	return Stay(r.State.ResumeAt.Sub(now))
+	return Stay(r.State.ResumeAt.Sub(now)).With(store.StatusPausedLimit)
 }
 
 // resumeFromLimit ends a pause at its reset: the same conversation gets limits.continue (typed into the tmux
@@ -133,39 +133,20 @@ func (e *Engine) resumeFromLimit(ctx context.Context, r *store.Run) (Result, boo
 	now := e.o.Now()
 	ls := limitState(r)
 	msg := e.cfg.Limits.Continue
-	if isExec(r) {
-		if !e.execAlive(ctx, r) {
-			queueExec(r, msg)
-		}
-	} else {
-		screen, err := e.o.Sessions.Capture(ctx, r.Session, 0)
-		if err != nil {
-			return Result{}, true, fmt.Errorf("capture screen: %w", err)
-		}
-		prof, err := e.profile(r)
-		if err != nil {
-			return Result{}, true, err
-		}
-		if prof.Classify(screen, false, 0) != agents.StateBusy {
-			if err := e.type_(ctx, r, msg); err != nil {
-				return Result{}, true, fmt.Errorf("resume after the usage limit: %w", err)
-			}
-		}
-		// The limit messages in view now are the ones this pause was for.
-		_, ls.Seen, _ = prof.LimitOnScreen(screen, now)
+	if err := e.runner(r).Continue(ctx, r, msg); err != nil {
+		return Result{}, true, err
 	}
 	if !r.State.MonitorSince.IsZero() && !ls.PausedAt.IsZero() {
 		r.State.MonitorSince = r.State.MonitorSince.Add(now.Sub(ls.PausedAt)) // a pause is not the agent's time
 	}
-	r.Status = store.StatusActive
 	r.State.ResumeAt = time.Time{}
 	ls.ResumedAt = now
 	r.State.NudgedAt = now // the continue is the nudge of this stretch; idleness counts from here
 	e.event(ctx, r, EventLimit, fmt.Sprintf("resumed after the usage limit with %q", msg))
-	if err := e.postStatus(ctx, r, statusView{Headline: "resumed after the usage limit; working"}); err != nil {
+	if err := e.postStatus(ctx, r, statusView{Status: store.StatusActive, Headline: "resumed after the usage limit; working"}); err != nil {
 		e.log.WarnContext(ctx, "status comment of a resumed run", "run", r.ID, "err", err)
 	}
-	return Stay(e.cfg.Monitor.Interval.Duration), true, nil
+	return Stay(e.cfg.Monitor.Interval.Duration).With(store.StatusActive), true, nil
 }
 
 // agentPausedUntil is the latest reset of the limits other runs on agent are paused at (the limit is the

@@ -31,14 +31,14 @@ const recaptureEvery = 30 * time.Second
 
 // monitor is one level-based look at the run: it decides from what is true now, never from remembered events.
 func (e *Engine) monitor(ctx context.Context, r *store.Run) (Result, error) {
-	m := e.cfg.Monitor
 	if next, ok := e.checkIssue(ctx, r); ok {
 		return next, nil
 	}
 	if res, ok, err := e.limitGate(ctx, r); ok || err != nil { // usage limits: node_limit.go
 		return res, err
 	}
-	if res, busy, err := e.execRunning(ctx, r); busy || err != nil {
+	rn := e.runner(r)
+	if res, busy, err := rn.Busy(ctx, r); busy || err != nil {
 		return res, err
 	}
 	if summary, ok := readProtocolFile(r.Workdir, doneFile); ok {
@@ -50,11 +50,15 @@ func (e *Engine) monitor(ctx context.Context, r *store.Run) (Result, error) {
 		if err := e.askHuman(ctx, r, q, ""); err != nil {
 			return Result{}, err
 		}
-		return Goto(StepWaitingInput), nil
+		return toHuman(), nil
 	}
-	if isExec(r) {
-		return e.execTurnEnded(ctx, r)
-	}
+	return rn.Observe(ctx, r)
+}
+
+// observeScreen is the tmux runner's look at its agent: the pane gone or dead, a usage limit, a dialog, a
+// question or an approval on screen, an idle composer (nudge, compaction) — each decided from the screen now.
+func (e *Engine) observeScreen(ctx context.Context, r *store.Run) (Result, error) {
+	m := e.cfg.Monitor
 	pane, found, err := e.pane(ctx, r.Session)
 	if err != nil {
 		return Result{}, err
@@ -93,12 +97,12 @@ func (e *Engine) monitor(ctx context.Context, r *store.Run) (Result, error) {
 		if err := e.askHuman(ctx, r, "The agent asks for permission:", o.screen); err != nil {
 			return Result{}, err
 		}
-		return Goto(StepWaitingInput), nil
+		return toHuman(), nil
 	case agents.StateQuestion:
 		if err := e.askHuman(ctx, r, "The agent asks a question on its screen:", o.screen); err != nil {
 			return Result{}, err
 		}
-		return Goto(StepWaitingInput), nil
+		return toHuman(), nil
 	case agents.StateDialog:
 		return e.answerDialog(ctx, r, prof, o.screen, m.Interval.Duration)
 	case agents.StateReady:
@@ -122,7 +126,7 @@ func (e *Engine) onIdle(ctx context.Context, r *store.Run, screen string) (Resul
 		if err := e.askHuman(ctx, r, msg, screen); err != nil {
 			return Result{}, err
 		}
-		return Goto(StepWaitingInput), nil
+		return toHuman(), nil
 	}
 	if err := e.type_(ctx, r, e.nudgePrompt()); err != nil {
 		return Result{}, fmt.Errorf("nudge: %w", err)

@@ -15,37 +15,14 @@ import (
 	"github.com/aceworks/ace/pkg/tmuxops"
 )
 
-// startSession opens the agent's tmux session, or re-attaches to the one a previous ace process left running.
+// startSession opens the agent (its runner's Start), or re-attaches to the one a previous ace process left.
 func (e *Engine) startSession(ctx context.Context, r *store.Run) (Result, error) {
-	if isExec(r) {
-		return e.startExec(ctx, r)
-	}
-	name, err := e.sessionName(ctx, r)
-	if err != nil {
-		return Result{}, err
-	}
-	pane, found, err := e.pane(ctx, name)
-	if err != nil {
-		return Result{}, err
-	}
-	switch {
-	case found && !pane.Dead:
-		r.Session = name
-		e.event(ctx, r, "session", "re-attached to running session "+name)
-	case found:
-		// A dead pane from an earlier attempt: start the agent afresh in it.
-		if err := e.launch(ctx, r, name, true); err != nil {
-			return Result{}, err
-		}
-	default:
-		if err := e.launch(ctx, r, name, false); err != nil {
-			return Result{}, err
-		}
-	}
-	if r.State.PromptDelivered {
-		return Goto(StepMonitor), nil
-	}
-	return Goto(StepDeliver), nil
+	return e.runner(r).Start(ctx, r)
+}
+
+// deliver gives the agent its task (its runner's Deliver).
+func (e *Engine) deliver(ctx context.Context, r *store.Run) (Result, error) {
+	return e.runner(r).Deliver(ctx, r)
 }
 
 // sessionName is the run's tmux session: the one it has, else ace-<repo>-<issue> — unless an unfinished run of

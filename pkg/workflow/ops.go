@@ -20,8 +20,11 @@ func (e *Engine) Stop(ctx context.Context, r *store.Run, reason string) error {
 			return nil, errNoChange
 		}
 		r.Error = reason
-		r.Step = string(StepCancelled)
-		return &store.Event{Kind: "stop", Step: r.Step, Message: reason}, nil
+		ev, err := transition(r, StepCancelled, store.StatusActive)
+		if ev != nil {
+			ev.Kind, ev.Message = "stop", reason
+		}
+		return ev, err
 	})
 	if errors.Is(err, errNoChange) {
 		return nil
@@ -39,27 +42,20 @@ func (e *Engine) Stop(ctx context.Context, r *store.Run, reason string) error {
 	return e.Follow(ctx, r, UntilSettled)
 }
 
-// Nudge types the nudge text into the agent's session now, whatever its idle time.
+// Nudge gives the agent the nudge text now, whatever its idle time (typed into its session, or the next turn of
+// its conversation).
 func (e *Engine) Nudge(ctx context.Context, r *store.Run) error {
-	if err := e.requireSession(ctx, r); err != nil {
+	rn := e.runner(r)
+	if err := rn.Live(ctx, r); err != nil {
 		return err
 	}
-	if isExec(r) {
-		return e.nudgeExec(ctx, r)
-	}
-	if err := e.type_(ctx, r, e.nudgePrompt()); err != nil {
+	nudge := e.nudgePrompt()
+	if err := rn.Type(ctx, r, nudge); err != nil {
 		return fmt.Errorf("nudge: %w", err)
 	}
-	e.event(ctx, r, "nudge", "nudged by hand (ace nudge)")
-	return nil
-}
-
-// nudgeExec queues the nudge as the next turn of a headless run.
-func (e *Engine) nudgeExec(ctx context.Context, r *store.Run) error {
 	err := e.updateFresh(ctx, r, func(r *store.Run) (*store.Event, error) {
-		queueExec(r, e.nudgePrompt())
-		return &store.Event{Kind: "nudge", Step: r.Step,
-			Message: "nudge queued by hand (ace nudge): the next turn of the conversation carries it"}, nil
+		rn.Queue(r, nudge)
+		return &store.Event{Kind: "nudge", Step: r.Step, Message: "nudged by hand (ace nudge): " + rn.Delivery()}, nil
 	})
 	if err != nil {
 		return err
@@ -68,26 +64,22 @@ func (e *Engine) nudgeExec(ctx context.Context, r *store.Run) error {
 	return nil
 }
 
-// Send types text into the agent's session exactly as given (headless: queues it as the next turn). A run
-// waiting for input resumes monitoring.
+// Send gives text to the agent exactly as given (typed into its session, or the next turn of its conversation).
+// A run waiting for input resumes monitoring.
 func (e *Engine) Send(ctx context.Context, r *store.Run, text string) error {
-	if err := e.requireSession(ctx, r); err != nil {
+	rn := e.runner(r)
+	if err := rn.Live(ctx, r); err != nil {
 		return err
 	}
-	if !isExec(r) {
-		if err := e.typeAnswer(ctx, r, text); err != nil {
-			return fmt.Errorf("type into %s: %w", r.Session, err)
-		}
+	if err := rn.Type(ctx, r, text); err != nil {
+		return err
 	}
 	err := e.updateFresh(ctx, r, func(r *store.Run) (*store.Event, error) {
-		before := r.Status
-		if err := e.recordAnswer(ctx, r, text); err != nil {
+		next, err := e.recordAnswer(ctx, r, text)
+		if err != nil || next.Next == "" {
 			return nil, err
 		}
-		if before != r.Status {
-			return &store.Event{Kind: "transition", Step: r.Step, Message: "waiting_input → monitor"}, nil
-		}
-		return nil, nil
+		return transition(r, next.Next, next.Status)
 	})
 	if err != nil {
 		return err
@@ -133,32 +125,5 @@ func (e *Engine) wake(ctx context.Context, r *store.Run) {
 
 // Screen returns the agent's current screen (plus historyLines lines of scrollback).
 func (e *Engine) Screen(ctx context.Context, r *store.Run, historyLines int) (string, error) {
-	if isExec(r) {
-		return "", fmt.Errorf("%s#%d: %w", r.Repo, r.Issue, ErrHeadless)
-	}
-	if err := e.requireSession(ctx, r); err != nil {
-		return "", err
-	}
-	return e.o.Sessions.Capture(ctx, r.Session, historyLines)
-}
-
-func (e *Engine) requireSession(ctx context.Context, r *store.Run) error {
-	if isExec(r) {
-		// A headless run has no session to type into, only a conversation to continue with a new turn.
-		if r.AgentSessionID == "" && !e.execAlive(ctx, r) {
-			return fmt.Errorf("%s#%d (no headless conversation yet): %w", r.Repo, r.Issue, ErrNoSession)
-		}
-		return nil
-	}
-	if r.Session == "" {
-		return fmt.Errorf("%s#%d: %w", r.Repo, r.Issue, ErrNoSession)
-	}
-	ok, err := e.o.Sessions.HasSession(ctx, r.Session)
-	if err != nil {
-		return fmt.Errorf("look for session %s: %w", r.Session, err)
-	}
-	if !ok {
-		return fmt.Errorf("%s#%d (session %s is gone): %w", r.Repo, r.Issue, r.Session, ErrNoSession)
-	}
-	return nil
+	return e.runner(r).Screen(ctx, r, historyLines)
 }

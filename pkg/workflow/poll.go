@@ -39,10 +39,10 @@ func (e *Engine) Dispatch(ctx context.Context, repos []string, maxConcurrent int
 }
 
 // resumeWaiting puts a run that waits for a human back at the step that relays the answer, whatever step it
-// was saved at.
+// was saved at (by an ace from before transition checked that a status fits its step).
 func resumeWaiting(r *store.Run) {
 	if r.Status == store.StatusWaitingInput && Step(r.Step) != StepWaitingInput {
-		r.Step = string(StepWaitingInput)
+		_, _ = transition(r, StepWaitingInput, "") // saved with the visit that follows
 	}
 }
 

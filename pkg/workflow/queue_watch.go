@@ -49,7 +49,8 @@ func (e *Engine) quietWait() time.Duration {
 // hold is called after a visit that left a tmux run monitoring: its job sleeps quietWait and the watch wakes it
 // early when needed. It returns the snooze to use.
 func (q *Queue) hold(jobID int64, r *store.Run, wait time.Duration) time.Duration {
-	if r.Runner == "exec" || Step(r.Step) != StepMonitor || r.Session == "" || wait != q.e.cfg.Monitor.Interval.Duration {
+	// Only an agent with a pane is watched (r.Session: a tmux run); the others are looked at when their snooze ends.
+	if Step(r.Step) != StepMonitor || r.Session == "" || wait != q.e.cfg.Monitor.Interval.Duration {
 		q.watch.drop(jobID)
 		return wait
 	}
@@ -76,16 +77,32 @@ func (q *Queue) runPaneWatch(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		for _, id := range q.watch.due(ctx, q.e) {
-			if _, err := q.client.JobRetry(ctx, id); err != nil && !errors.Is(err, river.ErrNotFound) && ctx.Err() == nil {
+		for id, h := range q.watch.due(ctx, q.e) {
+			_, err := q.client.JobRetry(ctx, id)
+			switch {
+			case err == nil, errors.Is(err, river.ErrNotFound), ctx.Err() != nil:
+			case store.Unavailable(err):
+				// The store is away (the heartbeats say so): wake the job once it is back, not at the end of its
+				// snooze.
+				q.watch.keep(id, h)
+			default:
 				q.o.Logger.WarnContext(ctx, "wake a run's job", "job", id, "err", err)
 			}
 		}
 	}
 }
 
+// keep watches a job again that could not be woken (unless a visit held it anew meanwhile).
+func (w *paneWatch) keep(jobID int64, h watched) {
+	w.mu.Lock()
+	if _, ok := w.runs[jobID]; !ok {
+		w.runs[jobID] = h
+	}
+	w.mu.Unlock()
+}
+
 // due returns the held jobs to wake now, and forgets them (and those whose snooze has ended by itself).
-func (w *paneWatch) due(ctx context.Context, e *Engine) []int64 {
+func (w *paneWatch) due(ctx context.Context, e *Engine) map[int64]watched {
 	w.mu.Lock()
 	held := make(map[int64]watched, len(w.runs))
 	for id, h := range w.runs {
@@ -104,7 +121,7 @@ func (w *paneWatch) due(ctx context.Context, e *Engine) []int64 {
 		byName[p.Session] = p
 	}
 	now := time.Now()
-	var wake []int64
+	wake := map[int64]watched{}
 	for id, h := range held {
 		if now.After(h.until) {
 			w.drop(id)
@@ -112,7 +129,7 @@ func (w *paneWatch) due(ctx context.Context, e *Engine) []int64 {
 		}
 		if e.needsVisit(h, byName, now) {
 			w.drop(id)
-			wake = append(wake, id)
+			wake[id] = h
 		}
 	}
 	return wake

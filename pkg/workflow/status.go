@@ -16,9 +16,18 @@ const StatusMarker = "<!-- ace:status -->"
 type statusView struct {
 	Headline string // one line: what is happening
 	Detail   string // optional Markdown below the table (a question, a last screen, a reason)
+	// Status is the status the run is moving to, shown before the move is saved ("": the run's own). The
+	// comment goes first: if it cannot be posted, the move is retried and nothing was changed.
+	Status store.Status
 }
 
-func (e *Engine) renderStatus(r *store.Run, v statusView) string {
+func (e *Engine) renderStatus(run *store.Run, v statusView) string {
+	r := run
+	if v.Status != "" {
+		c := *run
+		c.Status = v.Status
+		r = &c
+	}
 	var b strings.Builder
 	b.WriteString(StatusMarker + "\n")
 	fmt.Fprintf(&b, "**ace** · %s\n\n", v.Headline)
@@ -29,11 +38,8 @@ func (e *Engine) renderStatus(r *store.Run, v statusView) string {
 	if r.Branch != "" {
 		fmt.Fprintf(&b, "| branch | `%s` |\n", r.Branch)
 	}
-	if r.Session != "" {
-		fmt.Fprintf(&b, "| session | `%s` (`ace attach %d`) |\n", r.Session, r.Issue)
-	}
-	if isExec(r) && r.AgentSessionID != "" {
-		fmt.Fprintf(&b, "| session | headless, conversation `%s` (`ace logs %d`) |\n", r.AgentSessionID, r.Issue)
+	if d := Describe(r); d.Session(r) != "-" {
+		fmt.Fprintf(&b, "| session | %s (`%s`) |\n", d.Where(r), d.Watch(r))
 	}
 	if r.PRURL != "" {
 		fmt.Fprintf(&b, "| pull request | %s |\n", r.PRURL)

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/aceworks/ace/pkg/store"
 )
 
 // Step names a node of the graph. Steps are stored as strings so that a store written by one version of ace
@@ -27,11 +29,22 @@ const (
 	StepCancelled    Step = "cancelled"
 )
 
-// Result is what a node decides: go to another step, or stay and be visited again after Wait.
+// Result is what a node decides: go to another step, or stay and be visited again after Wait; Status, when set,
+// is the run's new status (the engine applies both through transition).
 type Result struct {
-	Next Step
-	Wait time.Duration
+	Next   Step
+	Wait   time.Duration
+	Status store.Status
 }
+
+// With is r with the run's status set to s.
+func (r Result) With(s store.Status) Result {
+	r.Status = s
+	return r
+}
+
+// toHuman parks the run until a human answers (after askHuman).
+func toHuman() Result { return Goto(StepWaitingInput).With(store.StatusWaitingInput) }
 
 // Goto moves the run to step s at once.
 func Goto(s Step) Result { return Result{Next: s} }

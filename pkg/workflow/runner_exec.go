@@ -22,20 +22,81 @@ import (
 // ErrHeadless is returned by operations that need a terminal screen when the run has none.
 var ErrHeadless = errors.New("the run is headless (runner exec): there is no screen; read its transcript with `ace logs`")
 
-func isExec(r *store.Run) bool { return r.Runner == "exec" }
+// execRunner is the headless runner: each turn runs under its own supervisor, the monitor reads the turn's
+// status file, and text for the agent waits in the run (State.ExecPending) for the next turn.
+type execRunner struct{ e *Engine }
 
-func runnerOf(p agents.Profile) string {
-	if p.Runner == "exec" {
-		return "exec"
+func (execRunner) Name() string { return runnerExec }
+
+func (execRunner) Where(r *store.Run) string {
+	if r.AgentSessionID != "" {
+		return "headless conversation " + r.AgentSessionID
 	}
-	return "tmux"
+	return "headless, no conversation yet"
+}
+
+func (execRunner) Session(*store.Run) string { return "headless" }
+
+func (execRunner) Watch(r *store.Run) string { return fmt.Sprintf("ace logs %d -f", r.Issue) }
+
+func (execRunner) HasScreen() bool { return false }
+
+func (execRunner) Delivery() string { return "queued as the next turn of the conversation" }
+
+func (x execRunner) Start(ctx context.Context, r *store.Run) (Result, error) {
+	return x.e.startExec(ctx, r)
+}
+
+// Deliver: the task is the first turn's prompt, which Start gives.
+func (x execRunner) Deliver(ctx context.Context, r *store.Run) (Result, error) {
+	return x.e.startExec(ctx, r)
+}
+
+func (x execRunner) Busy(ctx context.Context, r *store.Run) (Result, bool, error) {
+	return x.e.execRunning(ctx, r)
+}
+
+func (x execRunner) Observe(ctx context.Context, r *store.Run) (Result, error) {
+	return x.e.execTurnEnded(ctx, r)
+}
+
+// Type: a headless agent takes text only as a new turn (Queue).
+func (execRunner) Type(context.Context, *store.Run, string) error { return nil }
+
+func (execRunner) Queue(r *store.Run, text string) { queueExec(r, text) }
+
+func (execRunner) FollowUp(_ context.Context, r *store.Run, prompt, _ string) (Result, error) {
+	queueExec(r, prompt)
+	return Goto(StepMonitor), nil
+}
+
+// Continue queues msg as the next turn, unless a turn is running already.
+func (x execRunner) Continue(ctx context.Context, r *store.Run, msg string) error {
+	if !x.e.execAlive(ctx, r) {
+		queueExec(r, msg)
+	}
+	return nil
+}
+
+func (x execRunner) Stop(ctx context.Context, r *store.Run) error { return x.e.endExec(ctx, r) }
+
+// Live: a headless run has no session to type into, only a conversation to continue with a new turn.
+func (x execRunner) Live(ctx context.Context, r *store.Run) error {
+	if r.AgentSessionID == "" && !x.e.execAlive(ctx, r) {
+		return fmt.Errorf("%s#%d (no headless conversation yet): %w", r.Repo, r.Issue, ErrNoSession)
+	}
+	return nil
+}
+
+func (execRunner) Screen(_ context.Context, r *store.Run, _ int) (string, error) {
+	return "", fmt.Errorf("%s#%d: %w", r.Repo, r.Issue, ErrHeadless)
 }
 
 // Transcript returns the headless transcript of a run and its stream format; ok is false for tmux runs and
 // runs whose agent has not named its session yet.
 func Transcript(r *store.Run) (path, format string, ok bool) {
 	path, format = r.State.Transcript, r.State.ExecFormat
-	return path, format, isExec(r) && path != "" && format != ""
+	return path, format, path != "" && format != "" // a tmux run has neither
 }
 
 // execName names a run's files: unique per run, readable next to the tmux sessions of other runs.

@@ -14,12 +14,9 @@ import (
 )
 
 // execRunning is the monitor's first look at a headless run: while a turn runs, nothing else is decided (the
-// agent may still be writing .ace/DONE or its last commit); only monitor.timeout can end it. busy is false for
-// tmux runs and once the turn is over, which it records once as a run event.
+// agent may still be writing .ace/DONE or its last commit); only monitor.timeout can end it. busy is false
+// once the turn is over, which it records once as a run event.
 func (e *Engine) execRunning(ctx context.Context, r *store.Run) (res Result, busy bool, err error) {
-	if !isExec(r) {
-		return Result{}, false, nil
-	}
 	// The lock, not the status, says the turn is over: a supervisor that has written its end still has to
 	// exit, and no next turn may start before it has. The status is read after the lock, so that it is final.
 	alive := e.execAlive(ctx, r)
@@ -109,7 +106,7 @@ func (e *Engine) execIdle(ctx context.Context, r *store.Run, st *headless.Status
 		if err := e.askHuman(ctx, r, msg, lastWords(st)); err != nil {
 			return Result{}, err
 		}
-		return Goto(StepWaitingInput), nil
+		return toHuman(), nil
 	}
 	if err := e.execTurn(ctx, r, e.nudgePrompt()); err != nil {
 		return Result{}, fmt.Errorf("nudge: %w", err)
@@ -257,7 +254,7 @@ func (e *Engine) endExec(ctx context.Context, r *store.Run) error {
 // ended the run meanwhile (ace stop): nobody else knows of that supervisor.
 func (e *Engine) abandonTurn(mine, fresh *store.Run) {
 	started := mine.State.ExecProc
-	if !isExec(mine) || !fresh.Status.Terminal() || started == "" || started == fresh.State.ExecProc {
+	if !fresh.Status.Terminal() || started == "" || started == fresh.State.ExecProc { // "": not a headless run
 		return
 	}
 	if err := headless.ParseProc(started).Signal(syscall.SIGTERM); err != nil {

@@ -1,0 +1,87 @@
+package workflow
+
+import (
+	"context"
+
+	"github.com/aceworks/ace/pkg/agents"
+	"github.com/aceworks/ace/pkg/store"
+)
+
+// Runner drives a run's agent. ace has two: the tmux runner (runner_tmux.go: the agent's own terminal UI in a
+// tmux session, read from its screen) and the headless runner (runner_exec.go: one turn at a time through the
+// agent's JSON stream, under a supervisor). The graph's nodes and ace's commands never ask which one a run has:
+// they call these methods. A new runner is one file implementing Runner and one case in runnerFor.
+type Runner interface {
+	Describer
+	// Start opens the agent for the run, or re-attaches to the one a previous ace process left running (the
+	// start_session step).
+	Start(ctx context.Context, r *store.Run) (Result, error)
+	// Deliver gives the agent its task (the deliver_prompt step).
+	Deliver(ctx context.Context, r *store.Run) (Result, error)
+	// Busy is the monitor's first look: while the agent is busy nothing else is decided (it may still be writing
+	// .ace/DONE or its last commit). busy false lets the monitor go on.
+	Busy(ctx context.Context, r *store.Run) (res Result, busy bool, err error)
+	// Observe is the monitor's look once neither .ace/DONE nor .ace/QUESTION is there: the agent idle, at a
+	// dialog, asking on its screen, at a usage limit, or gone — and what to do about it (nudge, answer, ask a
+	// human, restart, compact).
+	Observe(ctx context.Context, r *store.Run) (Result, error)
+	// Type gives text to the live agent now; Queue keeps it in the run for the agent's next turn. A runner does
+	// one or the other (the other is a no-op), so that callers do both: Type once, Queue in a change of the run
+	// that may be redone on a fresh copy (updateFresh).
+	Type(ctx context.Context, r *store.Run, text string) error
+	Queue(r *store.Run, text string)
+	// FollowUp gives the agent a new round's prompt (a pull request's, a failed verify's), restarting it in the
+	// same working copy when it is gone.
+	FollowUp(ctx context.Context, r *store.Run, prompt, delivered string) (Result, error)
+	// Continue resumes the agent after a usage limit with msg.
+	Continue(ctx context.Context, r *store.Run, msg string) error
+	// Stop ends the agent and every process it started, if it is still there.
+	Stop(ctx context.Context, r *store.Run) error
+	// Live returns ErrNoSession unless the agent can be given text (ace send, ace nudge).
+	Live(ctx context.Context, r *store.Run) error
+	// Screen returns the agent's current screen with historyLines of scrollback (ErrHeadless without one).
+	Screen(ctx context.Context, r *store.Run, historyLines int) (string, error)
+}
+
+// Describer is what people are told about a run's agent: it needs no engine, so `ace ls`, `ace attach`, `ace
+// run` and the dashboard use it from a stored run alone.
+type Describer interface {
+	// Name is the runner's name in config (agents.X.runner) and in the store.
+	Name() string
+	// Where says where the run's agent lives: "tmux session ace-hello-1", "headless conversation 5f3c…".
+	Where(r *store.Run) string
+	// Session is the short form for a table column ("-" when there is none yet).
+	Session(r *store.Run) string
+	// Watch is the command that shows what the agent is doing.
+	Watch(r *store.Run) string
+	// HasScreen reports whether the agent has a terminal screen to attach to or peek at.
+	HasScreen() bool
+	// Delivery says how text given to the agent reaches it, for events: "typed into the session".
+	Delivery() string
+}
+
+// The runners' names, as in config and the store.
+const (
+	runnerTmux = "tmux"
+	runnerExec = "exec"
+)
+
+// runnerFor returns the runner named name working for e (nil: for descriptions only). A run stored without a
+// runner is a tmux run, as every run was before there was a choice.
+func runnerFor(name string, e *Engine) Runner {
+	switch name {
+	case runnerExec:
+		return execRunner{e}
+	default:
+		return tmuxRunner{e}
+	}
+}
+
+// runnerOf names the runner an agent's profile asks for.
+func runnerOf(p agents.Profile) string { return runnerFor(p.Runner, nil).Name() }
+
+// Describe tells about a stored run's agent.
+func Describe(r *store.Run) Describer { return runnerFor(r.Runner, nil) }
+
+// runner is the run's runner, working for e.
+func (e *Engine) runner(r *store.Run) Runner { return runnerFor(r.Runner, e) }

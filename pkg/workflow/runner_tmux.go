@@ -1,0 +1,184 @@
+package workflow
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/aceworks/ace/pkg/agents"
+	"github.com/aceworks/ace/pkg/store"
+)
+
+// tmuxRunner runs the agent's own terminal UI in a tmux session (`ace attach` shows it): the prompt is pasted
+// and verified on its screen (node_deliver.go), the monitor reads its screen (node_monitor.go), and text goes in
+// as a paste or, at a menu, as keys (node_input.go).
+type tmuxRunner struct{ e *Engine }
+
+func (tmuxRunner) Name() string { return runnerTmux }
+
+func (tmuxRunner) Where(r *store.Run) string {
+	if r.Session == "" {
+		return "no tmux session yet"
+	}
+	return "tmux session " + r.Session
+}
+
+func (tmuxRunner) Session(r *store.Run) string {
+	if r.Session == "" {
+		return "-"
+	}
+	return r.Session
+}
+
+func (tmuxRunner) Watch(r *store.Run) string { return fmt.Sprintf("ace attach %d", r.Issue) }
+
+func (tmuxRunner) HasScreen() bool { return true }
+
+func (tmuxRunner) Delivery() string { return "typed into the session" }
+
+// Start opens the agent's tmux session, or re-attaches to the one a previous ace process left running.
+func (t tmuxRunner) Start(ctx context.Context, r *store.Run) (Result, error) {
+	e := t.e
+	name, err := e.sessionName(ctx, r)
+	if err != nil {
+		return Result{}, err
+	}
+	pane, found, err := e.pane(ctx, name)
+	if err != nil {
+		return Result{}, err
+	}
+	switch {
+	case found && !pane.Dead:
+		r.Session = name
+		e.event(ctx, r, "session", "re-attached to running session "+name)
+	case found:
+		// A dead pane from an earlier attempt: start the agent afresh in it.
+		if err := e.launch(ctx, r, name, true); err != nil {
+			return Result{}, err
+		}
+	default:
+		if err := e.launch(ctx, r, name, false); err != nil {
+			return Result{}, err
+		}
+	}
+	if r.State.PromptDelivered {
+		return Goto(StepMonitor), nil
+	}
+	return Goto(StepDeliver), nil
+}
+
+func (t tmuxRunner) Deliver(ctx context.Context, r *store.Run) (Result, error) {
+	return t.e.deliverPrompt(ctx, r)
+}
+
+// Busy: a tmux agent's screen tells busy from idle; Observe reads it.
+func (tmuxRunner) Busy(context.Context, *store.Run) (Result, bool, error) {
+	return Result{}, false, nil
+}
+
+func (t tmuxRunner) Observe(ctx context.Context, r *store.Run) (Result, error) {
+	return t.e.observeScreen(ctx, r)
+}
+
+func (t tmuxRunner) Type(ctx context.Context, r *store.Run, text string) error {
+	if err := t.e.typeAnswer(ctx, r, text); err != nil {
+		return fmt.Errorf("type into %s: %w", r.Session, err)
+	}
+	return nil
+}
+
+// Queue: text typed into a live session needs no keeping.
+func (tmuxRunner) Queue(*store.Run, string) {}
+
+// FollowUp types the round's prompt into the session; an agent gone between rounds is restarted in the same
+// working copy, and the resume prompt (deliver_prompt) says what the round is about.
+func (t tmuxRunner) FollowUp(ctx context.Context, r *store.Run, prompt, delivered string) (Result, error) {
+	e := t.e
+	pane, found, err := e.pane(ctx, r.Session)
+	if err != nil {
+		return Result{}, err
+	}
+	if r.Session == "" || !found || pane.Dead {
+		e.forget(r.ID)
+		name, err := e.sessionName(ctx, r)
+		if err != nil {
+			return Result{}, err
+		}
+		if err := e.launch(ctx, r, name, found); err != nil {
+			return Result{}, err
+		}
+		e.event(ctx, r, "agent-exited", "the agent was gone between rounds; restarted it in the same working copy")
+		r.State.PromptDelivered = false
+		r.State.Resume = true
+		return Goto(StepDeliver), nil
+	}
+	if err := e.type_(ctx, r, prompt); err != nil {
+		return Result{}, fmt.Errorf("send the follow-up round: %w", err)
+	}
+	e.markTranscript(r)
+	e.event(ctx, r, "prompt", delivered)
+	return Goto(StepMonitor), nil
+}
+
+// Continue types msg unless the agent is already busy again (it resumed by itself); the limit messages in view
+// now are the ones the pause was for.
+func (t tmuxRunner) Continue(ctx context.Context, r *store.Run, msg string) error {
+	e := t.e
+	screen, err := e.o.Sessions.Capture(ctx, r.Session, 0)
+	if err != nil {
+		return fmt.Errorf("capture screen: %w", err)
+	}
+	prof, err := e.profile(r)
+	if err != nil {
+		return err
+	}
+	if prof.Classify(screen, false, 0) != agents.StateBusy {
+		if err := e.type_(ctx, r, msg); err != nil {
+			return fmt.Errorf("resume after the usage limit: %w", err)
+		}
+	}
+	_, limitState(r).Seen, _ = prof.LimitOnScreen(screen, e.o.Now())
+	return nil
+}
+
+// Stop kills the agent's session and everything it started, if it is still there.
+func (t tmuxRunner) Stop(ctx context.Context, r *store.Run) error {
+	e := t.e
+	if r.Session == "" {
+		return nil
+	}
+	alive, err := e.o.Sessions.HasSession(ctx, r.Session)
+	if err != nil {
+		return fmt.Errorf("look for session %s: %w", r.Session, err)
+	}
+	if alive {
+		err := e.o.Sessions.Kill(ctx, r.Session)
+		e.invalidatePanes()
+		if err != nil {
+			return fmt.Errorf("stop session %s: %w", r.Session, err)
+		}
+		e.event(ctx, r, "session", "closed "+r.Session)
+	}
+	e.forget(r.ID)
+	return nil
+}
+
+func (t tmuxRunner) Live(ctx context.Context, r *store.Run) error {
+	if r.Session == "" {
+		return fmt.Errorf("%s#%d: %w", r.Repo, r.Issue, ErrNoSession)
+	}
+	ok, err := t.e.o.Sessions.HasSession(ctx, r.Session)
+	if err != nil {
+		return fmt.Errorf("look for session %s: %w", r.Session, err)
+	}
+	if !ok {
+		return fmt.Errorf("%s#%d (session %s is gone): %w", r.Repo, r.Issue, r.Session, ErrNoSession)
+	}
+	return nil
+}
+
+func (t tmuxRunner) Screen(ctx context.Context, r *store.Run, historyLines int) (string, error) {
+	if err := t.Live(ctx, r); err != nil {
+		return "", err
+	}
+	return t.e.o.Sessions.Capture(ctx, r.Session, historyLines)
+}
