@@ -20,6 +20,7 @@ type Config struct {
 	Tmux      TmuxConfig             `toml:"tmux"`
 	Monitor   MonitorConfig          `toml:"monitor"`
 	Limits    LimitsConfig           `toml:"limits"`
+	Budget    BudgetConfig           `toml:"budget"`
 	Prices    map[string]Price       `toml:"prices"`
 	Poll      PollConfig             `toml:"poll"`
 	PR        PRConfig               `toml:"pr"`

@@ -92,8 +92,10 @@ func TestErrorsNameFileLineAndKey(t *testing.T) {
 	cfg := Default()
 	cfg.Agents["mine"] = AgentConfig{Markers: Markers{Ready: "("}}
 	cfg.Monitor.Interval = D(0)
+	cfg.Budget.Day.MaxCostUSD = -1
 	err := cfg.Validate()
-	for _, want := range []string{"agents.mine.command: empty", "agents.mine.markers.ready:", "monitor.interval: must be a positive duration"} {
+	for _, want := range []string{"agents.mine.command: empty", "agents.mine.markers.ready:", "monitor.interval: must be a positive duration",
+		"budget.day.max_cost_usd: -1 is negative"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Validate() = %v, want %q", err, want)
 		}

@@ -25,6 +25,7 @@ func (c *Config) Validate() error {
 		errs = append(errs, &Error{Key: key, Msg: fmt.Sprintf(format, args...)})
 	}
 	c.Limits.validate(bad)
+	c.Budget.validate(bad)
 	validatePrices(c.Prices, bad)
 	if strings.TrimSpace(c.Workspace.Root) == "" {
 		bad("workspace.root", "empty")

@@ -80,7 +80,9 @@ type Filter struct {
 	Issue    int
 	Host     string
 	Statuses []Status
-	Limit    int
+	// CreatedSince keeps the runs created at or after it (zero: all).
+	CreatedSince time.Time
+	Limit        int
 }
 
 const runColumns = `id, repo, issue, attempt, agent, runner, step, status, session, agent_session_id, workdir, branch,
@@ -202,6 +204,9 @@ func (s *Store) ListRuns(ctx context.Context, f Filter) ([]*Run, error) {
 	}
 	if f.Host != "" {
 		where, args = append(where, "host=?"), append(args, f.Host)
+	}
+	if !f.CreatedSince.IsZero() {
+		where, args = append(where, "created_at>=?"), append(args, nanos(f.CreatedSince))
 	}
 	if len(f.Statuses) > 0 {
 		ph := strings.TrimSuffix(strings.Repeat("?,", len(f.Statuses)), ",")

@@ -97,6 +97,7 @@ func (e *Engine) recordAnswer(ctx context.Context, r *store.Run, answer string) 
 	if err := e.setLabels(ctx, r, nil, e.cfg.Labels.NeedsInput); err != nil {
 		return Result{}, trackerErr(err)
 	}
+	budgetGranted(r)
 	next = Goto(StepMonitor).With(store.StatusActive)
 	if !r.State.PromptDelivered {
 		next.Next = StepDeliver

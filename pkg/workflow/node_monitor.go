@@ -121,6 +121,9 @@ func (e *Engine) observeScreen(ctx context.Context, r *store.Run) (Result, error
 // is asked to look.
 func (e *Engine) onIdle(ctx context.Context, r *store.Run, screen string) (Result, error) {
 	m := e.cfg.Monitor
+	if res, ok, err := e.budgetStop(ctx, r, screen); ok {
+		return res, err
+	}
 	if r.Nudges >= m.MaxNudges {
 		msg := fmt.Sprintf("The agent has been idle for %s after %d nudges without finishing. Its screen:", m.IdleAfter.Duration, r.Nudges)
 		if err := e.askHuman(ctx, r, msg, screen); err != nil {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/tracker"
@@ -18,7 +19,9 @@ type PollReport struct {
 	Started   int // new runs started
 	Skipped   int // labelled issues left alone (running, done, failed, busy elsewhere)
 	Untrusted int // labelled by someone without the required permission
-	Errors    []error
+	// OverBudget says why nothing was started: the day's budget (budget.day) is spent.
+	OverBudget string
+	Errors     []error
 }
 
 // untrustedMarker tags the one comment ace leaves when an untrusted user applies the trigger label.
@@ -48,6 +51,16 @@ func resumeWaiting(r *store.Run) {
 
 // dispatch starts runs for the open issues of repo that carry the trigger label and are not taken yet.
 func (e *Engine) dispatch(ctx context.Context, repo string, maxConcurrent int, rep *PollReport) error {
+	if rep.OverBudget != "" {
+		return nil
+	}
+	if over, spentToday, until, err := e.dayBudgetReached(ctx); err != nil || over {
+		if over {
+			rep.OverBudget = fmt.Sprintf("today's runs spent %s (budget.day): no new run until %s", spentToday, until.Format(time.RFC3339))
+			e.log.WarnContext(ctx, "daily budget reached", "spent", spentToday, "until", until)
+		}
+		return err
+	}
 	issues, err := e.o.Tracker.ListLabeled(ctx, repo, e.cfg.Trigger.Label)
 	if err != nil {
 		return fmt.Errorf("list issues labelled %s: %w", e.cfg.Trigger.Label, err)

@@ -101,6 +101,9 @@ func (e *Engine) execTurnEnded(ctx context.Context, r *store.Run) (Result, error
 // execIdle nudges with a new turn of the same conversation, up to max_nudges times; then a human is asked.
 func (e *Engine) execIdle(ctx context.Context, r *store.Run, st *headless.Status) (Result, error) {
 	m := e.cfg.Monitor
+	if res, ok, err := e.budgetStop(ctx, r, lastWords(st)); ok {
+		return res, err
+	}
 	if r.Nudges >= m.MaxNudges {
 		msg := fmt.Sprintf("The agent ended %d turns without finishing (%d nudges). Its last message:", r.Nudges+1, r.Nudges)
 		if err := e.askHuman(ctx, r, msg, lastWords(st)); err != nil {

@@ -1,0 +1,86 @@
+package workflow
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/aceworks/ace/pkg/config"
+	"github.com/aceworks/ace/pkg/store"
+)
+
+// Budgets ([budget]). A run at budget.run is not nudged on: at its next idle moment (an idle composer, a turn
+// that ended without finishing) the issue is asked whether to go on, and each answer grants one more budget. A
+// day at budget.day dispatches no new run until the next day (UTC); runs already going keep their own budget.
+
+// budgetStop is asked at a run's idle moment, before a nudge: ok when the run reached its budget and waits for a
+// human now. last is what the human gets to see of the agent (its screen, its last words).
+func (e *Engine) budgetStop(ctx context.Context, r *store.Run, last string) (Result, bool, error) {
+	b := e.cfg.Budget.Run
+	u := r.State.Usage
+	if !b.Set() || u == nil || !b.Reached(u.CostUSD, u.Tokens(), r.State.BudgetGrants+1) {
+		return Result{}, false, nil
+	}
+	msg := fmt.Sprintf("The run reached its budget: it spent %s (budget.run: %s). The agent is idle and was not "+
+		"nudged on. Reply to let it go on for one more budget, or stop it (`ace stop %d`, or remove the %q label).",
+		spent(u.CostUSD, u.Tokens()), budgetLine(b, r.State.BudgetGrants+1), r.Issue, e.cfg.Trigger.Label)
+	if err := e.askHuman(ctx, r, msg, last); err != nil {
+		return Result{}, true, err
+	}
+	r.State.BudgetAsked = true
+	e.event(ctx, r, EventKind("budget"), "stopped at its budget: "+spent(u.CostUSD, u.Tokens()))
+	return toHuman(), true, nil
+}
+
+// budgetGranted is recordAnswer's part: an answer to the budget question lets the run spend one more budget.
+func budgetGranted(r *store.Run) {
+	if r.State.BudgetAsked {
+		r.State.BudgetAsked = false
+		r.State.BudgetGrants++
+	}
+}
+
+// dayBudgetReached reports whether the runs created today (UTC) spent budget.day; until is the next day's start.
+func (e *Engine) dayBudgetReached(ctx context.Context) (reached bool, spentNow string, until time.Time, err error) {
+	b := e.cfg.Budget.Day
+	if !b.Set() {
+		return false, "", time.Time{}, nil
+	}
+	now := e.o.Now().UTC()
+	day := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
+	runs, err := e.o.Store.ListRuns(ctx, store.Filter{CreatedSince: day})
+	if err != nil {
+		return false, "", time.Time{}, fmt.Errorf("list today's runs: %w", err)
+	}
+	var cost float64
+	var tokens int64
+	for _, r := range runs {
+		if u := r.State.Usage; u != nil {
+			cost += u.CostUSD
+			tokens += u.Tokens()
+		}
+	}
+	return b.Reached(cost, tokens, 1), spent(cost, tokens), day.AddDate(0, 0, 1), nil
+}
+
+func spent(cost float64, tokens int64) string {
+	return fmt.Sprintf("$%.2f, %s tokens", cost, kilo(tokens))
+}
+
+// budgetLine renders a budget times n (a run's budget after n-1 grants).
+func budgetLine(b config.Budget, n int) string {
+	var parts []string
+	if b.MaxCostUSD > 0 {
+		parts = append(parts, fmt.Sprintf("$%.2f", b.MaxCostUSD*float64(n)))
+	}
+	if b.MaxTokens > 0 {
+		parts = append(parts, kilo(b.MaxTokens*int64(n))+" tokens")
+	}
+	switch len(parts) {
+	case 2:
+		return parts[0] + " or " + parts[1]
+	case 1:
+		return parts[0]
+	}
+	return "none"
+}
