@@ -28,7 +28,7 @@ func (e *Engine) budgetStop(ctx context.Context, r *store.Run, last string) (Res
 		return Result{}, true, err
 	}
 	r.State.BudgetAsked = true
-	e.event(ctx, r, EventKind("budget"), "stopped at its budget: "+spent(u.CostUSD, u.Tokens()))
+	e.event(ctx, r, EventBudget, "stopped at its budget: "+spent(u.CostUSD, u.Tokens()))
 	return toHuman(), true, nil
 }
 

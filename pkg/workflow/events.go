@@ -36,6 +36,11 @@ const (
 	EventMoved       EventKind = "moved"        // the run moved to another host (its host stopped answering)
 	EventAgentFailed EventKind = "agent-failed" // a headless turn ended in an error
 	EventLimit       EventKind = "limit"        // a usage limit paused the run, or it resumed (node_limit.go)
+	EventBudget      EventKind = "budget"       // the run reached its budget and waits for a human (budget.go)
+	EventFollow      EventKind = "follow"       // the pull request is followed, or a comment on it left alone
+	EventRound       EventKind = "round"        // a follow-up round (CI, review, conflict, /ace) was sent
+	EventNeedsHuman  EventKind = "needs-human"  // follow-up rounds stopped: a human is needed on the PR
+	EventCleaned     EventKind = "cleaned"      // the working copy was removed after the merge
 )
 
 // Progress is one typed event of a run, as the engine publishes it in process: to `ace run`'s display, the

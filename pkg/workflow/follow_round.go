@@ -133,7 +133,7 @@ func (e *Engine) collectRound(ctx context.Context, r *store.Run, f *store.Follow
 		}
 		if !ok || !react.Commands {
 			if !ok {
-				e.event(ctx, r, EventKind("follow"), fmt.Sprintf("ignored an /ace comment by %s (not a trusted user)", c.Author))
+				e.event(ctx, r, EventFollow, fmt.Sprintf("ignored an /ace comment by %s (not a trusted user)", c.Author))
 			}
 			continue
 		}

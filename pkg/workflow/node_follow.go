@@ -61,7 +61,7 @@ func (e *Engine) reportFollow(ctx context.Context, r *store.Run) (Result, bool, 
 	if err := e.postStatus(ctx, r, statusView{Headline: headline}); err != nil {
 		return Result{}, true, trackerErr(err)
 	}
-	e.event(ctx, r, EventKind("follow"), headline)
+	e.event(ctx, r, EventFollow, headline)
 	return Goto(StepFollowPR), true, nil
 }
 
@@ -134,7 +134,7 @@ func (e *Engine) startRound(ctx context.Context, r *store.Run, f *store.FollowSt
 	r.State.Summary = ""
 	r.Nudges, r.State.NudgedAt = 0, time.Time{}
 	headline := fmt.Sprintf("round %d/%d on %s: %s", f.Rounds, e.cfg.PR.MaxRounds, r.PRURL, f.Topic)
-	e.event(ctx, r, EventKind("round"), headline)
+	e.event(ctx, r, EventRound, headline)
 	if err := e.postStatus(ctx, r, statusView{Headline: headline}); err != nil {
 		e.log.WarnContext(ctx, "status comment", "run", r.ID, "err", err) // the round matters more than its report
 	}
@@ -179,7 +179,7 @@ func (e *Engine) needsHuman(ctx context.Context, r *store.Run, why string) (Resu
 	f.NeedsHuman = true
 	r.State.Follow = f
 	headline := "needs a human: " + why
-	e.event(ctx, r, EventKind("needs-human"), headline)
+	e.event(ctx, r, EventNeedsHuman, headline)
 	if err := e.postStatus(ctx, r, statusView{Headline: headline}); err != nil {
 		e.log.WarnContext(ctx, "status comment", "run", r.ID, "err", err)
 	}
@@ -220,7 +220,7 @@ func (e *Engine) endFollow(ctx context.Context, r *store.Run, merged bool) (Resu
 		if err := rm.Remove(ctx, r.Repo, r.Issue); err != nil {
 			e.log.WarnContext(ctx, "remove the working copy", "run", r.ID, "err", err)
 		} else {
-			e.event(ctx, r, EventKind("cleaned"), "removed the working copy "+r.Workdir)
+			e.event(ctx, r, EventCleaned, "removed the working copy "+r.Workdir)
 		}
 	}
 	e.finish(r)
