@@ -32,6 +32,9 @@ type Adapter struct {
 	isolate func(h isolatedHome) (map[string]string, error)
 	// runEnv adds what every run of the CLI needs, whatever its home (see RunEnv); nil for none.
 	runEnv func(root, workdir string) (map[string]string, error)
+	// sessionUsage reads what the CLI's sessions spent from the files it keeps in its config dir (see
+	// SessionUsage, usage_<name>.go); nil when ace reads none.
+	sessionUsage sessionReader
 	// Internal: the agent is part of ace itself (the fake agent): nothing to install or sign in to.
 	Internal bool
 	// ProjectMCP: the CLI reads MCP servers from <workdir>/.mcp.json (the others from their home).

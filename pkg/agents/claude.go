@@ -19,10 +19,11 @@ func claudeAdapter() *Adapter {
 			{Name: "oauth-token", Secret: "CLAUDE_CODE_OAUTH_TOKEN", How: "a subscription token from `claude setup-token`"},
 			{Name: "login", Files: []string{".credentials.json"}, How: "sign in with `claude` (/login)"},
 		},
-		configDir:  dirFromEnv("CLAUDE_CONFIG_DIR", ".claude", false),
-		isolate:    claudeHome,
-		ProjectMCP: true,
-		base:       claudeProfile,
+		configDir:    dirFromEnv("CLAUDE_CONFIG_DIR", ".claude", false),
+		isolate:      claudeHome,
+		ProjectMCP:   true,
+		base:         claudeProfile,
+		sessionUsage: claudeSessionUsage,
 	}
 }
 

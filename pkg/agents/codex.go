@@ -28,9 +28,10 @@ func codexAdapter() *Adapter {
 			{Name: "api-key", Secret: "OPENAI_API_KEY", How: "an OpenAI API key"},
 			{Name: "login", Files: []string{"auth.json"}, How: "sign in with ChatGPT (`codex login`)"},
 		},
-		configDir: dirFromEnv("CODEX_HOME", ".codex", false),
-		isolate:   codexHome,
-		base:      codexProfile,
+		configDir:    dirFromEnv("CODEX_HOME", ".codex", false),
+		isolate:      codexHome,
+		base:         codexProfile,
+		sessionUsage: codexSessionUsage,
 	}
 }
 

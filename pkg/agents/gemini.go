@@ -23,10 +23,11 @@ func geminiAdapter() *Adapter {
 			{Name: "api-key", Secret: "GEMINI_API_KEY", How: "a Gemini API key"},
 			{Name: "login", Files: []string{"oauth_creds.json", "google_accounts.json"}, How: "sign in with Google in `gemini`"},
 		},
-		configDir: dirFromEnv("GEMINI_CLI_HOME", ".gemini", true),
-		isolate:   geminiHome,
-		runEnv:    geminiRunEnv,
-		base:      geminiProfile,
+		configDir:    dirFromEnv("GEMINI_CLI_HOME", ".gemini", true),
+		isolate:      geminiHome,
+		runEnv:       geminiRunEnv,
+		base:         geminiProfile,
+		sessionUsage: geminiSessionUsage,
 	}
 }
 

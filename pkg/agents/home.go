@@ -29,7 +29,7 @@ type isolatedHome struct {
 // one token; never copied into the working copy), and returns the variables that point the agent at it.
 // Existing settings are merged into, not replaced. Files are 0600 and directories 0700.
 func PrepareHome(p Profile, root, workdir string, mcp MCPConfig, auth Auth) (map[string]string, error) {
-	home := filepath.Join(root, "homes", p.Name)
+	home := isolatedHomeDir(p, root)
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return nil, err
 	}
@@ -48,6 +48,9 @@ func PrepareHome(p Profile, root, workdir string, mcp MCPConfig, auth Auth) (map
 	}
 	return env, nil
 }
+
+// isolatedHomeDir is the agent's isolated home under root: one per agent, shared by its runs.
+func isolatedHomeDir(p Profile, root string) string { return filepath.Join(root, "homes", p.Name) }
 
 // linkLogin links each login file into dir. A real file already there is the isolated home's own login (the
 // user signed in inside it) and is kept.

@@ -44,6 +44,7 @@ func (s *Server) anthropicMessages(w http.ResponseWriter, raw []byte, req *Reque
 	for _, t := range in.Tools {
 		req.Tools = append(req.Tools, t.Name)
 	}
+	req.Model = in.Model
 	if f, ok := s.takeFailure(); ok {
 		f.writeAnthropic(w)
 		return
@@ -64,32 +65,45 @@ func (s *Server) anthropicMessages(w http.ResponseWriter, raw []byte, req *Reque
 		model = "claude-sonnet-4-5"
 	}
 	id := fmt.Sprintf("msg_modelserver_%d", done)
-	usage := map[string]any{"input_tokens": len(raw)/4 + 1, "output_tokens": 12,
-		"cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+	blocks := []map[string]any{block}
+	if turn, ok := s.sc.turn(done); ok && !req.Side && turn.Say != "" && block["type"] == "tool_use" {
+		blocks = []map[string]any{{"type": "text", "text": turn.Say}, block}
+	}
+	req.Usage = usageFor(len(raw), done, true)
+	u := req.Usage
+	// Each response has its own request id, as the API's; claude records it with the message.
+	w.Header().Set("request-id", fmt.Sprintf("req_modelserver_%d", s.responses.Add(1)))
+	usage := func(output int64) map[string]any {
+		return map[string]any{"input_tokens": u.InputTokens, "output_tokens": output,
+			"cache_creation_input_tokens": u.CacheWriteTokens, "cache_read_input_tokens": u.CacheReadTokens}
+	}
 	if !in.Stream {
 		writeJSON(w, http.StatusOK, map[string]any{"id": id, "type": "message", "role": "assistant", "model": model,
-			"content": []any{block}, "stop_reason": stop, "stop_sequence": nil, "usage": usage})
+			"content": blocks, "stop_reason": stop, "stop_sequence": nil, "usage": usage(u.OutputTokens)})
 		return
 	}
 	e := startSSE(w)
+	// As the API does: message_start counts one output token so far, message_delta the final count.
 	e.event("message_start", map[string]any{"type": "message_start", "message": map[string]any{
 		"id": id, "type": "message", "role": "assistant", "model": model, "content": []any{},
-		"stop_reason": nil, "stop_sequence": nil, "usage": usage}})
-	if block["type"] == "tool_use" {
-		input, _ := json.Marshal(block["input"])
-		e.event("content_block_start", map[string]any{"type": "content_block_start", "index": 0,
-			"content_block": map[string]any{"type": "tool_use", "id": block["id"], "name": block["name"], "input": map[string]any{}}})
-		e.event("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,
-			"delta": map[string]any{"type": "input_json_delta", "partial_json": string(input)}})
-	} else {
-		e.event("content_block_start", map[string]any{"type": "content_block_start", "index": 0,
-			"content_block": map[string]any{"type": "text", "text": ""}})
-		e.event("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,
-			"delta": map[string]any{"type": "text_delta", "text": block["text"]}})
+		"stop_reason": nil, "stop_sequence": nil, "usage": usage(1)}})
+	for i, b := range blocks {
+		if b["type"] == "tool_use" {
+			input, _ := json.Marshal(b["input"])
+			e.event("content_block_start", map[string]any{"type": "content_block_start", "index": i,
+				"content_block": map[string]any{"type": "tool_use", "id": b["id"], "name": b["name"], "input": map[string]any{}}})
+			e.event("content_block_delta", map[string]any{"type": "content_block_delta", "index": i,
+				"delta": map[string]any{"type": "input_json_delta", "partial_json": string(input)}})
+		} else {
+			e.event("content_block_start", map[string]any{"type": "content_block_start", "index": i,
+				"content_block": map[string]any{"type": "text", "text": ""}})
+			e.event("content_block_delta", map[string]any{"type": "content_block_delta", "index": i,
+				"delta": map[string]any{"type": "text_delta", "text": b["text"]}})
+		}
+		e.event("content_block_stop", map[string]any{"type": "content_block_stop", "index": i})
 	}
-	e.event("content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
 	e.event("message_delta", map[string]any{"type": "message_delta",
-		"delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": map[string]any{"output_tokens": 12}})
+		"delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": map[string]any{"output_tokens": u.OutputTokens}})
 	e.event("message_stop", map[string]any{"type": "message_stop"})
 }
 

@@ -48,6 +48,7 @@ func (s *Server) gemini(w http.ResponseWriter, r *http.Request, raw []byte, req 
 		return
 	}
 	done := 0
+	req.Model = model
 	for _, c := range in.Contents {
 		switch c.Role {
 		case "model":
@@ -94,11 +95,13 @@ func (s *Server) gemini(w http.ResponseWriter, r *http.Request, raw []byte, req 
 		}
 		part = s.geminiPart(turn, req.Tools)
 	}
+	req.Usage = usageFor(len(raw), done, false)
+	u := req.Usage
 	chunk := map[string]any{
 		"candidates": []any{map[string]any{"content": map[string]any{"role": "model", "parts": []any{part}},
 			"finishReason": "STOP", "index": 0}},
-		"usageMetadata": map[string]any{"promptTokenCount": len(raw)/4 + 1, "candidatesTokenCount": 12,
-			"totalTokenCount": len(raw)/4 + 13},
+		"usageMetadata": map[string]any{"promptTokenCount": u.Prompt(), "cachedContentTokenCount": u.CacheReadTokens,
+			"candidatesTokenCount": u.OutputTokens, "totalTokenCount": u.Prompt() + u.OutputTokens},
 		"modelVersion": model,
 	}
 	if method == "generateContent" {

@@ -11,6 +11,14 @@ type openaiRequest struct {
 	Model string          `json:"model"`
 	Tools []openaiTool    `json:"tools"`
 	Input json.RawMessage `json:"input"`
+	// Text.Format asks for structured output: codex's session-title request declares the agent's tools but
+	// wants {"title": …} in a json_schema.
+	Text struct {
+		Format struct {
+			Type   string         `json:"type"`
+			Schema map[string]any `json:"schema"`
+		} `json:"format"`
+	} `json:"text"`
 }
 
 // openaiTool is a declared tool; codex 0.169 nests its tools in namespaces ("functions", …) inside an
@@ -61,6 +69,7 @@ func (s *Server) openaiResponses(w http.ResponseWriter, raw []byte, req *Request
 		_ = json.Unmarshal(in.Input, &items)
 	}
 	done := 0
+	req.Model = in.Model
 	kinds := map[string]string{}
 	declare(in.Tools, &req.Tools, kinds)
 	for _, it := range items {
@@ -83,10 +92,16 @@ func (s *Server) openaiResponses(w http.ResponseWriter, raw []byte, req *Request
 		return
 	}
 	var item map[string]any
-	if len(req.Tools) == 0 {
+	switch {
+	case in.Text.Format.Type == "json_schema":
+		// A side request for structured output (a session title), whatever tools it declares.
+		req.Side = true
+		b, _ := json.Marshal(fromSchema(in.Text.Format.Schema))
+		item = openaiMessage(string(b), done)
+	case len(req.Tools) == 0:
 		req.Side = true
 		item = openaiMessage(s.sc.sideText(), done)
-	} else {
+	default:
 		turn, ok := s.sc.turn(done)
 		req.Turn, req.Final = done, !ok
 		if !ok {
@@ -95,6 +110,8 @@ func (s *Server) openaiResponses(w http.ResponseWriter, raw []byte, req *Request
 		item = s.openaiItem(turn, req.Tools, kinds, done)
 	}
 	id := fmt.Sprintf("resp_modelserver_%d", done)
+	req.Usage = usageFor(len(raw), done, false)
+	u := req.Usage
 	e := startSSE(w)
 	e.event("response.created", map[string]any{"type": "response.created",
 		"response": map[string]any{"id": id, "object": "response", "status": "in_progress", "model": in.Model}})
@@ -109,8 +126,8 @@ func (s *Server) openaiResponses(w http.ResponseWriter, raw []byte, req *Request
 		"output_index": 0, "item": item})
 	e.event("response.completed", map[string]any{"type": "response.completed", "response": map[string]any{
 		"id": id, "object": "response", "status": "completed", "model": in.Model, "output": []any{item},
-		"usage": map[string]any{"input_tokens": len(raw)/4 + 1, "output_tokens": 12,
-			"total_tokens": len(raw)/4 + 13, "input_tokens_details": map[string]any{"cached_tokens": 0},
+		"usage": map[string]any{"input_tokens": u.Prompt(), "output_tokens": u.OutputTokens,
+			"total_tokens": u.Prompt() + u.OutputTokens, "input_tokens_details": map[string]any{"cached_tokens": u.CacheReadTokens},
 			"output_tokens_details": map[string]any{"reasoning_tokens": 0}}}})
 }
 

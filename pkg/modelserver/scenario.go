@@ -28,6 +28,15 @@ type Turn struct {
 	New     string   // KindEdit
 	Command string   // KindShell
 	Options []string // KindAsk
+	// Say is text the model writes before its tool call, in the same message (Anthropic only: a text block
+	// before the tool_use block; claude records each block as a line of its own in its session file).
+	Say string
+}
+
+// Saying is t with text said before its tool call (see Turn.Say).
+func (t Turn) Saying(text string) Turn {
+	t.Say = text
+	return t
 }
 
 // Text answers with text and no tool call.

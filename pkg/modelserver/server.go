@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -30,6 +31,10 @@ type Request struct {
 	Turn   int
 	Final  bool
 	Status int
+	// Model is the model a model request asked for; Usage is what the response billed (zero for failures and
+	// non-model paths).
+	Model string
+	Usage Usage
 	// UserTexts are the texts of user messages in the request's history.
 	UserTexts []string
 	// ToolOutputs are the texts of tool results in the request's history: what the CLI's tools showed the model
@@ -45,6 +50,8 @@ type Server struct {
 	mu       sync.Mutex
 	requests []Request
 	failures []Failure
+	// responses counts the responses served, for request ids.
+	responses atomic.Int64
 }
 
 // Start starts a server playing sc and closes it when tb ends. Call it where 127.0.0.1 is reachable (inside a

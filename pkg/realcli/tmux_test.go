@@ -17,6 +17,12 @@ import (
 	"github.com/aceworks/ace/pkg/realcli"
 )
 
+// cliScreens are the screens of one CLI and its ready marker.
+type cliScreens struct {
+	screens []screen
+	ready   *regexp.Regexp
+}
+
 // screen is a first-run screen (or a prompt the CLI puts up mid-turn) and the keys that pass it.
 type screen struct {
 	name  string
@@ -26,10 +32,7 @@ type screen struct {
 
 // interactive lists, per CLI, the screens a fresh HOME meets and its ready marker. The match lowest on the screen
 // wins: gemini draws inline, so an answered dialog stays visible above what follows it.
-var interactive = map[string]struct {
-	screens []screen
-	ready   *regexp.Regexp
-}{
+var interactive = map[string]cliScreens{
 	"claude": {
 		screens: []screen{
 			{"trust", regexp.MustCompile(`Is this a project you created or one you trust`), []string{"Enter"}},
@@ -96,56 +99,11 @@ func TestInteractiveFirstRun(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 			defer cancel()
 
-			var passed []string
-			var shots []string
-			spec := interactive[cli]
-			last, sent := "", false
-			// answered counts each screen's matches when it was answered: a dialog that stays drawn above what
-			// follows it (gemini) is not answered twice, a new one (one more match) is.
-			answered := map[string]int{}
-			for ctx.Err() == nil {
-				text := tm.capture(t)
-				if data, err := os.ReadFile(filepath.Join(repo, "TMUX.md")); err == nil && string(data) == want {
-					break
-				}
-				if text == last {
-					time.Sleep(100 * time.Millisecond)
-					continue
-				}
-				hit, at := (*screen)(nil), lastMatch(spec.ready, text)
-				for i := range spec.screens {
-					sc := &spec.screens[i]
-					n := len(sc.match.FindAllStringIndex(text, -1))
-					answered[sc.name] = min(answered[sc.name], n)
-					if p := lastMatch(sc.match, text); p > at && n > answered[sc.name] {
-						hit, at = sc, p
-					}
-				}
-				switch {
-				case hit != nil:
-					// Wait for the dialog to settle before answering: a key sent while it draws is lost (codex 0.169's
-					// API-key screen drops an Enter sent 0.3 s after it appears, then stays; 1 s passes it).
-					time.Sleep(time.Second)
-					text = tm.capture(t)
-					answered[hit.name] = len(hit.match.FindAllStringIndex(text, -1))
-					passed = append(passed, hit.name)
-					shots = append(shots, text)
-					t.Logf("screen %s → keys %v", hit.name, hit.keys)
-					tm.keys(t, hit.keys...)
-					tm.waitChange(ctx, t, text)
-				case !sent && spec.ready.MatchString(text):
-					time.Sleep(500 * time.Millisecond)
-					passed = append(passed, "ready")
-					shots = append(shots, tm.capture(t))
-					tm.paste(t, prompt)
-					time.Sleep(700 * time.Millisecond)
-					tm.keys(t, "Enter")
-					sent = true
-				case os.Getenv("ACE_RECORD_SCREENS") != "":
-					t.Logf("unknown screen:\n%s", text)
-				}
-				last = text
+			file := func() bool {
+				data, err := os.ReadFile(filepath.Join(repo, "TMUX.md"))
+				return err == nil && string(data) == want
 			}
+			passed, shots := driveScreens(ctx, t, tm, interactive[cli], prompt, file)
 			final := tm.capture(t)
 			if ctx.Err() != nil {
 				t.Fatalf("no %s after screens %v; screen now:\n%s", "TMUX.md", passed, final)
@@ -171,6 +129,61 @@ func TestInteractiveFirstRun(t *testing.T) {
 			}
 		})
 	}
+}
+
+// driveScreens answers each screen of spec the CLI in tm shows, pastes text at the ready marker once, and returns
+// when done holds or ctx ends: the screens passed, in order, and the screen each was passed at. The match lowest
+// on the screen wins.
+func driveScreens(ctx context.Context, t *testing.T, tm *tmuxSession, spec cliScreens, text string, done func() bool) (passed, shots []string) {
+	t.Helper()
+	last, sent := "", false
+	// answered counts each screen's matches when it was answered: a dialog that stays drawn above what
+	// follows it (gemini) is not answered twice, a new one (one more match) is.
+	answered := map[string]int{}
+	for ctx.Err() == nil {
+		shown := tm.capture(t)
+		if done() {
+			break
+		}
+		if shown == last {
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
+		hit, at := (*screen)(nil), lastMatch(spec.ready, shown)
+		for i := range spec.screens {
+			sc := &spec.screens[i]
+			n := len(sc.match.FindAllStringIndex(shown, -1))
+			answered[sc.name] = min(answered[sc.name], n)
+			if p := lastMatch(sc.match, shown); p > at && n > answered[sc.name] {
+				hit, at = sc, p
+			}
+		}
+		switch {
+		case hit != nil:
+			// Wait for the dialog to settle before answering: a key sent while it draws is lost (codex 0.169's
+			// API-key screen drops an Enter sent 0.3 s after it appears, then stays; 1 s passes it).
+			time.Sleep(time.Second)
+			shown = tm.capture(t)
+			answered[hit.name] = len(hit.match.FindAllStringIndex(shown, -1))
+			passed = append(passed, hit.name)
+			shots = append(shots, shown)
+			t.Logf("screen %s → keys %v", hit.name, hit.keys)
+			tm.keys(t, hit.keys...)
+			tm.waitChange(ctx, t, shown)
+		case !sent && spec.ready.MatchString(shown):
+			time.Sleep(500 * time.Millisecond)
+			passed = append(passed, "ready")
+			shots = append(shots, tm.capture(t))
+			tm.paste(t, text)
+			time.Sleep(700 * time.Millisecond)
+			tm.keys(t, "Enter")
+			sent = true
+		case os.Getenv("ACE_RECORD_SCREENS") != "":
+			t.Logf("unknown screen:\n%s", shown)
+		}
+		last = shown
+	}
+	return passed, shots
 }
 
 // lastMatch is where re last matches in text, or -1.

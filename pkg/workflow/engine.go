@@ -64,6 +64,9 @@ type Engine struct {
 	panesGen uint64        // counts invalidations: a listing begun before one must not be cached after it
 	changed  chan struct{} // closed at the next change of a run made by this process (see Follow)
 
+	// usageRead is when each run's agent's own usage records were last read (refreshUsage, usage.go); under mu.
+	usageRead map[int64]time.Time
+
 	queue *Queue // the job queue runs advance on; set by NewQueue
 	bus   bus    // run events, published in process
 }

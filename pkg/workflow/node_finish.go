@@ -13,6 +13,7 @@ import (
 
 // finalize commits what the agent left uncommitted, pushes the branch and finds or opens the pull request.
 func (e *Engine) finalize(ctx context.Context, r *store.Run) (Result, error) {
+	e.refreshUsage(ctx, r, true) // usage.go: the pull request's body shows it
 	ws, err := e.o.Workspaces.Open(ctx, r.Repo, r.Issue)
 	if err != nil {
 		return Result{}, fmt.Errorf("open working copy: %w", err)

@@ -2,11 +2,13 @@ package workflow_test
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/gittest"
 	"github.com/aceworks/ace/pkg/modelserver"
 	"github.com/aceworks/ace/pkg/realcli"
@@ -73,7 +75,7 @@ func TestRealCLIs(t *testing.T) {
 
 func runRealCase(t *testing.T, cli, runner, kind string) {
 	start := time.Now()
-	toml := fmt.Sprintf("[agent]\ndefault = %q\n\n[agents.%s]\n", cli, cli)
+	toml := testPrices + fmt.Sprintf("\n[agent]\ndefault = %q\n\n[agents.%s]\n", cli, cli)
 	if runner == "exec" {
 		toml += "runner = \"exec\"\n"
 	} else if kind != "approval" {
@@ -181,5 +183,57 @@ func runRealCase(t *testing.T, cli, runner, kind string) {
 	t.Logf("events:\n%s", ev)
 	if strings.Contains(ev, "nudge") || strings.Contains(ev, "restart") {
 		t.Errorf("the run needed a nudge or a restart:\n%s", ev)
+	}
+	if runner == "tmux" {
+		checkSessionUsage(t, w, r, prs[0].Body)
+	}
+}
+
+// testPrices prices the pinned CLIs' default models, which ace's built-in table does not know (claude's is
+// priced at its profile's model, sonnet).
+const testPrices = `
+[prices."gpt-6.1-sol"]
+input = 2
+output = 16
+cache_read = 0.2
+
+[prices."gemini-3.8-flash"]
+input = 0.5
+output = 3
+cache_read = 0.05
+`
+
+// checkSessionUsage: a tmux run's usage, as ace ls shows it, comes from the CLI's own session files: its tokens
+// are, kind by kind, exactly what the model server billed for the conversation (side requests such as a session
+// title, which no CLI records, left out), its cost those tokens priced by the model each request asked for (at
+// the agent's model where that one has no price), and the pull request's body shows a usage line.
+func checkSessionUsage(t *testing.T, w *realWorld, r *store.Run, prBody string) {
+	t.Helper()
+	s := w.srv.Served()
+	want := store.Usage{InputTokens: s.InputTokens, OutputTokens: s.OutputTokens, CacheReadTokens: s.CacheReadTokens,
+		CacheWriteTokens: s.CacheWriteTokens}
+	prof, _ := agents.Builtin(w.cli)
+	for model, u := range w.srv.ServedByModel() {
+		p, ok := w.cfg.PriceOf(model)
+		if !ok {
+			p, ok = w.cfg.PriceOf(prof.Model)
+		}
+		if !ok {
+			t.Errorf("no price for %s's model %q: add it to testPrices", w.cli, model)
+		}
+		want.CostUSD += p.Cost(u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens)
+	}
+	got := r.State.Usage
+	t.Logf("usage: served %+v by model %+v; ace ls: %+v", s, w.srv.ServedByModel(), got)
+	if got == nil || want.InputTokens == 0 || want.OutputTokens == 0 || want.CacheReadTokens == 0 || want.CostUSD == 0 {
+		t.Fatalf("usage %+v, want %+v, every count non-zero\n%s", got, want, w.report(r))
+	}
+	gotTok, wantTok := *got, want
+	gotTok.CostUSD, wantTok.CostUSD = 0, 0
+	if gotTok != wantTok || math.Abs(got.CostUSD-want.CostUSD) > 1e-9 {
+		t.Errorf("usage %+v, want what the model server billed: %+v", *got, want)
+	}
+	if !strings.Contains(prBody, "Usage: ") {
+		t.Errorf("the pull request's body shows no usage:\n%s", prBody)
 	}
 }

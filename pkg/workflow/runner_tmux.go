@@ -76,6 +76,7 @@ func (tmuxRunner) Busy(context.Context, *store.Run) (Result, bool, error) {
 }
 
 func (t tmuxRunner) Observe(ctx context.Context, r *store.Run) (Result, error) {
+	t.e.refreshUsage(ctx, r, false) // usage.go: what the agent spent so far, for ace ls and budgets
 	return t.e.observeScreen(ctx, r)
 }
 

@@ -1,8 +1,13 @@
 package workflow
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"slices"
+	"time"
 
+	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/headless"
 	"github.com/aceworks/ace/pkg/store"
 )
@@ -33,6 +38,92 @@ func (e *Engine) addTurnUsage(r *store.Run, st *headless.Status) {
 		}
 	}
 	ru.CostUSD += cost
+}
+
+// usageReader is a Runner whose agent keeps its own record of what it spent, read after the fact: the tmux
+// runner (its CLI's session files). The headless runner counts each turn as it ends instead (addTurnUsage).
+type usageReader interface {
+	readUsage(ctx context.Context, r *store.Run)
+}
+
+var _ usageReader = tmuxRunner{}
+
+// sessionUsageEvery bounds how often the monitor reads a tmux run's session files: `ace ls` shows a figure at
+// most this old.
+const sessionUsageEvery = 30 * time.Second
+
+// refreshUsage brings the run's usage up to date from its agent's own records, where its runner has them: at
+// most every sessionUsageEvery per run, or now when force (the run ends, a status comment is written).
+func (e *Engine) refreshUsage(ctx context.Context, r *store.Run, force bool) {
+	rd, ok := e.runner(r).(usageReader)
+	if !ok {
+		return
+	}
+	now := e.o.Now()
+	e.mu.Lock()
+	if e.usageRead == nil {
+		e.usageRead = map[int64]time.Time{}
+	}
+	last, read := e.usageRead[r.ID]
+	due := force || !read || now.Sub(last) >= sessionUsageEvery
+	if due {
+		e.usageRead[r.ID] = now
+	}
+	e.mu.Unlock()
+	if due {
+		rd.readUsage(ctx, r)
+	}
+}
+
+// readUsage sets the run's usage to what its agent's sessions in the working copy spent since the run was
+// created, read from the session files the CLI wrote in the agent's home (agents.Profile.SessionUsage). The
+// files hold totals, so the figure replaces the one before: reading again never counts anything twice. The
+// cost is the one the files record, else the tokens are priced by model ([prices], built-in defaults; a model
+// without a price at the run's model's). An agent whose files ace cannot read, or that wrote none yet, leaves
+// the usage as it is.
+func (t tmuxRunner) readUsage(ctx context.Context, r *store.Run) {
+	e := t.e
+	prof, err := e.profile(r)
+	if err != nil || r.Workdir == "" {
+		return
+	}
+	u, err := prof.SessionUsage(agents.AgentHome(prof, e.o.Root, agents.CurrentUser()), r.Workdir, r.CreatedAt)
+	if err != nil {
+		if !errors.Is(err, agents.ErrNoSessionUsage) {
+			e.log.WarnContext(ctx, "read the agent's session usage", "run", r.ID, "err", err)
+		}
+		return
+	}
+	if u.Sessions == 0 {
+		return
+	}
+	r.State.Usage = &store.Usage{InputTokens: u.Input, OutputTokens: u.Output, CacheReadTokens: u.CacheRead,
+		CacheWriteTokens: u.CacheWrite, CostUSD: e.sessionCost(r, u)}
+}
+
+// sessionCost is what a session usage cost: as the files recorded it, else priced model by model (in a fixed
+// order, so that the same usage always sums to the same figure).
+func (e *Engine) sessionCost(r *store.Run, u agents.Usage) float64 {
+	if u.CostUSD > 0 {
+		return u.CostUSD
+	}
+	models := make([]string, 0, len(u.Models))
+	for m := range u.Models {
+		models = append(models, m)
+	}
+	slices.Sort(models)
+	cost := 0.0
+	for _, m := range models {
+		p, ok := e.cfg.PriceOf(m)
+		if !ok {
+			p, ok = e.cfg.PriceOf(e.runModel(r))
+		}
+		if ok {
+			t := u.Models[m]
+			cost += p.Cost(t.Input, t.Output, t.CacheRead, t.CacheWrite)
+		}
+	}
+	return cost
 }
 
 // runModel is the model the run's agent uses: the one asked for, else its profile's.

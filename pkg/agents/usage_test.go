@@ -1,0 +1,226 @@
+package agents
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// recordedWorkdir is the working copy the recorded sessions ran in (testdata/sessions/README.md).
+const recordedWorkdir = "/home/user/project"
+
+// sessionHome is the recorded HOME of agent's tested version.
+func sessionHome(t *testing.T, agent string) (Profile, string) {
+	t.Helper()
+	p, ok := Builtin(agent)
+	if !ok {
+		t.Fatalf("no agent %s", agent)
+	}
+	home := filepath.Join("testdata", "sessions", agent+"-"+p.Adapter().TestedVersion, "home")
+	if _, err := os.Stat(home); err != nil {
+		t.Fatalf("%s: no recorded sessions of the tested version: %v", agent, err)
+	}
+	return p, home
+}
+
+func stamp(t *testing.T, s string) time.Time {
+	t.Helper()
+	ts, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ts
+}
+
+// TestSessionUsageOfRealFiles reads the session files each CLI wrote in tmux (testdata/sessions): the sums are
+// exactly what the model server billed for the three responses of the conversation, by kind and model; a
+// moment between two responses leaves out the first; another working copy, or a moment after the last
+// response, finds nothing.
+func TestSessionUsageOfRealFiles(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		agent, model string
+		all          Tokens
+		// secondAt lies between the first and the second response; fromSecond is what the last two spent.
+		secondAt   string
+		fromSecond Tokens
+	}{
+		{"claude", "claude-opus-4-8",
+			Tokens{Input: 27782, Output: 39, CacheRead: 37037, CacheWrite: 9258},
+			"2026-11-24T01:54:22.300Z", Tokens{Input: 18555, Output: 27, CacheRead: 24736, CacheWrite: 6183}},
+		{"codex", "gpt-6.1-sol",
+			Tokens{Input: 27564, Output: 39, CacheRead: 27561},
+			"2026-11-24T01:54:35.650Z", Tokens{Input: 18469, Output: 27, CacheRead: 18467}},
+		{"gemini", "gemini-3.8-flash",
+			Tokens{Input: 19034, Output: 39, CacheRead: 19032},
+			"2026-11-24T01:54:58.700Z", Tokens{Input: 12742, Output: 27, CacheRead: 12740}},
+	}
+	for _, c := range cases {
+		t.Run(c.agent, func(t *testing.T) {
+			t.Parallel()
+			p, home := sessionHome(t, c.agent)
+			user := UserEnv{Home: home}
+			got, err := p.SessionUsage(user, recordedWorkdir, time.Time{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := Usage{Tokens: c.all, Models: map[string]Tokens{c.model: c.all}, Sessions: 1}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("usage %+v, want %+v", got, want)
+			}
+			if again, _ := p.SessionUsage(user, recordedWorkdir, time.Time{}); !reflect.DeepEqual(again, got) {
+				t.Errorf("read again: %+v, want the same %+v", again, got)
+			}
+			part, err := p.SessionUsage(user, recordedWorkdir, stamp(t, c.secondAt))
+			if err != nil || part.Tokens != c.fromSecond {
+				t.Errorf("usage since %s = %+v, %v; want %+v", c.secondAt, part.Tokens, err, c.fromSecond)
+			}
+			for name, u := range map[string]func() (Usage, error){
+				"another working copy": func() (Usage, error) { return p.SessionUsage(user, "/home/user/other", time.Time{}) },
+				"a parent folder":      func() (Usage, error) { return p.SessionUsage(user, "/home/user", time.Time{}) },
+				"after the last one":   func() (Usage, error) { return p.SessionUsage(user, recordedWorkdir, stamp(t, "2026-11-25T00:00:00Z")) },
+				"an empty home":        func() (Usage, error) { return p.SessionUsage(UserEnv{Home: t.TempDir()}, recordedWorkdir, time.Time{}) },
+			} {
+				if got, err := u(); err != nil || !reflect.DeepEqual(got, Usage{}) {
+					t.Errorf("%s: %+v, %v; want nothing", name, got, err)
+				}
+			}
+		})
+	}
+}
+
+// copyTree copies the files under src to dst, passing each file's path (relative) and content through edit.
+func copyTree(t *testing.T, src, dst string, edit func(rel string, b []byte) (string, []byte)) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(src, path)
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, b = edit(rel, b)
+		out := filepath.Join(dst, rel)
+		if err := os.MkdirAll(filepath.Dir(out), 0o700); err != nil {
+			return err
+		}
+		return os.WriteFile(out, b, 0o600)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// renamed is a session file's path with tag in its name, after the prefix the CLI looks for.
+func renamed(rel, tag string) string {
+	dir, base := filepath.Split(rel)
+	for _, prefix := range []string{"rollout-", "session-"} {
+		if rest, ok := strings.CutPrefix(base, prefix); ok {
+			return dir + prefix + tag + "-" + rest
+		}
+	}
+	return dir + tag + "-" + base
+}
+
+// TestSessionUsageAddsSessions: a second session in the working copy (an agent started again) adds its
+// usage; a resumed claude session, which repeats the earlier responses in a file of its own, does not count
+// them twice.
+func TestSessionUsageAddsSessions(t *testing.T) {
+	t.Parallel()
+	for _, agent := range []string{"claude", "codex", "gemini"} {
+		t.Run(agent, func(t *testing.T) {
+			t.Parallel()
+			p, recorded := sessionHome(t, agent)
+			home := t.TempDir()
+			same := func(rel string, b []byte) (string, []byte) { return rel, b }
+			copyTree(t, recorded, home, same)
+			one, err := p.SessionUsage(UserEnv{Home: home}, recordedWorkdir, time.Time{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The second session's file has another name, and its responses other request ids.
+			copyTree(t, recorded, home, func(rel string, b []byte) (string, []byte) {
+				if strings.HasSuffix(rel, ".json") {
+					return rel, b
+				}
+				return renamed(rel, "again"), bytes.ReplaceAll(b, []byte("req_modelserver_"), []byte("req_again_"))
+			})
+			two, err := p.SessionUsage(UserEnv{Home: home}, recordedWorkdir, time.Time{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want Tokens
+			want.Add(one.Tokens)
+			want.Add(one.Tokens)
+			if two.Tokens != want || two.Sessions != 2 {
+				t.Errorf("two sessions: %+v, want %+v in 2 sessions", two, want)
+			}
+			if agent != "claude" {
+				return
+			}
+			copyTree(t, recorded, home, func(rel string, b []byte) (string, []byte) {
+				return renamed(rel, "resumed"), b
+			})
+			if three, _ := p.SessionUsage(UserEnv{Home: home}, recordedWorkdir, time.Time{}); three.Tokens != want {
+				t.Errorf("with a resumed copy: %+v, want %+v still", three.Tokens, want)
+			}
+		})
+	}
+}
+
+// TestSessionUsageFindsTheConfigDir: an isolated home is <root>/homes/<agent>; in the user's home, a variable
+// of the agent's env moves the config dir (CLAUDE_CONFIG_DIR), before the user's own.
+func TestSessionUsageFindsTheConfigDir(t *testing.T) {
+	t.Parallel()
+	p, recorded := sessionHome(t, "claude")
+	want, err := p.SessionUsage(UserEnv{Home: recorded}, recordedWorkdir, time.Time{})
+	if err != nil || want.Total() == 0 {
+		t.Fatalf("recorded usage %+v, %v", want, err)
+	}
+	root := t.TempDir()
+	same := func(rel string, b []byte) (string, []byte) { return rel, b }
+	copyTree(t, recorded, filepath.Join(root, "homes", "claude"), same)
+	user := UserEnv{Home: t.TempDir(), Getenv: func(string) string { return "" }}
+
+	iso := p
+	iso.Home = "isolated"
+	if got, _ := iso.SessionUsage(AgentHome(iso, root, user), recordedWorkdir, time.Time{}); got.Tokens != want.Tokens {
+		t.Errorf("isolated home: %+v, want %+v", got.Tokens, want.Tokens)
+	}
+	if got, _ := p.SessionUsage(AgentHome(p, root, user), recordedWorkdir, time.Time{}); got.Total() != 0 {
+		t.Errorf("the user's empty home: %+v, want nothing", got)
+	}
+	moved := p
+	moved.Env = map[string]string{"CLAUDE_CONFIG_DIR": filepath.Join(root, "homes", "claude", ".claude")}
+	user.Getenv = func(k string) string { return "/elsewhere/" + k }
+	if got, _ := moved.SessionUsage(AgentHome(moved, root, user), recordedWorkdir, time.Time{}); got.Tokens != want.Tokens {
+		t.Errorf("CLAUDE_CONFIG_DIR in the agent's env: %+v, want %+v", got.Tokens, want.Tokens)
+	}
+	custom := Profile{Name: "mine", Command: "mine"}
+	if _, err := custom.SessionUsage(user, recordedWorkdir, time.Time{}); err != ErrNoSessionUsage {
+		t.Errorf("a custom agent: %v, want ErrNoSessionUsage", err)
+	}
+}
+
+// TestClaudeProjectDir matches claude 2.1's own folder names (computed with its sanitizePath in node): a long
+// path is cut at 200 characters and suffixed with its hash; each UTF-16 unit that is no ASCII letter or digit
+// becomes "-".
+func TestClaudeProjectDir(t *testing.T) {
+	t.Parallel()
+	long := "/home/user/" + strings.Repeat("a-very-long-folder-name/", 9) + "prøject 😀"
+	for path, want := range map[string]string{
+		"/home/user/project":   "-home-user-project",
+		"/home/user/prøject 😀": "-home-user-pr-ject---",
+		long:                   "-home-user" + strings.Repeat("-a-very-long-folder-name", 7) + "-a-very-long-folder-na-cjhlqx",
+	} {
+		if got := claudeProjectDir(path); got != want {
+			t.Errorf("claudeProjectDir(%q) = %q, want %q", path, got, want)
+		}
+	}
+}
