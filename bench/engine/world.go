@@ -140,6 +140,7 @@ func worldConfig(dir, exe, script string, o worldOptions) (*config.Config, error
 	cfg.Poll.Interval = config.D(200 * time.Millisecond)
 	cfg.Poll.MaxConcurrent = o.maxConcurrent
 	cfg.PR.Draft = false
+	cfg.PR.Follow = false // a run ends when its pull request opens: the benchmark measures the loop up to there
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("benchmark config: %w", err)
 	}

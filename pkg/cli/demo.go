@@ -10,11 +10,14 @@ func newCmdDemo(app *App) *cobra.Command {
 	var o demo.Options
 	cmd := &cobra.Command{
 		Use:   "demo",
-		Short: "Run the whole loop offline: local remote, local issue, a scripted agent in tmux",
+		Short: "Run the whole loop offline: local remote, local issue, a scripted agent in tmux, one CI round to merge",
 		Long: `Demo shows ace end to end without GitHub or a real agent: it creates a bare git repository as the
 remote, a local-tracker issue asking for a small change, and runs the scripted fake agent in a real tmux
-session through the same graph as ace run. It prints each step, then the pushed branch, its diff and the pull
-request. Everything lives in a temporary directory (or --dir, kept afterwards); no process is left behind.`,
+session through the same graph as ace run. Once the pull request opens, the repository's CI (its ci.sh, run
+by the demo on each push) fails; ace sends the failure to the agent, the agent pushes a fix, CI passes, the
+demo merges the pull request and the run is done. It prints each step, then the merged branch, its diff and
+the pull request. Everything lives in a temporary directory (or --dir, kept afterwards); no process is left
+behind.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.Executable = executable()

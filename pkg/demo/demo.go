@@ -1,5 +1,7 @@
 // Package demo runs ace's whole loop offline: a local git remote, a local-tracker issue and the scripted fake
-// agent in a real tmux session, driven by the same engine `ace run` uses. It is README's first command.
+// agent in a real tmux session, driven by the same engine `ace run` uses, from the issue to a merged pull
+// request — with one CI round on the way: the demo's CI fails on the first push, ace hands the failure to the
+// agent, its fix passes and the demo merges. It is README's first command.
 package demo
 
 import (
@@ -13,12 +15,14 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/secrets"
 	"github.com/aceworks/ace/pkg/service"
 	"github.com/aceworks/ace/pkg/store"
+	"github.com/aceworks/ace/pkg/tracker/local"
 	"github.com/aceworks/ace/pkg/workflow"
 )
 
@@ -65,7 +69,7 @@ func Run(ctx context.Context, o Options) (err error) {
 	if err := needTools(o.Headless); err != nil {
 		return err
 	}
-	w := o.Out
+	w := &syncWriter{w: o.Out} // the engine reports from its job workers
 	fmt.Fprintf(w, "ace demo in %s\n\n", dir)
 	cfgPath, err := scaffold(ctx, dir, o.Executable, o.Headless)
 	if err != nil {
@@ -75,23 +79,46 @@ func Run(ctx context.Context, o Options) (err error) {
 	if err != nil {
 		return fmt.Errorf("demo config: %w", err)
 	}
-	fmt.Fprintf(w, "  remote      %s (a bare git repository)\n", filepath.Join(dir, "remote.git"))
+	remote := filepath.Join(dir, "remote.git")
+	fmt.Fprintf(w, "  remote      %s (a bare git repository)\n", remote)
 	fmt.Fprintf(w, "  issue       %s#%d in %s\n", Repo, Issue, filepath.Join(dir, "tracker", "issues", "1.md"))
 	if o.Headless {
 		fmt.Fprintf(w, "  agent       the scripted fake agent, headless (its JSON stream is the transcript)\n")
-		fmt.Fprintf(w, "  watch it    ace --config %s logs %d -f\n\n", cfgPath, Issue)
+		fmt.Fprintf(w, "  watch it    ace --config %s logs %d -f\n", cfgPath, Issue)
 	} else {
 		fmt.Fprintf(w, "  agent       the scripted fake agent, in tmux\n")
-		fmt.Fprintf(w, "  watch it    ace --config %s attach %d   (or peek %d)\n\n", cfgPath, Issue, Issue)
+		fmt.Fprintf(w, "  watch it    ace --config %s attach %d   (or peek %d)\n", cfgPath, Issue, Issue)
 	}
+	fmt.Fprintf(w, "  CI          ci.sh of the repository, on each push to the pull request; merged once it passes\n\n")
 
+	seed, err := git(ctx, remote, "rev-parse", "--verify", "main")
+	if err != nil {
+		return err
+	}
+	lt, err := local.New(cfg.Tracker.Path)
+	if err != nil {
+		return fmt.Errorf("the demo's CI opens the tracker: %w", err)
+	}
+	// The demo's CI runs while ace reports a push to the pull request, before ace looks at the pull request: CI
+	// that answers at once, so the demo waits for nothing. A failure of the CI itself ends the demo.
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	c := &ci{dir: dir, remote: remote, tracker: lt}
 	start := time.Now()
+	observe := func(p workflow.Progress) {
+		progress(w, start, dir, p)
+		if p.Kind == workflow.EventKind("follow") && p.Run != nil && p.Run.PRNumber != 0 {
+			if err := c.react(ctx, w, start, p.Run); err != nil {
+				stop(fmt.Errorf("the demo's CI: %w", err))
+			}
+		}
+	}
 	svc, err := service.Open(ctx, service.Options{
 		Config:     cfg,
 		Secrets:    secrets.NewResolver(secrets.Options{LookupEnv: func(string) (string, bool) { return "", false }}),
 		Logger:     o.Logger,
 		Executable: o.Executable,
-		Observer:   func(p workflow.Progress) { progress(w, start, p) },
+		Observer:   observe,
 	})
 	if err != nil {
 		return err
@@ -124,10 +151,20 @@ func Run(ctx context.Context, o Options) (err error) {
 			}
 		}()
 	}
-	if err := svc.Engine.Follow(ctx, run, workflow.UntilSettled); err != nil {
+	if err := svc.Engine.Follow(ctx, run, settled); err != nil {
+		if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, err) {
+			return cause
+		}
 		return fmt.Errorf("drive the demo run: %w", err)
 	}
-	return summarize(ctx, w, dir, run, time.Since(start))
+	return summarize(ctx, w, dir, strings.TrimSpace(seed), run, time.Since(start))
+}
+
+// settled is when the demo stops following its run: it ended, or it waits for a human (which in the demo means
+// something went wrong: its agent asks nothing, and the CI passes after one round).
+func settled(r *store.Run) bool {
+	return r.Status.Terminal() || r.Status == store.StatusWaitingInput ||
+		r.State.Follow != nil && r.State.Follow.NeedsHuman
 }
 
 // needTools fails early, saying what to install, when git or tmux (unless headless) is missing.
@@ -149,31 +186,41 @@ func needTools(headless bool) error {
 	return nil
 }
 
-func progress(w io.Writer, start time.Time, p workflow.Progress) {
+// progress prints an event of the run; paths under the demo's directory dir are shown relative to it.
+func progress(w io.Writer, start time.Time, dir string, p workflow.Progress) {
 	t := time.Since(start).Seconds()
 	switch p.Kind {
 	case "step":
 		fmt.Fprintf(w, "  %5.1fs  → %s\n", t, p.Step)
 	default:
-		fmt.Fprintf(w, "  %5.1fs      %s: %s\n", t, p.Kind, p.Message)
+		msg := strings.ReplaceAll(strings.ReplaceAll(p.Message, "file://"+dir+"/", ""), dir+"/", "")
+		fmt.Fprintf(w, "  %5.1fs      %s: %s\n", t, p.Kind, msg)
 	}
 }
 
-// summarize prints the outcome: the branch, its diff against the base, and the "pull request" the local tracker
-// recorded.
-func summarize(ctx context.Context, w io.Writer, dir string, r *store.Run, took time.Duration) error {
-	fmt.Fprintf(w, "\nrun %d ended %s after %s\n", r.ID, r.Status, took.Round(100*time.Millisecond))
+// summarize prints the outcome: the commits the pull request brought (since seed, the base it started from),
+// its diff, and the pull request the local tracker recorded.
+func summarize(ctx context.Context, w io.Writer, dir, seed string, r *store.Run, took time.Duration) error {
+	rounds := 0
+	if r.State.Follow != nil {
+		rounds = r.State.Follow.Rounds
+	}
+	fmt.Fprintf(w, "\nrun %d ended %s after %s", r.ID, r.Status, took.Round(100*time.Millisecond))
+	if r.Status == store.StatusDone {
+		fmt.Fprintf(w, ": pull request #%d merged after %d follow-up round(s)", r.PRNumber, rounds)
+	}
+	fmt.Fprintln(w)
 	if r.Status != store.StatusDone {
-		return fmt.Errorf("the demo run ended %s: %s", r.Status, r.Error)
+		return fmt.Errorf("the demo run is %s at %s, not done: %s", r.Status, r.Step, r.Error)
 	}
 	remote := filepath.Join(dir, "remote.git")
-	fmt.Fprintf(w, "\nbranch %s pushed to the remote:\n", r.Branch)
-	out, err := git(ctx, remote, "log", "--format=  %h %s (%an)", r.BaseBranch+".."+r.Branch)
+	fmt.Fprintf(w, "\nbranch %s, merged into %s:\n", r.Branch, r.BaseBranch)
+	out, err := git(ctx, remote, "log", "--format=  %h %s (%an)", seed+".."+r.Branch)
 	if err != nil {
 		return err
 	}
 	fmt.Fprint(w, out)
-	diff, err := git(ctx, remote, "diff", "--stat", "-p", r.BaseBranch+"..."+r.Branch)
+	diff, err := git(ctx, remote, "diff", "--stat", "-p", seed+"..."+r.Branch)
 	if err != nil {
 		return err
 	}
@@ -205,4 +252,16 @@ func indent(s string) string {
 		lines[i] = "    " + l
 	}
 	return strings.Join(lines, "\n") + "\n"
+}
+
+// syncWriter serializes writes to w.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
 }

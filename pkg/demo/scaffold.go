@@ -19,16 +19,40 @@ const (
 		"Done means: the file exists on a branch, committed, with a pull request that closes this issue.\n"
 )
 
-// agentScript is what the fake agent does with its first prompt: the work a real agent would do for the issue,
-// then the done protocol of ACE_TASK.md.
+// agentScript is what the fake agent does with each prompt. The first: the work a real agent would do for the
+// issue (it forgets the repository's rule that README.md lists every file), then the done protocol of ACE_TASK.md.
+// The second is the follow-up round after CI failed on that: it reads .ace/FOLLOWUP.md and fixes what CI said.
 const agentScript = `# The fake agent's script for ace demo: one turn per submitted prompt.
 busy 1s
 say Reading ACE_TASK.md: add hello.txt saying "Hello from ace!"
 write hello.txt Hello from ace!\n
-busy 1s
+busy 500ms
 sh git add hello.txt && git commit -q -m "Add hello.txt greeting (#1)"
 say Committed hello.txt.
 done Added hello.txt with the greeting "Hello from ace!".
+# Follow-up round 1: CI failed on the pull request; ace put its output in .ace/FOLLOWUP.md.
+busy 500ms
+sh grep -m1 "does not list" .ace/FOLLOWUP.md
+append README.md - hello.txt: the greeting\n
+sh git commit -q -am "List hello.txt in README.md (#1)"
+say Listed hello.txt in README.md, as CI asks.
+done Listed hello.txt in README.md, which CI asked for.
+`
+
+// ciScript is the demo repository's CI, run by ace demo on each new head of a pull request: every file must be
+// listed in README.md.
+const ciScript = `# CI of the demo repository: ace demo runs it on every push to a pull request.
+# Each file of the repository is listed in README.md under "## Files".
+status=0
+for f in *; do
+	[ "$f" = README.md ] && continue
+	if ! grep -qF -- "- $f:" README.md; then
+		echo "README.md does not list $f: add a line \"- $f: <what it is>\" under \"## Files\""
+		status=1
+	fi
+done
+[ "$status" -eq 0 ] && echo "README.md lists every file"
+exit "$status"
 `
 
 // scaffold creates the demo's world under dir — a bare remote with one commit, a local tracker with one
@@ -45,7 +69,8 @@ func scaffold(ctx context.Context, dir, exe string, headless bool) (string, erro
 	}
 	seed := filepath.Join(dir, "seed")
 	files := map[string]string{
-		"README.md": "# hello\n\nA tiny repository for `ace demo`.\n",
+		"README.md": "# hello\n\nA tiny repository for `ace demo`.\n\n## Files\n\n- ci.sh: the check CI runs on every pull request\n",
+		"ci.sh":     ciScript,
 	}
 	for name, body := range files {
 		if err := os.WriteFile(filepath.Join(seed, name), []byte(body), 0o644); err != nil {
@@ -88,7 +113,8 @@ func scaffold(ctx context.Context, dir, exe string, headless bool) (string, erro
 		}},
 		"tmux":    map[string]any{"socket": "ace-demo-" + strconv.Itoa(os.Getpid()), "startup_timeout": "30s", "enter_delay": "150ms"},
 		"monitor": map[string]any{"interval": "250ms", "idle_after": "15s", "timeout": "90s"},
-		"pr":      map[string]any{"draft": false},
+		// ace follows the pull request until it is merged.
+		"pr": map[string]any{"draft": false, "follow": true},
 	}
 	if headless {
 		fake := cfg["agents"].(map[string]any)["fake"].(map[string]any)

@@ -37,6 +37,16 @@ func (p *PRState) Conflicting() bool {
 	return (p.Mergeable != nil && !*p.Mergeable && p.MergeableState != "blocked") || p.MergeableState == "dirty"
 }
 
+// CheckFailed reports whether a completed check's conclusion asks for a change: failure, timed_out,
+// startup_failure and action_required do; success, cancelled, neutral and skipped do not.
+func CheckFailed(conclusion string) bool {
+	switch conclusion {
+	case "failure", "timed_out", "startup_failure", "action_required":
+		return true
+	}
+	return false
+}
+
 // FailedCheck is a failed check run with what it said.
 type FailedCheck struct {
 	ID         int64
@@ -92,8 +102,9 @@ type ReviewComment struct {
 	CreatedAt time.Time
 }
 
-// PRReader is a tracker that can read a pull request's whole state. GitHub implements it; a tracker that does
-// not, has its pull requests end a run as soon as they are opened.
+// PRReader is a tracker that can read a pull request's whole state. GitHub implements it, and the local folder
+// tracker in part (state, head and checks); a tracker that does not, has its pull requests end a run as soon as
+// they are opened.
 type PRReader interface {
 	PRState(ctx context.Context, repo string, number int) (*PRState, error)
 }

@@ -35,10 +35,11 @@ type realWorld struct {
 }
 
 // newRealWorld builds the world for cli. aceTOML is the user's ace.toml (the agent's name and, at most, its
-// runner and auto_approve); turns is the model's script, relative paths in the working copy ace will make.
+// runner and auto_approve); turns is the model's script, relative paths in the working copy ace will make; tune
+// changes the configuration last (the follow-through case turns pr.follow on).
 // The process environment becomes the fresh HOME's: this process runs this one test only (realcli.Enter
 // re-executed it in its namespace), so ace, its tmux server and the CLI see what a user's shell would give.
-func newRealWorld(t *testing.T, cli, aceTOML, body string, turns []modelserver.Turn) *realWorld {
+func newRealWorld(t *testing.T, cli, aceTOML, body string, turns []modelserver.Turn, tune ...func(*config.Config)) *realWorld {
 	t.Helper()
 	dir := t.TempDir()
 	root := filepath.Join(dir, "root")
@@ -83,6 +84,9 @@ func newRealWorld(t *testing.T, cli, aceTOML, body string, turns []modelserver.T
 	cfg.Monitor.ExecIdleTimeout = config.Duration{Duration: 90 * time.Second}
 	cfg.Monitor.ExecTurnTimeout = config.Duration{Duration: 3 * time.Minute}
 	cfg.Poll.Interval = config.Duration{Duration: 250 * time.Millisecond}
+	for _, f := range tune {
+		f(cfg)
+	}
 	if err := cfg.Validate(); err != nil {
 		t.Fatalf("config: %v", err)
 	}

@@ -14,9 +14,6 @@ import (
 
 var _ tracker.PRReader = (*Client)(nil)
 
-// failedConclusions are the check conclusions that ask for a change; cancelled, neutral and skipped do not.
-var failedConclusions = map[string]bool{"failure": true, "timed_out": true, "startup_failure": true, "action_required": true}
-
 // PRState reads a pull request's whole state in six conditional requests (the pull request, check runs and
 // combined status of its head, reviews, review comments, conversation), so that an unchanged pull request costs
 // six 304s. A failed check's annotations and job log are read once: a completed check run never changes.
@@ -68,7 +65,7 @@ func (c *Client) readChecks(ctx context.Context, o, n string, st *tracker.PRStat
 				st.Pending = true
 				continue
 			}
-			if !failedConclusions[cr.GetConclusion()] {
+			if !tracker.CheckFailed(cr.GetConclusion()) {
 				continue
 			}
 			fc, err := c.failedCheck(ctx, o, n, cr)

@@ -7,7 +7,14 @@
 //	<dir>/issues/<n>.md                 front matter (TOML between +++ lines, or YAML between ---) with title,
 //	                                    labels, state, author, created, labeled_by; then the Markdown body
 //	<dir>/issues/<n>.comments/<id>-<author>.md   one comment each; optional front matter created, updated
-//	<dir>/pulls/<n>.md                  pull requests ace opened: front matter title, head, base, draft, state, url
+//	<dir>/pulls/<n>.md                  pull requests ace opened: front matter title, head, base, draft, state, url;
+//	                                    merged = true with state = "closed" once merged (MergePR, or by hand)
+//	<dir>/checks/<sha>/<name>.md        a check run on a commit (Check): front matter status, conclusion, title,
+//	                                    summary, text, url, [[annotations]]; the body is its job log's end
+//
+// ace follows the pull requests it opened here as it does on GitHub (PRState): the head commit is read from the
+// remote, failed checks on it go back to the agent, and a merge ends the run. Reviews and pull request comments
+// are not kept in the folder.
 //
 // Relative remote paths are resolved against <dir>. Writes are atomic (temporary file + rename) and serialized by
 // a lock on <dir>/.lock, so `ace poll` and `ace run` never lose each other's labels or comments. Issue files ace

@@ -19,15 +19,23 @@ type pullMeta struct {
 	Base  string `toml:"base" yaml:"base"`
 	Draft bool   `toml:"draft" yaml:"draft"`
 	State string `toml:"state" yaml:"state"`
-	URL   string `toml:"url" yaml:"url"`
+	// Merged is set with state "closed" when the pull request was merged (MergePR, or by hand).
+	Merged bool   `toml:"merged,omitempty" yaml:"merged"`
+	URL    string `toml:"url" yaml:"url"`
 }
 
-func (t *Tracker) pulls() ([]tracker.PullRequest, error) {
+// pull is a pull request file read back.
+type pull struct {
+	tracker.PullRequest
+	Merged bool
+}
+
+func (t *Tracker) pulls() ([]pull, error) {
 	paths, err := filepath.Glob(filepath.Join(t.dir, "pulls", "*.md"))
 	if err != nil {
 		return nil, err
 	}
-	var out []tracker.PullRequest
+	var out []pull
 	for _, p := range paths {
 		n, err := strconv.Atoi(strings.TrimSuffix(filepath.Base(p), ".md"))
 		if err != nil {
@@ -42,8 +50,8 @@ func (t *Tracker) pulls() ([]tracker.PullRequest, error) {
 		if err := splitFrontMatter(p, f, &m, &body); err != nil {
 			return nil, err
 		}
-		out = append(out, tracker.PullRequest{Number: n, URL: m.URL, State: m.State, Head: m.Head, Base: m.Base,
-			Title: m.Title, Body: body, Draft: m.Draft})
+		out = append(out, pull{PullRequest: tracker.PullRequest{Number: n, URL: m.URL, State: m.State, Head: m.Head, Base: m.Base,
+			Title: m.Title, Body: body, Draft: m.Draft}, Merged: m.Merged})
 	}
 	return out, nil
 }
@@ -58,7 +66,7 @@ func (t *Tracker) FindPR(_ context.Context, repo, head string) (*tracker.PullReq
 	}
 	for _, pr := range prs {
 		if pr.Head == head && pr.State == "open" {
-			return &pr, nil
+			return &pr.PullRequest, nil
 		}
 	}
 	return nil, nil
@@ -78,7 +86,7 @@ func (t *Tracker) CreatePR(ctx context.Context, repo string, pr tracker.NewPR) (
 		n := 1
 		for _, p := range prs {
 			if p.Head == pr.Head && p.State == "open" {
-				out = &p
+				out = &p.PullRequest
 				return nil
 			}
 			if p.Number >= n {
@@ -87,17 +95,21 @@ func (t *Tracker) CreatePR(ctx context.Context, repo string, pr tracker.NewPR) (
 		}
 		path := filepath.Join(t.dir, "pulls", strconv.Itoa(n)+".md")
 		m := pullMeta{Title: pr.Title, Head: pr.Head, Base: pr.Base, Draft: pr.Draft, State: "open", URL: "file://" + path}
-		var b bytes.Buffer
-		b.WriteString("+++\n")
-		if err := toml.NewEncoder(&b).Encode(m); err != nil {
-			return err
-		}
-		b.WriteString("+++\n" + pr.Body)
-		if err := atomicWrite(path, b.Bytes()); err != nil {
+		if err := writePull(path, m, pr.Body); err != nil {
 			return err
 		}
 		out = &tracker.PullRequest{Number: n, URL: m.URL, State: "open", Head: pr.Head, Base: pr.Base, Title: pr.Title, Body: pr.Body, Draft: pr.Draft}
 		return nil
 	})
 	return out, err
+}
+
+func writePull(path string, m pullMeta, body string) error {
+	var b bytes.Buffer
+	b.WriteString("+++\n")
+	if err := toml.NewEncoder(&b).Encode(m); err != nil {
+		return err
+	}
+	b.WriteString("+++\n" + body)
+	return atomicWrite(path, b.Bytes())
 }
