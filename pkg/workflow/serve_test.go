@@ -3,6 +3,7 @@ package workflow_test
 import (
 	"bytes"
 	"context"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -168,7 +169,9 @@ func TestSendWhilePollServes(t *testing.T) {
 // both reach a pull request.
 func TestNamesakeReposGetTheirOwnSessions(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t, "busy 1s\n"+workScript, nil)
+	// Both agents work until the sessions are checked: a first run already done would have freed its name.
+	gate := filepath.Join(t.TempDir(), "go")
+	w := newWorld(t, "sh while [ ! -e "+gate+" ]; do sleep 0.05; done\n"+workScript, nil)
 	const fork = "other/widgets"
 	gittest.BareRepo(t, filepath.Join(w.dir, "git", "other"), "widgets", map[string]string{"README.md": "# fork\n"})
 	w.gh.AddRepo(fork, fakegithub.RepoOptions{DefaultBranch: "main", CloneURL: w.git.URL("other/widgets.git")})
@@ -191,6 +194,9 @@ func TestNamesakeReposGetTheirOwnSessions(t *testing.T) {
 	if runs[0].Session != "ace-widgets-193" || runs[1].Session == runs[0].Session ||
 		!strings.HasPrefix(runs[1].Session, "ace-widgets_") {
 		t.Fatalf("sessions %q and %q", runs[0].Session, runs[1].Session)
+	}
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
 	}
 	for _, r := range runs {
 		if err := w.svc.Engine.Follow(ctx, r, workflow.UntilSettled); err != nil || r.Status != store.StatusDone {
