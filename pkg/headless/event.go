@@ -29,6 +29,8 @@ const (
 
 // Usage is the token and time accounting an agent reports at the end of a run or turn.
 type Usage struct {
+	// InputTokens are the input tokens not read from the prompt cache (claude's input_tokens; codex's and
+	// gemini's input minus its cached part), so that input + cached is what the model read, each priced apart.
 	InputTokens  int64 `json:"input_tokens,omitempty"`
 	OutputTokens int64 `json:"output_tokens,omitempty"`
 	CachedTokens int64 `json:"cached_tokens,omitempty"`

@@ -68,7 +68,7 @@ func (p *codexParser) Parse(line []byte) []Event {
 	case "turn.completed":
 		u := &Usage{Turns: 1}
 		if m.Usage != nil {
-			u.InputTokens = m.Usage.InputTokens
+			u.InputTokens = max(m.Usage.InputTokens-m.Usage.CachedInputTokens, 0) // codex's input counts the cached part
 			u.OutputTokens = m.Usage.OutputTokens
 			u.CachedTokens = m.Usage.CachedInputTokens
 		}

@@ -75,7 +75,8 @@ func (p *geminiParser) Parse(line []byte) []Event {
 			e.Text = textOf(m.Error)
 		}
 		if m.Stats != nil {
-			e.Usage = &Usage{InputTokens: m.Stats.InputTokens, OutputTokens: m.Stats.OutputTokens,
+			// gemini's input counts the cached part, as its API's promptTokenCount does.
+			e.Usage = &Usage{InputTokens: max(m.Stats.InputTokens-m.Stats.Cached, 0), OutputTokens: m.Stats.OutputTokens,
 				CachedTokens: m.Stats.Cached, DurationMS: m.Stats.DurationMS}
 		}
 	default:

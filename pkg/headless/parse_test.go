@@ -83,7 +83,7 @@ func TestFixtures(t *testing.T) {
 			tool:      "shell", toolInput: "bash -lc ls",
 			toolOutput: "README.md\ncalc.go\ncalc_test.go\n",
 			status:     "success",
-			usage:      Usage{InputTokens: 24763, OutputTokens: 122, CachedTokens: 24448, Turns: 1},
+			usage:      Usage{InputTokens: 315, OutputTokens: 122, CachedTokens: 24448, Turns: 1},
 		},
 		{
 			file: "gemini.jsonl", format: "gemini",
@@ -94,7 +94,7 @@ func TestFixtures(t *testing.T) {
 			toolOutput: "File not found: /home/user/project/main.go", toolErr: true,
 			errors: []string{"Loop detected, stopping execution"},
 			status: "error", resultErr: true, resultText: "Reached max session turns for this session.",
-			usage: Usage{InputTokens: 8800, OutputTokens: 300, CachedTokens: 4000, DurationMS: 2100},
+			usage: Usage{InputTokens: 4800, OutputTokens: 300, CachedTokens: 4000, DurationMS: 2100},
 			raw:   2,
 		},
 		{
@@ -105,7 +105,7 @@ func TestFixtures(t *testing.T) {
 			tool:      "run_shell_command", toolInput: `{"command":"ls","description":"List files"}`,
 			toolOutput: "README.md\nmain.go",
 			status:     "success",
-			usage:      Usage{InputTokens: 5000, OutputTokens: 150, CachedTokens: 1200, DurationMS: 1900},
+			usage:      Usage{InputTokens: 3800, OutputTokens: 150, CachedTokens: 1200, DurationMS: 1900},
 		},
 	}
 	for _, tt := range tests {
