@@ -17,8 +17,12 @@ import (
 // human now. last is what the human gets to see of the agent (its screen, its last words).
 func (e *Engine) budgetStop(ctx context.Context, r *store.Run, last string) (Result, bool, error) {
 	b := e.cfg.Budget.Run
+	if !b.Set() {
+		return Result{}, false, nil
+	}
+	e.refreshUsage(ctx, r, true) // usage.go: the figure of this moment, not one up to 30 s old
 	u := r.State.Usage
-	if !b.Set() || u == nil || !b.Reached(u.CostUSD, u.Tokens(), r.State.BudgetGrants+1) {
+	if u == nil || !b.Reached(u.CostUSD, u.Tokens(), r.State.BudgetGrants+1) {
 		return Result{}, false, nil
 	}
 	msg := fmt.Sprintf("The run reached its budget: it spent %s (budget.run: %s). The agent is idle and was not "+
