@@ -102,9 +102,14 @@ type LabelsConfig struct {
 	ModelPrefix string `toml:"model_prefix"`
 }
 
-// AgentDefaults chooses the agent when an issue does not.
+// AgentDefaults chooses the agent when an issue does not, and the agents a run falls back to at a usage limit.
 type AgentDefaults struct {
 	Default string `toml:"default"`
+	// Fallback (opt-in) lists the agents a run is handed to, in order, when its agent pauses at a usage limit that
+	// resets more than FallbackAfter from now; each at most once per run, and none that is at a limit itself.
+	// Empty: the run waits for the reset.
+	Fallback      []string `toml:"fallback"`
+	FallbackAfter Duration `toml:"fallback_after"`
 }
 
 // AgentConfig configures one agent; for the built-in ones (claude, codex, gemini) every field is optional.
@@ -241,7 +246,7 @@ func Default() *Config {
 		Trigger:   TriggerConfig{Label: "ace", MinPermission: "write"},
 		Labels: LabelsConfig{Running: "ace:running", NeedsInput: "ace:needs-input", Done: "ace:done", Failed: "ace:failed",
 			AgentPrefix: "ace:agent:", ModelPrefix: "ace:model:"},
-		Agent:  AgentDefaults{Default: "codex"},
+		Agent:  AgentDefaults{Default: "codex", FallbackAfter: D(30 * time.Minute)},
 		Agents: map[string]AgentConfig{},
 		Tmux: TmuxConfig{Socket: "ace", Width: 220, Height: 50, HistoryLimit: 50000, EnterCount: 2,
 			EnterDelay: D(300 * time.Millisecond), SubmitRetries: 3, StartupTimeout: D(60 * time.Second)},

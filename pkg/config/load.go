@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -57,8 +58,9 @@ func Load(explicit string, getenv func(string) string) (*Config, string, error) 
 		return nil, "", err
 	}
 	cfg := Default()
+	var data []byte
 	if path != "" {
-		data, err := os.ReadFile(path)
+		data, err = os.ReadFile(path)
 		if err != nil {
 			return nil, path, fmt.Errorf("read config: %w", err)
 		}
@@ -66,17 +68,20 @@ func Load(explicit string, getenv func(string) string) (*Config, string, error) 
 			return nil, path, err
 		}
 	}
+	var fromEnv []string // keys the environment set: their errors are not the file's lines
 	if root := getenv("AGENT_WORKSPACE_ROOT"); root != "" {
 		cfg.Workspace.Root = root
+		fromEnv = append(fromEnv, "workspace.root")
 	}
 	if u := getenv("ACE_STORE_URL"); u != "" {
 		cfg.Store.URL = u
+		fromEnv = append(fromEnv, "store.url")
 	}
 	cfg.Workspace.Root = expandHome(cfg.Workspace.Root, getenv)
 	cfg.Tracker.Path = expandHome(cfg.Tracker.Path, getenv)
 	cfg.Secrets.File = expandHome(cfg.Secrets.File, getenv)
 	if err := cfg.Validate(); err != nil {
-		return nil, path, withFile(err, path)
+		return nil, path, withFile(err, path, data, fromEnv)
 	}
 	return cfg, path, nil
 }
@@ -158,6 +163,30 @@ func decode(name string, data []byte, v any, skip func(toml.Key) bool) error {
 
 // lineOf finds the line of a key in the file: toml's metadata knows the positions of keys but does not export them.
 func lineOf(data []byte, k toml.Key) int {
+	exact, loose := findKey(data, k)
+	if exact > 0 {
+		return exact
+	}
+	return loose
+}
+
+// keyLine is the line of a dotted key as a validation error names it ("agent.fallback[1]": the line of fallback
+// under [agent]), 0 unless the key is written in its own table: a key the file does not set has a default, and
+// a line elsewhere would point at the wrong value.
+func keyLine(data []byte, key string) int {
+	parts := strings.Split(key, ".")
+	for i, p := range parts {
+		if j := strings.IndexByte(p, '['); j > 0 {
+			parts[i] = p[:j]
+		}
+	}
+	exact, _ := findKey(data, parts)
+	return exact
+}
+
+// findKey returns the line of k in its own table (exact) and, failing that, the first line that may set it in
+// another way (loose: a dotted key, an inline table).
+func findKey(data []byte, k toml.Key) (exact, loose int) {
 	lines := strings.Split(string(data), "\n")
 	section := strings.Join(k[:len(k)-1], ".")
 	last := k[len(k)-1]
@@ -170,13 +199,13 @@ func lineOf(data []byte, k toml.Key) int {
 			current = strings.Trim(strings.TrimSpace(strings.SplitN(t, "#", 2)[0]), "[] ")
 			current = strings.ReplaceAll(current, `"`, "") // [repos."acme/events"] is the key repos.acme/events
 			if current == strings.Join(k, ".") {
-				return i + 1
+				return i + 1, 0
 			}
 			continue
 		}
 		if keyRe.MatchString(l) {
 			if current == section {
-				return i + 1
+				return i + 1, 0
 			}
 			if fallback == 0 {
 				fallback = i + 1
@@ -187,10 +216,12 @@ func lineOf(data []byte, k toml.Key) int {
 			fallback = i + 1
 		}
 	}
-	return fallback
+	return 0, fallback
 }
 
-func withFile(err error, file string) error {
+// withFile puts the file, and the line of the key where data has it, on the errors of Validate; keys set by the
+// environment (fromEnv) get no line.
+func withFile(err error, file string, data []byte, fromEnv []string) error {
 	if file == "" {
 		return err
 	}
@@ -199,6 +230,9 @@ func withFile(err error, file string) error {
 		var ce *Error
 		if errors.As(e, &ce) && ce.File == "" {
 			ce.File = file
+			if ce.Line == 0 && ce.Key != "" && !slices.Contains(fromEnv, ce.Key) {
+				ce.Line = keyLine(data, ce.Key)
+			}
 		}
 		out = append(out, e)
 	}

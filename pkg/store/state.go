@@ -88,6 +88,8 @@ type RunState struct {
 	ResumeAt time.Time `json:"resume_at,omitzero"`
 	// Usage is what the agent spent in this run, from its own records.
 	Usage *Usage `json:"usage,omitzero"`
+	// Fallback is the run's handovers to another agent at a usage limit (agent.fallback).
+	Fallback *FallbackState `json:"fallback,omitzero"`
 	// BudgetAsked is set while the run waits for a human because it reached its budget; BudgetGrants counts the
 	// answers that let it go on, each worth one more budget of budget.run's size.
 	BudgetAsked  bool `json:"budget_asked,omitzero"`

@@ -22,7 +22,7 @@ func (e *Engine) limitGate(ctx context.Context, r *store.Run) (res Result, ok bo
 	now := e.o.Now()
 	if r.Status == store.StatusPausedLimit {
 		if wait := r.State.ResumeAt.Sub(now); wait > 0 {
-			return Stay(wait), true, nil
+			return e.whilePaused(ctx, r, wait), true, nil // Stay(wait), unless a fallback agent takes the run
 		}
 		return e.resumeFromLimit(ctx, r)
 	}
@@ -103,6 +103,9 @@ func (e *Engine) pause(ctx context.Context, r *store.Run, l agents.Limit, shared
 }
 
 func (e *Engine) pauseAt(ctx context.Context, r *store.Run, l agents.Limit, at time.Time, shared bool, seen int) Result {
+	if res, ok := e.fallBack(ctx, r, l, at, shared); ok { // agent.fallback: another agent instead of a long wait
+		return res
+	}
 	now := e.o.Now()
 	ls := limitState(r)
 	ls.Message, ls.Shared, ls.PausedAt, ls.Seen = l.Message, shared, now, seen
@@ -124,7 +127,7 @@ func (e *Engine) pauseAt(ctx context.Context, r *store.Run, l agents.Limit, at t
 	if err := e.postStatus(ctx, r, view); err != nil {
 		e.log.WarnContext(ctx, "status comment of a paused run", "run", r.ID, "err", err)
 	}
-	return Stay(r.State.ResumeAt.Sub(now)).With(store.StatusPausedLimit)
+	return Stay(e.pausedWait(r.State.ResumeAt.Sub(now))).With(store.StatusPausedLimit) // node_fallback.go
 }
 
 // resumeFromLimit ends a pause at its reset: the same conversation gets limits.continue (typed into the tmux
@@ -150,17 +153,27 @@ func (e *Engine) resumeFromLimit(ctx context.Context, r *store.Run) (Result, boo
 }
 
 // agentPausedUntil is the latest reset of the limits other runs on agent are paused at (the limit is the
-// account's), with what the agent said; zero when none is.
+// account's), or left it at for another agent (agent.fallback), with what the agent said; zero when none is.
 func (e *Engine) agentPausedUntil(ctx context.Context, agent string, except int64) (time.Time, string, error) {
-	runs, err := e.o.Store.ListRuns(ctx, store.Filter{Statuses: []store.Status{store.StatusPausedLimit}})
+	statuses := []store.Status{store.StatusPausedLimit}
+	if len(e.cfg.Agent.Fallback) > 0 {
+		statuses = append(statuses, store.StatusActive, store.StatusWaitingInput) // runs that fell back: node_fallback.go
+	}
+	runs, err := e.o.Store.ListRuns(ctx, store.Filter{Statuses: statuses})
 	if err != nil {
 		return time.Time{}, "", fmt.Errorf("list paused runs: %w", err)
 	}
 	var until time.Time
 	msg := ""
 	for _, o := range runs {
+		if o.ID == except {
+			continue
+		}
+		if u, m := leftAtLimit(o, agent); u.After(until) {
+			until, msg = u, m
+		}
 		// Only a run that hit the limit itself says when it ends: runs paused with it do not extend it.
-		if o.ID == except || o.Agent != agent || o.State.Limit == nil || o.State.Limit.Shared {
+		if o.Status != store.StatusPausedLimit || o.Agent != agent || o.State.Limit == nil || o.State.Limit.Shared {
 			continue
 		}
 		if o.State.ResumeAt.After(until) {

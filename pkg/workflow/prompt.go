@@ -19,11 +19,19 @@ func (e *Engine) taskPrompt(r *store.Run) string {
 }
 
 func (e *Engine) resumePrompt(r *store.Run) string {
+	lead := "You were restarted after an interruption; your earlier work is committed on this branch. "
+	handover := e.handoverLead(r) // another agent's run, handed over at a usage limit (node_fallback.go)
+	if handover != "" {
+		lead = handover
+	}
 	if f := r.State.Follow; f != nil && f.InRound && f.Prompt != "" {
-		return "You were restarted after an interruption; your earlier work is committed on this branch. " + f.Prompt
+		return lead + f.Prompt
 	}
 	if w := r.State.Workflow; w != nil && w.VerifyPrompt != "" {
-		return "You were restarted after an interruption; your earlier work is committed on this branch. " + w.VerifyPrompt
+		return lead + w.VerifyPrompt
+	}
+	if handover != "" {
+		return handover + "Continue from where the working copy stands: check git status and git log first. " + doneProtocol
 	}
 	return fmt.Sprintf("You were restarted after an interruption. Resume the task in ACE_TASK.md (issue #%d) from where "+
 		"the working copy stands: check git status and git log first. %s", r.Issue, doneProtocol)

@@ -35,6 +35,9 @@ func (e *Engine) renderStatus(run *store.Run, v statusView) string {
 	fmt.Fprintf(&b, "| state | `%s` |\n", stateLabel(r))
 	fmt.Fprintf(&b, "| attempt | %d |\n", r.Attempt)
 	fmt.Fprintf(&b, "| agent | %s |\n", r.Agent)
+	if h := handoversLine(r); h != "" {
+		fmt.Fprintf(&b, "| handed over | %s |\n", h) // node_fallback.go
+	}
 	if r.Branch != "" {
 		fmt.Fprintf(&b, "| branch | `%s` |\n", r.Branch)
 	}
@@ -67,6 +70,7 @@ func stateLabel(r *store.Run) string {
 // postStatus creates or edits the sticky status comment. It finds an existing one by its marker before creating,
 // so a crash between posting and saving the comment's id never leaves two.
 func (e *Engine) postStatus(ctx context.Context, r *store.Run, v statusView) error {
+	e.refreshUsage(ctx, r, true) // usage.go: the comment shows what the agent spent up to now
 	body := e.renderStatus(r, v)
 	if r.StatusCommentID == 0 {
 		c, err := e.o.Tracker.FindComment(ctx, r.Repo, r.Issue, StatusMarker)

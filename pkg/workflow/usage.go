@@ -97,8 +97,8 @@ func (t tmuxRunner) readUsage(ctx context.Context, r *store.Run) {
 	if u.Sessions == 0 {
 		return
 	}
-	r.State.Usage = &store.Usage{InputTokens: u.Input, OutputTokens: u.Output, CacheReadTokens: u.CacheRead,
-		CacheWriteTokens: u.CacheWrite, CostUSD: e.sessionCost(r, u)}
+	r.State.Usage = withEarlierAgents(r, &store.Usage{InputTokens: u.Input, OutputTokens: u.Output, CacheReadTokens: u.CacheRead,
+		CacheWriteTokens: u.CacheWrite, CostUSD: e.sessionCost(r, u)}) // node_fallback.go: and the agents before it
 }
 
 // sessionCost is what a session usage cost: as the files recorded it, else priced model by model (in a fixed
