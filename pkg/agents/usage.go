@@ -62,6 +62,17 @@ func (u *Usage) add(model string, t Tokens) {
 	u.Models[model] = m
 }
 
+// addSession counts one session file's spend, if it spent anything.
+func (u *Usage) addSession(spent Usage) {
+	if spent.Total() == 0 {
+		return
+	}
+	u.Sessions++
+	for m, t := range spent.Models {
+		u.add(m, t)
+	}
+}
+
 // ErrNoSessionUsage: the agent's CLI keeps no session files ace can read (a custom agent, the fake agent).
 var ErrNoSessionUsage = errors.New("agent keeps no session files ace reads usage from")
 

@@ -46,12 +46,7 @@ func geminiSessionUsage(dir, workdir string, since time.Time) (Usage, error) {
 			if err != nil {
 				return err
 			}
-			if spent.Total() > 0 {
-				u.Sessions++
-				for m, t := range spent.Models {
-					u.add(m, t)
-				}
-			}
+			u.addSession(spent)
 			return nil
 		})
 		if err != nil {
