@@ -6,8 +6,9 @@
 //
 //	func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 //
-// and each test asks for a database with pgtest.URL(t). Where PostgreSQL is not installed the test is skipped
-// (and fails when CI=true, where .ci/run installs it).
+// and each test asks for a database with pgtest.URL(t). A test that shuts PostgreSQL down or restarts it takes a
+// cluster of its own, pgtest.Own(t) (Shutdown, then Restart on the same port and data dir). Where PostgreSQL is
+// not installed the test is skipped (and fails when CI=true, where .ci/run installs it).
 package pgtest
 
 import (
@@ -38,18 +39,33 @@ var ErrNotInstalled = errors.New("PostgreSQL's server binaries (initdb, postgres
 // Cluster is a running PostgreSQL cluster that belongs to this process.
 type Cluster struct {
 	dir  string
+	data string
+	bin  string
+	cred *syscall.Credential
 	port int
-	cmd  *exec.Cmd
-	done chan struct{} // closed when postgres has exited
-	log  *tail
+	// crashSafe: a committed transaction survives an immediate shutdown (synchronous_commit on).
+	crashSafe bool
+	settings  []string // postgres -c settings over the defaults
+	log       *tail
 
-	mu  sync.Mutex
-	seq int
+	mu   sync.Mutex
+	seq  int
+	cmd  *exec.Cmd     // the postmaster: replaced by Restart
+	done chan struct{} // closed when cmd has exited
 }
 
 // Start initialises a cluster in a new temp dir and starts it, listening on 127.0.0.1 only (no Unix socket),
 // tuned for tests: no fsync, no durability, minimal WAL. Run as root, it runs as the user nobody (initdb refuses root).
-func Start(ctx context.Context) (*Cluster, error) {
+// Each of settings ("name=value", as postgres -c takes it) overrides those defaults: a benchmark asks for a
+// durable server, or loads pg_stat_statements.
+func Start(ctx context.Context, settings ...string) (*Cluster, error) {
+	return startCluster(ctx, false, settings)
+}
+
+// startCluster is Start; crashSafe keeps what a commit wrote across a crash of postgres (an immediate shutdown):
+// each commit's WAL is written to the kernel before it returns (synchronous_commit; still no fsync, as the machine
+// does not crash).
+func startCluster(ctx context.Context, crashSafe bool, settings []string) (*Cluster, error) {
 	bin, err := binDir()
 	if err != nil {
 		return nil, err
@@ -62,7 +78,7 @@ func Start(ctx context.Context) (*Cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pgtest: %w", err)
 	}
-	c, err := start(ctx, bin, dir, cred)
+	c, err := start(ctx, bin, dir, cred, crashSafe, settings)
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err
@@ -70,7 +86,7 @@ func Start(ctx context.Context) (*Cluster, error) {
 	return c, nil
 }
 
-func start(ctx context.Context, bin, dir string, cred *syscall.Credential) (*Cluster, error) {
+func start(ctx context.Context, bin, dir string, cred *syscall.Credential, crashSafe bool, settings []string) (*Cluster, error) {
 	if cred != nil {
 		if err := os.Chown(dir, int(cred.Uid), int(cred.Gid)); err != nil {
 			return nil, fmt.Errorf("pgtest: hand %s to the unprivileged user: %w", dir, err)
@@ -87,7 +103,7 @@ func start(ctx context.Context, bin, dir string, cred *syscall.Credential) (*Clu
 	// A free port can be taken by someone else between finding it and postgres binding it: try a few.
 	var errs []error
 	for range 3 {
-		c, err := run(bin, dir, data, cred)
+		c, err := run(bin, dir, data, cred, crashSafe, settings)
 		if err == nil {
 			return c, nil
 		}
@@ -97,38 +113,64 @@ func start(ctx context.Context, bin, dir string, cred *syscall.Credential) (*Clu
 }
 
 // run starts postgres on a free port and waits until it accepts connections.
-func run(bin, dir, data string, cred *syscall.Credential) (*Cluster, error) {
+func run(bin, dir, data string, cred *syscall.Credential, crashSafe bool, settings []string) (*Cluster, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(filepath.Join(bin, "postgres"), "-D", data, "-p", strconv.Itoa(port),
-		"-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=",
-		"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
-		"-c", "max_connections=500", "-c", "shared_buffers=32MB", "-c", "log_min_messages=warning",
-		"-c", "log_min_error_statement=panic", "-c", "wal_level=minimal", "-c", "max_wal_senders=0", "-c", "wal_buffers=16MB")
-	cmd.Dir, cmd.Env = dir, pgEnv()
-	// If this process dies without stopping it, postgres gets SIGQUIT (immediate shutdown) rather than living on.
-	// (Linux sends it when the forking thread ends; Go ends a thread only after LockOSThread, which ace never calls.)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGQUIT}
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
+	c := &Cluster{dir: dir, data: data, bin: bin, cred: cred, port: port, crashSafe: crashSafe, settings: settings, log: &tail{}}
+	if err := c.launch(); err != nil {
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("pgtest: start postgres: %w", err)
-	}
-	c := &Cluster{dir: dir, port: port, cmd: cmd, done: make(chan struct{}), log: &tail{}}
-	go func() {
-		io.Copy(c.log, stderr)
-		cmd.Wait()
-		close(c.done)
-	}()
 	if err := c.waitReady(30 * time.Second); err != nil {
 		c.Stop()
 		return nil, err
 	}
 	return c, nil
+}
+
+// launch starts the postmaster on the cluster's data dir and port.
+func (c *Cluster) launch() error {
+	syncCommit := "synchronous_commit=off"
+	if c.crashSafe {
+		syncCommit = "synchronous_commit=on"
+	}
+	cmd := exec.Command(filepath.Join(c.bin, "postgres"), "-D", c.data, "-p", strconv.Itoa(c.port),
+		"-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=",
+		"-c", "fsync=off", "-c", syncCommit, "-c", "full_page_writes=off",
+		"-c", "max_connections=500", "-c", "shared_buffers=32MB", "-c", "log_min_messages=warning",
+		"-c", "log_min_error_statement=panic", "-c", "wal_level=minimal", "-c", "max_wal_senders=0", "-c", "wal_buffers=16MB")
+	for _, s := range c.settings {
+		cmd.Args = append(cmd.Args, "-c", s) // the last of a name wins
+	}
+	cmd.Dir, cmd.Env = c.dir, pgEnv()
+	// If this process dies without stopping it, postgres gets SIGQUIT (immediate shutdown) rather than living on.
+	// (Linux sends it when the forking thread ends; Go ends a thread only after LockOSThread, which ace never calls.)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: c.cred, Pdeathsig: syscall.SIGQUIT}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return fmt.Errorf("pgtest: %w", err)
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("pgtest: start postgres: %w", err)
+	}
+	done := make(chan struct{})
+	go func() {
+		io.Copy(c.log, stderr)
+		cmd.Wait()
+		close(done)
+	}()
+	c.mu.Lock()
+	c.cmd, c.done = cmd, done
+	c.mu.Unlock()
+	return nil
+}
+
+// postmaster is the current postmaster process and the channel closed when it exits.
+func (c *Cluster) postmaster() (*exec.Cmd, chan struct{}) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.cmd, c.done
 }
 
 // waitReady connects until postgres answers, it exits, or the timeout passes.
@@ -142,8 +184,9 @@ func (c *Cluster) waitReady(timeout time.Duration) error {
 			conn.Close(context.Background())
 			return nil
 		}
+		_, done := c.postmaster()
 		select {
-		case <-c.done:
+		case <-done:
 			return fmt.Errorf("pgtest: postgres exited on start:\n%s", c.log)
 		case <-time.After(20 * time.Millisecond):
 		}
@@ -158,8 +201,11 @@ func (c *Cluster) URL(db string) string {
 	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/%s?sslmode=disable", c.port, db)
 }
 
-// PID is the postmaster's process id.
-func (c *Cluster) PID() int { return c.cmd.Process.Pid }
+// PID is the postmaster's process id (a new one after Restart).
+func (c *Cluster) PID() int {
+	cmd, _ := c.postmaster()
+	return cmd.Process.Pid
+}
 
 // CreateDatabase creates a new, empty database and returns its URL.
 func (c *Cluster) CreateDatabase(ctx context.Context) (string, error) {
@@ -186,20 +232,62 @@ func (c *Cluster) CreateDatabase(ctx context.Context) (string, error) {
 
 // Stop shuts postgres down (fast shutdown: SIGINT to its PID, SIGKILL after 10 s) and removes its files.
 func (c *Cluster) Stop() error {
-	var err error
+	return errors.Join(c.Shutdown(Fast), os.RemoveAll(c.dir))
+}
+
+// ShutdownMode is how Shutdown asks the postmaster to stop (PostgreSQL's shutdown modes, by signal).
+type ShutdownMode syscall.Signal
+
+const (
+	// Fast ends every session at once, checkpoints and exits (SIGINT): `pg_ctl stop`, a service restart.
+	Fast = ShutdownMode(syscall.SIGINT)
+	// Immediate exits without a checkpoint (SIGQUIT), as a crash does: the next start recovers from the WAL.
+	Immediate = ShutdownMode(syscall.SIGQUIT)
+)
+
+// Shutdown stops the postmaster by its PID and waits until it has exited (SIGKILL after 10 s), keeping the data
+// dir and the port: Restart starts it again there. Every client connection is gone with it.
+func (c *Cluster) Shutdown(mode ShutdownMode) error {
+	cmd, done := c.postmaster()
 	select {
-	case <-c.done:
+	case <-done:
+		return nil
 	default:
-		c.cmd.Process.Signal(syscall.SIGINT)
+	}
+	if err := cmd.Process.Signal(syscall.Signal(mode)); err != nil {
+		return fmt.Errorf("pgtest: signal postgres (pid %d): %w", cmd.Process.Pid, err)
+	}
+	select {
+	case <-done:
+		return nil
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		return fmt.Errorf("pgtest: postgres (pid %d) did not shut down within 10s: killed", cmd.Process.Pid)
+	}
+}
+
+// Restart starts the postmaster again after Shutdown, on the same data dir and port (clients reconnect to the
+// same URL), and waits until it accepts connections. Its PID is a new one.
+func (c *Cluster) Restart(ctx context.Context) error {
+	if _, done := c.postmaster(); done != nil {
 		select {
-		case <-c.done:
-		case <-time.After(10 * time.Second):
-			c.cmd.Process.Kill()
-			<-c.done
-			err = fmt.Errorf("pgtest: postgres (pid %d) did not shut down within 10s: killed", c.PID())
+		case <-done:
+		default:
+			return fmt.Errorf("pgtest: restart: postgres (pid %d) still runs: Shutdown first", c.PID())
 		}
 	}
-	return errors.Join(err, os.RemoveAll(c.dir))
+	if err := c.launch(); err != nil {
+		return err
+	}
+	timeout := 30 * time.Second
+	if d, ok := ctx.Deadline(); ok {
+		timeout = time.Until(d)
+	}
+	if err := c.waitReady(timeout); err != nil {
+		return fmt.Errorf("pgtest: restart on port %d: %w", c.port, err)
+	}
+	return nil
 }
 
 // binDir finds PostgreSQL's server binaries: Debian keeps them in /usr/lib/postgresql/<version>/bin, off PATH

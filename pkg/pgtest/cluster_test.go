@@ -66,3 +66,61 @@ func TestStopEndsThePostmaster(t *testing.T) {
 		t.Fatalf("cluster dir left behind: %v", err)
 	}
 }
+
+// TestRestartKeepsPortAndData: a cluster of its own shut down by its PID refuses connections; started again it
+// answers on the same URL with its data, after a fast shutdown and after an immediate one (a crash: recovery
+// from the WAL), under a new PID.
+func TestRestartKeepsPortAndData(t *testing.T) {
+	t.Parallel()
+	c := Own(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	url, err := c.CreateDatabase(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec := func(sql string) error {
+		conn, err := pgx.Connect(ctx, url)
+		if err != nil {
+			return err
+		}
+		defer conn.Close(ctx)
+		_, err = conn.Exec(ctx, sql)
+		return err
+	}
+	if err := exec("CREATE TABLE t (n INTEGER); INSERT INTO t VALUES (1)"); err != nil {
+		t.Fatal(err)
+	}
+	for i, mode := range []ShutdownMode{Fast, Immediate} {
+		pid := c.PID()
+		start := time.Now()
+		if err := c.Shutdown(mode); err != nil {
+			t.Fatal(err)
+		}
+		if err := syscall.Kill(pid, 0); err == nil {
+			t.Fatalf("postgres (pid %d) still runs after Shutdown", pid)
+		}
+		if err := exec("SELECT 1"); err == nil {
+			t.Fatal("a connection succeeded while postgres was shut down")
+		}
+		if err := c.Restart(ctx); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("shutdown (%v) and restart in %s", syscall.Signal(mode), time.Since(start).Round(time.Millisecond))
+		if c.PID() == pid {
+			t.Fatalf("same PID %d after a restart", pid)
+		}
+		if err := exec("INSERT INTO t VALUES (2)"); err != nil {
+			t.Fatalf("after restart %d: %v", i+1, err)
+		}
+	}
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var n int
+	if err := conn.QueryRow(ctx, "SELECT count(*) FROM t").Scan(&n); err != nil || n != 3 {
+		t.Fatalf("%d rows (%v), want the 3 written across the restarts", n, err)
+	}
+}

@@ -42,16 +42,41 @@ func SharedCluster(t testing.TB) *Cluster {
 		shared.cluster, shared.err = Start(context.Background())
 		shared.took = time.Since(start)
 	})
-	if errors.Is(shared.err, ErrNotInstalled) {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%v: CI must run the PostgreSQL tests", shared.err)
-		}
-		t.Skip(shared.err)
-	}
-	if shared.err != nil {
-		t.Fatal(shared.err)
-	}
+	skipOrFail(t, shared.err)
 	return shared.cluster
+}
+
+// Own starts a cluster for t alone, stopped (by PID) and removed when t ends: for a test that shuts PostgreSQL
+// down or restarts it, which would pull the shared cluster from under the package's other tests. Unlike the
+// shared one it is crash-safe: what a commit wrote survives an Immediate shutdown, as on a real server. Like
+// SharedCluster, it skips t where PostgreSQL is not installed (fails it when CI=true).
+func Own(t testing.TB) *Cluster {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := startCluster(ctx, true, nil)
+	skipOrFail(t, err)
+	t.Cleanup(func() {
+		if err := c.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	return c
+}
+
+// skipOrFail ends t when starting a cluster failed: skipped when PostgreSQL is not installed (unless CI=true
+// says it must be), failed otherwise.
+func skipOrFail(t testing.TB, err error) {
+	t.Helper()
+	if errors.Is(err, ErrNotInstalled) {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%v: CI must run the PostgreSQL tests", err)
+		}
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 // URL returns the URL of a new, empty database of its own for t in the package's cluster (see SharedCluster).

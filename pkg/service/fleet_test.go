@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -147,36 +148,67 @@ func allDone(t *testing.T, st *store.Store, nums []int) bool {
 }
 
 // TestFleetStartsEachIssueOnceSpreadByLoad: three hosts (three `ace poll` processes, each with its own root and
-// tmux server) over one PostgreSQL: every labelled issue is started exactly once, on one host, and the runs are
-// spread over the hosts by their free slots; `ace hosts` lists the three, alive.
+// tmux server, poll.max_concurrent 10) over one PostgreSQL share thirty labelled issues: every issue is started
+// exactly once (one run, one agent start, one pull request), on one host; no host ever holds more runs than its
+// max_concurrent, and the runs are spread over the hosts by their free slots. `ace hosts` lists the three, alive,
+// and each host exits within 5 s of SIGTERM.
 func TestFleetStartsEachIssueOnceSpreadByLoad(t *testing.T) {
 	t.Parallel()
+	const issues, perHost = 30, 10
 	url := pgtest.URL(t)
 	in := pgConfig(t, url)
-	in.cfg.Poll.MaxConcurrent = 3
+	// Each agent writes its issue to starts.txt when it gets its prompt: an issue started twice writes it twice.
+	starts := filepath.Join(t.TempDir(), "starts.txt")
+	script := filepath.Join(t.TempDir(), "agent.txt")
+	if err := os.WriteFile(script, []byte(fmt.Sprintf("sh echo \"$ACE_ISSUE\" >> %s\n%s", starts, workScript)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fake := in.cfg.Agents["fake"]
+	fake.Command = fmt.Sprintf("%s demo-agent --script %s", in.exe, script)
+	in.cfg.Agents = map[string]config.AgentConfig{"fake": fake}
+	in.cfg.Poll.MaxConcurrent = perHost
 	in.cfg.PR.Follow = false // a run ends when its pull request opens
-	nums := labelIssues(in.gh, 9)
+	nums := labelIssues(in.gh, issues)
 	st := openStoreAt(t, url)
 	var hosts []*fleetHost
+	start := time.Now()
 	for _, name := range []string{"alpha", "beta", "gamma"} {
 		hosts = append(hosts, startHost(t, in.cfg, in.exe, name))
 	}
 	waitFor(t, "every issue has its pull request", 150*time.Second, func() bool { return allDone(t, st, nums) })
+	t.Logf("%d issues to pull requests on 3 hosts in %s", issues, time.Since(start).Round(time.Millisecond))
 
 	per := map[string]int{}
+	var byHost = map[string][]*store.Run{}
 	for n, rs := range runsByIssue(t, st) {
 		if len(rs) != 1 {
 			t.Errorf("issue %d has %d runs, want exactly 1", n, len(rs))
 		}
 		per[rs[0].Host]++
+		byHost[rs[0].Host] = append(byHost[rs[0].Host], rs[0])
+	}
+	got := startsOf(t, starts)
+	for _, n := range nums {
+		if got[n] != 1 {
+			t.Errorf("issue %d: agent given its prompt %d time(s), want 1", n, got[n])
+		}
 	}
 	if len(in.gh.PRs(repo)) != len(nums) {
 		t.Errorf("%d pull requests, want %d", len(in.gh.PRs(repo)), len(nums))
 	}
-	t.Logf("runs per host: %v", per)
+	peaks := map[string]int{}
+	for h, rs := range byHost {
+		peaks[h] = peakConcurrent(rs)
+	}
+	t.Logf("runs per host: %v; most at once: %v", per, peaks)
 	for _, h := range hosts {
-		if per[h.name] == 0 {
-			t.Errorf("host %s got no run (runs per host %v): dispatch does not spread by load", h.name, per)
+		// Spread by free slots, three hosts alike get about a third each; a host given fewer than half of that was
+		// passed over.
+		if per[h.name] < issues/len(hosts)/2 {
+			t.Errorf("host %s got %d runs (runs per host %v): dispatch does not spread by load", h.name, per[h.name], per)
+		}
+		if peaks[h.name] > perHost {
+			t.Errorf("host %s held %d runs at once, over its poll.max_concurrent %d", h.name, peaks[h.name], perHost)
 		}
 	}
 	out, err := exec.Command(in.exe, "ace", "--config", filepath.Join(filepath.Dir(hosts[0].cfg.Workspace.Root), "ace.toml"),
@@ -199,8 +231,37 @@ func TestFleetStartsEachIssueOnceSpreadByLoad(t *testing.T) {
 		if err := h.cmd.Wait(); err != nil {
 			t.Errorf("host %s after SIGTERM: %v\n%s", h.name, err, h.out)
 		}
-		t.Logf("host %s exited %s after SIGTERM", h.name, time.Since(start).Round(time.Millisecond))
+		if took := time.Since(start); took > 5*time.Second {
+			t.Errorf("host %s took %s to exit after SIGTERM, want 5s at most", h.name, took.Round(time.Millisecond))
+		}
 	}
+}
+
+// peakConcurrent is the most runs unfinished at once, from their creation to their end.
+func peakConcurrent(runs []*store.Run) int {
+	type edge struct {
+		at    time.Time
+		delta int
+	}
+	var edges []edge
+	for _, r := range runs {
+		edges = append(edges, edge{r.CreatedAt, 1})
+		if r.FinishedAt != nil {
+			edges = append(edges, edge{*r.FinishedAt, -1})
+		}
+	}
+	slices.SortFunc(edges, func(a, b edge) int {
+		if c := a.at.Compare(b.at); c != 0 {
+			return c
+		}
+		return a.delta - b.delta // an end before a start at the same instant
+	})
+	n, peak := 0, 0
+	for _, e := range edges {
+		n += e.delta
+		peak = max(peak, n)
+	}
+	return peak
 }
 
 // TestFleetMovesTheRunsOfADeadHost: a host killed mid-run (kill -9, its agents gone with it) goes silent; after

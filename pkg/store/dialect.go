@@ -3,9 +3,13 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
+	"io"
+	"net"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"modernc.org/sqlite"
@@ -112,4 +116,30 @@ func (s *Store) begin(ctx context.Context) (*txn, error) {
 		return nil, err
 	}
 	return &txn{handle: handle{q: tx, kind: s.kind}, tx: tx}, nil
+}
+
+// Unavailable reports whether err says the database could not be reached or went away under a query: PostgreSQL
+// restarting, failing over or shutting down, the network cut, a connection it closed. The same call may succeed
+// once the database is back, so a caller waits and tries again rather than counting it a failure of what it was
+// doing. SQLite, a file, is never unavailable in this sense.
+func Unavailable(err error) bool {
+	if err == nil {
+		return false
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		// Class 08 is a connection exception; 57P01–57P05 are admin_shutdown, crash_shutdown, cannot_connect_now,
+		// database_dropped and idle_session_timeout (57014, a cancelled query, is not the database going away).
+		return strings.HasPrefix(pe.Code, "08") || strings.HasPrefix(pe.Code, "57P")
+	}
+	var ce *pgconn.ConnectError
+	var ne net.Error
+	switch {
+	case errors.As(err, &ce), errors.As(err, &ne), errors.Is(err, pgconn.ErrConnClosed),
+		errors.Is(err, driver.ErrBadConn), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF),
+		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
+		return true
+	}
+	// pgx marks the errors of a query that never reached the server (a connection already broken) as safe to retry.
+	return pgconn.SafeToRetry(err)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"os"
 	"strings"
 	"sync"
@@ -29,8 +30,12 @@ type Queue struct {
 	exec   riverdriver.Executor
 	host   string // this host's queue
 
-	stopping  atomic.Bool
-	started   atomic.Bool
+	stopping atomic.Bool
+	started  atomic.Bool
+	// inTouch is when this process's heartbeats began to succeed without a break (Unix nanoseconds by the engine's
+	// clock); 0 from when a heartbeat, a visit or a wake found the store away until the next heartbeat is written.
+	// It judges other hosts dead only while in touch (see dead).
+	inTouch   atomic.Int64
 	startMu   sync.Mutex
 	watch     *paneWatch
 	stopWatch context.CancelFunc
@@ -200,6 +205,7 @@ func (q *Queue) Start(ctx context.Context) error {
 	}
 	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	q.stopWatch, q.watchDone = cancel, make(chan struct{})
+	q.inTouch.Store(0) // until the first heartbeat is written
 	go func() {
 		defer close(q.watchDone)
 		go q.heartbeats(wctx)
@@ -212,6 +218,11 @@ func (q *Queue) Start(ctx context.Context) error {
 
 // Stop takes no new work, lets running visits reach a step boundary (bounded by SoftStop), and returns. Agents
 // keep running; their jobs wait in the queue for the next ace.
+//
+// While the store does not answer, Stop waits storeAwayStop at most: nothing River would write on its way out
+// (the visits' snoozes, its leadership given up) can be written, and its retries take 10 s and more to give up.
+// The jobs this process leaves running are freed by the next ace of this host, or move with their runs to
+// another host after host.dead_after.
 func (q *Queue) Stop(ctx context.Context) error {
 	q.startMu.Lock()
 	defer q.startMu.Unlock()
@@ -219,12 +230,25 @@ func (q *Queue) Stop(ctx context.Context) error {
 		return nil
 	}
 	q.stopping.Store(true)
-	err := q.client.Stop(ctx)
+	sctx, cancel := ctx, context.CancelFunc(func() {})
+	away := q.inTouch.Load() == 0
+	if away {
+		sctx, cancel = context.WithTimeout(ctx, storeAwayStop)
+	}
+	err := q.client.Stop(sctx)
+	cancel()
+	if away && err != nil && ctx.Err() == nil {
+		q.o.Logger.WarnContext(ctx, "stopped without waiting for the store, which does not answer", "err", err)
+		err = nil
+	}
 	q.stopWatch()
 	<-q.watchDone
 	q.started.Store(false)
 	return err
 }
+
+// storeAwayStop bounds Stop while the store does not answer.
+const storeAwayStop = 3 * time.Second
 
 // Visits reports each visit of a job this process finishes (benchmarks and tests count them). Call the returned
 // function to stop.
@@ -338,6 +362,26 @@ func (q *Queue) runJobs(ctx context.Context, repo string, issue int, states ...r
 // advance is one visit of a run: its steps are worked until one asks to wait, and the job snoozes that long. A
 // visit that sees the process stopping hands the run back at the next step boundary.
 func (q *Queue) advance(ctx context.Context, jobID int64, a RunArgs) error {
+	return q.whenAway(ctx, q.visit(ctx, jobID, a))
+}
+
+// storeAwayRetry is how long a job waits to try again when the store did not answer (plus up to as much again
+// at random, so that the jobs of a fleet do not all come back at the same instant).
+const storeAwayRetry = 2 * time.Second
+
+// whenAway turns the error of a store that went away (PostgreSQL restarting, failing over) into a short snooze:
+// the visit is made again once the store is back — steps are idempotent — and does not count as a failure of the
+// job, whose River backoff grows with every failure it ever had (1s, 16s, 81s, 4 min …) and which is discarded
+// after its last attempt.
+func (q *Queue) whenAway(ctx context.Context, err error) error {
+	if err == nil || ctx.Err() != nil || !store.Unavailable(err) {
+		return err
+	}
+	q.inTouch.Store(0) // until the next heartbeat is written
+	return river.JobSnooze(storeAwayRetry + rand.N(storeAwayRetry))
+}
+
+func (q *Queue) visit(ctx context.Context, jobID int64, a RunArgs) error {
 	e := q.e
 	r, err := e.o.Store.GetRun(ctx, a.Run)
 	if errors.Is(err, store.ErrNotFound) {
@@ -383,8 +427,13 @@ func (q *Queue) ended(ctx context.Context) {
 }
 
 // dispatchPass starts runs for labelled issues and makes sure every unfinished run of this host has its job (a
-// run created by a process that died before it enqueued the job, or whose job was discarded).
+// run created by a process that died before it enqueued the job, or whose job was discarded). A pass the store
+// did not answer is made again shortly.
 func (q *Queue) dispatchPass(ctx context.Context) error {
+	return q.whenAway(ctx, q.dispatchOnce(ctx))
+}
+
+func (q *Queue) dispatchOnce(ctx context.Context) error {
 	if err := q.rescueDead(ctx); err != nil {
 		q.o.Logger.WarnContext(ctx, "free the jobs of dead ace processes", "err", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -33,7 +34,7 @@ func (q *Queue) rescueDead(ctx context.Context) error {
 	}
 	dead := map[string]bool{}
 	for _, h := range hosts {
-		dead[h.Name] = !q.e.alive(h)
+		dead[h.Name] = q.dead(h)
 	}
 	now := q.e.o.Now().UTC()
 	var p riverdriver.JobRescueManyParams
@@ -129,21 +130,66 @@ func (h *jobErrors) HandlePanic(ctx context.Context, job *rivertype.JobRow, v an
 }
 
 // quietRiver passes River's own logs on at warning level and above: its routine messages (leadership, producers
-// starting) are not news to a user.
+// starting) are not news to a user. While the database is away River says the same thing several times a second
+// (each producer's fetch, the elector, the periodic enqueuer, the completer): each message is passed on once per
+// riverRepeatEvery at most, with how many like it were held back meanwhile.
 func quietRiver(log *slog.Logger) *slog.Logger {
-	return slog.New(minLevel{h: log.Handler(), min: slog.LevelWarn})
+	return slog.New(minLevel{h: log.Handler(), min: slog.LevelWarn, seen: &repeats{last: map[string]repeat{}}})
 }
 
+// riverRepeatEvery is how often one of River's messages is logged at most.
+const riverRepeatEvery = time.Minute
+
 type minLevel struct {
-	h   slog.Handler
-	min slog.Level
+	h    slog.Handler
+	min  slog.Level
+	seen *repeats
+}
+
+// repeats remembers when each message was last logged, and how many were held back since.
+type repeats struct {
+	mu   sync.Mutex
+	last map[string]repeat
+}
+
+type repeat struct {
+	at   time.Time
+	held int
+}
+
+// pass says whether a message may be logged now, and how many like it were held back before it.
+func (r *repeats) pass(msg string, now time.Time) (bool, int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p, ok := r.last[msg]
+	if ok && now.Sub(p.at) < riverRepeatEvery {
+		p.held++
+		r.last[msg] = p
+		return false, 0
+	}
+	r.last[msg] = repeat{at: now}
+	return true, p.held
 }
 
 func (m minLevel) Enabled(ctx context.Context, l slog.Level) bool {
 	return l >= m.min && m.h.Enabled(ctx, l)
 }
-func (m minLevel) Handle(ctx context.Context, r slog.Record) error { return m.h.Handle(ctx, r) }
-func (m minLevel) WithAttrs(a []slog.Attr) slog.Handler {
-	return minLevel{h: m.h.WithAttrs(a), min: m.min}
+
+func (m minLevel) Handle(ctx context.Context, r slog.Record) error {
+	ok, held := m.seen.pass(r.Message, time.Now())
+	if !ok {
+		return nil
+	}
+	if held > 0 {
+		r = r.Clone()
+		r.AddAttrs(slog.Int("repeated", held))
+	}
+	return m.h.Handle(ctx, r)
 }
-func (m minLevel) WithGroup(n string) slog.Handler { return minLevel{h: m.h.WithGroup(n), min: m.min} }
+
+func (m minLevel) WithAttrs(a []slog.Attr) slog.Handler {
+	return minLevel{h: m.h.WithAttrs(a), min: m.min, seen: m.seen}
+}
+func (m minLevel) WithGroup(n string) slog.Handler {
+	return minLevel{h: m.h.WithGroup(n), min: m.min, seen: m.seen}
+}

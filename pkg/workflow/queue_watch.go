@@ -3,12 +3,14 @@ package workflow
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/tmuxops"
@@ -67,8 +69,12 @@ func (w *paneWatch) drop(jobID int64) {
 	w.mu.Unlock()
 }
 
-// run wakes held jobs whose agents changed, every monitor.interval, until ctx ends.
+// run wakes held jobs whose agents changed, every monitor.interval, until ctx ends. It first takes over the held
+// jobs of this host that an earlier ace process left snoozing (its watch went with it).
 func (q *Queue) runPaneWatch(ctx context.Context) {
+	if err := q.adoptHeld(ctx); err != nil && ctx.Err() == nil {
+		q.o.Logger.WarnContext(ctx, "watch the agents an earlier ace left", "err", err)
+	}
 	t := time.NewTicker(q.watch.every)
 	defer t.Stop()
 	for {
@@ -78,18 +84,50 @@ func (q *Queue) runPaneWatch(ctx context.Context) {
 		case <-t.C:
 		}
 		for id, h := range q.watch.due(ctx, q.e) {
-			_, err := q.client.JobRetry(ctx, id)
+			job, err := q.client.JobRetry(ctx, id)
 			switch {
+			case err == nil && job != nil && job.State == rivertype.JobStateRunning:
+				// River does not touch a running job: the visit that held it has not had its snooze written yet
+				// (the store away, or just slow). Wake it once it has, not at the end of its snooze.
+				q.watch.keep(id, h)
 			case err == nil, errors.Is(err, river.ErrNotFound), ctx.Err() != nil:
 			case store.Unavailable(err):
-				// The store is away (the heartbeats say so): wake the job once it is back, not at the end of its
-				// snooze.
+				// The store is away: wake the job once it is back, not at the end of its snooze.
+				q.inTouch.Store(0)
 				q.watch.keep(id, h)
 			default:
 				q.o.Logger.WarnContext(ctx, "wake a run's job", "job", id, "err", err)
 			}
 		}
 	}
+}
+
+// adoptHeld watches the snoozing jobs of this host's monitored tmux runs, as hold would have: those an ace process
+// that stopped (or was restarted while the store was away) left for their quiet interval. This process has not
+// seen their agents yet, so the watch wakes each of them at its first look.
+func (q *Queue) adoptHeld(ctx context.Context) error {
+	res, err := q.client.JobList(ctx, river.NewJobListParams().Queues(q.host).Kinds(RunArgs{}.Kind()).
+		States(rivertype.JobStateScheduled).First(1000))
+	if err != nil {
+		return fmt.Errorf("list snoozing jobs: %w", err)
+	}
+	for _, j := range res.Jobs {
+		a, ok := decodeRunArgs(j)
+		if !ok {
+			continue
+		}
+		r, err := q.e.o.Store.GetRun(ctx, a.Run)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if Step(r.Step) == StepMonitor && r.Session != "" && (r.Host == "" || r.Host == q.e.o.Host) {
+			q.watch.keep(j.ID, watched{runID: r.ID, session: r.Session, workdir: r.Workdir, until: j.ScheduledAt})
+		}
+	}
+	return nil
 }
 
 // keep watches a job again that could not be woken (unless a visit held it anew meanwhile).

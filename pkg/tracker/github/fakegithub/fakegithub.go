@@ -120,14 +120,23 @@ type Fault struct {
 
 // New starts a fake GitHub, closed at the end of the test.
 func New(t testing.TB) *Server {
+	s := Start()
+	t.Cleanup(s.Stop)
+	return s
+}
+
+// Start starts a fake GitHub outside a test (a benchmark counts the requests ace makes); Stop stops it.
+func Start() *Server {
 	s := &Server{users: map[string]string{}, repos: map[string]*repo{}, byPath: map[string]int{}, nextID: 1000}
 	top := http.NewServeMux()
 	top.Handle("/api/v3/", http.StripPrefix("/api/v3", s.routes()))
 	top.HandleFunc("GET /_logs/", s.serveLog)
 	s.srv = httptest.NewServer(top)
-	t.Cleanup(s.srv.Close)
 	return s
 }
+
+// Stop stops the server.
+func (s *Server) Stop() { s.srv.Close() }
 
 // URL is the API base URL, for github.api_url.
 func (s *Server) URL() string { return s.srv.URL + "/api/v3/" }

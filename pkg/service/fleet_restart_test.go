@@ -1,0 +1,247 @@
+package service_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aceworks/ace/pkg/config"
+	"github.com/aceworks/ace/pkg/pgtest"
+	"github.com/aceworks/ace/pkg/procs"
+	"github.com/aceworks/ace/pkg/store"
+	"github.com/aceworks/ace/pkg/tmuxops"
+	"github.com/aceworks/ace/pkg/workflow"
+)
+
+// TestFleetSurvivesAPostgresRestart: three hosts work eight issues (six at once, two queued) over a PostgreSQL of
+// the test's own. Mid-run one host dies (kill -9, its agents with it) and PostgreSQL is shut down by its PID; it
+// stays away for longer than host.dead_after (every connection, River's and the store's, is gone) and starts again
+// on the same port and data dir. Meanwhile host beta's `ace poll` waits it out, and host alpha's is stopped
+// (SIGTERM: it exits within 5 s though the database does not answer) and started again once the database is back.
+// The runs of both continue where they were: each gets one agent start, and none is taken for a dead host's and
+// moved, though every heartbeat in the database is older than dead_after when it is back. The dead host's runs
+// move, but only once the live hosts have been in touch with the database for dead_after. Every issue ends with
+// one run, one pull request and one status comment, and the live hosts still stop cleanly on SIGTERM.
+func TestFleetSurvivesAPostgresRestart(t *testing.T) {
+	t.Parallel()
+	pg := pgtest.Own(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	url, err := pg.CreateDatabase(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := pgConfig(t, url)
+	// Each agent writes its issue to starts.txt when it gets its prompt (an agent started again, in place or on
+	// another host, writes it again), then works long enough to be busy when PostgreSQL goes away.
+	dir := t.TempDir()
+	starts := filepath.Join(dir, "starts.txt")
+	script := filepath.Join(dir, "agent.txt")
+	if err := os.WriteFile(script, []byte(fmt.Sprintf("sh echo \"$ACE_ISSUE\" >> %s\nbusy 3s\n%s", starts, workScript)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fake := in.cfg.Agents["fake"]
+	fake.Command = fmt.Sprintf("%s demo-agent --script %s", in.exe, script)
+	in.cfg.Agents = map[string]config.AgentConfig{"fake": fake}
+	in.cfg.Poll.MaxConcurrent = 2
+	nums := labelIssues(in.gh, 8)
+	st := openStoreAt(t, url)
+	live := []*fleetHost{startHost(t, in.cfg, in.exe, "alpha"), startHost(t, in.cfg, in.exe, "beta")}
+	doomed := startHost(t, in.cfg, in.exe, "doomed")
+	deadAfter := doomed.cfg.Host.DeadAfter.Duration
+
+	waitFor(t, "six agents are working", 90*time.Second, func() bool { return len(startsOf(t, starts)) >= 6 })
+	held := map[int]string{} // issue → host, as PostgreSQL goes away
+	for n, rs := range runsByIssue(t, st) {
+		held[n] = rs[len(rs)-1].Host
+	}
+	marks := make([]int, len(live))
+	for i, h := range live {
+		marks[i] = len(h.out.String())
+	}
+	doomed.kill()
+	kctx, kcancel := context.WithTimeout(ctx, 10*time.Second)
+	_ = tmuxops.New(doomed.cfg.Tmux.Socket).KillServer(kctx) // the machine is gone: its agents too
+	kcancel()
+	pid := pg.PID()
+	down := time.Now()
+	if err := pg.Shutdown(pgtest.Fast); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("host doomed killed, PostgreSQL (pid %d) shut down; runs by host %v", pid, held)
+	// The live hosts find the database gone (their heartbeats fail) …
+	waitFor(t, "each live host notices PostgreSQL is gone", 30*time.Second, func() bool {
+		for i, h := range live {
+			if !strings.Contains(h.out.String()[marks[i]:], "heartbeat") {
+				return false
+			}
+		}
+		return true
+	})
+	// Host alpha is stopped meanwhile: its work handed back as far as it can be, it exits within 5 s.
+	stopped := time.Now()
+	if err := live[0].cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := live[0].cmd.Wait(); err != nil {
+		t.Errorf("host alpha after SIGTERM with PostgreSQL away: %v\n%s", err, live[0].out)
+	}
+	if took := time.Since(stopped); took > 5*time.Second {
+		t.Errorf("host alpha took %s to exit after SIGTERM with PostgreSQL away", took.Round(time.Millisecond))
+	}
+	// PostgreSQL stays away for longer than host.dead_after: when it is back, every heartbeat in it is older.
+	<-time.After(time.Until(down.Add(deadAfter + time.Second)))
+	if err := pg.Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	back := time.Now()
+	t.Logf("PostgreSQL back (pid %d) after %s", pg.PID(), back.Sub(down).Round(time.Millisecond))
+	live[0].restart(t) // the same host: its name, root and tmux server
+
+	waitFor(t, "every issue has its pull request", 120*time.Second, func() bool {
+		done, err := doneAll(st, nums)
+		if err != nil {
+			t.Logf("the test's own store: %v", err) // its connections went with the restart too
+		}
+		return done
+	})
+	t.Logf("every run finished %s after PostgreSQL came back", time.Since(back).Round(time.Millisecond))
+
+	for _, h := range live {
+		if ps, err := procs.Read(h.cmd.Process.Pid); err != nil || ps.State == 'Z' {
+			t.Fatalf("host %s's ace exited\n%s", h.name, h.out)
+		}
+	}
+	got := startsOf(t, starts)
+	by := runsByIssue(t, st)
+	moved := 0
+	finished := map[string][]time.Duration{} // by the host that held the run when PostgreSQL went away ("" = queued)
+	for _, n := range nums {
+		if len(by[n]) != 1 {
+			t.Errorf("issue %d has %d runs, want 1", n, len(by[n]))
+			continue
+		}
+		r := by[n][0]
+		evs, err := st.Events(ctx, r.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var move *store.Event
+		for _, ev := range evs {
+			if ev.Kind == string(workflow.EventMoved) {
+				move = &ev
+			}
+		}
+		switch {
+		case held[n] == "doomed" && move == nil:
+			t.Errorf("issue %d: the run of the dead host never moved", n)
+		case held[n] == "doomed":
+			moved++
+			if after := move.Time.Sub(back); after < deadAfter-time.Second {
+				t.Errorf("issue %d: the dead host's run moved %s after PostgreSQL was back: before the live hosts "+
+					"had been in touch for host.dead_after (%s)", n, after.Round(time.Millisecond), deadAfter)
+			}
+			if got[n] > 2 {
+				t.Errorf("issue %d: agent given its prompt %d times, want 2 (on the dead host, then after the move)", n, got[n])
+			}
+		case move != nil:
+			t.Errorf("issue %d: the run of live host %q moved: %s", n, held[n], move.Message)
+		case got[n] != 1:
+			t.Errorf("issue %d (host %q): agent given its prompt %d time(s), want 1 (starts %v)", n, held[n], got[n], got)
+		}
+		if r.FinishedAt != nil {
+			finished[held[n]] = append(finished[held[n]], r.FinishedAt.Sub(back).Round(100*time.Millisecond))
+		}
+		status := 0
+		for _, c := range in.gh.Comments(repo, n) {
+			if strings.Contains(c.Body, workflow.StatusMarker) {
+				status++
+			}
+		}
+		if status != 1 {
+			t.Errorf("issue %d has %d status comments, want 1", n, status)
+		}
+	}
+	if moved == 0 {
+		t.Errorf("the dead host held no run when it died (runs by host %v)", held)
+	}
+	t.Logf("runs finished after PostgreSQL was back, by the host that held them when it went away: %v", finished)
+	if prs := in.gh.PRs(repo); len(prs) != len(nums) {
+		t.Errorf("%d pull requests, want %d", len(prs), len(nums))
+	}
+	for _, h := range live {
+		if err := h.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		if err := h.cmd.Wait(); err != nil {
+			t.Errorf("host %s after SIGTERM: %v\n%s", h.name, err, h.out)
+		}
+		if took := time.Since(start); took > 5*time.Second {
+			t.Errorf("host %s took %s to exit after SIGTERM", h.name, took.Round(time.Millisecond))
+		}
+	}
+	if t.Failed() {
+		for _, h := range live {
+			t.Logf("host %s said:\n%s", h.name, h.out)
+		}
+	}
+}
+
+// restart starts the host's `ace poll` again, with its configuration (name, root, tmux server) unchanged.
+func (h *fleetHost) restart(t *testing.T) {
+	t.Helper()
+	cmd := exec.Command(h.cmd.Path, h.cmd.Args[1:]...)
+	cmd.Env, cmd.Stdout, cmd.Stderr = h.cmd.Env, h.out, h.out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	h.cmd = cmd // the test's cleanup ends this one
+}
+
+// startsOf counts the prompts each issue's agent was given, from the lines the agents wrote to path.
+func startsOf(t *testing.T, path string) map[int]int {
+	t.Helper()
+	f, err := os.Open(path)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	out := map[int]int{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if n, err := strconv.Atoi(strings.TrimSpace(sc.Text())); err == nil {
+			out[n]++
+		}
+	}
+	return out
+}
+
+// doneAll is allDone that reports an error of the store instead of failing the test.
+func doneAll(st *store.Store, nums []int) (bool, error) {
+	runs, err := st.ListRuns(context.Background(), store.Filter{Repo: repo})
+	if err != nil {
+		return false, err
+	}
+	latest := map[int]*store.Run{}
+	for _, r := range runs {
+		latest[r.Issue] = r
+	}
+	for _, n := range nums {
+		if r := latest[n]; r == nil || r.Status != store.StatusDone {
+			return false, nil
+		}
+	}
+	return true, nil
+}
