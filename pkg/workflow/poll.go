@@ -30,6 +30,14 @@ const untrustedMarker = "<!-- ace:untrusted -->"
 // Dispatch starts runs for the labelled issues of repos, oldest first, up to maxConcurrent unfinished runs in
 // total, and adds what it did to rep. Each new run is enqueued as a job: dispatch itself never waits on an agent.
 func (e *Engine) Dispatch(ctx context.Context, repos []string, maxConcurrent int, rep *PollReport) error {
+	// The day's budget is looked at once per pass, for every repository (budget.go).
+	if over, spentToday, until, err := e.dayBudgetReached(ctx); err != nil || over {
+		if over {
+			rep.OverBudget = fmt.Sprintf("today's runs spent %s (budget.day): no new run until %s", spentToday, until.Format(time.RFC3339))
+			e.log.WarnContext(ctx, "daily budget reached", "spent", spentToday, "until", until)
+		}
+		return err
+	}
 	for _, repo := range repos {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -51,16 +59,6 @@ func resumeWaiting(r *store.Run) {
 
 // dispatch starts runs for the open issues of repo that carry the trigger label and are not taken yet.
 func (e *Engine) dispatch(ctx context.Context, repo string, maxConcurrent int, rep *PollReport) error {
-	if rep.OverBudget != "" {
-		return nil
-	}
-	if over, spentToday, until, err := e.dayBudgetReached(ctx); err != nil || over {
-		if over {
-			rep.OverBudget = fmt.Sprintf("today's runs spent %s (budget.day): no new run until %s", spentToday, until.Format(time.RFC3339))
-			e.log.WarnContext(ctx, "daily budget reached", "spent", spentToday, "until", until)
-		}
-		return err
-	}
 	issues, err := e.o.Tracker.ListLabeled(ctx, repo, e.cfg.Trigger.Label)
 	if err != nil {
 		return fmt.Errorf("list issues labelled %s: %w", e.cfg.Trigger.Label, err)
