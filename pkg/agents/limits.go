@@ -24,6 +24,10 @@ type LimitPatterns struct {
 	ExitCodes []int
 	// Clock reads the "reset" group into a time.
 	Clock ResetClock
+	// UnsavedUntilReply: the CLI saves a headless conversation only once the model has answered in it (gemini:
+	// `--resume <id>` of one whose first request was refused says "No previous sessions found for this
+	// project." and exits 42), so a limit on the first request leaves nothing to resume.
+	UnsavedUntilReply bool
 }
 
 // ResetClock reads a reset time as a CLI prints it.
@@ -84,12 +88,20 @@ func limitTables() map[string]LimitPatterns {
 	}
 	gemini := LimitPatterns{
 		Screen: []*regexp.Regexp{
-			re(`You have exhausted your (?:daily )?quota|Quota exceeded for quota metric|RESOURCE_EXHAUSTED`),
+			// Interactive, a daily quota opens a box: "Usage limit reached for gemini-3.5-flash-lite." with
+			// "● 1. Switch to <model>" "2. Stop".
+			re(`Usage limit reached for [\w.-]*\w|You have exhausted your (?:daily )?quota|Quota exceeded for quota metric|RESOURCE_EXHAUSTED`),
+		},
+		Menus: []Dialog{
+			// "● 1. Switch to <model>" (or, once no model is left, "● 1. Keep trying") is preselected: Enter would
+			// change the user's model or retry into the limit; 2 stops and keeps the model.
+			dialog("limit-menu", `(?s)Usage limit reached for .*\d\. (?:Switch to|Keep trying).*2\. Stop`, "2"),
 		},
 		Stream: []*regexp.Regexp{
 			re(`You have exhausted your (?:daily )?quota|Quota exceeded for quota metric|RESOURCE_EXHAUSTED`),
 		},
-		ExitCodes: []int{173},
+		ExitCodes:         []int{173},
+		UnsavedUntilReply: true,
 	}
 	fake := LimitPatterns{
 		// ace's fake agent says when exactly, so that tests need not wait for a minute to turn.

@@ -37,9 +37,51 @@ func (s *Server) FailNext(n int, f Failure) {
 	}
 }
 
+// FailFor answers every model request (side requests included) with f for d from the next one, as an account
+// that hit its limit gets the same error until the reset. Unless f says otherwise, the limit resets at the
+// window's end: the reset the error announces is when requests are answered again. It returns a channel closed
+// with the window's first request, after which Window tells its end.
+func (s *Server) FailFor(d time.Duration, f Failure) <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.window = &failWindow{d: d, f: f, started: make(chan struct{})}
+	return s.window.started
+}
+
+// Window is the end of the FailFor window; zero before its first request.
+func (s *Server) Window() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.window == nil {
+		return time.Time{}
+	}
+	return s.window.end
+}
+
+// failWindow is a FailFor window: it starts with its first request.
+type failWindow struct {
+	d       time.Duration
+	f       Failure
+	end     time.Time
+	started chan struct{}
+}
+
 func (s *Server) takeFailure() (Failure, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if w := s.window; w != nil {
+		now := time.Now()
+		if w.end.IsZero() {
+			w.end = now.Add(w.d)
+			if w.f.ResetAt.IsZero() && w.f.RetryAfter == 0 {
+				w.f.ResetAt = w.end
+			}
+			close(w.started)
+		}
+		if now.Before(w.end) {
+			return w.f, true
+		}
+	}
 	if len(s.failures) == 0 {
 		return Failure{}, false
 	}

@@ -50,6 +50,7 @@ type Server struct {
 	mu       sync.Mutex
 	requests []Request
 	failures []Failure
+	window   *failWindow
 	// responses counts the responses served, for request ids.
 	responses atomic.Int64
 }

@@ -109,6 +109,9 @@ type LimitState struct {
 	Seen     int       `json:"seen,omitzero"`
 	// ResumedAt is when the run last resumed from a limit.
 	ResumedAt time.Time `json:"resumed_at,omitzero"`
+	// StartOver is set when the limited headless conversation was never saved (its first request was refused,
+	// and the CLI keeps no conversation without a reply): the resume starts a new one with the task's prompt.
+	StartOver bool `json:"start_over,omitzero"`
 }
 
 // Usage is an agent's spending: tokens by kind and cost in US dollars.

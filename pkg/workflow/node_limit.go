@@ -86,6 +86,9 @@ func (e *Engine) limitInTurn(ctx context.Context, r *store.Run, st *headless.Sta
 	if !found {
 		return Result{}, false, nil
 	}
+	if prof.Limits().UnsavedUntilReply && st.Turn == 1 && st.Usage.OutputTokens == 0 {
+		limitState(r).StartOver = true // the conversation the task's turn began was never saved: execTurn
+	}
 	return e.pause(ctx, r, l, false, st.Turn), true, nil
 }
 

@@ -72,6 +72,9 @@ func (execRunner) FollowUp(_ context.Context, r *store.Run, prompt, _ string) (R
 
 // Continue queues msg as the next turn, unless a turn is running already.
 func (x execRunner) Continue(ctx context.Context, r *store.Run, msg string) error {
+	if ls := r.State.Limit; ls != nil && ls.StartOver {
+		msg = x.e.taskPrompt(r) // nothing to continue: a new conversation gets the task (execTurn)
+	}
 	if !x.e.execAlive(ctx, r) {
 		queueExec(r, msg)
 	}
@@ -174,6 +177,10 @@ func (e *Engine) execTurn(ctx context.Context, r *store.Run, prompt string) erro
 		Model: prof.Model, TaskFile: filepath.Join(r.Workdir, "ACE_TASK.md"), Workdir: r.Workdir,
 		Repo: r.Repo, Issue: r.Issue, AceBin: filepath.Join(e.o.Root, "bin"), SessionID: r.AgentSessionID,
 	}
+	startOver := r.State.Limit != nil && r.State.Limit.StartOver
+	if startOver {
+		vars.SessionID = "" // the limited conversation was never saved (node_limit.go): a new one
+	}
 	argv, err := prof.HeadlessArgv(vars)
 	if err != nil {
 		return Terminal(fmt.Errorf("agent %s: %w", prof.Name, err))
@@ -217,7 +224,7 @@ func (e *Engine) execTurn(ctx context.Context, r *store.Run, prompt string) erro
 		Prompt:        prompt,
 		Format:        prof.HeadlessFormat,
 		TranscriptDir: logDir,
-		SessionID:     r.AgentSessionID,
+		SessionID:     vars.SessionID,
 		Orphan:        filepath.Join(logDir, fmt.Sprintf("%s-turn%d.jsonl", execName(r), turn)),
 		StatusPath:    status,
 		Turn:          turn,
@@ -232,8 +239,12 @@ func (e *Engine) execTurn(ctx context.Context, r *store.Run, prompt string) erro
 	r.State.ExecProc = proc.String()
 	r.State.ExecTurn = turn
 	r.State.ExecFormat = prof.HeadlessFormat
+	if startOver {
+		r.State.Limit.StartOver = false
+		r.AgentSessionID = "" // the new turn names its conversation
+	}
 	how := "started"
-	if r.AgentSessionID != "" {
+	if vars.SessionID != "" {
 		how = "resumed conversation " + r.AgentSessionID + " of"
 	}
 	e.event(ctx, r, "session", fmt.Sprintf("%s headless %s, turn %d (transcript: ace logs %d)", how, prof.Name, turn, r.Issue))

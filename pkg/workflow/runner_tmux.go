@@ -121,7 +121,9 @@ func (t tmuxRunner) FollowUp(ctx context.Context, r *store.Run, prompt, delivere
 }
 
 // Continue types msg unless the agent is already busy again (it resumed by itself); the limit messages in view
-// now are the ones the pause was for.
+// now are the ones the pause was for. A limit menu still open is answered first, with the key that keeps the
+// user's choice: claude prints its limit message a moment before it opens "What do you want to do?", so the
+// pause may have come before the menu, and a paused run does not look at its screen.
 func (t tmuxRunner) Continue(ctx context.Context, r *store.Run, msg string) error {
 	e := t.e
 	screen, err := e.o.Sessions.Capture(ctx, r.Session, 0)
@@ -131,6 +133,21 @@ func (t tmuxRunner) Continue(ctx context.Context, r *store.Run, msg string) erro
 	prof, err := e.profile(r)
 	if err != nil {
 		return err
+	}
+	if keys, found := prof.LimitMenu(screen); found {
+		if err := e.o.Sessions.SendKeys(ctx, r.Session, keys...); err != nil {
+			return fmt.Errorf("answer the limit menu: %w", err)
+		}
+		e.event(ctx, r, EventLimit, fmt.Sprintf("answered the usage-limit menu with %v (keeps the user's choice)", keys))
+		e.forget(r.ID)
+		if screen, err = e.o.Sessions.Capture(ctx, r.Session, 0); err != nil {
+			return fmt.Errorf("capture screen: %w", err)
+		}
+	}
+	if prof.Limits().UnsavedUntilReply {
+		// gemini drops a refused prompt from its history: the continue alone would reach a model that never saw
+		// the task. It says where the task is, as a restart's prompt does.
+		msg += ". " + e.resumePrompt(r)
 	}
 	if prof.Classify(screen, false, 0) != agents.StateBusy {
 		if err := e.type_(ctx, r, msg); err != nil {
