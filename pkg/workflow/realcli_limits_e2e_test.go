@@ -81,6 +81,7 @@ func runLimitCase(t *testing.T, cli, runner string) {
 	t.Logf("%s %s: paused after %s, resume_at %s, window ended %s (%q)", cli, runner, paused.Sub(start).Round(time.Millisecond),
 		r.State.ResumeAt.Format(time.RFC3339), end.UTC().Format(time.RFC3339Nano), r.State.Limit.Message)
 	checkResumeAt(t, w, r, cli, runner, end, margin)
+	resumeAt := r.State.ResumeAt
 	if r.Nudges != 0 || r.State.Questions != 0 {
 		t.Errorf("nudges %d, questions %d while paused: a limit spends neither", r.Nudges, r.State.Questions)
 	}
@@ -92,8 +93,11 @@ func runLimitCase(t *testing.T, cli, runner string) {
 	t.Logf("%s %s: PR after %s", cli, runner, time.Since(start).Round(time.Millisecond))
 	ev := w.events(r)
 	t.Logf("events:\n%s", ev)
-	if r.State.Limit == nil || r.State.Limit.ResumedAt.Before(end) {
-		t.Errorf("limit state %+v, want resumed after the window's end %v", r.State.Limit, end)
+	// Not before the reset the CLI announced. A reset shown to the minute may come before the server's real
+	// one: a continue refused then pauses again (its resume is then later still), and the PR proves a resume
+	// that went through.
+	if r.State.Limit == nil || r.State.Limit.ResumedAt.Before(resumeAt) {
+		t.Errorf("limit state %+v, want resumed at or after resume_at %v (the window ended %v)", r.State.Limit, resumeAt, end)
 	}
 	if !strings.Contains(ev, "resumed after the usage limit") {
 		t.Errorf("the run did not resume after the limit:\n%s", ev)
