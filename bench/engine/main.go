@@ -170,7 +170,7 @@ func printRetries(rs []retry) {
 }
 
 func printWarnings(w *world) {
-	n, first := w.warnings.snapshot()
+	n, first := w.warnings.Snapshot()
 	fmt.Printf("   engine warnings and errors logged: %d\n", n)
 	for _, m := range first {
 		fmt.Printf("     %s\n", m)

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"strings"
 	"sync"
 	"time"
@@ -140,60 +139,4 @@ func (t *listTracker) ListLabeled(ctx context.Context, repo, label string) ([]tr
 	issues, err := t.Tracker.ListLabeled(ctx, repo, label)
 	t.rec.sawListed(issues)
 	return issues, err
-}
-
-// warnCounter counts the warnings and errors the engine logs, keeping the first few.
-type warnCounter struct {
-	mu    sync.Mutex
-	n     int
-	first []string
-}
-
-func (c *warnCounter) add(rec slog.Record) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.n++
-	if len(c.first) < 5 {
-		var b strings.Builder
-		b.WriteString(rec.Level.String() + " " + rec.Message)
-		rec.Attrs(func(a slog.Attr) bool {
-			b.WriteString(" " + a.String())
-			return true
-		})
-		c.first = append(c.first, b.String())
-	}
-}
-
-func (c *warnCounter) snapshot() (int, []string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.n, append([]string(nil), c.first...)
-}
-
-// countingHandler logs to inner and counts what is logged at warning level or above.
-type countingHandler struct {
-	inner slog.Handler
-	c     *warnCounter
-}
-
-func (h *countingHandler) Enabled(ctx context.Context, l slog.Level) bool {
-	return l >= slog.LevelWarn || h.inner.Enabled(ctx, l)
-}
-
-func (h *countingHandler) Handle(ctx context.Context, rec slog.Record) error {
-	if rec.Level >= slog.LevelWarn {
-		h.c.add(rec)
-	}
-	if !h.inner.Enabled(ctx, rec.Level) {
-		return nil
-	}
-	return h.inner.Handle(ctx, rec)
-}
-
-func (h *countingHandler) WithAttrs(as []slog.Attr) slog.Handler {
-	return &countingHandler{inner: h.inner.WithAttrs(as), c: h.c}
-}
-
-func (h *countingHandler) WithGroup(name string) slog.Handler {
-	return &countingHandler{inner: h.inner.WithGroup(name), c: h.c}
 }

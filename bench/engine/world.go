@@ -5,12 +5,11 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
+	"github.com/aceworks/ace/bench/internal/benchkit"
 	"github.com/aceworks/ace/pkg/atomicfile"
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/secrets"
@@ -45,7 +44,7 @@ type world struct {
 	trackerDir string
 	svc        *service.Service
 	rec        *recorder
-	warnings   *warnCounter
+	warnings   *benchkit.WarnCounter
 	logFile    *os.File
 }
 
@@ -59,7 +58,7 @@ func newWorld(ctx context.Context, dir, exe string, o worldOptions) (*world, err
 		}
 	}
 	remote := filepath.Join(dir, "remote.git")
-	if err := seedRemote(ctx, filepath.Join(dir, "seed"), remote); err != nil {
+	if err := benchkit.SeedRemote(ctx, filepath.Join(dir, "seed"), remote, "# engine benchmark\n"); err != nil {
 		return nil, err
 	}
 	repoTOML := fmt.Sprintf("name = %s\nremote = %s\ndefault_branch = \"main\"\n", strconv.Quote(repo), strconv.Quote(remote))
@@ -83,8 +82,8 @@ func newWorld(ctx context.Context, dir, exe string, o worldOptions) (*world, err
 		return nil, err
 	}
 	w.logFile = logFile
-	w.warnings = &warnCounter{}
-	log := slog.New(&countingHandler{inner: slog.NewTextHandler(logFile, &slog.HandlerOptions{Level: slog.LevelInfo}), c: w.warnings})
+	w.warnings = &benchkit.WarnCounter{}
+	log := slog.New(w.warnings.Handler(slog.NewTextHandler(logFile, &slog.HandlerOptions{Level: slog.LevelInfo})))
 	w.rec = newRecorder()
 	w.svc, err = service.Open(ctx, service.Options{
 		Config:     cfg,
@@ -122,14 +121,14 @@ func worldConfig(dir, exe, script string, o worldOptions) (*config.Config, error
 	cfg.Tracker = config.TrackerConfig{Kind: "local", Path: filepath.Join(dir, "tracker")}
 	gitEnv := map[string]string{"GIT_AUTHOR_NAME": "fake agent", "GIT_AUTHOR_EMAIL": "agent@ace.invalid",
 		"GIT_COMMITTER_NAME": "fake agent", "GIT_COMMITTER_EMAIL": "agent@ace.invalid"}
-	healthy := quote(exe) + " demo-agent --script " + quote(script)
+	healthy := benchkit.Quote(exe) + " demo-agent --script " + benchkit.Quote(script)
 	if o.splash > 0 {
 		healthy += " --splash " + o.splash.String()
 	}
 	cfg.Agent.Default = "fake"
 	cfg.Agents = map[string]config.AgentConfig{
 		"fake": {Command: healthy, Env: gitEnv},
-		stuckAgent: {Command: quote(exe) + " demo-agent --splash 24h", Env: gitEnv,
+		stuckAgent: {Command: benchkit.Quote(exe) + " demo-agent --splash 24h", Env: gitEnv,
 			Markers: config.Markers{Ready: `\? for shortcuts`, Busy: `esc to interrupt`}},
 	}
 	cfg.Tmux.Socket = fmt.Sprintf("ace-bench-engine-%d-%s", os.Getpid(), filepath.Base(dir))
@@ -146,41 +145,6 @@ func worldConfig(dir, exe, script string, o worldOptions) (*config.Config, error
 	}
 	return cfg, nil
 }
-
-// seedRemote makes remote a bare repository with one commit on main.
-func seedRemote(ctx context.Context, seed, remote string) error {
-	if err := git(ctx, "", "init", "-q", "--bare", "-b", "main", remote); err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(seed, "README.md"), []byte("# engine benchmark\n"), 0o644); err != nil {
-		return err
-	}
-	for _, args := range [][]string{
-		{"init", "-q", "-b", "main"},
-		{"add", "-A"},
-		{"-c", "user.name=bench", "-c", "user.email=bench@ace.invalid", "commit", "-q", "-m", "Initial commit"},
-		{"push", "-q", remote, "main"},
-	} {
-		if err := git(ctx, seed, args...); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func git(ctx context.Context, dir string, args ...string) error {
-	if dir != "" {
-		args = append([]string{"-C", dir}, args...)
-	}
-	out, err := exec.CommandContext(ctx, "git", args...).CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, out)
-	}
-	return nil
-}
-
-// quote quotes s for an agent command template (split like a shell would, never run by one).
-func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // issue is one labelled issue to file.
 type issue struct {

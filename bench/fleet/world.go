@@ -5,15 +5,14 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/riverqueue/river"
 
+	"github.com/aceworks/ace/bench/internal/benchkit"
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/pgtest"
 	"github.com/aceworks/ace/pkg/secrets"
@@ -43,7 +42,7 @@ type world struct {
 	script    string
 	logFile   *os.File
 	log       *slog.Logger
-	warnings  *warnCounter
+	warnings  *benchkit.WarnCounter
 	hosts     []*host
 	visits    *visitLog
 }
@@ -64,7 +63,7 @@ func newWorld(ctx context.Context, o options) (*world, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &world{o: o, dir: dir, exe: exe, visits: &visitLog{}, warnings: &warnCounter{}}
+	w := &world{o: o, dir: dir, exe: exe, visits: &visitLog{}, warnings: &benchkit.WarnCounter{}}
 	ok := false
 	defer func() {
 		if !ok {
@@ -78,7 +77,7 @@ func newWorld(ctx context.Context, o options) (*world, error) {
 	if err != nil {
 		return nil, err
 	}
-	w.log = slog.New(&countingHandler{inner: slog.NewTextHandler(w.logFile, &slog.HandlerOptions{Level: slog.LevelInfo}), c: w.warnings})
+	w.log = slog.New(w.warnings.Handler(slog.NewTextHandler(w.logFile, &slog.HandlerOptions{Level: slog.LevelInfo})))
 
 	// A server as one would run it: every commit flushed to disk. pg_stat_statements counts the statements.
 	w.pg, err = pgtest.Start(ctx, "fsync=on", "synchronous_commit=on", "full_page_writes=on",
@@ -98,13 +97,13 @@ func newWorld(ctx context.Context, o options) (*world, error) {
 	w.gh.AddUser("ace-bot", botToken)
 	w.gh.AddUser("alice", humanToken)
 	seed := filepath.Join(dir, "seed.git")
-	if err := seedRemote(ctx, filepath.Join(dir, "seed"), seed); err != nil {
+	if err := benchkit.SeedRemote(ctx, filepath.Join(dir, "seed"), seed, "# fleet benchmark\n"); err != nil {
 		return nil, err
 	}
 	for i := 1; i <= o.repos; i++ {
 		name := fmt.Sprintf("bench/r%03d", i)
 		remote := filepath.Join(dir, "remotes", fmt.Sprintf("r%03d.git", i))
-		if err := git(ctx, "", "clone", "-q", "--bare", seed, remote); err != nil {
+		if err := benchkit.Git(ctx, "", "clone", "-q", "--bare", seed, remote); err != nil {
 			return nil, err
 		}
 		w.gh.AddRepo(name, fakegithub.RepoOptions{DefaultBranch: "main", CloneURL: remote})
@@ -143,7 +142,7 @@ func (w *world) config(i int) (*config.Config, error) {
 	cfg.GitHub.TokenEnv = []string{"GITHUB_TOKEN"}
 	cfg.Agent.Default = "fake"
 	cfg.Agents = map[string]config.AgentConfig{"fake": {
-		Command: fmt.Sprintf("%s demo-agent --tick 2s --script %s", quote(w.exe), quote(w.script)),
+		Command: fmt.Sprintf("%s demo-agent --tick 2s --script %s", benchkit.Quote(w.exe), benchkit.Quote(w.script)),
 		Env: map[string]string{"GIT_AUTHOR_NAME": "fake agent", "GIT_AUTHOR_EMAIL": "agent@ace.invalid",
 			"GIT_COMMITTER_NAME": "fake agent", "GIT_COMMITTER_EMAIL": "agent@ace.invalid"},
 	}}
@@ -292,44 +291,6 @@ func (v *visitLog) between(kind string, from, to time.Time) (waits, ran []time.D
 	return waits, ran
 }
 
-// seedRemote makes remote a bare repository with one commit on main.
-func seedRemote(ctx context.Context, seed, remote string) error {
-	if err := os.MkdirAll(seed, 0o755); err != nil {
-		return err
-	}
-	if err := git(ctx, "", "init", "-q", "--bare", "-b", "main", remote); err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(seed, "README.md"), []byte("# fleet benchmark\n"), 0o644); err != nil {
-		return err
-	}
-	for _, args := range [][]string{
-		{"init", "-q", "-b", "main"},
-		{"add", "-A"},
-		{"-c", "user.name=bench", "-c", "user.email=bench@ace.invalid", "commit", "-q", "-m", "Initial commit"},
-		{"push", "-q", remote, "main"},
-	} {
-		if err := git(ctx, seed, args...); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func git(ctx context.Context, dir string, args ...string) error {
-	if dir != "" {
-		args = append([]string{"-C", dir}, args...)
-	}
-	out, err := exec.CommandContext(ctx, "git", args...).CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, out)
-	}
-	return nil
-}
-
-// quote quotes s for an agent command template (split like a shell would, never run by one).
-func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
-
 // waitUntil polls cond every 200 ms until it holds, fails, or ctx ends.
 func waitUntil(ctx context.Context, what string, cond func() (bool, error)) error {
 	for {
@@ -348,64 +309,10 @@ func waitUntil(ctx context.Context, what string, cond func() (bool, error)) erro
 	}
 }
 
-// warnCounter counts the warnings and errors the hosts log, keeping the first few.
-type warnCounter struct {
-	mu    sync.Mutex
-	n     int
-	first []string
-}
-
-func (c *warnCounter) add(rec slog.Record) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.n++
-	if len(c.first) < 5 {
-		var b strings.Builder
-		b.WriteString(rec.Level.String() + " " + rec.Message)
-		rec.Attrs(func(a slog.Attr) bool {
-			b.WriteString(" " + a.String())
-			return true
-		})
-		c.first = append(c.first, b.String())
-	}
-}
-
-// countingHandler logs to inner and counts what is logged at warning level or above.
-type countingHandler struct {
-	inner slog.Handler
-	c     *warnCounter
-	attrs []slog.Attr
-}
-
-func (h *countingHandler) Enabled(ctx context.Context, l slog.Level) bool {
-	return l >= slog.LevelWarn || h.inner.Enabled(ctx, l)
-}
-
-func (h *countingHandler) Handle(ctx context.Context, rec slog.Record) error {
-	if rec.Level >= slog.LevelWarn {
-		r := rec.Clone()
-		r.AddAttrs(h.attrs...)
-		h.c.add(r)
-	}
-	if !h.inner.Enabled(ctx, rec.Level) {
-		return nil
-	}
-	return h.inner.Handle(ctx, rec)
-}
-
-func (h *countingHandler) WithAttrs(as []slog.Attr) slog.Handler {
-	return &countingHandler{inner: h.inner.WithAttrs(as), c: h.c, attrs: append(append([]slog.Attr(nil), h.attrs...), as...)}
-}
-
-func (h *countingHandler) WithGroup(name string) slog.Handler {
-	return &countingHandler{inner: h.inner.WithGroup(name), c: h.c, attrs: h.attrs}
-}
-
 func printWarnings(w *world) {
-	w.warnings.mu.Lock()
-	defer w.warnings.mu.Unlock()
-	fmt.Printf("\nhost warnings and errors logged: %d\n", w.warnings.n)
-	for _, m := range w.warnings.first {
+	n, first := w.warnings.Snapshot()
+	fmt.Printf("\nhost warnings and errors logged: %d\n", n)
+	for _, m := range first {
 		if len(m) > 220 {
 			m = m[:220] + "…"
 		}
