@@ -1,7 +1,6 @@
 package local
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -10,8 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/BurntSushi/toml"
 
 	"github.com/aceworks/ace/pkg/tracker"
 )
@@ -165,11 +162,5 @@ func (t *Tracker) nextCommentID() (int64, error) {
 }
 
 func writeComment(path string, meta commentMeta, body string) error {
-	var b bytes.Buffer
-	b.WriteString("+++\n")
-	if err := toml.NewEncoder(&b).Encode(meta); err != nil {
-		return err
-	}
-	b.WriteString("+++\n" + body)
-	return atomicWrite(path, b.Bytes())
+	return writeFrontMatter(path, meta, body)
 }

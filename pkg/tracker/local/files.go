@@ -93,14 +93,17 @@ func splitFrontMatter(path string, data []byte, meta any, body *string) error {
 	return nil
 }
 
-func writeIssue(path string, f *issueFile) error {
+func writeIssue(path string, f *issueFile) error { return writeFrontMatter(path, f.Meta, f.Body) }
+
+// writeFrontMatter writes meta as TOML front matter, then body, to path (atomically): the shape of every file
+// of the folder, read back by splitFrontMatter.
+func writeFrontMatter(path string, meta any, body string) error {
 	var b bytes.Buffer
 	b.WriteString("+++\n")
-	if err := toml.NewEncoder(&b).Encode(f.Meta); err != nil {
-		return err
+	if err := toml.NewEncoder(&b).Encode(meta); err != nil {
+		return fmt.Errorf("%s: front matter: %w", path, err)
 	}
-	b.WriteString("+++\n")
-	b.WriteString(f.Body)
+	b.WriteString("+++\n" + body)
 	return atomicWrite(path, b.Bytes())
 }
 

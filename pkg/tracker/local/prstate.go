@@ -14,8 +14,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/BurntSushi/toml"
-
 	"github.com/aceworks/ace/pkg/tracker"
 )
 
@@ -66,14 +64,8 @@ func (t *Tracker) SetCheck(ctx context.Context, repo, sha string, c Check) error
 	if !isSHA(sha) {
 		return &tracker.Error{Op: "local tracker", Message: fmt.Sprintf("%q is not a commit SHA", sha), Kind: tracker.ErrValidation}
 	}
-	var b bytes.Buffer
-	b.WriteString("+++\n")
-	if err := toml.NewEncoder(&b).Encode(c); err != nil {
-		return fmt.Errorf("encode check %q: %w", c.Name, err)
-	}
-	b.WriteString("+++\n" + c.Log)
 	return t.locked(ctx, func() error {
-		return atomicWrite(filepath.Join(t.checkDir(sha), c.Name+".md"), b.Bytes())
+		return writeFrontMatter(filepath.Join(t.checkDir(sha), c.Name+".md"), c, c.Log)
 	})
 }
 

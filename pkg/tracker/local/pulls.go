@@ -1,14 +1,11 @@
 package local
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-
-	"github.com/BurntSushi/toml"
 
 	"github.com/aceworks/ace/pkg/tracker"
 )
@@ -104,12 +101,4 @@ func (t *Tracker) CreatePR(ctx context.Context, repo string, pr tracker.NewPR) (
 	return out, err
 }
 
-func writePull(path string, m pullMeta, body string) error {
-	var b bytes.Buffer
-	b.WriteString("+++\n")
-	if err := toml.NewEncoder(&b).Encode(m); err != nil {
-		return err
-	}
-	b.WriteString("+++\n" + body)
-	return atomicWrite(path, b.Bytes())
-}
+func writePull(path string, m pullMeta, body string) error { return writeFrontMatter(path, m, body) }
