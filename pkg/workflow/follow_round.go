@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/tracker"
@@ -227,16 +228,21 @@ func flatten(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	cut := n
-	for cut > 0 && !utf8Start(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
+	return cutAt(s, n) + "…"
 }
 
-func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
+// cutAt is s in at most n bytes, never splitting a rune.
+func cutAt(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
 
-// tailBytes keeps the last n bytes of s, starting at a line when it can.
+// tailBytes keeps the last n bytes of s, starting at a line when it can, never inside a rune.
 func tailBytes(s string, n int) string {
 	if n <= 0 {
 		return ""
@@ -244,7 +250,11 @@ func tailBytes(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	s = s[len(s)-n:]
+	cut := len(s) - n
+	for cut < len(s) && !utf8.RuneStart(s[cut]) {
+		cut++
+	}
+	s = s[cut:]
 	if i := strings.IndexByte(s, '\n'); i >= 0 && i < len(s)-1 {
 		return s[i+1:]
 	}

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/atomicfile"
@@ -382,35 +381,7 @@ func lastBytes(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	cut := len(s) - n
-	for cut < len(s) && !utf8.RuneStart(s[cut]) {
-		cut++
-	}
-	rest := s[cut:]
-	if i := strings.IndexByte(rest, '\n'); i >= 0 && i < len(rest)-1 {
-		rest = rest[i+1:]
-	}
-	return "[… earlier lines left out]\n" + rest
-}
-
-// cutAt is s in at most n bytes, never splitting a rune.
-func cutAt(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
-}
-
-// fenced renders text as a Markdown code block of lang that the text cannot break out of (quote, for diffs).
-func fenced(lang, text string) string {
-	fence := "```"
-	for strings.Contains(text, fence) {
-		fence += "`"
-	}
-	return fence + lang + "\n" + strings.TrimRight(text, "\n") + "\n" + fence
+	return "[… earlier lines left out]\n" + tailBytes(s, n)
 }
 
 func orNone(s string) string {

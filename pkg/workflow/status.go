@@ -112,10 +112,13 @@ func (e *Engine) setLabels(ctx context.Context, r *store.Run, add []string, remo
 }
 
 // quote renders text as a Markdown code block that the text cannot break out of.
-func quote(text string) string {
+func quote(text string) string { return fenced("text", text) }
+
+// fenced renders text as a Markdown code block of lang that the text cannot break out of.
+func fenced(lang, text string) string {
 	fence := "```"
 	for strings.Contains(text, fence) {
 		fence += "`"
 	}
-	return fence + "text\n" + strings.TrimRight(text, "\n") + "\n" + fence
+	return fence + lang + "\n" + strings.TrimRight(text, "\n") + "\n" + fence
 }
