@@ -76,7 +76,7 @@ func runUsage(ctx context.Context, app *App, by string, asJSON bool) error {
 	for _, g := range groups {
 		printUsage(tw, g)
 		total.Runs += g.Runs
-		addUsage(&total.Usage, g.Usage)
+		total.Usage.Add(g.Usage)
 	}
 	if len(groups) > 1 {
 		total.Key = "total"
@@ -99,7 +99,7 @@ func sumUsage(runs []*store.Run, key func(*store.Run) string) []usageGroup {
 		}
 		g.Runs++
 		if r.State.Usage != nil {
-			addUsage(&g.Usage, *r.State.Usage)
+			g.Usage.Add(*r.State.Usage)
 		}
 	}
 	slices.Sort(keys)
@@ -108,14 +108,6 @@ func sumUsage(runs []*store.Run, key func(*store.Run) string) []usageGroup {
 		out = append(out, *byKey[k])
 	}
 	return out
-}
-
-func addUsage(sum *store.Usage, u store.Usage) {
-	sum.InputTokens += u.InputTokens
-	sum.OutputTokens += u.OutputTokens
-	sum.CacheReadTokens += u.CacheReadTokens
-	sum.CacheWriteTokens += u.CacheWriteTokens
-	sum.CostUSD += u.CostUSD
 }
 
 func printUsage(tw *tabwriter.Writer, g usageGroup) {

@@ -123,6 +123,15 @@ type Usage struct {
 	CostUSD          float64 `json:"cost_usd,omitzero"`
 }
 
+// Add adds v to u, kind by kind, and its cost.
+func (u *Usage) Add(v Usage) {
+	u.InputTokens += v.InputTokens
+	u.OutputTokens += v.OutputTokens
+	u.CacheReadTokens += v.CacheReadTokens
+	u.CacheWriteTokens += v.CacheWriteTokens
+	u.CostUSD += v.CostUSD
+}
+
 // Tokens is every token counted.
 func (u *Usage) Tokens() int64 {
 	if u == nil {

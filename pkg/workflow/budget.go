@@ -56,15 +56,13 @@ func (e *Engine) dayBudgetReached(ctx context.Context) (reached bool, spentNow s
 	if err != nil {
 		return false, "", time.Time{}, fmt.Errorf("list today's runs: %w", err)
 	}
-	var cost float64
-	var tokens int64
+	var sum store.Usage
 	for _, r := range runs {
 		if u := r.State.Usage; u != nil {
-			cost += u.CostUSD
-			tokens += u.Tokens()
+			sum.Add(*u)
 		}
 	}
-	return b.Reached(cost, tokens, 1), spent(cost, tokens), day.AddDate(0, 0, 1), nil
+	return b.Reached(sum.CostUSD, sum.Tokens(), 1), spent(sum.CostUSD, sum.Tokens()), day.AddDate(0, 0, 1), nil
 }
 
 func spent(cost float64, tokens int64) string {

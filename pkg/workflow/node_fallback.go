@@ -212,10 +212,9 @@ func withEarlierAgents(r *store.Run, u *store.Usage) *store.Usage {
 	if !ok || h.Usage == nil {
 		return u
 	}
-	b := h.Usage
-	return &store.Usage{InputTokens: b.InputTokens + u.InputTokens, OutputTokens: b.OutputTokens + u.OutputTokens,
-		CacheReadTokens: b.CacheReadTokens + u.CacheReadTokens, CacheWriteTokens: b.CacheWriteTokens + u.CacheWriteTokens,
-		CostUSD: b.CostUSD + u.CostUSD}
+	sum := *h.Usage
+	sum.Add(*u)
+	return &sum
 }
 
 // handoversLine says, for the status comment, which agents the run went through and why: "fake → fake2 (usage

@@ -217,11 +217,8 @@ func billed(t *testing.T, w *realWorld, reqs []modelserver.Request) store.Usage 
 			t.Errorf("no price for %s's model %q: add it to testPrices", w.cli, q.Model)
 		}
 		b := q.Usage
-		u.InputTokens += b.InputTokens
-		u.OutputTokens += b.OutputTokens
-		u.CacheReadTokens += b.CacheReadTokens
-		u.CacheWriteTokens += b.CacheWriteTokens
-		u.CostUSD += p.Cost(b.InputTokens, b.OutputTokens, b.CacheReadTokens, b.CacheWriteTokens)
+		u.Add(store.Usage{InputTokens: b.InputTokens, OutputTokens: b.OutputTokens, CacheReadTokens: b.CacheReadTokens,
+			CacheWriteTokens: b.CacheWriteTokens, CostUSD: p.Cost(b.InputTokens, b.OutputTokens, b.CacheReadTokens, b.CacheWriteTokens)})
 	}
 	return u
 }

@@ -22,11 +22,6 @@ func (e *Engine) addTurnUsage(r *store.Run, st *headless.Status) {
 	if r.State.Usage == nil {
 		r.State.Usage = &store.Usage{}
 	}
-	ru := r.State.Usage
-	ru.InputTokens += u.InputTokens
-	ru.OutputTokens += u.OutputTokens
-	ru.CacheReadTokens += u.CachedTokens
-	ru.CacheWriteTokens += u.CacheWriteTokens
 	cost := u.CostUSD
 	if cost == 0 {
 		model := u.Model
@@ -37,7 +32,8 @@ func (e *Engine) addTurnUsage(r *store.Run, st *headless.Status) {
 			cost = p.Cost(u.InputTokens, u.OutputTokens, u.CachedTokens, u.CacheWriteTokens)
 		}
 	}
-	ru.CostUSD += cost
+	r.State.Usage.Add(store.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
+		CacheReadTokens: u.CachedTokens, CacheWriteTokens: u.CacheWriteTokens, CostUSD: cost})
 }
 
 // usageReader is a Runner whose agent keeps its own record of what it spent, read after the fact: the tmux
