@@ -39,14 +39,9 @@ func (e *Engine) limitOnScreen(ctx context.Context, r *store.Run, prof agents.Pr
 	if o.state == agents.StateBusy {
 		return Result{}, false, nil
 	}
-	menu := false
-	if keys, found := prof.LimitMenu(o.screen); found {
-		if err := e.o.Sessions.SendKeys(ctx, r.Session, keys...); err != nil {
-			return Result{}, true, fmt.Errorf("answer the limit menu: %w", err)
-		}
-		e.event(ctx, r, EventLimit, fmt.Sprintf("answered the usage-limit menu with %v (keeps the user's choice)", keys))
-		e.forget(r.ID)
-		menu = true
+	menu, err := e.answerLimitMenu(ctx, r, prof, o.screen)
+	if err != nil {
+		return Result{}, true, err
 	}
 	l, count, found := prof.LimitOnScreen(o.screen, e.o.Now())
 	seen := limitSeen(r)
@@ -61,6 +56,21 @@ func (e *Engine) limitOnScreen(ctx context.Context, r *store.Run, prof agents.Pr
 		return Result{}, false, nil
 	}
 	return e.pause(ctx, r, l, false, count), true, nil
+}
+
+// answerLimitMenu answers the menu a limit opened on screen, if one is there, with the key that keeps the user's
+// choice (codex's Enter would switch the model).
+func (e *Engine) answerLimitMenu(ctx context.Context, r *store.Run, prof agents.Profile, screen string) (bool, error) {
+	keys, found := prof.LimitMenu(screen)
+	if !found {
+		return false, nil
+	}
+	if err := e.o.Sessions.SendKeys(ctx, r.Session, keys...); err != nil {
+		return false, fmt.Errorf("answer the limit menu: %w", err)
+	}
+	e.event(ctx, r, EventLimit, fmt.Sprintf("answered the usage-limit menu with %v (keeps the user's choice)", keys))
+	e.forget(r.ID)
+	return true, nil
 }
 
 // limitInTurn looks at a headless turn that ended for a limit: the stream's own limit events first, then the

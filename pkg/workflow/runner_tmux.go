@@ -134,12 +134,11 @@ func (t tmuxRunner) Continue(ctx context.Context, r *store.Run, msg string) erro
 	if err != nil {
 		return err
 	}
-	if keys, found := prof.LimitMenu(screen); found {
-		if err := e.o.Sessions.SendKeys(ctx, r.Session, keys...); err != nil {
-			return fmt.Errorf("answer the limit menu: %w", err)
-		}
-		e.event(ctx, r, EventLimit, fmt.Sprintf("answered the usage-limit menu with %v (keeps the user's choice)", keys))
-		e.forget(r.ID)
+	answered, err := e.answerLimitMenu(ctx, r, prof, screen)
+	if err != nil {
+		return err
+	}
+	if answered {
 		if screen, err = e.o.Sessions.Capture(ctx, r.Session, 0); err != nil {
 			return fmt.Errorf("capture screen: %w", err)
 		}
