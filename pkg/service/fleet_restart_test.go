@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -87,16 +86,7 @@ func TestFleetSurvivesAPostgresRestart(t *testing.T) {
 		return true
 	})
 	// Host alpha is stopped meanwhile: its work handed back as far as it can be, it exits within 5 s.
-	stopped := time.Now()
-	if err := live[0].cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	if err := live[0].cmd.Wait(); err != nil {
-		t.Errorf("host alpha after SIGTERM with PostgreSQL away: %v\n%s", err, live[0].out)
-	}
-	if took := time.Since(stopped); took > 5*time.Second {
-		t.Errorf("host alpha took %s to exit after SIGTERM with PostgreSQL away", took.Round(time.Millisecond))
-	}
+	live[0].terminate(t, " with PostgreSQL away")
 	// PostgreSQL stays away for longer than host.dead_after: when it is back, every heartbeat in it is older.
 	<-time.After(time.Until(down.Add(deadAfter + time.Second)))
 	if err := pg.Restart(ctx); err != nil {
@@ -178,16 +168,7 @@ func TestFleetSurvivesAPostgresRestart(t *testing.T) {
 		t.Errorf("%d pull requests, want %d", len(prs), len(nums))
 	}
 	for _, h := range live {
-		if err := h.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-			t.Fatal(err)
-		}
-		start := time.Now()
-		if err := h.cmd.Wait(); err != nil {
-			t.Errorf("host %s after SIGTERM: %v\n%s", h.name, err, h.out)
-		}
-		if took := time.Since(start); took > 5*time.Second {
-			t.Errorf("host %s took %s to exit after SIGTERM", h.name, took.Round(time.Millisecond))
-		}
+		h.terminate(t, "")
 	}
 	if t.Failed() {
 		for _, h := range live {

@@ -51,6 +51,21 @@ func (s *syncBuffer) String() string {
 }
 
 // startHost starts `ace poll` as host name over base's store, tracker and agent.
+// terminate sends the host SIGTERM and checks that it exits cleanly within 5 s (why: what the test did to it).
+func (h *fleetHost) terminate(t *testing.T, why string) {
+	t.Helper()
+	if err := h.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := h.cmd.Wait(); err != nil {
+		t.Errorf("host %s after SIGTERM%s: %v\n%s", h.name, why, err, h.out)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("host %s took %s to exit after SIGTERM%s, want 5s at most", h.name, took.Round(time.Millisecond), why)
+	}
+}
+
 func startHost(t *testing.T, base *config.Config, exe, name string) *fleetHost {
 	t.Helper()
 	c := *base
@@ -224,16 +239,7 @@ func TestFleetStartsEachIssueOnceSpreadByLoad(t *testing.T) {
 		t.Fatalf("ace hosts --json: %s (%v)", out, err)
 	}
 	for _, h := range hosts {
-		if err := h.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-			t.Fatal(err)
-		}
-		start := time.Now()
-		if err := h.cmd.Wait(); err != nil {
-			t.Errorf("host %s after SIGTERM: %v\n%s", h.name, err, h.out)
-		}
-		if took := time.Since(start); took > 5*time.Second {
-			t.Errorf("host %s took %s to exit after SIGTERM, want 5s at most", h.name, took.Round(time.Millisecond))
-		}
+		h.terminate(t, "")
 	}
 }
 
