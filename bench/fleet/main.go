@@ -40,22 +40,13 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/aceworks/ace/pkg/fakeagent"
-	"github.com/aceworks/ace/pkg/headless"
-	"github.com/aceworks/ace/pkg/tmuxops"
+	"github.com/aceworks/ace/pkg/cli"
 )
 
 func main() {
 	// The panes run this binary again: as the secret-injecting launcher, then as the fake agent.
-	if len(os.Args) > 1 {
-		switch os.Args[1] {
-		case "__launch":
-			os.Exit(tmuxops.LaunchMain(os.Args[2:]))
-		case "__headless":
-			os.Exit(headless.SupervisorMain(os.Args[2:]))
-		case "demo-agent":
-			os.Exit(fakeagent.Main(os.Args[2:]))
-		}
+	if code, ok := cli.Child(os.Args[1:]); ok {
+		os.Exit(code)
 	}
 	var o options
 	flag.IntVar(&o.hosts, "hosts", 20, "simulated hosts sharing the database")

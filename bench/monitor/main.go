@@ -32,8 +32,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/aceworks/ace/pkg/cli"
 	"github.com/aceworks/ace/pkg/config"
-	"github.com/aceworks/ace/pkg/fakeagent"
 	"github.com/aceworks/ace/pkg/procs"
 	"github.com/aceworks/ace/pkg/secrets"
 	"github.com/aceworks/ace/pkg/service"
@@ -44,13 +44,8 @@ import (
 
 func main() {
 	// The panes run this binary again: as the secret-injecting launcher, then as the fake agent.
-	if len(os.Args) > 1 {
-		switch os.Args[1] {
-		case "__launch":
-			os.Exit(tmuxops.LaunchMain(os.Args[2:]))
-		case "demo-agent":
-			os.Exit(fakeagent.Main(os.Args[2:]))
-		}
+	if code, ok := cli.Child(os.Args[1:]); ok {
+		os.Exit(code)
 	}
 	var o options
 	flag.IntVar(&o.sessions, "sessions", 100, "agent sessions to watch")

@@ -39,18 +39,29 @@ type App struct {
 	logFormat  string
 }
 
+// Child runs the program a tmux pane or the headless runner starts ace's executable as (args: os.Args[1:]): the
+// secret-injecting launcher, the headless supervisor, the fake agent. ok is false for any other command line.
+// Dispatched before cobra so that their arguments and exit codes pass untouched; test and benchmark binaries that
+// stand in for ace's executable call it first too.
+func Child(args []string) (code int, ok bool) {
+	if len(args) == 0 {
+		return 0, false
+	}
+	switch args[0] {
+	case "__launch":
+		return tmuxops.LaunchMain(args[1:]), true
+	case "__headless":
+		return headless.SupervisorMain(args[1:]), true
+	case "demo-agent":
+		return fakeagent.Main(args[1:]), true
+	}
+	return 0, false
+}
+
 // Main runs ace with os.Args and returns the process exit code.
 func Main() int {
-	// Programs tmux panes run: dispatched before cobra so that their arguments and exit codes pass untouched.
-	if len(os.Args) > 1 {
-		switch os.Args[1] {
-		case "__launch":
-			return tmuxops.LaunchMain(os.Args[2:])
-		case "__headless":
-			return headless.SupervisorMain(os.Args[2:])
-		case "demo-agent":
-			return fakeagent.Main(os.Args[2:])
-		}
+	if code, ok := Child(os.Args[1:]); ok {
+		return code
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

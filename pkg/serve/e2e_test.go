@@ -20,8 +20,6 @@ import (
 
 	"github.com/aceworks/ace/pkg/cli"
 	"github.com/aceworks/ace/pkg/config"
-	"github.com/aceworks/ace/pkg/fakeagent"
-	"github.com/aceworks/ace/pkg/headless"
 	"github.com/aceworks/ace/pkg/serve"
 	"github.com/aceworks/ace/pkg/tmuxops"
 )
@@ -29,19 +27,13 @@ import (
 // TestMain lets the test binary be ace itself (the end-to-end test runs `ace demo` and `ace serve`), and play
 // the parts tmux panes run: the launcher and the fake agent.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 {
-		switch os.Args[1] {
-		case "__launch":
-			os.Exit(tmuxops.LaunchMain(os.Args[2:]))
-		case "__headless":
-			os.Exit(headless.SupervisorMain(os.Args[2:]))
-		case "demo-agent":
-			os.Exit(fakeagent.Main(os.Args[2:]))
-		case "ace":
-			exe, _ := os.Executable()
-			os.Args = append([]string{exe}, os.Args[2:]...) // panes run this binary again, never another ace
-			os.Exit(cli.Main())
-		}
+	if code, ok := cli.Child(os.Args[1:]); ok {
+		os.Exit(code)
+	}
+	if len(os.Args) > 1 && os.Args[1] == "ace" {
+		exe, _ := os.Executable()
+		os.Args = append([]string{exe}, os.Args[2:]...) // panes run this binary again, never another ace
+		os.Exit(cli.Main())
 	}
 	os.Exit(m.Run())
 }

@@ -16,14 +16,11 @@ import (
 
 	"github.com/aceworks/ace/pkg/cli"
 	"github.com/aceworks/ace/pkg/config"
-	"github.com/aceworks/ace/pkg/fakeagent"
 	"github.com/aceworks/ace/pkg/gittest"
-	"github.com/aceworks/ace/pkg/headless"
 	"github.com/aceworks/ace/pkg/pgtest"
 	"github.com/aceworks/ace/pkg/secrets"
 	"github.com/aceworks/ace/pkg/service"
 	"github.com/aceworks/ace/pkg/store"
-	"github.com/aceworks/ace/pkg/tmuxops"
 	"github.com/aceworks/ace/pkg/tracker/github/fakegithub"
 	"github.com/aceworks/ace/pkg/workflow"
 )
@@ -31,18 +28,12 @@ import (
 // TestMain lets the test binary play the parts tmux panes run (the launcher, the fake agent) and ace itself, and
 // stops the PostgreSQL cluster the tests started.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 {
-		switch os.Args[1] {
-		case "__launch":
-			os.Exit(tmuxops.LaunchMain(os.Args[2:]))
-		case "__headless":
-			os.Exit(headless.SupervisorMain(os.Args[2:]))
-		case "demo-agent":
-			os.Exit(fakeagent.Main(os.Args[2:]))
-		case "ace":
-			os.Args = os.Args[1:]
-			os.Exit(cli.Main())
-		}
+	if code, ok := cli.Child(os.Args[1:]); ok {
+		os.Exit(code)
+	}
+	if len(os.Args) > 1 && os.Args[1] == "ace" {
+		os.Args = os.Args[1:]
+		os.Exit(cli.Main())
 	}
 	os.Exit(pgtest.Main(m))
 }

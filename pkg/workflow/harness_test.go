@@ -20,9 +20,7 @@ import (
 
 	"github.com/aceworks/ace/pkg/cli"
 	"github.com/aceworks/ace/pkg/config"
-	"github.com/aceworks/ace/pkg/fakeagent"
 	"github.com/aceworks/ace/pkg/gittest"
-	"github.com/aceworks/ace/pkg/headless"
 	"github.com/aceworks/ace/pkg/secrets"
 	"github.com/aceworks/ace/pkg/service"
 	"github.com/aceworks/ace/pkg/store"
@@ -33,18 +31,12 @@ import (
 
 // TestMain lets the test binary play the parts tmux panes run: the secret-injecting launcher and the fake agent.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 {
-		switch os.Args[1] {
-		case "__launch":
-			os.Exit(tmuxops.LaunchMain(os.Args[2:]))
-		case "__headless":
-			os.Exit(headless.SupervisorMain(os.Args[2:]))
-		case "demo-agent":
-			os.Exit(fakeagent.Main(os.Args[2:]))
-		case "ace":
-			os.Args = os.Args[1:]
-			os.Exit(cli.Main())
-		}
+	if code, ok := cli.Child(os.Args[1:]); ok {
+		os.Exit(code)
+	}
+	if len(os.Args) > 1 && os.Args[1] == "ace" {
+		os.Args = os.Args[1:]
+		os.Exit(cli.Main())
 	}
 	widenParallel()
 	os.Exit(m.Run())
