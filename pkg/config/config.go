@@ -49,6 +49,9 @@ type StoreConfig struct {
 	// URL puts them on PostgreSQL (postgres://user@host:port/database), shared by every ace host that names the
 	// same database: a fleet. Empty keeps them in SQLite, <workspace.root>/ace.db. ACE_STORE_URL overrides.
 	URL string `toml:"url"`
+	// Keep is how long a finished run (done, failed, cancelled, closed) stays, with its events: older ones are
+	// pruned once an hour (by one host of a fleet). 0 keeps them for ever.
+	Keep Duration `toml:"keep"`
 }
 
 // Redacted is the store URL fit to show: its password, wherever written, as xxxxx.
@@ -262,6 +265,7 @@ func Default() *Config {
 		Memory:  MemoryConfig{Enabled: true, AgentsMaxBytes: 64 << 10, StatusMaxBytes: 256 << 10},
 		Serve:   ServeConfig{Addr: "127.0.0.1:7777", MaxBodyBytes: 1 << 20},
 		Host:    HostConfig{DeadAfter: D(2 * time.Minute)},
+		Store:   StoreConfig{Keep: D(30 * 24 * time.Hour)},
 		Repos:   map[string]RepoWorkflow{},
 	}
 }

@@ -132,6 +132,9 @@ func (c *Config) Validate() error {
 	if c.Host.DeadAfter.Duration < 10*time.Second {
 		bad("host.dead_after", "must be at least 10s (a host heartbeats every quarter of it), is %s", c.Host.DeadAfter.Duration)
 	}
+	if k := c.Store.Keep.Duration; k != 0 && k < time.Hour {
+		bad("store.keep", "must be 0 (keep every run) or at least 1h, is %s", k)
+	}
 	if c.Store.URL != "" {
 		// The message never quotes the URL: it may hold a password.
 		if u, err := url.Parse(c.Store.URL); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {

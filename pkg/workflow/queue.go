@@ -108,6 +108,9 @@ func NewQueue[TTx any](ctx context.Context, e *Engine, driver riverdriver.Driver
 	if err := river.AddWorkerSafely(workers, &wakeWorker{q: q}); err != nil {
 		return nil, err
 	}
+	if err := river.AddWorkerSafely(workers, &pruneWorker{q: q}); err != nil {
+		return nil, err
+	}
 	queues := map[string]river.QueueConfig{q.host: {MaxWorkers: o.Workers}}
 	var periodic []*river.PeriodicJob
 	if o.Dispatch {
@@ -119,6 +122,7 @@ func NewQueue[TTx any](ctx context.Context, e *Engine, driver riverdriver.Driver
 		periodic = append(periodic, river.NewPeriodicJob(river.PeriodicInterval(interval),
 			func() (river.JobArgs, *river.InsertOpts) { return DispatchArgs{}, nil },
 			&river.PeriodicJobOpts{RunOnStart: true, ID: "ace_dispatch"}))
+		periodic = append(periodic, q.prunePeriodic()...)
 	}
 	client, err := river.NewClient(driver, &river.Config{
 		ID:                   clientID(e.o.Host),
@@ -131,8 +135,12 @@ func NewQueue[TTx any](ctx context.Context, e *Engine, driver riverdriver.Driver
 		JobTimeout:           visitTimeout,
 		RescueStuckJobsAfter: visitTimeout + 5*time.Minute,
 		SoftStopTimeout:      o.SoftStop,
-		Logger:               quietRiver(o.Logger),
-		ErrorHandler:         &jobErrors{log: o.Logger},
+		// River's maintenance (its leader's) deletes its own finished jobs after these (queue_prune.go).
+		CompletedJobRetentionPeriod: completedJobRetention,
+		CancelledJobRetentionPeriod: failedJobRetention,
+		DiscardedJobRetentionPeriod: failedJobRetention,
+		Logger:                      quietRiver(o.Logger),
+		ErrorHandler:                &jobErrors{log: o.Logger},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("job queue: %w", err)
