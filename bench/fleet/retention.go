@@ -33,7 +33,7 @@ func retentionPhase(ctx context.Context, w *world, o options) error {
 		if err != nil {
 			return err
 		}
-		st, err := store.OpenPostgres(ctx, url+"?pool_max_conns=2") // ace's schema
+		st, err := store.OpenPostgres(ctx, url+"&pool_max_conns=2") // ace's schema
 		if err != nil {
 			return err
 		}
