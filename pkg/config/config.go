@@ -193,6 +193,9 @@ type PRConfig struct {
 	Follow bool `toml:"follow"`
 	// MaxRounds bounds the follow-up rounds per pull request (the first prompt is not one).
 	MaxRounds int `toml:"max_rounds"`
+	// ReleaseAfter stops the agent of a followed pull request this long after its last round (or the opening):
+	// the run keeps its working copy and conversation, and a round takes a slot and resumes it. 0 never stops it.
+	ReleaseAfter Duration `toml:"release_after"`
 	// LogBudget is the most bytes of a failed job's log tail handed to the agent.
 	LogBudget int `toml:"log_budget"`
 	// NeedsHumanLabel is put on the issue when ace stops trying (rounds exhausted, the same failure twice).
@@ -259,6 +262,7 @@ func Default() *Config {
 		Limits: defaultLimits(),
 		Poll:   PollConfig{Interval: D(2 * time.Minute), MaxConcurrent: 4},
 		PR: PRConfig{Draft: true, Branch: "ace/{issue}-{slug}", Follow: true, MaxRounds: 3, LogBudget: 8 << 10,
+			ReleaseAfter:    D(10 * time.Minute),
 			NeedsHumanLabel: "ace:needs-human", Reactions: PRReactionsConfig{CI: true, Reviews: true, Conflicts: true, Commands: true}},
 		Git:     GitConfig{AuthorName: "ace", AuthorEmail: "ace@localhost"},
 		Secrets: SecretsConfig{CommandTimeout: D(10 * time.Second), Commands: map[string]string{}},

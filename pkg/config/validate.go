@@ -129,6 +129,9 @@ func (c *Config) Validate() error {
 	if c.PR.Follow && strings.TrimSpace(c.PR.NeedsHumanLabel) == "" {
 		bad("pr.needs_human_label", "must be set when pr.follow is on")
 	}
+	if c.PR.ReleaseAfter.Duration < 0 {
+		bad("pr.release_after", "must not be negative, is %s", c.PR.ReleaseAfter.Duration)
+	}
 	if c.Host.DeadAfter.Duration < 10*time.Second {
 		bad("host.dead_after", "must be at least 10s (a host heartbeats every quarter of it), is %s", c.Host.DeadAfter.Duration)
 	}
