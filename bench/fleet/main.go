@@ -18,6 +18,8 @@
 //     queue wait: due to worked) of every visit; disk per run.
 //   - 3: following pull requests: every run waits at follow_pr for -follow-looks looks (one per -poll):
 //     statements, write transactions and GitHub requests per run and look.
+//   - 4: retention: the store after -retention runs (copies of a figure-2 run) over -retention-days, kept for
+//     ever and pruned with store.keep's default of 30 days: database size, ace's tables and WAL per 1,000 runs.
 //
 // Intervals are ace's defaults (monitor.interval 1s: an idle worker asks for due jobs every second; host.dead_after
 // 2m: a heartbeat every 30s) except poll.interval, -poll (default 10s instead of 2m), so that dispatch passes and
@@ -58,6 +60,8 @@ func main() {
 	flag.DurationVar(&o.poll, "poll", 10*time.Second, "poll.interval: dispatch passes and follow looks")
 	flag.IntVar(&o.followLooks, "follow-looks", 3, "follow_pr looks measured in figure 3 (0 = skip)")
 	flag.DurationVar(&o.timeout, "timeout", 10*time.Minute, "give up on a phase after this long")
+	flag.IntVar(&o.retention, "retention", 10000, "runs written in figure 4, kept for ever and with store.keep (0 = skip)")
+	flag.IntVar(&o.retentionDays, "retention-days", 60, "days figure 4's runs are spread over")
 	flag.BoolVar(&o.keep, "keep", false, "keep the benchmark's directory (logs, database) and print where")
 	flag.Parse()
 	if err := o.check(); err != nil {
@@ -80,6 +84,7 @@ type options struct {
 	work, window, poll         time.Duration
 	timeout                    time.Duration
 	keep                       bool
+	retention, retentionDays   int
 }
 
 func (o options) check() error {
@@ -94,6 +99,8 @@ func (o options) check() error {
 		return errors.New("-work must be at least 10s (figure 2 measures while every agent works)")
 	case o.window < 10*time.Second:
 		return errors.New("-window must be at least 10s")
+	case o.retention < 0 || o.retentionDays < 1:
+		return errors.New("-retention must not be negative, -retention-days at least 1")
 	case o.poll < time.Second || o.followLooks < 0 || o.timeout <= 0:
 		return errors.New("-poll must be at least 1s, -follow-looks not negative, -timeout positive")
 	}
@@ -119,6 +126,9 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	if err := runsPhase(ctx, w, o); err != nil {
+		return err
+	}
+	if err := retentionPhase(ctx, w, o); err != nil {
 		return err
 	}
 	printWarnings(w)

@@ -27,6 +27,8 @@ type statsConn struct {
 
 	peakMu    sync.Mutex
 	peakConns int
+	sumConns  int // since resetMean, over samples
+	samples   int
 	stopPeak  chan struct{}
 	peakDone  chan struct{}
 }
@@ -74,6 +76,8 @@ func (s *statsConn) samplePeak() {
 		}
 		s.peakMu.Lock()
 		s.peakConns = max(s.peakConns, n)
+		s.sumConns += n
+		s.samples++
 		s.peakMu.Unlock()
 	}
 }
@@ -85,6 +89,22 @@ func (s *statsConn) resetPeak() int {
 	p := s.peakConns
 	s.peakConns = 0
 	return p
+}
+
+// peakAtLeast raises the current peak to n.
+func (s *statsConn) peakAtLeast(n int) {
+	s.peakMu.Lock()
+	s.peakConns = max(s.peakConns, n)
+	s.peakMu.Unlock()
+}
+
+// resetMean starts a new mean of the connections held and returns the last one's.
+func (s *statsConn) resetMean() float64 {
+	s.peakMu.Lock()
+	defer s.peakMu.Unlock()
+	m := float64(s.sumConns) / float64(max(s.samples, 1))
+	s.sumConns, s.samples = 0, 0
+	return m
 }
 
 func (s *statsConn) connections(ctx context.Context) (int, error) {
@@ -188,6 +208,7 @@ func (w *world) snap(ctx context.Context) (snapshot, error) {
 // delta is what happened between two snapshots.
 type delta struct {
 	d          time.Duration
+	meanConns  float64 // connections held, on average over a measured window (measure sets it)
 	statements int64
 	execMS     float64
 	commits    int64

@@ -16,7 +16,10 @@ import (
 const settle = 3 * time.Second
 
 // idle is figure 1's measurement of the whole fleet, idle: the baseline the runs of figure 2 add to.
-var idle delta
+var (
+	idle     delta
+	idlePeak int // connections the idle fleet held at its peak
+)
 
 // idlePhase measures figure 1: one host alone, then the fleet, both idle.
 func idlePhase(ctx context.Context, w *world, o options) error {
@@ -43,6 +46,7 @@ func idlePhase(ctx context.Context, w *world, o options) error {
 	}
 	fmt.Printf("\n%d more hosts started and heartbeating in %s\n", o.hosts-1, time.Since(start).Round(time.Millisecond))
 	all, connsN, err := w.measure(ctx, o.window)
+	idlePeak = connsN
 	if err != nil {
 		return err
 	}
@@ -58,6 +62,7 @@ func idlePhase(ctx context.Context, w *world, o options) error {
 	row("write transactions/s", one.rate(one.writeXacts), all.rate(all.writeXacts), "%.2f")
 	row("explicit transactions (COMMIT)/s", one.rate(one.commits), all.rate(all.commits), "%.2f")
 	row("WAL KiB/s", one.rate(one.walBytes)/1024, all.rate(all.walBytes)/1024, "%.2f")
+	row("connections held (mean)", one.meanConns, all.meanConns, "%.2f")
 	row("connections held (peak)", float64(conns1), float64(connsN), "%.1f")
 	row("postgres CPU, % of one core", pct(one.cpu, one.d), pct(all.cpu, all.d), "%.2f")
 	fmt.Printf("   %-34s %14s %18s %12s\n", "mean statement time", ms(one.execMS, one.statements), "",
@@ -80,6 +85,7 @@ func (w *world) measure(ctx context.Context, d time.Duration) (delta, int, error
 	case <-time.After(settle):
 	}
 	w.stats.resetPeak()
+	w.stats.resetMean()
 	a, err := w.snap(ctx)
 	if err != nil {
 		return delta{}, 0, err
@@ -93,7 +99,9 @@ func (w *world) measure(ctx context.Context, d time.Duration) (delta, int, error
 	if err != nil {
 		return delta{}, 0, err
 	}
-	return diff(a, b), max(w.stats.resetPeak(), b.conns), nil
+	d2 := diff(a, b)
+	d2.meanConns = w.stats.resetMean()
+	return d2, max(w.stats.resetPeak(), b.conns), nil
 }
 
 // runsPhase measures figures 2 and 3.
@@ -127,6 +135,8 @@ func runsPhase(ctx context.Context, w *world, o options) error {
 		return err
 	}
 	steadyFor := min(o.work/2, 60*time.Second)
+	w.stats.resetMean()
+	busyPeakBefore := w.stats.resetPeak()
 	s1, err := w.snap(ctx)
 	if err != nil {
 		return err
@@ -141,6 +151,9 @@ func runsPhase(ctx context.Context, w *world, o options) error {
 		return err
 	}
 	steady := diff(s1, s2)
+	steady.meanConns = w.stats.resetMean()
+	busyPeak := max(w.stats.resetPeak(), s2.conns)
+	w.stats.peakAtLeast(max(busyPeakBefore, busyPeak)) // the phase's own peak goes on
 	rs, err := runs()
 	if err != nil {
 		return err
@@ -181,6 +194,9 @@ func runsPhase(ctx context.Context, w *world, o options) error {
 		"agents working %s\n", nruns, o.hosts, max((o.issues+o.hosts-1)/o.hosts, 1), o.work)
 	fmt.Printf("   label to the last pull request %s; runs per host %s; connections held at peak %d (idle fleet %d)\n",
 		life.d.Round(time.Millisecond), spread(hosts), peak, idleConns(w))
+	fmt.Printf("   connections per host: idle %.2f mean, %.1f peak (figure 1); busy, every agent working, %.2f mean, %.1f peak\n",
+		idle.meanConns/float64(o.hosts), float64(idlePeak)/float64(o.hosts), steady.meanConns/float64(o.hosts),
+		float64(busyPeak)/float64(o.hosts))
 	fmt.Printf("   per run, from label to pull request, beyond the idle fleet's load meanwhile (shown beside, for all hosts):\n")
 	line := func(name string, n, idleN float64, format string) {
 		fmt.Printf("     %-42s %10s   %s\n", name, fmt.Sprintf(format, beyond(n, idleN, life.d)),

@@ -49,6 +49,9 @@ type StoreConfig struct {
 	// URL puts them on PostgreSQL (postgres://user@host:port/database), shared by every ace host that names the
 	// same database: a fleet. Empty keeps them in SQLite, <workspace.root>/ace.db. ACE_STORE_URL overrides.
 	URL string `toml:"url"`
+	// Keep is how long a finished run (done, failed, cancelled, closed) stays, with its events: older ones are
+	// pruned once an hour (by one host of a fleet). 0 keeps them for ever.
+	Keep Duration `toml:"keep"`
 }
 
 // Redacted is the store URL fit to show: its password, wherever written, as xxxxx.
@@ -190,6 +193,9 @@ type PRConfig struct {
 	Follow bool `toml:"follow"`
 	// MaxRounds bounds the follow-up rounds per pull request (the first prompt is not one).
 	MaxRounds int `toml:"max_rounds"`
+	// ReleaseAfter stops the agent of a followed pull request this long after its last round (or the opening):
+	// the run keeps its working copy and conversation, and a round takes a slot and resumes it. 0 never stops it.
+	ReleaseAfter Duration `toml:"release_after"`
 	// LogBudget is the most bytes of a failed job's log tail handed to the agent.
 	LogBudget int `toml:"log_budget"`
 	// NeedsHumanLabel is put on the issue when ace stops trying (rounds exhausted, the same failure twice).
@@ -256,12 +262,14 @@ func Default() *Config {
 		Limits: defaultLimits(),
 		Poll:   PollConfig{Interval: D(2 * time.Minute), MaxConcurrent: 4},
 		PR: PRConfig{Draft: true, Branch: "ace/{issue}-{slug}", Follow: true, MaxRounds: 3, LogBudget: 8 << 10,
+			ReleaseAfter:    D(10 * time.Minute),
 			NeedsHumanLabel: "ace:needs-human", Reactions: PRReactionsConfig{CI: true, Reviews: true, Conflicts: true, Commands: true}},
 		Git:     GitConfig{AuthorName: "ace", AuthorEmail: "ace@localhost"},
 		Secrets: SecretsConfig{CommandTimeout: D(10 * time.Second), Commands: map[string]string{}},
 		Memory:  MemoryConfig{Enabled: true, AgentsMaxBytes: 64 << 10, StatusMaxBytes: 256 << 10},
 		Serve:   ServeConfig{Addr: "127.0.0.1:7777", MaxBodyBytes: 1 << 20},
 		Host:    HostConfig{DeadAfter: D(2 * time.Minute)},
+		Store:   StoreConfig{Keep: D(30 * 24 * time.Hour)},
 		Repos:   map[string]RepoWorkflow{},
 	}
 }

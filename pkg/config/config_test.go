@@ -193,3 +193,29 @@ func TestStoreURL(t *testing.T) {
 		t.Fatalf("a non-PostgreSQL store url: %v", err)
 	}
 }
+
+func TestStoreKeep(t *testing.T) {
+	t.Parallel()
+	getenv := func(string) string { return "" }
+	file := filepath.Join(t.TempDir(), "ace.toml")
+	for text, want := range map[string]string{
+		"":                 "720h0m0s",
+		"keep = \"0s\"\n":  "0s",
+		"keep = \"48h\"\n": "48h0m0s",
+		"keep = \"10m\"\n": "store.keep: must be 0 (keep every run) or at least 1h, is 10m0s",
+		"keep = \"-1h\"\n": "store.keep: must be 0",
+		"keep = \"30d\"\n": "invalid duration",
+	} {
+		os.WriteFile(file, []byte("[store]\n"+text), 0o644)
+		cfg, _, err := Load(file, getenv)
+		got := ""
+		if err != nil {
+			got = err.Error()
+		} else {
+			got = cfg.Store.Keep.Duration.String()
+		}
+		if !strings.Contains(got, want) {
+			t.Errorf("[store] %q: %s, want %s", text, got, want)
+		}
+	}
+}

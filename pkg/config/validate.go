@@ -129,8 +129,14 @@ func (c *Config) Validate() error {
 	if c.PR.Follow && strings.TrimSpace(c.PR.NeedsHumanLabel) == "" {
 		bad("pr.needs_human_label", "must be set when pr.follow is on")
 	}
+	if c.PR.ReleaseAfter.Duration < 0 {
+		bad("pr.release_after", "must not be negative, is %s", c.PR.ReleaseAfter.Duration)
+	}
 	if c.Host.DeadAfter.Duration < 10*time.Second {
 		bad("host.dead_after", "must be at least 10s (a host heartbeats every quarter of it), is %s", c.Host.DeadAfter.Duration)
+	}
+	if k := c.Store.Keep.Duration; k != 0 && k < time.Hour {
+		bad("store.keep", "must be 0 (keep every run) or at least 1h, is %s", k)
 	}
 	if c.Store.URL != "" {
 		// The message never quotes the URL: it may hold a password.

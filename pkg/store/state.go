@@ -183,4 +183,10 @@ type FollowState struct {
 	NeedsHuman bool `json:"needs_human,omitzero"`
 	// CheckedAt is when the pull request was last read.
 	CheckedAt time.Time `json:"checked_at,omitzero"`
+	// QuietSince is when the pull request was opened or the last round pushed: pr.release_after later without a
+	// round, the agent is stopped (Released) and the run holds its working copy and conversation, not a process.
+	QuietSince time.Time `json:"quiet_since,omitzero"`
+	Released   bool      `json:"released,omitzero"`
+	// WaitingSlot is when a round of a released run began to wait for one of its host's max_concurrent slots.
+	WaitingSlot time.Time `json:"waiting_slot,omitzero"`
 }

@@ -22,6 +22,7 @@ type Store interface {
 	CountActive(ctx context.Context, exceptSteps ...string) (int, error)
 	CountHeld(ctx context.Context, host string, exceptSteps ...string) (int, error)
 	Heartbeat(ctx context.Context, h store.Host) error
+	Prune(ctx context.Context, cutoff time.Time) (int, error)
 	Hosts(ctx context.Context) ([]store.Host, error)
 }
 

@@ -62,12 +62,12 @@ func (q *Queue) heartbeats(ctx context.Context) {
 func (q *Queue) heartbeat(ctx context.Context, started time.Time, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	held, err := q.e.o.Store.CountHeld(ctx, q.e.o.Host, string(StepFollowPR))
+	l, err := q.e.hostLoad(ctx, q.e.o.Host)
 	if err != nil {
 		return err
 	}
 	return q.e.o.Store.Heartbeat(ctx, store.Host{Name: q.e.o.Host, StartedAt: started,
-		MaxConcurrent: q.o.MaxConcurrent, Running: held})
+		MaxConcurrent: q.o.MaxConcurrent, Running: l.live})
 }
 
 // dead reports whether host h has been silent for host.dead_after while this process was in touch with the store
@@ -112,21 +112,21 @@ func (e *Engine) pickHost(ctx context.Context, maxConcurrent int) (string, bool,
 		if h.Name == e.o.Host {
 			self, capacity = true, maxConcurrent
 		}
-		held, err := e.o.Store.CountHeld(ctx, h.Name, string(StepFollowPR))
+		l, err := e.hostLoad(ctx, h.Name) // live agents, and the rounds waiting ahead of new work
 		if err != nil {
 			return "", false, err
 		}
-		if capacity <= 0 || held < capacity {
-			live = append(live, slot{h.Name, capacity - held})
+		if capacity <= 0 || l.free(capacity) > 0 {
+			live = append(live, slot{h.Name, l.free(capacity)})
 		}
 	}
 	if !self {
-		held, err := e.o.Store.CountHeld(ctx, e.o.Host, string(StepFollowPR))
+		l, err := e.hostLoad(ctx, e.o.Host)
 		if err != nil {
 			return "", false, err
 		}
-		if maxConcurrent <= 0 || held < maxConcurrent {
-			live = append(live, slot{e.o.Host, maxConcurrent - held})
+		if maxConcurrent <= 0 || l.free(maxConcurrent) > 0 {
+			live = append(live, slot{e.o.Host, l.free(maxConcurrent)})
 		}
 	}
 	if len(live) == 0 {
@@ -155,7 +155,7 @@ func (q *Queue) moveRunsOfDeadHosts(ctx context.Context) error {
 		if h.Name == e.o.Host || !q.dead(h) {
 			continue
 		}
-		runs, err := e.o.Store.ListRuns(ctx, store.Filter{Host: h.Name, Statuses: []store.Status{store.StatusActive, store.StatusWaitingInput}})
+		runs, err := e.o.Store.ListRuns(ctx, store.Filter{Host: h.Name, Statuses: []store.Status{store.StatusActive, store.StatusWaitingInput, store.StatusPausedLimit}})
 		if err != nil {
 			return err
 		}
@@ -165,7 +165,9 @@ func (q *Queue) moveRunsOfDeadHosts(ctx context.Context) error {
 				return err
 			}
 			if !ok {
-				to = e.o.Host // every live host is full: the run must go on somewhere
+				// Every live host is full: the run waits, on the dead host's books, for the next slot to free (a
+				// run that ends dispatches at once); it goes before any new issue, as moves come first in a pass.
+				return errors.Join(errs...)
 			}
 			if err := e.moveRun(ctx, r, to); err != nil {
 				errs = append(errs, fmt.Errorf("%s#%d: %w", r.Repo, r.Issue, err))
@@ -188,6 +190,10 @@ func (e *Engine) moveRun(ctx context.Context, r *store.Run, to string) error {
 	step := StepClaim // idempotent: the issue read again, then a fresh working copy from the pushed branch
 	if Step(r.Step) == StepFollowPR {
 		step = StepFollowPR
+		if f := cloneFollow(s.Follow); f != nil && !f.InRound {
+			f.Released = true // no agent on the new host until a round takes a slot there
+			s.Follow = f
+		}
 	}
 	if _, err := transition(r, step, store.StatusActive); err != nil {
 		return err

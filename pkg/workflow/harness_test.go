@@ -69,6 +69,8 @@ type world struct {
 	cfg    *config.Config
 	svc    *service.Service
 	bin    string
+	// dispatch makes this world's ace start runs for labelled issues itself, as `ace poll` does.
+	dispatch bool
 
 	mu     sync.Mutex // guards events: the engine reports from its job workers
 	events []workflow.Progress
@@ -84,7 +86,18 @@ func (w *world) progress() []workflow.Progress {
 // newWorld builds the world with the fake agent running script (one turn per submitted prompt).
 func newWorld(t *testing.T, script string, tune func(*config.Config)) *world {
 	t.Helper()
-	w := &world{t: t, dir: t.TempDir()}
+	return buildWorld(t, script, tune, false)
+}
+
+// newPollingWorld is newWorld whose ace dispatches as `ace poll` does: a pass at start and every poll.interval.
+func newPollingWorld(t *testing.T, script string, tune func(*config.Config)) *world {
+	t.Helper()
+	return buildWorld(t, script, tune, true)
+}
+
+func buildWorld(t *testing.T, script string, tune func(*config.Config), dispatch bool) *world {
+	t.Helper()
+	w := &world{t: t, dir: t.TempDir(), dispatch: dispatch}
 	gitRoot := filepath.Join(w.dir, "git")
 	w.remote = gittest.BareRepo(t, filepath.Join(gitRoot, "acme"), "widgets", map[string]string{"README.md": "# widgets\n"})
 	w.git = gittest.NewHTTPServer(t, gitRoot, botToken)
@@ -161,6 +174,7 @@ func (w *world) open() {
 		Secrets:    res,
 		Logger:     slog.New(slog.NewTextHandler(testWriter{w.t}, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Executable: w.bin,
+		Dispatch:   w.dispatch,
 		Observer: func(p workflow.Progress) {
 			w.mu.Lock()
 			w.events = append(w.events, p)

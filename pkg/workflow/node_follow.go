@@ -57,6 +57,7 @@ func (e *Engine) reportFollow(ctx context.Context, r *store.Run) (Result, bool, 
 		f.HandledSHA = ""
 	}
 	f.InRound, f.Prompt = false, ""
+	f.QuietSince = e.o.Now() // pr.release_after counts from here
 	r.State.Follow = f
 	if err := e.postStatus(ctx, r, statusView{Headline: headline}); err != nil {
 		return Result{}, true, trackerErr(err)
@@ -95,12 +96,28 @@ func (e *Engine) followPR(ctx context.Context, r *store.Run) (Result, error) {
 		}
 		return e.deliverRound(ctx, r)
 	}
+	before := cloneFollow(f) // what a round that must wait for a slot leaves as it was, to be collected again
 	rd, err := e.collectRound(ctx, r, f, pr)
 	if err != nil {
 		return Result{}, err
 	}
 	if rd.empty() || f.NeedsHuman {
+		if _, err := e.release(ctx, r, f); err != nil {
+			e.log.WarnContext(ctx, "release the agent of a followed pull request", "run", r.ID, "err", err)
+		}
 		return Stay(poll), nil
+	}
+	if f.Released && rd.repeated == "" && f.Rounds < e.cfg.PR.MaxRounds {
+		ok, err := e.takeSlot(ctx, r, before)
+		if err != nil {
+			return Result{}, err
+		}
+		if !ok {
+			before.CheckedAt = f.CheckedAt
+			r.State.Follow = before
+			return Stay(e.slotWait()), nil
+		}
+		f.Released, f.WaitingSlot = false, time.Time{}
 	}
 	if rd.repeated != "" {
 		return e.needsHuman(ctx, r, rd.repeated)

@@ -81,7 +81,7 @@ func (e *Engine) dispatch(ctx context.Context, repo string, maxConcurrent int, r
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return err
 		}
-		host, ok, err := e.pickHost(ctx, maxConcurrent) // a followed PR's agent works on nothing: not counted
+		host, ok, err := e.pickHost(ctx, maxConcurrent) // slots count live agents (slots.go)
 		if err != nil {
 			return err
 		}

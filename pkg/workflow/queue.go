@@ -50,6 +50,7 @@ type jobClient interface {
 	Insert(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
 	JobList(ctx context.Context, params *river.JobListParams) (*river.JobListResult, error)
 	JobCancel(ctx context.Context, id int64) (*rivertype.JobRow, error)
+	JobGet(ctx context.Context, id int64) (*rivertype.JobRow, error)
 	JobRetry(ctx context.Context, id int64) (*rivertype.JobRow, error)
 	Subscribe(kinds ...river.EventKind) (<-chan *river.Event, func())
 }
@@ -104,6 +105,12 @@ func NewQueue[TTx any](ctx context.Context, e *Engine, driver riverdriver.Driver
 	if err := river.AddWorkerSafely(workers, &dispatchWorker{q: q}); err != nil {
 		return nil, err
 	}
+	if err := river.AddWorkerSafely(workers, &wakeWorker{q: q}); err != nil {
+		return nil, err
+	}
+	if err := river.AddWorkerSafely(workers, &pruneWorker{q: q}); err != nil {
+		return nil, err
+	}
 	queues := map[string]river.QueueConfig{q.host: {MaxWorkers: o.Workers}}
 	var periodic []*river.PeriodicJob
 	if o.Dispatch {
@@ -115,6 +122,7 @@ func NewQueue[TTx any](ctx context.Context, e *Engine, driver riverdriver.Driver
 		periodic = append(periodic, river.NewPeriodicJob(river.PeriodicInterval(interval),
 			func() (river.JobArgs, *river.InsertOpts) { return DispatchArgs{}, nil },
 			&river.PeriodicJobOpts{RunOnStart: true, ID: "ace_dispatch"}))
+		periodic = append(periodic, q.prunePeriodic()...)
 	}
 	client, err := river.NewClient(driver, &river.Config{
 		ID:                   clientID(e.o.Host),
@@ -127,8 +135,12 @@ func NewQueue[TTx any](ctx context.Context, e *Engine, driver riverdriver.Driver
 		JobTimeout:           visitTimeout,
 		RescueStuckJobsAfter: visitTimeout + 5*time.Minute,
 		SoftStopTimeout:      o.SoftStop,
-		Logger:               quietRiver(o.Logger),
-		ErrorHandler:         &jobErrors{log: o.Logger},
+		// River's maintenance (its leader's) deletes its own finished jobs after these (queue_prune.go).
+		CompletedJobRetentionPeriod: completedJobRetention,
+		CancelledJobRetentionPeriod: failedJobRetention,
+		DiscardedJobRetentionPeriod: failedJobRetention,
+		Logger:                      quietRiver(o.Logger),
+		ErrorHandler:                &jobErrors{log: o.Logger},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("job queue: %w", err)
@@ -263,7 +275,7 @@ func (q *Queue) Enqueue(ctx context.Context, r *store.Run) error {
 		return fmt.Errorf("enqueue %s#%d: %w", r.Repo, r.Issue, err)
 	}
 	if res.UniqueSkippedAsDuplicate {
-		return q.wake(ctx, res.Job)
+		return q.wake(ctx, res.Job, r)
 	}
 	return nil
 }
@@ -292,9 +304,14 @@ func (q *Queue) Wake(ctx context.Context, repo string, issue int) error {
 	return q.Enqueue(ctx, r)
 }
 
-func (q *Queue) wake(ctx context.Context, job *rivertype.JobRow) error {
-	if job == nil || job.State == rivertype.JobStateRunning || job.State == rivertype.JobStateAvailable {
+// wake makes the run's existing job due now. A job that runs is woken once its visit ends (queue_wake.go): the
+// visit may have read the run before what changed.
+func (q *Queue) wake(ctx context.Context, job *rivertype.JobRow, r *store.Run) error {
+	if job == nil || job.State == rivertype.JobStateAvailable {
 		return nil
+	}
+	if job.State == rivertype.JobStateRunning {
+		return q.wakeLater(ctx, job, WakeArgs{Repo: r.Repo, Issue: r.Issue})
 	}
 	if _, err := q.client.JobRetry(ctx, job.ID); err != nil && !errors.Is(err, river.ErrNotFound) {
 		return fmt.Errorf("wake job %d: %w", job.ID, err)
@@ -302,13 +319,20 @@ func (q *Queue) wake(ctx context.Context, job *rivertype.JobRow) error {
 	return nil
 }
 
-// Dispatch enqueues a dispatch job now (a webhook, a run that ended and freed a slot).
+// Dispatch makes a dispatch pass due now (a webhook, a run that ended and freed a slot). A pass that runs already
+// may have listed the issues before what changed: another one follows it (queue_wake.go).
 func (q *Queue) Dispatch(ctx context.Context) error {
 	if !q.o.Dispatch {
 		return nil
 	}
-	_, err := q.client.Insert(ctx, DispatchArgs{}, nil)
-	return err
+	res, err := q.client.Insert(ctx, DispatchArgs{}, nil)
+	if err != nil {
+		return fmt.Errorf("enqueue dispatch: %w", err)
+	}
+	if res.UniqueSkippedAsDuplicate && res.Job != nil && res.Job.State == rivertype.JobStateRunning {
+		return q.wakeLater(ctx, res.Job, WakeArgs{Dispatch: true})
+	}
+	return nil
 }
 
 // interruptRun cancels the run job of an issue while it works (ace stop interrupts a long step); the caller

@@ -116,6 +116,9 @@ type Fault struct {
 	Body   string
 	Path   string // substring of the request path to match; "" matches any request
 	Method string // "" matches any method
+	// Hold, when set, makes the matching request wait until Hold is closed and then be served as usual (Status and
+	// the rest are not used): a test catches ace in the middle of what it does.
+	Hold <-chan struct{}
 }
 
 // New starts a fake GitHub, closed at the end of the test.
@@ -327,6 +330,15 @@ func (s *Server) serve(h handler) http.HandlerFunc {
 		for i, f := range s.faults {
 			if (f.Path == "" || strings.Contains(r.URL.Path, f.Path)) && (f.Method == "" || f.Method == r.Method) {
 				s.faults = append(s.faults[:i], s.faults[i+1:]...)
+				if f.Hold != nil {
+					s.mu.Unlock()
+					select {
+					case <-f.Hold:
+					case <-r.Context().Done():
+					}
+					s.mu.Lock()
+					break
+				}
 				for k, v := range f.Header {
 					w.Header().Set(k, v)
 				}
