@@ -21,9 +21,9 @@ type Adapter struct {
 	CLI, Wrapper string
 	// Package is the npm package that installs CLI.
 	Package string
-	// TestedVersion is the `CLI --version` whose screens are in testdata/real/<name>-<version>/: doctor warns
-	// when the installed one differs, as its wording may have moved.
-	TestedVersion string
+	// Tested is the range of `CLI --version` releases ace's real-CLI tests run (tools/agent-clis/{oldest,newest},
+	// kept equal by TestTestedRangeIsPinned): doctor says whether the installed one is inside it.
+	Tested VersionRange
 	// SignIns are the CLI's ways to authenticate, in the order the CLI prefers them.
 	SignIns []SignIn
 	// configDir is where the CLI keeps its login and settings for a user whose home is home.
@@ -134,15 +134,31 @@ func (p Profile) RunEnv(root, workdir string) (map[string]string, error) {
 // ReadsProjectMCP reports whether the agent reads MCP servers from the working copy (.mcp.json).
 func (p Profile) ReadsProjectMCP() bool { return p.adapter != nil && p.adapter.ProjectMCP }
 
-// dialog and permission build an adapter's dialog table.
-func dialog(name, match string, keys ...string) Dialog {
+// choose, confirm and permission build an adapter's dialog table: a menu answered with the option whose words
+// match option, a screen without options confirmed with keys, a permission prompt (answered with the profile's
+// Approve option when it auto-approves).
+func choose(name, match, option string) Dialog {
+	return Dialog{Name: name, Match: regexp.MustCompile(match), Choose: regexp.MustCompile(option)}
+}
+
+func confirm(name, match string, keys ...string) Dialog {
 	return Dialog{Name: name, Match: regexp.MustCompile(match), Keys: keys}
 }
 
-func permission(name, match string, keys ...string) Dialog {
-	d := dialog(name, match, keys...)
+func permission(name, match, option string) Dialog {
+	d := choose(name, match, option)
 	d.Permission = true
 	return d
+}
+
+// dialogNamed returns the profile's dialog called name.
+func (p Profile) dialogNamed(name string) (Dialog, bool) {
+	for _, d := range p.Dialogs {
+		if d.Name == name {
+			return d, true
+		}
+	}
+	return Dialog{}, false
 }
 
 // versionRe finds a version number in `--version` output ("2.1.197 (Claude Code)", "codex-cli 0.169.0").

@@ -63,16 +63,16 @@ func TestResolveOverridesAndErrors(t *testing.T) {
 func TestDialogsAndPermissions(t *testing.T) {
 	p, _ := Builtin("claude")
 	trust, _ := os.ReadFile("testdata/screens/claude/dialog-1.txt")
-	if keys, name, ok := p.DialogResponse(string(trust)); !ok || name != "trust" || keys[0] != "Enter" {
-		t.Fatalf("trust: %v %s %v", keys, name, ok)
+	if name, answer, ok := dialogAnswer(p, string(trust)); !ok || name != "trust" || answer != "Yes, I trust this folder" {
+		t.Fatalf("trust: %q %s %v", answer, name, ok)
 	}
 	perm, _ := os.ReadFile("testdata/screens/claude/approval-1.txt")
-	if _, _, ok := p.DialogResponse(string(perm)); ok {
+	if _, _, ok := dialogAnswer(p, string(perm)); ok {
 		t.Fatal("a permission dialog was answered without auto_approve")
 	}
 	p.AutoApprove = true
-	if keys, _, ok := p.DialogResponse(string(perm)); !ok || keys[0] != "1" {
-		t.Fatal("auto_approve did not answer the permission dialog")
+	if _, answer, ok := dialogAnswer(p, string(perm)); !ok || answer != "Yes" {
+		t.Fatalf("auto_approve answered the permission dialog with %q", answer)
 	}
 }
 
@@ -106,29 +106,29 @@ func TestPrepareHome(t *testing.T) {
 	}
 }
 
-// TestRealFirstRunDialogsAnswers: the real first-run screens get the keys AGENT-CLIS.md and the captures call
-// for, and a screen in transition gets none, though it still shows the dialog it leaves.
+// TestRealFirstRunDialogsAnswers: the real first-run screens get the option (or keys) AGENT-CLIS.md and the
+// captures call for, and a screen in transition gets none, though it still shows the dialog it leaves.
 func TestRealFirstRunDialogsAnswers(t *testing.T) {
 	for _, tc := range []struct {
 		agent, file string
-		keys        []string
+		answer      string
 	}{
-		{"codex", "dialog-real-signin.txt", []string{"3"}},
-		{"codex", "dialog-real-apikey.txt", []string{"Enter"}},
-		{"codex", "dialog-real-trust.txt", []string{"Enter"}},
-		{"claude", "dialog-real-trust.txt", []string{"Enter"}},
-		{"claude", "dialog-real-apikey.txt", []string{"1"}},
-		{"gemini", "dialog-real-trust.txt", []string{"Enter"}},
-		{"gemini", "starting-real-restarting.txt", nil},
+		{"codex", "dialog-real-signin.txt", "Sign in another way"},
+		{"codex", "dialog-real-apikey.txt", "Enter"},
+		{"codex", "dialog-real-trust.txt", "Trust and continue"},
+		{"claude", "dialog-real-trust.txt", "Yes, I trust this folder"},
+		{"claude", "dialog-real-apikey.txt", "Yes"},
+		{"gemini", "dialog-real-trust.txt", "Trust folder (project)"},
+		{"gemini", "starting-real-restarting.txt", ""},
 	} {
 		p, _ := Builtin(tc.agent)
 		b, err := os.ReadFile(filepath.Join("testdata", "screens", tc.agent, tc.file))
 		if err != nil {
 			t.Fatal(err)
 		}
-		keys, name, ok := p.DialogResponse(string(b))
-		if strings.Join(keys, " ") != strings.Join(tc.keys, " ") || ok != (tc.keys != nil) {
-			t.Errorf("%s/%s: keys %q (%s, %v), want %q", tc.agent, tc.file, keys, name, ok, tc.keys)
+		name, answer, ok := dialogAnswer(p, string(b))
+		if answer != tc.answer || ok != (tc.answer != "") {
+			t.Errorf("%s/%s: answered %q (%s, %v), want %q", tc.agent, tc.file, answer, name, ok, tc.answer)
 		}
 	}
 }

@@ -20,7 +20,9 @@ func bottom(screen string) string {
 // Classify reads a state from the screen and the pane: a dead pane is exited (status 0) or crashed; a starting
 // marker near the bottom is starting; then a dialog, an approval or a question near the bottom — unless a busy or
 // ready marker is drawn below it: CLIs that draw inline (gemini) leave an answered dialog on screen above what
-// follows it, and that must not decide the state; then busy, then ready; else starting.
+// follows it, and that must not decide the state; then busy or ready, whichever is drawn lower — an agent that
+// prints "working…" and then its prompt has finished — except for CLIs whose composer stays on screen under the
+// working line (ComposerStays): there a busy marker anywhere near the bottom is busy; else starting.
 func (p Profile) Classify(screen string, paneDead bool, exitStatus int) State {
 	if paneDead {
 		if exitStatus == 0 {
@@ -39,14 +41,15 @@ func (p Profile) Classify(screen string, paneDead bool, exitStatus int) State {
 			return StateDialog
 		}
 	}
+	busy, ready := lastMatch(m.Busy, b), lastMatch(m.Ready, b)
 	switch {
 	case lastMatch(m.Approval, b) > after:
 		return StateApproval
 	case lastMatch(m.Question, b) > after:
 		return StateQuestion
-	case m.Busy != nil && m.Busy.MatchString(b):
+	case busy >= 0 && (p.ComposerStays || busy >= ready):
 		return StateBusy
-	case m.Ready != nil && m.Ready.MatchString(b):
+	case ready >= 0:
 		return StateReady
 	}
 	return StateStarting
@@ -118,21 +121,20 @@ func promptProbe(prompt string) string {
 // IsBusy reports whether the agent is working.
 func (p Profile) IsBusy(screen string) bool { return p.Classify(screen, false, 0) == StateBusy }
 
-// DialogResponse returns the keys that answer a dialog on screen, the first of the profile's table (most
-// specific first) drawn below any busy or ready marker: first-run dialogs always, permission dialogs only when
-// the profile auto-approves.
-func (p Profile) DialogResponse(screen string) (keys []string, name string, ok bool) {
+// DialogOn returns the dialog on screen, the first of the profile's table (most specific first) drawn below any
+// busy or ready marker: first-run dialogs always, permission dialogs only when the profile auto-approves.
+func (p Profile) DialogOn(screen string) (Dialog, bool) {
 	b := bottom(screen)
 	m := p.Markers
 	if m.Starting != nil && m.Starting.MatchString(b) {
-		return nil, "", false
+		return Dialog{}, false
 	}
 	after := max(lastMatch(m.Busy, b), lastMatch(m.Ready, b))
 	for _, d := range p.Dialogs {
 		if d.Permission && !p.AutoApprove || lastMatch(d.Match, b) <= after {
 			continue
 		}
-		return d.Keys, d.Name, true
+		return d, true
 	}
-	return nil, "", false
+	return Dialog{}, false
 }

@@ -13,7 +13,7 @@ import (
 // isolated home cannot reach).
 func claudeAdapter() *Adapter {
 	return &Adapter{
-		Name: "claude", CLI: "claude", Package: "@anthropic-ai/claude-code", TestedVersion: "2.1.197",
+		Name: "claude", CLI: "claude", Package: "@anthropic-ai/claude-code", Tested: VersionRange{"2.1.197", "2.1.331"},
 		SignIns: []SignIn{
 			{Name: "api-key", Secret: "ANTHROPIC_API_KEY", How: "an Anthropic API key"},
 			{Name: "oauth-token", Secret: "CLAUDE_CODE_OAUTH_TOKEN", How: "a subscription token from `claude setup-token`"},
@@ -42,13 +42,14 @@ func claudeProfile() Profile {
 			// AskUserQuestion: a numbered list the human answers, never ace.
 			Question: re(`Enter to select`),
 			Pasted:   re(`\[Pasted text #\d+`)},
+		// Options by their words: 2.1.331 lists "No, exit" first and preselected in its trust dialog (2.1.197
+		// had "1. Yes, I trust this folder" first), and "2. No (recommended)" is preselected for the API key.
 		Dialogs: []Dialog{
-			dialog("trust", `Is this a project you created or one you trust|Yes, I trust this folder`, "Enter"),
-			// "2. No (recommended)" is preselected: Enter would refuse the key.
-			dialog("api-key", `Do you want to use this API key\?`, "1"),
-			permission("permission", approval, "1"),
+			choose("trust", `Is this a project you created or one you trust|Yes, I trust this folder`, `^Yes, I trust this folder`),
+			choose("api-key", `Do you want to use this API key\?`, `^Yes$`),
+			permission("permission", approval, `^Yes$`),
 		},
-		ApproveKeys: []string{"1"}, CompactCommand: "/compact", ContextFile: "CLAUDE.md",
+		Approve: regexp.MustCompile(`^Yes$`), ComposerStays: true, CompactCommand: "/compact", ContextFile: "CLAUDE.md",
 		// -p without a prompt argument reads the prompt from stdin. Nobody is there to answer a permission
 		// prompt: edits are accepted, other tools follow the user's settings (or override headless with
 		// --dangerously-skip-permissions inside a sandbox).

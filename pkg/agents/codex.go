@@ -23,7 +23,7 @@ import (
 // commits its own work like the other agents and the rest of the sandbox stays as it is.
 func codexAdapter() *Adapter {
 	return &Adapter{
-		Name: "codex", CLI: "codex", Wrapper: "codex-gh", Package: "@openai/codex", TestedVersion: "0.169.0",
+		Name: "codex", CLI: "codex", Wrapper: "codex-gh", Package: "@openai/codex", Tested: VersionRange{"0.169.0", "0.169.0"},
 		SignIns: []SignIn{
 			{Name: "api-key", Secret: "OPENAI_API_KEY", How: "an OpenAI API key"},
 			{Name: "login", Files: []string{"auth.json"}, How: "sign in with ChatGPT (`codex login`)"},
@@ -54,14 +54,14 @@ func codexProfile() Profile {
 			Pasted:   re(`\[Pasted Content \d+`)},
 		// Most specific first: the sign-in screens share words.
 		Dialogs: []Dialog{
-			dialog("trust", `Trust this folder\?`, "Enter"),
-			dialog("api-key", `Detected OPENAI_API_KEY environment variable|Press enter to save`, "Enter"),
-			dialog("sign-in-method", `Use an OpenAI API key`, "Enter"),
-			dialog("sign-in", `Sign in with ChatGPT`, "3"),
-			dialog("model-notice", `Use existing model`, "2"),
-			permission("approval", approval, "y"),
+			choose("trust", `Trust this folder\?`, `^Trust and continue`),
+			confirm("api-key", `Detected OPENAI_API_KEY environment variable|Press enter to save`, "Enter"),
+			choose("sign-in-method", `Use an OpenAI API key`, `^Use an OpenAI API key`),
+			choose("sign-in", `Sign in with ChatGPT`, `^Sign in another way`),
+			choose("model-notice", `Use existing model`, `^Use existing model`),
+			permission("approval", approval, `^Yes, proceed`),
 		},
-		ApproveKeys: []string{"y"}, CompactCommand: "/compact", ContextFile: "AGENTS.md",
+		Approve: regexp.MustCompile(`^Yes, proceed`), ComposerStays: true, CompactCommand: "/compact", ContextFile: "AGENTS.md",
 		// "-" reads the prompt from stdin; exec defaults to a read-only sandbox, so ask for workspace-write.
 		Headless:       "{ace_bin}/codex-gh exec --json --sandbox workspace-write " + codexGitWritable + " --model {model} -",
 		HeadlessResume: "{ace_bin}/codex-gh exec --json --sandbox workspace-write " + codexGitWritable + " --model {model} resume {session_id} -",

@@ -14,9 +14,9 @@ func fakeProfile() Profile {
 		Markers: Markers{Ready: re(`\? for shortcuts`), Busy: re(`esc to interrupt`),
 			Approval: re(`Do you want to proceed\?`), Question: re(`Enter to select`)},
 		Dialogs: []Dialog{
-			dialog("trust", `Trust this folder\?`, "Enter"),
-			permission("permission", `Do you want to proceed\?`, "1"),
+			choose("trust", `Trust this folder\?`, `^Trust and continue`),
+			permission("permission", `Do you want to proceed\?`, `^Yes$`),
 		},
-		ApproveKeys: []string{"1"}, CompactCommand: "/compact",
+		Approve: regexp.MustCompile(`^Yes$`), ComposerStays: true, CompactCommand: "/compact",
 	}
 }

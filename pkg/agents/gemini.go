@@ -18,7 +18,7 @@ import (
 // session, nothing broader (no trustedFolders.json entry, no parent folder).
 func geminiAdapter() *Adapter {
 	return &Adapter{
-		Name: "gemini", CLI: "gemini", Package: "@google/gemini-cli", TestedVersion: "0.61.0",
+		Name: "gemini", CLI: "gemini", Package: "@google/gemini-cli", Tested: VersionRange{"0.61.0", "0.61.0"},
 		SignIns: []SignIn{
 			{Name: "api-key", Secret: "GEMINI_API_KEY", How: "a Gemini API key"},
 			{Name: "login", Files: []string{"oauth_creds.json", "google_accounts.json"}, How: "sign in with Google in `gemini`"},
@@ -43,13 +43,13 @@ func geminiProfile() Profile {
 			Approval: re(approval), Question: re(`Enter to select`),
 			Pasted: re(`\[Pasted Text: \d+ (lines|chars)`)},
 		Dialogs: []Dialog{
-			dialog("trust", `Do you trust the files in this folder\?`, "Enter"),
-			dialog("api-key", `Enter Gemini API Key`, "Enter"),
+			choose("trust", `Do you trust the files in this folder\?`, `^Trust folder`),
+			confirm("api-key", `Enter Gemini API Key`, "Enter"),
 			// Only when gemini found the key: without one, the choice is the human's.
-			dialog("auth-method", `Existing API key detected \(GEMINI_API_KEY\)`, "2"),
-			permission("approval", approval, "1"),
+			choose("auth-method", `Existing API key detected \(GEMINI_API_KEY\)`, `^Use Gemini API Key`),
+			permission("approval", approval, `^Allow once`),
 		},
-		ApproveKeys: []string{"1"}, CompactCommand: "/compress", ContextFile: "GEMINI.md",
+		Approve: regexp.MustCompile(`^Allow once`), ComposerStays: true, CompactCommand: "/compress", ContextFile: "GEMINI.md",
 		// -p makes gemini headless and is appended to the prompt read from stdin, so it only points back at it.
 		Headless:       "gemini -p \"Do what the text above asks.\" --skip-trust --output-format stream-json --approval-mode yolo --model {model}",
 		HeadlessResume: "gemini --resume {session_id} -p \"Do what the text above asks.\" --skip-trust --output-format stream-json --approval-mode yolo --model {model}",

@@ -64,7 +64,7 @@ func limitTables() map[string]LimitPatterns {
 		},
 		Menus: []Dialog{
 			// "❯ 1. Stop and wait for limit to reset" is preselected: Enter keeps it.
-			dialog("limit-menu", `Stop and wait for limit to reset`, "Enter"),
+			choose("limit-menu", `Stop and wait for limit to reset`, `^Stop and wait`),
 		},
 		Stream: []*regexp.Regexp{
 			re(`You(?:'|’)ve hit your (?:\w+ )*limit(?: · resets (?P<reset>[^·\n]*?\([^)\n]+\)))?`),
@@ -78,7 +78,7 @@ func limitTables() map[string]LimitPatterns {
 		},
 		Menus: []Dialog{
 			// "› 1. Switch to <model>" is preselected: Enter would change the user's model; 2 keeps it.
-			dialog("limit-menu", `Keep current model`, "2"),
+			choose("limit-menu", `Keep current model`, `^Keep current model`),
 		},
 		Stream: []*regexp.Regexp{
 			re(`You(?:'|’)ve hit your usage limit\.(?:[^\n]*?try again at (?P<reset>\d{1,2}:\d{2}\s*[AaPp][Mm]))?`),
@@ -95,7 +95,7 @@ func limitTables() map[string]LimitPatterns {
 		Menus: []Dialog{
 			// "● 1. Switch to <model>" (or, once no model is left, "● 1. Keep trying") is preselected: Enter would
 			// change the user's model or retry into the limit; 2 stops and keeps the model.
-			dialog("limit-menu", `(?s)Usage limit reached for .*\d\. (?:Switch to|Keep trying).*2\. Stop`, "2"),
+			choose("limit-menu", `(?s)Usage limit reached for .*\d\. (?:Switch to|Keep trying).*2\. Stop`, `^Stop`),
 		},
 		Stream: []*regexp.Regexp{
 			re(`You have exhausted your (?:daily )?quota|Quota exceeded for quota metric|RESOURCE_EXHAUSTED`),
@@ -127,15 +127,15 @@ func (p Profile) LimitOnScreen(screen string, now time.Time) (l Limit, count int
 	return p.Limits().find(p.Limits().Screen, screen, now)
 }
 
-// LimitMenu returns the keys that answer a limit menu on screen, keeping the user's choice.
-func (p Profile) LimitMenu(screen string) (keys []string, ok bool) {
+// LimitMenu returns the limit menu on screen, whose Choose option keeps the user's choice.
+func (p Profile) LimitMenu(screen string) (Dialog, bool) {
 	b := bottom(screen)
 	for _, d := range p.Limits().Menus {
 		if d.Match != nil && d.Match.MatchString(b) {
-			return d.Keys, true
+			return d, true
 		}
 	}
-	return nil, false
+	return Dialog{}, false
 }
 
 // LimitInStream reads a headless turn's end: its last words (error result, error events, stderr) and exit code.

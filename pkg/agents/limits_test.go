@@ -64,12 +64,12 @@ func TestLimitOnScreen(t *testing.T) {
 	cases := []struct {
 		agent, screen string
 		want          time.Time // zero: no reset time given
-		menu          []string
+		menu          string        // the option that keeps the user's choice; "" for no menu
 	}{
-		{"claude", claudeLimitScreen, time.Date(2025, 3, 4, 19, 17, 0, 0, time.UTC), []string{"Enter"}},
-		{"claude", claudeAPIKeyScreen, time.Time{}, nil},
-		{"codex", codexLimitScreen, time.Date(2025, 3, 4, 19, 35, 0, 0, time.Local), []string{"2"}},
-		{"gemini", geminiQuotaScreen, time.Time{}, nil},
+		{"claude", claudeLimitScreen, time.Date(2025, 3, 4, 19, 17, 0, 0, time.UTC), "Stop and wait for limit to reset"},
+		{"claude", claudeAPIKeyScreen, time.Time{}, ""},
+		{"codex", codexLimitScreen, time.Date(2025, 3, 4, 19, 35, 0, 0, time.Local), "Keep current model"},
+		{"gemini", geminiQuotaScreen, time.Time{}, ""},
 	}
 	for _, c := range cases {
 		p := mustBuiltin(t, c.agent)
@@ -86,9 +86,13 @@ func TestLimitOnScreen(t *testing.T) {
 		if !l.ResetsAt.Equal(c.want) {
 			t.Errorf("%s: resets at %v, want %v (message %q)", c.agent, l.ResetsAt, c.want, l.Message)
 		}
-		keys, ok := p.LimitMenu(c.screen)
-		if strings.Join(keys, ",") != strings.Join(c.menu, ",") || ok != (c.menu != nil) {
-			t.Errorf("%s: menu keys %v %v, want %v", c.agent, keys, ok, c.menu)
+		d, ok := p.LimitMenu(c.screen)
+		got := ""
+		if m, found := ParseMenu(c.screen); ok && found && m.Find(d.Choose) >= 0 {
+			got = m.Options[m.Find(d.Choose)].Text
+		}
+		if got != c.menu || ok != (c.menu != "") {
+			t.Errorf("%s: limit menu answered %q (%v), want %q", c.agent, got, ok, c.menu)
 		}
 	}
 	// An ordinary screen is no limit, and a custom agent has no patterns.

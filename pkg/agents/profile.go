@@ -36,11 +36,13 @@ type Markers struct {
 	Pasted *regexp.Regexp
 }
 
-// Dialog is a first-run or permission screen and the keys that answer it.
+// Dialog is a first-run or permission screen and how ace answers it: by meaning, the option whose words match
+// Choose (see Menu); a screen without options (a prefilled key to confirm) with Keys.
 type Dialog struct {
-	Name  string
-	Match *regexp.Regexp
-	Keys  []string
+	Name   string
+	Match  *regexp.Regexp
+	Choose *regexp.Regexp
+	Keys   []string
 	// Permission dialogs are answered only when the profile auto-approves; the others always.
 	Permission bool
 }
@@ -51,11 +53,15 @@ type Profile struct {
 	// Command is an argv template: split like a shell would split words, then {model}, {task_file}, {workdir},
 	// {issue}, {repo} and {ace_bin} are expanded inside each word — so a value never becomes two arguments
 	// and nothing is ever interpreted by a shell.
-	Command        string
-	Model          string
-	Markers        Markers
-	Dialogs        []Dialog
-	ApproveKeys    []string
+	Command string
+	Model   string
+	Markers Markers
+	Dialogs []Dialog
+	// Approve is the option of a permission prompt that allows the one action asked about (not "always").
+	Approve *regexp.Regexp
+	// ComposerStays: the CLI keeps its composer (and its ready marker) drawn while it works, the busy line above
+	// it (claude, codex, gemini). Without it (a custom agent printing lines) the marker drawn lowest decides.
+	ComposerStays  bool
 	Nudge          string
 	CompactCommand string
 	// ContextFile is the file the CLI reads by itself at the top of its working directory (CLAUDE.md,

@@ -68,7 +68,9 @@ func Resolve(name string, o Override) (Profile, error) {
 		if pair.src == "" {
 			continue
 		}
-		re, err := regexp.Compile(pair.src)
+		// Markers are read over a whole screen: ^ and $ mean a line's start and end, as a user writing
+		// '^READY>' means.
+		re, err := regexp.Compile("(?m)" + pair.src)
 		if err != nil {
 			return Profile{}, fmt.Errorf("markers.%s: %w", key, err)
 		}

@@ -20,7 +20,7 @@ func sessionHome(t *testing.T, agent string) (Profile, string) {
 	if !ok {
 		t.Fatalf("no agent %s", agent)
 	}
-	home := filepath.Join("testdata", "sessions", agent+"-"+p.Adapter().TestedVersion, "home")
+	home := filepath.Join("testdata", "sessions", agent+"-"+p.Adapter().Tested.Oldest, "home")
 	if _, err := os.Stat(home); err != nil {
 		t.Fatalf("%s: no recorded sessions of the tested version: %v", agent, err)
 	}

@@ -1,22 +1,79 @@
 package agents
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os/exec"
+	"strconv"
 	"strings"
 	"time"
 )
 
 // Installed is what `ace doctor` finds of an agent's CLI.
 type Installed struct {
-	Path    string // where the program is
-	Version string // from `<program> --version`; "" when the program does not say
-	Tested  string // the version the adapter was tested with; "" for a custom agent
+	Path    string       // where the program is
+	Version string       // from `<program> --version`; "" when the program does not say
+	Tested  VersionRange // the releases ace was tested with; zero for a custom agent
 }
 
-// Drift reports whether the installed version differs from the tested one: its screens may have moved.
-func (i Installed) Drift() bool { return i.Tested != "" && i.Version != "" && i.Version != i.Tested }
+// VersionRange is the oldest and the newest release of a CLI that ace's tests run.
+type VersionRange struct{ Oldest, Newest string }
+
+func (r VersionRange) String() string {
+	if r.Oldest == r.Newest {
+		return r.Oldest
+	}
+	return r.Oldest + "–" + r.Newest
+}
+
+// Place says where version v stands against the range: -1 older than the oldest, 0 inside, +1 newer than the
+// newest.
+func (r VersionRange) Place(v string) int {
+	switch {
+	case CompareVersions(v, r.Oldest) < 0:
+		return -1
+	case CompareVersions(v, r.Newest) > 0:
+		return 1
+	}
+	return 0
+}
+
+// Drift reports whether the installed version is outside the tested range: its screens may have moved.
+func (i Installed) Drift() bool {
+	return i.Tested.Oldest != "" && i.Version != "" && i.Tested.Place(i.Version) != 0
+}
+
+// CompareVersions orders two dotted versions ("2.1.197" < "2.1.331" < "2.10.0") number by number; a part that
+// is not a number (a pre-release suffix) compares as text after the numbers.
+func CompareVersions(a, b string) int {
+	pa, pb := strings.FieldsFunc(a, isVersionSep), strings.FieldsFunc(b, isVersionSep)
+	for i := 0; i < max(len(pa), len(pb)); i++ {
+		x, y := "0", "0"
+		if i < len(pa) {
+			x = pa[i]
+		}
+		if i < len(pb) {
+			y = pb[i]
+		}
+		nx, ex := strconv.Atoi(x)
+		ny, ey := strconv.Atoi(y)
+		switch {
+		case ex == nil && ey == nil && nx != ny:
+			return cmp.Compare(nx, ny)
+		case (ex == nil) != (ey == nil):
+			if ex == nil {
+				return 1 // 1.0.0 > 1.0.0-beta
+			}
+			return -1
+		case ex != nil && x != y:
+			return strings.Compare(x, y)
+		}
+	}
+	return 0
+}
+
+func isVersionSep(r rune) bool { return r == '.' || r == '-' || r == '+' }
 
 // CheckInstalled finds the agent's program and asks a built-in CLI for its version (a custom agent's program
 // is only looked up: ace does not know how it tells its version, and running it may do more than print one).
@@ -33,7 +90,7 @@ func (p Profile) CheckInstalled(ctx context.Context) (Installed, error) {
 	if p.adapter == nil || p.adapter.CLI == "" {
 		return in, nil
 	}
-	in.Tested = p.adapter.TestedVersion
+	in.Tested = p.adapter.Tested
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, path, "--version").Output()

@@ -3,34 +3,69 @@ package agents
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/aceworks/ace/pkg/realcli"
 )
 
-// TestInstalledRealCLIs: the real CLIs, where installed, report the version their adapter was tested with (CI
-// installs the pinned ones; a mismatch means an adapter's TestedVersion and screens are due). Outside CI a
-// missing CLI skips; under CI=true it fails.
+// TestInstalledRealCLIs: each pinned CLI (tools/agent-clis/{oldest,newest}, what CI installs) is found by
+// CheckInstalled at the path its set installs it, reports the version its set pins, and that version is inside
+// the adapter's tested range. Outside CI a missing CLI skips; under CI=true it fails.
 func TestInstalledRealCLIs(t *testing.T) {
-	t.Parallel()
 	for _, name := range []string{"claude", "codex", "gemini"} {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			p, _ := Builtin(name)
-			if _, err := exec.LookPath(p.Adapter().CLI); err != nil {
-				if os.Getenv("CI") == "true" {
-					t.Fatalf("%s is not installed (CI installs the pinned CLIs: %s)", p.Adapter().CLI, p.InstallHint)
+		for _, c := range realcli.Pinned(t, name) {
+			t.Run(c.Label(), func(t *testing.T) {
+				t.Parallel()
+				realcli.Require(t, c)
+				p, _ := Builtin(name)
+				p.Command = c.Bin // the set's CLI itself, not ace's wrapper in front of it nor one on PATH
+				in, err := p.CheckInstalled(context.Background())
+				if err != nil {
+					t.Fatal(err)
 				}
-				t.Skipf("%s is not installed: %s", p.Adapter().CLI, p.InstallHint)
-			}
-			in, err := p.CheckInstalled(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if in.Version != p.Adapter().TestedVersion || in.Drift() {
-				t.Errorf("%s --version says %q, the adapter was tested with %q", name, in.Version, in.Tested)
-			}
-		})
+				if in.Version != c.Version || in.Drift() || in.Path != c.Bin {
+					t.Errorf("%s: %+v, want version %s at %s inside %s", name, in, c.Version, c.Bin, p.Adapter().Tested)
+				}
+			})
+		}
+	}
+}
+
+// TestTestedRangeIsPinned: each adapter's tested range is what tools/agent-clis pins, the one place versions
+// live — raise a pin and this says which adapter to change.
+func TestTestedRangeIsPinned(t *testing.T) {
+	for _, name := range []string{"claude", "codex", "gemini"} {
+		p, _ := Builtin(name)
+		oldest, err := realcli.PinnedVersion(name, "oldest")
+		if err != nil {
+			t.Fatal(err)
+		}
+		newest, err := realcli.PinnedVersion(name, "newest")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := p.Adapter().Tested, (VersionRange{oldest, newest}); got != want {
+			t.Errorf("%s: adapter Tested = %+v, tools/agent-clis pins %+v", name, got, want)
+		}
+	}
+}
+
+func TestCompareVersions(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		want int
+	}{
+		{"2.1.197", "2.1.331", -1}, {"2.1.331", "2.1.331", 0}, {"2.10.0", "2.9.9", 1}, {"0.169.0", "0.61.0", 1},
+		{"1.0.0-beta", "1.0.0", -1}, {"1.0", "1.0.0", 0}, {"1.0.0-beta.2", "1.0.0-beta.10", -1},
+	} {
+		if got := CompareVersions(c.a, c.b); got != c.want {
+			t.Errorf("CompareVersions(%q, %q) = %d, want %d", c.a, c.b, got, c.want)
+		}
+	}
+	r := VersionRange{"2.1.197", "2.1.331"}
+	if r.Place("2.1.100") != -1 || r.Place("2.1.200") != 0 || r.Place("2.1.400") != 1 || r.String() != "2.1.197–2.1.331" {
+		t.Errorf("range %v misplaces versions", r)
 	}
 }
 
@@ -44,7 +79,7 @@ func TestInstalledVersionDrift(t *testing.T) {
 	t.Setenv("PATH", bin)
 	p, _ := Builtin("codex")
 	in, err := p.CheckInstalled(context.Background())
-	if err != nil || in.Version != "0.170.2" || in.Tested != "0.169.0" || !in.Drift() || in.Path != filepath.Join(bin, "codex") {
+	if err != nil || in.Version != "0.170.2" || in.Tested.Newest != "0.169.0" || !in.Drift() || in.Path != filepath.Join(bin, "codex") {
 		t.Fatalf("%+v %v", in, err)
 	}
 	custom, _ := Resolve("mine", Override{Command: "codex --x"})

@@ -130,9 +130,15 @@ func checkAgent(ctx context.Context, c *check, app *App, name string) {
 		}
 	case err != nil:
 		c.warn("agent "+name, in.Path+": "+err.Error())
+	case in.Drift() && in.Tested.Place(in.Version) < 0:
+		c.warn("agent "+name, fmt.Sprintf("%s %s is older than the oldest release ace supports (%s): upgrade (%s)",
+			in.Path, in.Version, in.Tested.Oldest, installHint(p.Program(), p.InstallHint)+"@"+in.Tested.Newest))
 	case in.Drift():
-		c.warn("agent "+name, fmt.Sprintf("%s %s, but ace was tested with %s: its screens may have changed (%s)",
-			in.Path, in.Version, in.Tested, installHint(p.Program(), p.InstallHint)+"@"+in.Tested))
+		c.warn("agent "+name, fmt.Sprintf("%s %s is newer than the newest release ace was tested with (%s): its "+
+			"screens may have changed; check it with `ace agents check %s`, or install %s", in.Path, in.Version,
+			in.Tested.Newest, name, installHint(p.Program(), p.InstallHint)+"@"+in.Tested.Newest))
+	case in.Tested.Oldest != "" && in.Version != "":
+		c.ok("agent "+name, fmt.Sprintf("%s %s (inside the tested range %s)", in.Path, in.Version, in.Tested))
 	case in.Version != "":
 		c.ok("agent "+name, in.Path+" "+in.Version)
 	default:

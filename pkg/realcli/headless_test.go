@@ -32,10 +32,11 @@ func headlessArgs(cli string) []string {
 }
 
 func TestHeadlessWritesFile(t *testing.T) {
-	for _, cli := range []string{"claude", "codex", "gemini"} {
-		t.Run(cli, func(t *testing.T) {
+	for _, c := range pinnedCLIs(t) {
+		cli, bin := c.Name, c.Bin
+		t.Run(c.Label(), func(t *testing.T) {
 			t.Parallel()
-			bin := realcli.Require(t, cli)
+			realcli.Require(t, c)
 			if !realcli.Enter(t) {
 				return
 			}
@@ -46,7 +47,7 @@ func TestHeadlessWritesFile(t *testing.T) {
 				Turns: []modelserver.Turn{modelserver.WriteFile("NOTES.md", want)},
 				Final: "All done.",
 			})
-			h := realcli.NewHome(t, cli, srv.URL())
+			h := realcli.NewHome(t, c, srv.URL())
 			switch cli {
 			case "gemini":
 				h.Setenv("GEMINI_CLI_TRUST_WORKSPACE", "true")
@@ -117,4 +118,13 @@ func gitRepo(t *testing.T) string {
 		}
 	}
 	return dir
+}
+
+// pinnedCLIs are the pinned versions of every CLI, each once (realcli.Pinned).
+func pinnedCLIs(t *testing.T) []realcli.CLI {
+	var all []realcli.CLI
+	for _, cli := range []string{"claude", "codex", "gemini"} {
+		all = append(all, realcli.Pinned(t, cli)...)
+	}
+	return all
 }

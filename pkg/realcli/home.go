@@ -16,7 +16,7 @@ const TestAPIKey = "sk-modelserver-test-key"
 // Home is a fresh HOME for one CLI, holding only what a user of that CLI has, and the environment to run it
 // with: HOME, PATH, a terminal, the API key and the variable that points the CLI at the model server.
 type Home struct {
-	CLI  string
+	CLI  CLI
 	Dir  string
 	Env  []string
 	Base string // the model server's base URL
@@ -25,7 +25,7 @@ type Home struct {
 // GeminiSettings is gemini's settings file, relative to the HOME.
 const GeminiSettings = ".gemini/settings.json"
 
-// NewHome builds a fresh HOME for cli talking to the model server at baseURL (http://127.0.0.1:PORT):
+// NewHome builds a fresh HOME for the pinned CLI c talking to the model server at baseURL (http://127.0.0.1:PORT):
 //   - all: ~/.gitconfig with a name and e-mail (a user who commits has them);
 //   - claude: ANTHROPIC_BASE_URL, ANTHROPIC_API_KEY, ~/.claude.json {"hasCompletedOnboarding": true} (without it
 //     claude's first start runs an online onboarding check and exits);
@@ -35,12 +35,14 @@ const GeminiSettings = ".gemini/settings.json"
 //     its "gateway" auth, which 0.61 refuses headless: exit 41 "Invalid auth method selected.".
 //
 // Nothing else: dialogs a new user meets (trust, API-key confirmation, auth method) are left for the test.
-func NewHome(t testing.TB, cli, baseURL string) *Home {
+func NewHome(t testing.TB, c CLI, baseURL string) *Home {
 	t.Helper()
-	h := &Home{CLI: cli, Dir: t.TempDir(), Base: baseURL}
+	cli := c.Name
+	h := &Home{CLI: c, Dir: t.TempDir(), Base: baseURL}
 	tmp := filepath.Join(h.Dir, ".tmp")
+	// The pinned set's binaries first: ace, tmux and codex-gh find that version, never one installed by hand.
 	h.Env = []string{
-		"HOME=" + h.Dir, "PATH=" + os.Getenv("PATH"), "TERM=xterm-256color", "LANG=C.UTF-8", "USER=ace",
+		"HOME=" + h.Dir, "PATH=" + filepath.Dir(c.Bin) + string(os.PathListSeparator) + os.Getenv("PATH"), "TERM=xterm-256color", "LANG=C.UTF-8", "USER=ace",
 		"TMPDIR=" + tmp,
 	}
 	h.WriteFile(t, ".tmp/.keep", "")

@@ -15,7 +15,7 @@ import (
 	"testing"
 )
 
-// pinnedDir holds package.json with the CLI versions the tests run, relative to the module root.
+// pinnedDir holds the pinned sets of CLI versions the tests run (package.json each), relative to the module root.
 const pinnedDir = "tools/agent-clis"
 
 // npmPackage is each CLI's npm package in package.json.
@@ -39,24 +39,61 @@ func nodeMajor() (string, int) {
 	return v, major
 }
 
-// Require returns the path of cli's binary, or skips the test with the reason when node or the CLI is missing;
-// under CI=true it fails instead, so CI never passes by skipping.
-func Require(t testing.TB, cli string) string {
+// pinnedSets are the folders under pinnedDir that pin a set of CLI versions: the oldest release of each CLI ace
+// supports and the newest one tested. The real-CLI tests run against both.
+var pinnedSets = []string{"oldest", "newest"}
+
+// CLI is one pinned version of one agent CLI: the tests run a case for each (see Pinned).
+type CLI struct {
+	Name    string // claude, codex or gemini
+	Set     string // the pinned set it comes from (oldest, newest)
+	Version string // the version that set pins
+	Bin     string // the binary the set installs (it need not exist: Require checks)
+}
+
+// Label names the CLI in a subtest: "claude@2.1.197".
+func (c CLI) Label() string { return c.Name + "@" + c.Version }
+
+// Pinned lists the pinned versions of cli, oldest first; a version pinned by both sets is listed once, so a CLI
+// whose newest release is the oldest supported one costs one case, not two. A missing pin file fails the test.
+func Pinned(t testing.TB, cli string) []CLI {
 	t.Helper()
 	if _, ok := npmPackage[cli]; !ok {
 		t.Fatalf("realcli: unknown CLI %q (want claude, codex or gemini)", cli)
 	}
+	root, err := moduleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []CLI
+	for _, set := range pinnedSets {
+		v, err := PinnedVersion(cli, set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out) > 0 && out[len(out)-1].Version == v {
+			continue
+		}
+		out = append(out, CLI{Name: cli, Set: set, Version: v,
+			Bin: filepath.Join(root, pinnedDir, set, "node_modules", ".bin", cli)})
+	}
+	return out
+}
+
+// Require skips the test with the reason when node or the pinned CLI is not installed; under CI=true it fails
+// instead, so CI never passes by skipping. The pinned install is the one the test uses, never one on PATH: a CLI
+// installed by hand on a developer's machine is not what CI has.
+func Require(t testing.TB, c CLI) {
+	t.Helper()
 	if _, err := exec.LookPath("node"); err != nil {
 		missing(t, "node is not installed: the real-CLI tests need it (.ci/run installs it; or apt-get install nodejs npm)")
 	}
-	if v, major := nodeMajor(); major < minNode[cli] {
-		missing(t, fmt.Sprintf("%s needs Node >= %d, node is %s", cli, minNode[cli], v))
+	if v, major := nodeMajor(); major < minNode[c.Name] {
+		missing(t, fmt.Sprintf("%s needs Node >= %d, node is %s", c.Name, minNode[c.Name], v))
 	}
-	bin, err := Binary(cli)
-	if err != nil {
-		missing(t, err.Error())
+	if _, err := os.Stat(c.Bin); err != nil {
+		missing(t, fmt.Sprintf("%s %s is not installed: run `npm ci --prefix %s/%s` (what .ci/run does)", c.Name, c.Version, pinnedDir, c.Set))
 	}
-	return bin
 }
 
 // missing skips the test with reason, or fails it under CI=true.
@@ -68,29 +105,13 @@ func missing(t testing.TB, reason string) {
 	t.Skipf("realcli: %s", reason)
 }
 
-// Binary finds cli in the module's tools/agent-clis/node_modules/.bin (the pinned install `npm ci --prefix
-// tools/agent-clis` makes), then on PATH.
-func Binary(cli string) (string, error) {
-	if root, err := moduleRoot(); err == nil {
-		p := filepath.Join(root, pinnedDir, "node_modules", ".bin", cli)
-		if _, err := os.Stat(p); err == nil {
-			return p, nil
-		}
-	}
-	p, err := exec.LookPath(cli)
-	if err != nil {
-		return "", fmt.Errorf("%s is not installed: run `npm ci --prefix %s` (the pinned version) or put it on PATH", cli, pinnedDir)
-	}
-	return p, nil
-}
-
-// PinnedVersion is the version of cli that tools/agent-clis/package.json pins: the one place versions live.
-func PinnedVersion(cli string) (string, error) {
+// PinnedVersion is the version of cli that tools/agent-clis/<set>/package.json pins: the one place versions live.
+func PinnedVersion(cli, set string) (string, error) {
 	root, err := moduleRoot()
 	if err != nil {
 		return "", err
 	}
-	b, err := os.ReadFile(filepath.Join(root, pinnedDir, "package.json"))
+	b, err := os.ReadFile(filepath.Join(root, pinnedDir, set, "package.json"))
 	if err != nil {
 		return "", fmt.Errorf("read pinned CLI versions: %w", err)
 	}
@@ -98,11 +119,11 @@ func PinnedVersion(cli string) (string, error) {
 		Dependencies map[string]string `json:"dependencies"`
 	}
 	if err := json.Unmarshal(b, &pkg); err != nil {
-		return "", fmt.Errorf("parse %s/package.json: %w", pinnedDir, err)
+		return "", fmt.Errorf("parse %s/%s/package.json: %w", pinnedDir, set, err)
 	}
 	v, ok := pkg.Dependencies[npmPackage[cli]]
 	if !ok {
-		return "", fmt.Errorf("%s/package.json pins no %s", pinnedDir, npmPackage[cli])
+		return "", fmt.Errorf("%s/%s/package.json pins no %s", pinnedDir, set, npmPackage[cli])
 	}
 	return v, nil
 }

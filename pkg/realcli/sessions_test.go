@@ -25,14 +25,12 @@ import (
 // session title) are billed too, but no CLI records them in its sessions. ACE_RECORD_SESSIONS=1 keeps the
 // session files, trimmed, as pkg/agents/testdata/sessions/<cli>-<version>/ (see the README there).
 func TestSessionUsage(t *testing.T) {
-	for _, cli := range []string{"claude", "codex", "gemini"} {
-		t.Run(cli, func(t *testing.T) {
+	for _, c := range pinnedCLIs(t) {
+		cli, bin := c.Name, c.Bin
+		t.Run(c.Label(), func(t *testing.T) {
 			t.Parallel()
-			bin := realcli.Require(t, cli)
-			version, err := realcli.PinnedVersion(cli)
-			if err != nil {
-				t.Fatal(err)
-			}
+			realcli.Require(t, c)
+			version := c.Version
 			fixtures, _ := filepath.Abs(filepath.Join("..", "agents", "testdata", "sessions", cli+"-"+version))
 			if !realcli.Enter(t) {
 				return
@@ -47,7 +45,7 @@ func TestSessionUsage(t *testing.T) {
 				// claude writes the text and the tool call as two lines of one response.
 				modelserver.WriteFile("TMUX.md", want).Saying("Writing the file now."),
 			}})
-			h := realcli.NewHome(t, cli, srv.URL())
+			h := realcli.NewHome(t, c, srv.URL())
 			if cli == "gemini" {
 				h.Setenv("GEMINI_CLI_TRUST_WORKSPACE", "true") // as ace runs it (agents.geminiRunEnv)
 			}
@@ -78,6 +76,7 @@ func TestSessionUsage(t *testing.T) {
 			// The CLI writes the last response's usage after drawing its answer: wait for the file to say it.
 			var got agents.Usage
 			for ctx.Err() == nil {
+				var err error
 				if got, err = prof.SessionUsage(agents.UserEnv{Home: h.Dir}, repo, start); err != nil {
 					t.Fatal(err)
 				}

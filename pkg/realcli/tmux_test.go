@@ -68,17 +68,15 @@ var interactive = map[string]cliScreens{
 // interactive, pastes a prompt at the ready marker and waits for the scripted file. The screens passed must be
 // the ones recorded under testdata/screens/<cli>-<version>/ (ACE_RECORD_SCREENS=1 records them again).
 func TestInteractiveFirstRun(t *testing.T) {
-	for _, cli := range []string{"claude", "codex", "gemini"} {
-		t.Run(cli, func(t *testing.T) {
+	for _, c := range pinnedCLIs(t) {
+		cli, bin := c.Name, c.Bin
+		t.Run(c.Label(), func(t *testing.T) {
 			t.Parallel()
-			bin := realcli.Require(t, cli)
+			realcli.Require(t, c)
 			if _, err := exec.LookPath("tmux"); err != nil {
 				t.Skip("tmux is not installed")
 			}
-			version, err := realcli.PinnedVersion(cli)
-			if err != nil {
-				t.Fatal(err)
-			}
+			version := c.Version
 			fixtures, _ := filepath.Abs(filepath.Join("testdata", "screens", cli+"-"+version))
 			if !realcli.Enter(t) {
 				return
@@ -88,7 +86,7 @@ func TestInteractiveFirstRun(t *testing.T) {
 			srv := modelserver.Start(t, modelserver.Scenario{
 				Dir: repo, Turns: []modelserver.Turn{modelserver.WriteFile("TMUX.md", want)}, Final: "All done.",
 			})
-			h := realcli.NewHome(t, cli, srv.URL())
+			h := realcli.NewHome(t, c, srv.URL())
 			if cli == "gemini" {
 				// A fresh HOME: no auth method chosen yet, so gemini shows its auth screen.
 				if err := os.Remove(filepath.Join(h.Dir, realcli.GeminiSettings)); err != nil {

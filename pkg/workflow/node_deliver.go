@@ -155,10 +155,11 @@ func (e *Engine) pasteLost(ctx context.Context, r *store.Run, screen string) (Re
 // it is answered again, at most dialogAnswers times: spaced, never a key per look (pressing again and again
 // stalls codex). Still there after that, it goes to a human with the screen.
 func (e *Engine) answerDialog(ctx context.Context, r *store.Run, prof agents.Profile, screen string, poll time.Duration) (Result, error) {
-	keys, name, ok := prof.DialogResponse(screen)
+	d, ok := prof.DialogOn(screen)
 	if !ok {
 		return Stay(poll), nil
 	}
+	name := d.Name
 	st := &r.State
 	if st.Dialog != name {
 		st.Dialog, st.DialogScreen, st.DialogAt, st.DialogAnswers = name, "", e.o.Now(), 0
@@ -180,7 +181,14 @@ func (e *Engine) answerDialog(ctx context.Context, r *store.Run, prof agents.Pro
 		clearDialog(r)
 		return toHuman(), nil
 	}
-	if err := e.o.Sessions.SendKeys(ctx, r.Session, keys...); err != nil {
+	if err := e.answerDialogOnce(ctx, r, d, screen); errOptionMissing(err) {
+		if err := e.askHuman(ctx, r, fmt.Sprintf("The agent shows its %s dialog, but ace found none of its options "+
+			"that means what it wants (%s). Answer with the keys or text that pass it.", name, d.Choose), screen); err != nil {
+			return Result{}, err
+		}
+		clearDialog(r)
+		return toHuman(), nil
+	} else if err != nil {
 		return Result{}, fmt.Errorf("answer the %s dialog: %w", name, err)
 	}
 	st.DialogScreen, st.DialogAt = screenDigest(screen), e.o.Now()
@@ -194,12 +202,20 @@ func (e *Engine) answerDialog(ctx context.Context, r *store.Run, prof agents.Pro
 	return Stay(poll), nil
 }
 
-// autoApprove answers a permission dialog with the profile's "yes" when auto_approve is set.
+// answerDialogOnce answers dialog d on screen: its option by meaning, or its keys where it has no options.
+func (e *Engine) answerDialogOnce(ctx context.Context, r *store.Run, d agents.Dialog, screen string) error {
+	if d.Choose != nil {
+		return e.chooseOption(ctx, r, screen, d.Choose)
+	}
+	return e.o.Sessions.SendKeys(ctx, r.Session, d.Keys...)
+}
+
+// autoApprove answers a permission dialog with the profile's "allow once" option when auto_approve is set.
 func (e *Engine) autoApprove(ctx context.Context, r *store.Run, prof agents.Profile, screen string, poll time.Duration) (Result, bool) {
-	if prof.Classify(screen, false, 0) != agents.StateApproval || !prof.AutoApprove || len(prof.ApproveKeys) == 0 {
+	if prof.Classify(screen, false, 0) != agents.StateApproval || !prof.AutoApprove || prof.Approve == nil {
 		return Result{}, false
 	}
-	if err := e.o.Sessions.SendKeys(ctx, r.Session, prof.ApproveKeys...); err != nil {
+	if err := e.chooseOption(ctx, r, screen, prof.Approve); err != nil {
 		return Result{}, false
 	}
 	e.event(ctx, r, "approved", "answered a permission dialog (auto_approve)")

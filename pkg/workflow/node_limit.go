@@ -58,17 +58,17 @@ func (e *Engine) limitOnScreen(ctx context.Context, r *store.Run, prof agents.Pr
 	return e.pause(ctx, r, l, false, count), true, nil
 }
 
-// answerLimitMenu answers the menu a limit opened on screen, if one is there, with the key that keeps the user's
-// choice (codex's Enter would switch the model).
+// answerLimitMenu answers the menu a limit opened on screen, if one is there, with the option that keeps the
+// user's choice (codex's preselected option would switch the model).
 func (e *Engine) answerLimitMenu(ctx context.Context, r *store.Run, prof agents.Profile, screen string) (bool, error) {
-	keys, found := prof.LimitMenu(screen)
+	d, found := prof.LimitMenu(screen)
 	if !found {
 		return false, nil
 	}
-	if err := e.o.Sessions.SendKeys(ctx, r.Session, keys...); err != nil {
+	if err := e.chooseOption(ctx, r, screen, d.Choose); err != nil {
 		return false, fmt.Errorf("answer the limit menu: %w", err)
 	}
-	e.event(ctx, r, EventLimit, fmt.Sprintf("answered the usage-limit menu with %v (keeps the user's choice)", keys))
+	e.event(ctx, r, EventLimit, fmt.Sprintf("answered the usage-limit menu with %q (keeps the user's choice)", d.Choose))
 	e.forget(r.ID)
 	return true, nil
 }

@@ -86,13 +86,20 @@ func (e *Engine) observeScreen(ctx context.Context, r *store.Run) (Result, error
 	}
 	switch o.state {
 	case agents.StateApproval:
-		if prof.AutoApprove && len(prof.ApproveKeys) > 0 {
-			if err := e.o.Sessions.SendKeys(ctx, r.Session, prof.ApproveKeys...); err != nil {
+		if prof.AutoApprove && prof.Approve != nil {
+			err := e.chooseOption(ctx, r, o.screen, prof.Approve)
+			if err == nil {
+				e.event(ctx, r, "approved", "answered a permission dialog (auto_approve)")
+				return Stay(m.Interval.Duration), nil
+			}
+			if !errOptionMissing(err) {
 				return Result{}, fmt.Errorf("approve: %w", err)
 			}
-			e.event(ctx, r, "approved", "answered a permission dialog (auto_approve)")
-			e.forget(r.ID)
-			return Stay(m.Interval.Duration), nil
+			if err := e.askHuman(ctx, r, "The agent asks for permission, and ace (auto_approve) found no option "+
+				"that allows it once:", o.screen); err != nil {
+				return Result{}, err
+			}
+			return toHuman(), nil
 		}
 		if err := e.askHuman(ctx, r, "The agent asks for permission:", o.screen); err != nil {
 			return Result{}, err

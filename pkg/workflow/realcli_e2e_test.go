@@ -52,7 +52,8 @@ func commitTurns() []modelserver.Turn {
 //   - approval (tmux, no auto_approve; claude and gemini): each permission dialog goes to the issue, the human
 //     answers with the option's number, ace presses it, and the run goes on to a PR.
 func TestRealCLIs(t *testing.T) {
-	for _, cli := range []string{"claude", "codex", "gemini"} {
+	for _, c := range pinnedCLIs(t) {
+		cli := c.Name
 		for _, runner := range []string{"tmux", "exec"} {
 			for _, kind := range []string{"fix", "question", "approval"} {
 				if kind == "approval" && (runner == "exec" || cli == "codex") {
@@ -60,21 +61,22 @@ func TestRealCLIs(t *testing.T) {
 					// asks for nothing this script does: its edits and git commit stay inside the sandbox.
 					continue
 				}
-				t.Run(cli+"/"+runner+"/"+kind, func(t *testing.T) {
+				t.Run(c.Label()+"/"+runner+"/"+kind, func(t *testing.T) {
 					t.Parallel()
-					realcli.Require(t, cli)
+					realcli.Require(t, c)
 					if !realcli.Enter(t) {
 						return
 					}
-					runRealCase(t, cli, runner, kind)
+					runRealCase(t, c, runner, kind)
 				})
 			}
 		}
 	}
 }
 
-func runRealCase(t *testing.T, cli, runner, kind string) {
+func runRealCase(t *testing.T, c realcli.CLI, runner, kind string) {
 	start := time.Now()
+	cli := c.Name
 	toml := testPrices + fmt.Sprintf("\n[agent]\ndefault = %q\n\n[agents.%s]\n", cli, cli)
 	if runner == "exec" {
 		toml += "runner = \"exec\"\n"
@@ -101,7 +103,7 @@ func runRealCase(t *testing.T, cli, runner, kind string) {
 		}
 	}
 	turns = append(turns, commitTurns()...)
-	w := newRealWorld(t, cli, toml, strings.Join(realIssueBody, "\n"), turns)
+	w := newRealWorld(t, c, toml, strings.Join(realIssueBody, "\n"), turns)
 
 	r := w.drive(workflow.UntilSettled, 3*time.Minute)
 	if kind == "question" {

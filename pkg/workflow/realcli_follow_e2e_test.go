@@ -54,17 +54,25 @@ const (
 // change on a line → the agent gets path:line and pushes → an untrusted user's /ace comment never reaches the
 // model → the PR is merged → the run is done, its working copy and session gone, one status comment.
 func TestRealCLIFollowsItsPullRequest(t *testing.T) {
-	t.Parallel()
-	const cli = "claude" // the quickest and steadiest of the three in tmux
-	realcli.Require(t, cli)
-	if !realcli.Enter(t) {
-		return
+	// claude: the quickest and steadiest of the three in tmux.
+	for _, c := range realcli.Pinned(t, "claude") {
+		t.Run(c.Label(), func(t *testing.T) {
+			t.Parallel()
+			realcli.Require(t, c)
+			if !realcli.Enter(t) {
+				return
+			}
+			runFollowCase(t, c)
+		})
 	}
+}
+
+func runFollowCase(t *testing.T, c realcli.CLI) {
 	start := time.Now()
 	toml := "[agent]\ndefault = \"claude\"\n\n[agents.claude]\nauto_approve = true\n"
-	w := newRealWorld(t, cli, toml, "Please add GREETING.md saying hello.", followTurns(), func(c *config.Config) {
-		c.PR.Follow = true
-		c.PR.LogBudget = 2048
+	w := newRealWorld(t, c, toml, "Please add GREETING.md saying hello.", followTurns(), func(cfg *config.Config) {
+		cfg.PR.Follow = true
+		cfg.PR.LogBudget = 2048
 	})
 	w.gh.SetGitDir(testRepo, w.remote)
 	w.gh.SetPermission(testRepo, "carol", "write")

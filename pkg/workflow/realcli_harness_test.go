@@ -27,6 +27,7 @@ import (
 type realWorld struct {
 	t      *testing.T
 	cli    string
+	pinned realcli.CLI
 	srv    *modelserver.Server
 	gh     *fakegithub.Server
 	remote string
@@ -39,15 +40,16 @@ type realWorld struct {
 // changes the configuration last (the follow-through case turns pr.follow on).
 // The process environment becomes the fresh HOME's: this process runs this one test only (realcli.Enter
 // re-executed it in its namespace), so ace, its tmux server and the CLI see what a user's shell would give.
-func newRealWorld(t *testing.T, cli, aceTOML, body string, turns []modelserver.Turn, tune ...func(*config.Config)) *realWorld {
+func newRealWorld(t *testing.T, c realcli.CLI, aceTOML, body string, turns []modelserver.Turn, tune ...func(*config.Config)) *realWorld {
 	t.Helper()
 	dir := t.TempDir()
 	root := filepath.Join(dir, "root")
-	w := &realWorld{t: t, cli: cli}
+	cli := c.Name
+	w := &realWorld{t: t, cli: cli, pinned: c}
 	w.srv = modelserver.Start(t, modelserver.Scenario{
 		Dir: filepath.Join(root, "worktrees", "acme", "widgets", fmt.Sprint(testIssue)), Turns: turns, Final: "All done.",
 	})
-	home := realcli.NewHome(t, cli, w.srv.URL())
+	home := realcli.NewHome(t, c, w.srv.URL())
 	for _, kv := range append(home.Env, "GITHUB_TOKEN="+botToken, "CI=") {
 		k, v, _ := strings.Cut(kv, "=")
 		if err := os.Setenv(k, v); err != nil {
@@ -190,4 +192,13 @@ func (w *realWorld) events(r *store.Run) string {
 		fmt.Fprintf(&b, "%s %s: %s\n", e.Time.Format("15:04:05.000"), e.Kind, e.Message)
 	}
 	return b.String()
+}
+
+// pinnedCLIs are the pinned versions of every CLI, each once (realcli.Pinned): the real-CLI cases run on each.
+func pinnedCLIs(t *testing.T) []realcli.CLI {
+	var all []realcli.CLI
+	for _, cli := range []string{"claude", "codex", "gemini"} {
+		all = append(all, realcli.Pinned(t, cli)...)
+	}
+	return all
 }

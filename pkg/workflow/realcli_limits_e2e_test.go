@@ -28,22 +28,23 @@ const limitBackoff = 25 * time.Second
 // pauses at paused_limit with the resume_at the CLI's words allow, spends no nudge, asks no human, and after
 // the reset resumes the same conversation with limits.continue and opens its PR.
 func TestRealCLILimits(t *testing.T) {
-	for _, cli := range []string{"claude", "codex", "gemini"} {
+	for _, c := range pinnedCLIs(t) {
 		for _, runner := range []string{"tmux", "exec"} {
-			t.Run(cli+"/"+runner, func(t *testing.T) {
+			t.Run(c.Label()+"/"+runner, func(t *testing.T) {
 				t.Parallel()
-				realcli.Require(t, cli)
+				realcli.Require(t, c)
 				if !realcli.Enter(t) {
 					return
 				}
-				runLimitCase(t, cli, runner)
+				runLimitCase(t, c, runner)
 			})
 		}
 	}
 }
 
-func runLimitCase(t *testing.T, cli, runner string) {
+func runLimitCase(t *testing.T, c realcli.CLI, runner string) {
 	start := time.Now()
+	cli := c.Name
 	toml := fmt.Sprintf("[agent]\ndefault = %q\n\n[agents.%s]\n", cli, cli)
 	if runner == "exec" {
 		toml += "runner = \"exec\"\n"
@@ -56,7 +57,7 @@ func runLimitCase(t *testing.T, cli, runner string) {
 	}
 	turns = append(turns, commitTurns()...)
 	const margin = 2 * time.Second
-	w := newRealWorld(t, cli, toml, "Please add GREETING.md.", turns, func(c *config.Config) {
+	w := newRealWorld(t, c, toml, "Please add GREETING.md.", turns, func(c *config.Config) {
 		c.Limits.ResumeMargin = config.Duration{Duration: margin}
 		c.Limits.Backoff = config.Duration{Duration: limitBackoff}
 	})

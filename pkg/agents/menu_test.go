@@ -1,0 +1,109 @@
+package agents
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestParseMenuRealScreens reads the menus of real captures: the options in order, the selected one, and the
+// option each built-in dialog wants found by its meaning, wherever the release put it.
+func TestParseMenuRealScreens(t *testing.T) {
+	for _, c := range []struct {
+		file     string
+		options  []string
+		selected int
+		want     string // a regex the wanted option matches; "" for none
+		wantAt   int
+	}{
+		{"real/claude-2.1.197/01-trust.txt", []string{"Yes, I trust this folder", "No, exit"}, 0, "trust", 0},
+		{"real/claude-2.1.331/01-trust.txt", []string{"No, exit", "Yes, I trust this folder"}, 0, "trust", 1},
+		{"real/claude-2.1.197/02-api-key.txt", []string{"Yes", "No (recommended)"}, 1, "api-key", 0},
+		{"real/codex-0.169.0/02-sign-in.txt", []string{"Sign in with ChatGPT", "Sign in with Device Code", "Sign in another way"}, 0, "sign-in", 2},
+		{"real/codex-0.169.0/05-trust.txt", []string{"Trust and continue", "Back to Agent Command Center"}, 0, "trust", 0},
+		{"real/gemini-0.61.0/01-trust.txt", []string{"Trust folder (project)", "Trust parent folder (user)", "Don't trust"}, 0, "trust", 0},
+		{"real/gemini-0.61.0/02-auth-method.txt", []string{"Sign in with Google", "Use Gemini API Key", "Vertex AI"}, 1, "auth-method", 1},
+		{"screens/claude/question-real-ask.txt", []string{"Formal", "Casual", "Type something."}, 0, "", -1},
+	} {
+		t.Run(c.file, func(t *testing.T) {
+			screen, err := os.ReadFile(filepath.Join("testdata", c.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, ok := ParseMenu(string(screen))
+			if !ok {
+				t.Fatalf("no menu in\n%s", screen)
+			}
+			var texts []string
+			for _, o := range m.Options {
+				texts = append(texts, o.Text)
+			}
+			if !slices.Equal(texts, c.options) || m.Selected != c.selected {
+				t.Fatalf("options %q selected %d, want %q selected %d", texts, m.Selected, c.options, c.selected)
+			}
+			if c.want == "" {
+				return
+			}
+			cli := filepath.Base(filepath.Dir(c.file))
+			name, _, _ := strings.Cut(cli, "-")
+			p, _ := Builtin(name)
+			d, ok := p.dialogNamed(c.want)
+			if !ok {
+				t.Fatalf("%s has no dialog %s", p.Name, c.want)
+			}
+			if got := m.Find(d.Choose); got != c.wantAt {
+				t.Errorf("dialog %s wants option %d, found %d", c.want, c.wantAt, got)
+			}
+		})
+	}
+}
+
+// TestMenuAnswers: a number or an option's words pick it; other words go to the free-text option.
+func TestMenuAnswers(t *testing.T) {
+	screen, err := os.ReadFile(filepath.Join("testdata", "screens", "claude", "question-real-ask.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := ParseMenu(string(screen))
+	for answer, want := range map[string]int{"2": 1, "casual": 1, "Formal.": 0, "Formal, please: \"Good day.\"": -1, "9": -1} {
+		if got := m.Choose(answer); got != want {
+			t.Errorf("Choose(%q) = %d, want %d", answer, got, want)
+		}
+	}
+	if m.FreeText() != 2 || !slices.Equal(m.Moves(2), []string{"Down", "Down"}) {
+		t.Errorf("free text at %d, moves %v", m.FreeText(), m.Moves(2))
+	}
+	if got := m.Describe(); got != "1. Formal (selected)\n2. Casual\n3. Type something.\n" {
+		t.Errorf("Describe = %q", got)
+	}
+	if _, ok := ParseMenu("❯ \n  ? for shortcuts\n"); ok {
+		t.Error("an empty composer is not a menu")
+	}
+	custom := "Pick a colour\n  1. Red\n> 2. Blue\n"
+	if m, ok := ParseMenu(custom); !ok || m.Selected != 1 || m.Find(regexp.MustCompile(`^Red$`)) != 0 || !slices.Equal(m.Moves(0), []string{"Up"}) {
+		t.Errorf("custom menu: %+v %v", m, ok)
+	}
+}
+
+// TestClassifyFromTheBottomUp: a custom agent that leaves its output on screen is ready once it draws its prompt
+// below a line that matched its busy marker, and busy while the busy line is the lowest.
+func TestClassifyFromTheBottomUp(t *testing.T) {
+	p, err := Resolve("mine", Override{Command: "my-agent", Markers: MarkerOverride{Ready: `^READY>`, Busy: `working`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Classify("READY> go\nworking on it (1)\nworking on it (2)\nall done\nREADY>\n", false, 0); got != StateReady {
+		t.Errorf("output left on screen above the prompt: %s, want ready", got)
+	}
+	if got := p.Classify("READY> go\nworking on it (1)\n", false, 0); got != StateBusy {
+		t.Errorf("a working agent: %s, want busy", got)
+	}
+	claude, _ := Builtin("claude")
+	busy, _ := os.ReadFile(filepath.Join("testdata", "screens", "claude", "busy-1.txt"))
+	if got := claude.Classify(string(busy), false, 0); got != StateBusy {
+		t.Errorf("claude working above its composer: %s, want busy", got)
+	}
+}

@@ -1,0 +1,181 @@
+package workflow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/aceworks/ace/pkg/agents"
+	"github.com/aceworks/ace/pkg/store"
+	"github.com/aceworks/ace/pkg/tmuxops"
+)
+
+// Menus on an agent's screen (dialogs, permission prompts, limit menus, questions) are answered by meaning: the
+// option is found by its words (agents.Menu), the cursor moved there with arrow keys, and Enter pressed only once
+// a fresh look shows that option selected. Number keys are never pressed: in some menus they submit at once, in
+// others they only move, and an Enter after a number that did not move picks the preselected option.
+
+// OptionMissingError: the menu on screen has no option that means what ace wants (a release reworded it); the
+// screen goes to a human, never a guess.
+type OptionMissingError struct {
+	Want string
+	Menu agents.Menu
+}
+
+func (e *OptionMissingError) Error() string {
+	return fmt.Sprintf("no option means %q in the agent's menu:\n%s", e.Want, e.Menu.Describe())
+}
+
+// cursorWait bounds how long a moved cursor may take to show; cursorMoves how often ace moves it before a human
+// gets the screen.
+const (
+	cursorWait  = 2 * time.Second
+	cursorMoves = 3
+)
+
+// chooseOption answers the menu on screen with the option whose words match want.
+func (e *Engine) chooseOption(ctx context.Context, r *store.Run, screen string, want *regexp.Regexp) error {
+	m, ok := agents.ParseMenu(screen)
+	if !ok {
+		return &OptionMissingError{Want: want.String()}
+	}
+	i := m.Find(want)
+	if i < 0 {
+		return &OptionMissingError{Want: want.String(), Menu: m}
+	}
+	if err := e.moveTo(ctx, r, m, i); err != nil {
+		return err
+	}
+	e.forget(r.ID)
+	return e.o.Sessions.SendKeys(ctx, r.Session, "Enter")
+}
+
+// moveTo moves the menu's cursor to option i and returns once the screen shows it there.
+func (e *Engine) moveTo(ctx context.Context, r *store.Run, m agents.Menu, i int) error {
+	want := m.Options[i].Text
+	for moves := 0; m.Selected != i; moves++ {
+		if moves == cursorMoves {
+			return fmt.Errorf("the cursor did not reach %q after %d moves; the menu shows:\n%s", want, moves, m.Describe())
+		}
+		if err := e.o.Sessions.SendKeys(ctx, r.Session, m.Moves(i)...); err != nil {
+			return err
+		}
+		var err error
+		if m, err = e.waitMenu(ctx, r, func(now agents.Menu) bool { return now.Selected == i }); err != nil {
+			return err
+		}
+		if len(m.Options) <= i || m.Options[i].Text != want {
+			return fmt.Errorf("the agent's menu changed while ace moved to %q:\n%s", want, m.Describe())
+		}
+	}
+	return nil
+}
+
+// waitMenu looks at the screen until its menu satisfies ok or cursorWait passes, and returns the last menu seen.
+func (e *Engine) waitMenu(ctx context.Context, r *store.Run, ok func(agents.Menu) bool) (agents.Menu, error) {
+	var m agents.Menu
+	for deadline := time.Now().Add(cursorWait); ; {
+		screen, err := e.o.Sessions.Capture(ctx, r.Session, 0)
+		if err != nil {
+			return m, err
+		}
+		if now, found := agents.ParseMenu(screen); found {
+			m = now
+			if ok(m) {
+				return m, nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return m, nil
+		}
+		select {
+		case <-ctx.Done():
+			return m, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// answerMenu puts a human's answer into the menu on screen (claude's question, a permission prompt, codex's and
+// gemini's lists): a number or an option's words pick that option; other words go into the menu's free-text
+// option ("Type something.") and are submitted; a menu without one gets them in the composer.
+func (e *Engine) answerMenu(ctx context.Context, r *store.Run, prof agents.Profile, screen, answer string) error {
+	e.forget(r.ID)
+	m, ok := agents.ParseMenu(screen)
+	if !ok {
+		return e.type_(ctx, r, answer)
+	}
+	if i := m.Choose(answer); i >= 0 && i != m.FreeText() {
+		return e.chooseOption(ctx, r, screen, regexp.MustCompile("^"+regexp.QuoteMeta(m.Options[i].Text)+"$"))
+	}
+	free := m.FreeText()
+	if free < 0 {
+		return e.type_(ctx, r, answer)
+	}
+	if err := e.moveTo(ctx, r, m, free); err != nil {
+		return err
+	}
+	// The words go into the free-text field the cursor is on; Enter only once they show there, and again until
+	// the menu is gone (the agent took the answer): an Enter that raced the paste left it typed but unsent.
+	t := e.cfg.Tmux
+	taken := func(screen string) bool {
+		now, found := agents.ParseMenu(screen)
+		return !found || prof.Classify(screen, false, 0) != agents.StateQuestion || now.FreeText() < 0
+	}
+	return e.o.Sessions.Deliver(ctx, r.Session, answer, tmuxops.DeliverOptions{
+		Ready:         func(string) bool { return true },
+		Shown:         func(screen string) bool { return strings.Contains(screen, answerProbe(answer)) },
+		PasteTimeout:  pasteShowWait,
+		Submitted:     func(before, after string) bool { return before != after && taken(after) },
+		ReadyTimeout:  t.EnterDelay.Duration,
+		EnterCount:    1,
+		EnterDelay:    t.EnterDelay.Duration,
+		SubmitRetries: t.SubmitRetries,
+	})
+}
+
+// answerProbe is the beginning of an answer as a screen shows it: its first line, up to 20 characters.
+func answerProbe(answer string) string {
+	line := firstLine(answer)
+	if r := []rune(line); len(r) > 20 {
+		line = string(r[:20])
+	}
+	return line
+}
+
+// questionText is what a menu on screen asks, as text for the issue: the lines above its options (the
+// question) and the options themselves; "" when the screen shows no menu.
+func questionText(screen string) string {
+	m, ok := agents.ParseMenu(screen)
+	if !ok {
+		return ""
+	}
+	lines := strings.Split(strings.TrimRight(screen, "\n "), "\n")
+	first := m.Options[0].Text
+	var above []string
+	for i := len(lines) - 1; i >= 0; i-- {
+		if strings.Contains(lines[i], first) {
+			for j := i - 1; j >= 0 && len(above) < 3; j-- {
+				l := strings.Trim(strings.TrimSpace(lines[j]), "│┃─╭╮╰╯☐ ")
+				if l == "" {
+					if len(above) > 0 {
+						break
+					}
+					continue
+				}
+				above = append([]string{l}, above...)
+			}
+			break
+		}
+	}
+	return strings.Join(above, "\n") + "\n\n" + m.Describe()
+}
+
+// errOptionMissing reports whether err says a menu lacked the option ace wanted.
+func errOptionMissing(err error) bool {
+	var missing *OptionMissingError
+	return errors.As(err, &missing)
+}
