@@ -38,7 +38,9 @@ func claudeProfile() Profile {
 	approval := `Do you want to (proceed|create|make|edit|overwrite)`
 	return Profile{
 		Command: "claude --model {model}", Model: "sonnet",
-		Markers: Markers{Ready: re(`\? for shortcuts`), Busy: re(`esc to interrupt`), Approval: re(approval),
+		// 2.1.331's idle footer names the permission mode ("⏵⏵ auto mode on (shift+tab to cycle)") where
+		// 2.1.197 said "? for shortcuts"; both stay under the working line (ComposerStays).
+		Markers: Markers{Ready: re(`\? for shortcuts|\(shift\+tab to cycle\)`), Busy: re(`esc to interrupt`), Approval: re(approval),
 			// AskUserQuestion: a numbered list the human answers, never ace.
 			Question: re(`Enter to select`),
 			Pasted:   re(`\[Pasted text #\d+`)},

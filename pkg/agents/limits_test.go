@@ -64,7 +64,7 @@ func TestLimitOnScreen(t *testing.T) {
 	cases := []struct {
 		agent, screen string
 		want          time.Time // zero: no reset time given
-		menu          string        // the option that keeps the user's choice; "" for no menu
+		menu          string    // the option that keeps the user's choice; "" for no menu
 	}{
 		{"claude", claudeLimitScreen, time.Date(2025, 3, 4, 19, 17, 0, 0, time.UTC), "Stop and wait for limit to reset"},
 		{"claude", claudeAPIKeyScreen, time.Time{}, ""},

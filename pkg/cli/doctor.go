@@ -135,8 +135,8 @@ func checkAgent(ctx context.Context, c *check, app *App, name string) {
 			in.Path, in.Version, in.Tested.Oldest, installHint(p.Program(), p.InstallHint)+"@"+in.Tested.Newest))
 	case in.Drift():
 		c.warn("agent "+name, fmt.Sprintf("%s %s is newer than the newest release ace was tested with (%s): its "+
-			"screens may have changed; check it with `ace agents check %s`, or install %s", in.Path, in.Version,
-			in.Tested.Newest, name, installHint(p.Program(), p.InstallHint)+"@"+in.Tested.Newest))
+			"screens may have changed (a screen ace cannot place goes to a human on the issue); or install %s",
+			in.Path, in.Version, in.Tested.Newest, installHint(p.Program(), p.InstallHint)+"@"+in.Tested.Newest))
 	case in.Tested.Oldest != "" && in.Version != "":
 		c.ok("agent "+name, fmt.Sprintf("%s %s (inside the tested range %s)", in.Path, in.Version, in.Tested))
 	case in.Version != "":

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/modelserver"
 	"github.com/aceworks/ace/pkg/realcli"
 )
@@ -23,11 +24,13 @@ type cliScreens struct {
 	ready   *regexp.Regexp
 }
 
-// screen is a first-run screen (or a prompt the CLI puts up mid-turn) and the keys that pass it.
+// screen is a first-run screen (or a prompt the CLI puts up mid-turn) and the keys that pass it: the option
+// whose words match choose, moved to and confirmed (as ace does: releases move options), or keys.
 type screen struct {
-	name  string
-	match *regexp.Regexp
-	keys  []string
+	name   string
+	match  *regexp.Regexp
+	keys   []string
+	choose *regexp.Regexp
 }
 
 // interactive lists, per CLI, the screens a fresh HOME meets and its ready marker. The match lowest on the screen
@@ -35,30 +38,30 @@ type screen struct {
 var interactive = map[string]cliScreens{
 	"claude": {
 		screens: []screen{
-			{"trust", regexp.MustCompile(`Is this a project you created or one you trust`), []string{"Enter"}},
-			{"api-key", regexp.MustCompile(`Do you want to use this API key\?`), []string{"1"}},
-			{"permission-write", regexp.MustCompile(`Do you want to (create|make this edit to) `), []string{"1"}},
+			{"trust", regexp.MustCompile(`Is this a project you created or one you trust`), nil, regexp.MustCompile(`^Yes, I trust this folder`)},
+			{"api-key", regexp.MustCompile(`Do you want to use this API key\?`), nil, regexp.MustCompile(`^Yes$`)},
+			{"permission-write", regexp.MustCompile(`Do you want to (create|make this edit to) `), nil, regexp.MustCompile(`^Yes$`)},
 		},
-		ready: regexp.MustCompile(`\? for shortcuts`),
+		ready: regexp.MustCompile(`\? for shortcuts|\(shift\+tab to cycle\)`),
 	},
 	"codex": {
 		screens: []screen{
-			{"sign-in", regexp.MustCompile(`Sign in with ChatGPT`), []string{"3"}},
-			{"sign-in-other", regexp.MustCompile(`Use an OpenAI API key`), []string{"Enter"}},
-			{"api-key-save", regexp.MustCompile(`Press enter to save`), []string{"Enter"}},
-			{"trust", regexp.MustCompile(`Trust this folder|Do you trust the contents`), []string{"Enter"}},
-			{"model-notice", regexp.MustCompile(`Use existing model`), []string{"2"}},
-			{"approval-edit", regexp.MustCompile(`Would you like to make the following edits\?`), []string{"y"}},
-			{"approval-run", regexp.MustCompile(`Would you like to run the following command\?`), []string{"y"}},
+			{"sign-in", regexp.MustCompile(`Sign in with ChatGPT`), []string{"3"}, nil},
+			{"sign-in-other", regexp.MustCompile(`Use an OpenAI API key`), []string{"Enter"}, nil},
+			{"api-key-save", regexp.MustCompile(`Press enter to save`), []string{"Enter"}, nil},
+			{"trust", regexp.MustCompile(`Trust this folder|Do you trust the contents`), []string{"Enter"}, nil},
+			{"model-notice", regexp.MustCompile(`Use existing model`), []string{"2"}, nil},
+			{"approval-edit", regexp.MustCompile(`Would you like to make the following edits\?`), []string{"y"}, nil},
+			{"approval-run", regexp.MustCompile(`Would you like to run the following command\?`), []string{"y"}, nil},
 		},
 		ready: regexp.MustCompile(`(?m)^\s*›.*\n(.*\n)*.*default · `),
 	},
 	"gemini": {
 		screens: []screen{
-			{"trust", regexp.MustCompile(`Do you trust the files in this folder\?`), []string{"Enter"}},
-			{"auth-api-key", regexp.MustCompile(`How would you like to authenticate`), []string{"Enter"}},
-			{"api-key-enter", regexp.MustCompile(`Enter Gemini API Key`), []string{"Enter"}},
-			{"approval", regexp.MustCompile(`Apply this change\?|Allow execution of`), []string{"1"}},
+			{"trust", regexp.MustCompile(`Do you trust the files in this folder\?`), []string{"Enter"}, nil},
+			{"auth-api-key", regexp.MustCompile(`How would you like to authenticate`), []string{"Enter"}, nil},
+			{"api-key-enter", regexp.MustCompile(`Enter Gemini API Key`), []string{"Enter"}, nil},
+			{"approval", regexp.MustCompile(`Apply this change\?|Allow execution of`), []string{"1"}, nil},
 		},
 		ready: regexp.MustCompile(`Type your message or @path/to/file`),
 	},
@@ -166,7 +169,11 @@ func driveScreens(ctx context.Context, t *testing.T, tm *tmuxSession, spec cliSc
 			passed = append(passed, hit.name)
 			shots = append(shots, shown)
 			t.Logf("screen %s → keys %v", hit.name, hit.keys)
-			tm.keys(t, hit.keys...)
+			if hit.choose != nil {
+				chooseOption(ctx, t, tm, shown, hit.choose)
+			} else {
+				tm.keys(t, hit.keys...)
+			}
 			tm.waitChange(ctx, t, shown)
 		case !sent && spec.ready.MatchString(shown):
 			time.Sleep(500 * time.Millisecond)
@@ -277,4 +284,25 @@ func (tm *tmuxSession) waitChange(ctx context.Context, t *testing.T, before stri
 		time.Sleep(100 * time.Millisecond)
 	}
 	t.Logf("the screen stayed 10 s after the keys:\n%s", before)
+}
+
+// chooseOption moves the cursor of the menu on screen to the option matching want and confirms it once the
+// screen shows it selected.
+func chooseOption(ctx context.Context, t *testing.T, tm *tmuxSession, shown string, want *regexp.Regexp) {
+	t.Helper()
+	m, ok := agents.ParseMenu(shown)
+	i := m.Find(want)
+	if !ok || i < 0 {
+		t.Fatalf("no option %q in the menu on screen:\n%s", want, shown)
+	}
+	if m.Selected != i {
+		tm.keys(t, m.Moves(i)...)
+		for ctx.Err() == nil {
+			if now, ok := agents.ParseMenu(tm.capture(t)); ok && now.Selected == i {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	tm.keys(t, "Enter")
 }

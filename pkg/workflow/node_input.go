@@ -21,7 +21,11 @@ func (e *Engine) askHuman(ctx context.Context, r *store.Run, question, screen st
 	n := r.State.Questions + 1
 	marker := fmt.Sprintf("<!-- ace:question:%d:%d -->", r.ID, n)
 	body := marker + "\n**ace** · the agent working on this issue needs input.\n\n" + quote(question)
-	if screen != "" {
+	if qt := questionText(screen); qt != "" {
+		// The question and its options as text; the whole screen folded below.
+		body += "\n\n" + quote(qt) + "\n\nAnswer with an option's number or words, or in your own words." +
+			"\n\n<details><summary>Its screen</summary>\n\n" + quote(screen) + "\n\n</details>"
+	} else if screen != "" {
 		body += "\n\nIts screen:\n\n" + quote(screen)
 	}
 	body += fmt.Sprintf("\n\nReply in a comment: ace types your answer into the agent's session. "+
@@ -190,4 +194,3 @@ func (e *Engine) typeAnswer(ctx context.Context, r *store.Run, answer string) er
 	}
 	return e.type_(ctx, r, answer)
 }
-

@@ -64,6 +64,7 @@ func TestRealCLIs(t *testing.T) {
 				t.Run(c.Label()+"/"+runner+"/"+kind, func(t *testing.T) {
 					t.Parallel()
 					realcli.Require(t, c)
+					openOnNewest(t, c, runner)
 					if !realcli.Enter(t) {
 						return
 					}

@@ -33,6 +33,7 @@ func TestRealCLILimits(t *testing.T) {
 			t.Run(c.Label()+"/"+runner, func(t *testing.T) {
 				t.Parallel()
 				realcli.Require(t, c)
+				openOnNewest(t, c, runner)
 				if !realcli.Enter(t) {
 					return
 				}
