@@ -10,7 +10,6 @@ import (
 
 	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/store"
-	"github.com/aceworks/ace/pkg/tmuxops"
 )
 
 // Menus on an agent's screen (dialogs, permission prompts, limit menus, questions) are answered by meaning: the
@@ -97,53 +96,6 @@ func (e *Engine) waitMenu(ctx context.Context, r *store.Run, ok func(agents.Menu
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-}
-
-// answerMenu puts a human's answer into the menu on screen (claude's question, a permission prompt, codex's and
-// gemini's lists): a number or an option's words pick that option; other words go into the menu's free-text
-// option ("Type something.") and are submitted; a menu without one gets them in the composer.
-func (e *Engine) answerMenu(ctx context.Context, r *store.Run, prof agents.Profile, screen, answer string) error {
-	e.forget(r.ID)
-	m, ok := agents.ParseMenu(screen)
-	if !ok {
-		return e.type_(ctx, r, answer)
-	}
-	if i := m.Choose(answer); i >= 0 && i != m.FreeText() {
-		return e.chooseOption(ctx, r, screen, regexp.MustCompile("^"+regexp.QuoteMeta(m.Options[i].Text)+"$"))
-	}
-	free := m.FreeText()
-	if free < 0 {
-		return e.type_(ctx, r, answer)
-	}
-	if err := e.moveTo(ctx, r, m, free); err != nil {
-		return err
-	}
-	// The words go into the free-text field the cursor is on; Enter only once they show there, and again until
-	// the menu is gone (the agent took the answer): an Enter that raced the paste left it typed but unsent.
-	t := e.cfg.Tmux
-	taken := func(screen string) bool {
-		now, found := agents.ParseMenu(screen)
-		return !found || prof.Classify(screen, false, 0) != agents.StateQuestion || now.FreeText() < 0
-	}
-	return e.o.Sessions.Deliver(ctx, r.Session, answer, tmuxops.DeliverOptions{
-		Ready:         func(string) bool { return true },
-		Shown:         func(screen string) bool { return strings.Contains(screen, answerProbe(answer)) },
-		PasteTimeout:  pasteShowWait,
-		Submitted:     func(before, after string) bool { return before != after && taken(after) },
-		ReadyTimeout:  t.EnterDelay.Duration,
-		EnterCount:    1,
-		EnterDelay:    t.EnterDelay.Duration,
-		SubmitRetries: t.SubmitRetries,
-	})
-}
-
-// answerProbe is the beginning of an answer as a screen shows it: its first line, up to 20 characters.
-func answerProbe(answer string) string {
-	line := firstLine(answer)
-	if r := []rune(line); len(r) > 20 {
-		line = string(r[:20])
-	}
-	return line
 }
 
 // questionText is what a menu on screen asks, as text for the issue: the lines above its options (the
