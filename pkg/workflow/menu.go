@@ -12,10 +12,11 @@ import (
 	"github.com/aceworks/ace/pkg/store"
 )
 
-// Menus on an agent's screen (dialogs, permission prompts, limit menus, questions) are answered by meaning: the
-// option is found by its words (agents.Menu), the cursor moved there with arrow keys, and Enter pressed only once
-// a fresh look shows that option selected. Number keys are never pressed: in some menus they submit at once, in
-// others they only move, and an Enter after a number that did not move picks the preselected option.
+// Menus ace answers itself (dialogs, permission prompts, limit menus) are answered by meaning: the option is
+// found by its words (agents.Menu), the cursor moved there with arrow keys, and Enter pressed only once a fresh
+// look shows that option selected; no number key is pressed for them: in some menus they submit at once, in
+// others they only move, and an Enter after a number that did not move picks the preselected option. A human's
+// answer to a question menu still goes in by number (answerMenu, node_input.go): moving that path here is open.
 
 // OptionMissingError: the menu on screen has no option that means what ace wants (a release reworded it); the
 // screen goes to a human, never a guess.

@@ -69,7 +69,6 @@ func (e *Engine) answerLimitMenu(ctx context.Context, r *store.Run, prof agents.
 		return false, fmt.Errorf("answer the limit menu: %w", err)
 	}
 	e.event(ctx, r, EventLimit, fmt.Sprintf("answered the usage-limit menu with %q (keeps the user's choice)", d.Choose))
-	e.forget(r.ID)
 	return true, nil
 }
 
