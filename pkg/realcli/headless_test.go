@@ -32,7 +32,7 @@ func headlessArgs(cli string) []string {
 }
 
 func TestHeadlessWritesFile(t *testing.T) {
-	for _, c := range pinnedCLIs(t) {
+	for _, c := range realcli.PinnedAll(t) {
 		cli, bin := c.Name, c.Bin
 		t.Run(c.Label(), func(t *testing.T) {
 			t.Parallel()
@@ -118,13 +118,4 @@ func gitRepo(t *testing.T) string {
 		}
 	}
 	return dir
-}
-
-// pinnedCLIs are the pinned versions of every CLI, each once (realcli.Pinned).
-func pinnedCLIs(t *testing.T) []realcli.CLI {
-	var all []realcli.CLI
-	for _, cli := range []string{"claude", "codex", "gemini"} {
-		all = append(all, realcli.Pinned(t, cli)...)
-	}
-	return all
 }

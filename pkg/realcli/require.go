@@ -80,6 +80,16 @@ func Pinned(t testing.TB, cli string) []CLI {
 	return out
 }
 
+// PinnedAll lists the pinned versions of every CLI (claude, codex, gemini), each once (see Pinned).
+func PinnedAll(t testing.TB) []CLI {
+	t.Helper()
+	var all []CLI
+	for _, cli := range []string{"claude", "codex", "gemini"} {
+		all = append(all, Pinned(t, cli)...)
+	}
+	return all
+}
+
 // Require skips the test with the reason when node or the pinned CLI is not installed; under CI=true it fails
 // instead, so CI never passes by skipping. The pinned install is the one the test uses, never one on PATH: a CLI
 // installed by hand on a developer's machine is not what CI has.

@@ -25,7 +25,7 @@ import (
 // session title) are billed too, but no CLI records them in its sessions. ACE_RECORD_SESSIONS=1 keeps the
 // session files, trimmed, as pkg/agents/testdata/sessions/<cli>-<version>/ (see the README there).
 func TestSessionUsage(t *testing.T) {
-	for _, c := range pinnedCLIs(t) {
+	for _, c := range realcli.PinnedAll(t) {
 		cli, bin := c.Name, c.Bin
 		t.Run(c.Label(), func(t *testing.T) {
 			t.Parallel()

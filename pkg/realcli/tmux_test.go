@@ -71,7 +71,7 @@ var interactive = map[string]cliScreens{
 // interactive, pastes a prompt at the ready marker and waits for the scripted file. The screens passed must be
 // the ones recorded under testdata/screens/<cli>-<version>/ (ACE_RECORD_SCREENS=1 records them again).
 func TestInteractiveFirstRun(t *testing.T) {
-	for _, c := range pinnedCLIs(t) {
+	for _, c := range realcli.PinnedAll(t) {
 		cli, bin := c.Name, c.Bin
 		t.Run(c.Label(), func(t *testing.T) {
 			t.Parallel()

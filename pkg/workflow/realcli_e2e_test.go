@@ -52,7 +52,7 @@ func commitTurns() []modelserver.Turn {
 //   - approval (tmux, no auto_approve; claude and gemini): each permission dialog goes to the issue, the human
 //     answers with the option's number, ace presses it, and the run goes on to a PR.
 func TestRealCLIs(t *testing.T) {
-	for _, c := range pinnedCLIs(t) {
+	for _, c := range realcli.PinnedAll(t) {
 		cli := c.Name
 		for _, runner := range []string{"tmux", "exec"} {
 			for _, kind := range []string{"fix", "question", "approval"} {

@@ -194,15 +194,6 @@ func (w *realWorld) events(r *store.Run) string {
 	return b.String()
 }
 
-// pinnedCLIs are the pinned versions of every CLI, each once (realcli.Pinned): the real-CLI cases run on each.
-func pinnedCLIs(t *testing.T) []realcli.CLI {
-	var all []realcli.CLI
-	for _, cli := range []string{"claude", "codex", "gemini"} {
-		all = append(all, realcli.Pinned(t, cli)...)
-	}
-	return all
-}
-
 // openOnNewest skips the case of a pinned CLI whose newest release ace does not drive through to a pull request
 // yet, saying what is open. claude 2.1.331 in tmux: its default "auto mode" asks the model endpoint's permission
 // classifier before each tool call, and the scripted model server does not answer those requests yet, so the

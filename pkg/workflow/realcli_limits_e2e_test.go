@@ -28,7 +28,7 @@ const limitBackoff = 25 * time.Second
 // pauses at paused_limit with the resume_at the CLI's words allow, spends no nudge, asks no human, and after
 // the reset resumes the same conversation with limits.continue and opens its PR.
 func TestRealCLILimits(t *testing.T) {
-	for _, c := range pinnedCLIs(t) {
+	for _, c := range realcli.PinnedAll(t) {
 		for _, runner := range []string{"tmux", "exec"} {
 			t.Run(c.Label()+"/"+runner, func(t *testing.T) {
 				t.Parallel()
