@@ -50,8 +50,13 @@ func claudeProfile() Profile {
 			choose("trust", `Is this a project you created or one you trust|Yes, I trust this folder`, `^Yes, I trust this folder`),
 			choose("api-key", `Do you want to use this API key\?`, `^Yes$`),
 			permission("permission", approval, `^Yes$`),
+			// 2.1.331, the first tool call auto mode checks when requests go through a gateway (ANTHROPIC_BASE_URL):
+			// a notice that its classifier billing changes, "Enter to continue · Esc to cancel". Continuing keeps
+			// auto mode as the user has it.
+			confirm("auto-mode-notice", `(?s)auto mode.*Enter to continue · Esc to cancel`, "Enter"),
 		},
 		Approve: regexp.MustCompile(`^Yes$`), ComposerStays: true, CompactCommand: "/compact", ContextFile: "CLAUDE.md",
+		QuestionTool: "AskUserQuestion",
 		// -p without a prompt argument reads the prompt from stdin. Nobody is there to answer a permission
 		// prompt: edits are accepted, other tools follow the user's settings (or override headless with
 		// --dangerously-skip-permissions inside a sandbox).

@@ -57,8 +57,9 @@ func limitTables() map[string]LimitPatterns {
 	re := regexp.MustCompile
 	claude := LimitPatterns{
 		Screen: []*regexp.Regexp{
-			// Subscriber: "⎿  You've hit your session limit · resets 7:17pm (UTC)" (also weekly/Opus limits).
-			re(`You(?:'|’)ve hit your (?:\w+ )*limit(?: · resets (?P<reset>[^·\n]*?\([^)\n]+\)))?`),
+			// Subscriber: "⎿  You've hit your session limit · resets 7:17pm (UTC)" (also weekly/Opus limits);
+			// 2.1.331: "You've hit your 5-hour limit · resets 5:09am (UTC)".
+			re(`You(?:'|’)ve hit your (?:[\w-]+ )*limit(?: · resets (?P<reset>[^·\n]*?\([^)\n]+\)))?`),
 			// API key: a 429 claude does not wait out by itself, and an overload it gave up on.
 			re(`API Error: (?:Request rejected \(429\)|529 Overloaded)`),
 		},
@@ -67,7 +68,7 @@ func limitTables() map[string]LimitPatterns {
 			choose("limit-menu", `Stop and wait for limit to reset`, `^Stop and wait`),
 		},
 		Stream: []*regexp.Regexp{
-			re(`You(?:'|’)ve hit your (?:\w+ )*limit(?: · resets (?P<reset>[^·\n]*?\([^)\n]+\)))?`),
+			re(`You(?:'|’)ve hit your (?:[\w-]+ )*limit(?: · resets (?P<reset>[^·\n]*?\([^)\n]+\)))?`),
 			re(`API Error: (?:Request rejected \(429\)|529 Overloaded)|"?rate_limit(?:_error)?"?`),
 		},
 		Clock: ClockZoned,

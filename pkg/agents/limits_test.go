@@ -1,6 +1,9 @@
 package agents
 
 import (
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -168,6 +171,7 @@ func TestLimitInStream(t *testing.T) {
 		reset       time.Time
 	}{
 		{"claude", "You've hit your session limit · resets 7:17pm (UTC)", 1, true, time.Date(2025, 3, 4, 19, 17, 0, 0, time.UTC)},
+		{"claude", "You've hit your 5-hour limit · resets 7:17pm (UTC)", 1, true, time.Date(2025, 3, 4, 19, 17, 0, 0, time.UTC)},
 		{"claude", "API Error: Request rejected (429) · rate_limit_error", 1, true, time.Time{}},
 		{"claude", "API Error: 529 Overloaded", 1, true, time.Time{}},
 		{"claude", "I fixed the bug.", 0, false, time.Time{}},
@@ -190,5 +194,32 @@ func TestLimitInStream(t *testing.T) {
 		if c.agent == "codex" && ok && strings.Contains(c.text, "7:35") && l.ResetsAt.IsZero() {
 			t.Errorf("codex: no reset time read from %q", c.text)
 		}
+	}
+}
+
+// TestClaude2_1_331Screens: the newest claude's screens met past the first run, as a check recorded them — the
+// auto-mode notice a gateway user gets at the first checked tool call is a dialog ace continues; the 5-hour
+// limit is a limit with its reset.
+func TestClaude2_1_331Screens(t *testing.T) {
+	t.Parallel()
+	p := mustBuiltin(t, "claude")
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join("testdata", "real", "claude-2.1.331", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	notice := read("21-auto-mode-notice.txt")
+	if st := p.Classify(notice, false, 0); st != StateDialog {
+		t.Errorf("the auto-mode notice classifies as %s, want dialog", st)
+	}
+	if d, ok := p.DialogOn(notice); !ok || d.Name != "auto-mode-notice" || !slices.Equal(d.Keys, []string{"Enter"}) {
+		t.Errorf("dialog on the notice: %+v %v, want auto-mode-notice answered with Enter", d, ok)
+	}
+	now := time.Date(2026, 11, 25, 4, 40, 0, 0, time.UTC)
+	l, _, ok := p.LimitOnScreen(read("31-limit.txt"), now)
+	if !ok || !l.ResetsAt.Equal(time.Date(2026, 11, 25, 5, 9, 0, 0, time.UTC)) {
+		t.Errorf("limit %+v %v, want one resetting at 05:09 UTC", l, ok)
 	}
 }

@@ -14,6 +14,8 @@ import (
 type Menu struct {
 	Options  []Option
 	Selected int // index of the option the cursor is on
+	// Question is the text drawn right above the first option (up to three lines): what the menu asks.
+	Question string
 }
 
 // Option is one entry of a menu.
@@ -126,16 +128,18 @@ func menuAround(lines []string, i, col int, text string) (Menu, bool) {
 		sel = Option{Number: m[1], Text: strings.TrimSpace(m[2])}
 	}
 	var above []Option
+	top := i // the first option's line
 	for j := i - 1; j >= 0; j-- {
 		if o, ok := option(lines[j]); ok {
 			above = append([]Option{o}, above...)
+			top = j
 			continue
 		}
 		if !continues(lines[j]) {
 			break
 		}
 	}
-	m := Menu{Options: append(above, sel), Selected: len(above)}
+	m := Menu{Options: append(above, sel), Selected: len(above), Question: questionAbove(lines, top)}
 	for j := i + 1; j < len(lines); j++ {
 		if o, ok := option(lines[j]); ok {
 			m.Options = append(m.Options, o)
@@ -146,6 +150,23 @@ func menuAround(lines []string, i, col int, text string) (Menu, bool) {
 		}
 	}
 	return m, len(m.Options) >= 2
+}
+
+// questionAbove is the text right above line top: up to three lines, blank lines before it skipped, ended by
+// a blank line; box borders, rules and check boxes are not text.
+func questionAbove(lines []string, top int) string {
+	var q []string
+	for j := top - 1; j >= 0 && len(q) < 3; j-- {
+		l := strings.Trim(strings.TrimSpace(lines[j]), "│┃─━╭╮╰╯☐☒ ")
+		if l == "" {
+			if len(q) > 0 {
+				break
+			}
+			continue
+		}
+		q = append([]string{l}, q...)
+	}
+	return strings.Join(q, "\n")
 }
 
 // Find returns the index of the first option whose text matches want, or -1.

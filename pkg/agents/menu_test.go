@@ -18,15 +18,17 @@ func TestParseMenuRealScreens(t *testing.T) {
 		selected int
 		want     string // a regex the wanted option matches; "" for none
 		wantAt   int
+		question string // what the menu asks, when the test says
 	}{
-		{"real/claude-2.1.197/01-trust.txt", []string{"Yes, I trust this folder", "No, exit"}, 0, "trust", 0},
-		{"real/claude-2.1.331/01-trust.txt", []string{"No, exit", "Yes, I trust this folder"}, 0, "trust", 1},
-		{"real/claude-2.1.197/02-api-key.txt", []string{"Yes", "No (recommended)"}, 1, "api-key", 0},
-		{"real/codex-0.169.0/02-sign-in.txt", []string{"Sign in with ChatGPT", "Sign in with Device Code", "Sign in another way"}, 0, "sign-in", 2},
-		{"real/codex-0.169.0/05-trust.txt", []string{"Trust and continue", "Back to Agent Command Center"}, 0, "trust", 0},
-		{"real/gemini-0.61.0/01-trust.txt", []string{"Trust folder (project)", "Trust parent folder (user)", "Don't trust"}, 0, "trust", 0},
-		{"real/gemini-0.61.0/02-auth-method.txt", []string{"Sign in with Google", "Use Gemini API Key", "Vertex AI"}, 1, "auth-method", 1},
-		{"screens/claude/question-real-ask.txt", []string{"Formal", "Casual", "Type something."}, 0, "", -1},
+		{"real/claude-2.1.197/01-trust.txt", []string{"Yes, I trust this folder", "No, exit"}, 0, "trust", 0, ""},
+		{"real/claude-2.1.331/01-trust.txt", []string{"No, exit", "Yes, I trust this folder"}, 0, "trust", 1, ""},
+		{"real/claude-2.1.197/02-api-key.txt", []string{"Yes", "No (recommended)"}, 1, "api-key", 0, ""},
+		{"real/codex-0.169.0/02-sign-in.txt", []string{"Sign in with ChatGPT", "Sign in with Device Code", "Sign in another way"}, 0, "sign-in", 2, ""},
+		{"real/codex-0.169.0/05-trust.txt", []string{"Trust and continue", "Back to Agent Command Center"}, 0, "trust", 0, ""},
+		{"real/gemini-0.61.0/01-trust.txt", []string{"Trust folder (project)", "Trust parent folder (user)", "Don't trust"}, 0, "trust", 0, ""},
+		{"real/gemini-0.61.0/02-auth-method.txt", []string{"Sign in with Google", "Use Gemini API Key", "Vertex AI"}, 1, "auth-method", 1, ""},
+		{"screens/claude/question-real-ask.txt", []string{"Formal", "Casual", "Type something."}, 0, "", -1,
+			"Should the greeting be formal or casual?"},
 	} {
 		t.Run(c.file, func(t *testing.T) {
 			screen, err := os.ReadFile(filepath.Join("testdata", c.file))
@@ -43,6 +45,9 @@ func TestParseMenuRealScreens(t *testing.T) {
 			}
 			if !slices.Equal(texts, c.options) || m.Selected != c.selected {
 				t.Fatalf("options %q selected %d, want %q selected %d", texts, m.Selected, c.options, c.selected)
+			}
+			if c.question != "" && m.Question != c.question {
+				t.Errorf("question %q, want %q", m.Question, c.question)
 			}
 			if c.want == "" {
 				return

@@ -64,6 +64,9 @@ type Profile struct {
 	ComposerStays  bool
 	Nudge          string
 	CompactCommand string
+	// QuestionTool is the tool through which the CLI's model asks the human a question with options, drawn as a
+	// menu in the terminal (claude's AskUserQuestion); "" when it has none and asks through ace's .ace/QUESTION.
+	QuestionTool string
 	// ContextFile is the file the CLI reads by itself at the top of its working directory (CLAUDE.md,
 	// GEMINI.md, AGENTS.md); ace points it at the repository memory.
 	ContextFile string

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/aceworks/ace/pkg/agentcheck"
 	"io"
 	"log/slog"
 	"os"
@@ -54,6 +55,8 @@ func Child(args []string) (code int, ok bool) {
 		return headless.SupervisorMain(args[1:]), true
 	case "demo-agent":
 		return fakeagent.Main(args[1:]), true
+	case agentcheck.ChildArg:
+		return agentcheck.ChildMain(args[1:]), true
 	}
 	return 0, false
 }
@@ -108,6 +111,7 @@ Start with: ace demo`,
 		newCmdRun(a), newCmdPoll(a), newCmdLs(a), newCmdShow(a), newCmdPeek(a), newCmdLogs(a), newCmdSend(a),
 		newCmdAttach(a), newCmdNudge(a), newCmdStop(a), newCmdClean(a), newCmdCron(a), newCmdDemo(a),
 		newCmdDoctor(a), newCmdConfig(a), newCmdVersion(a), newCmdMemory(a), newCmdServe(a), newCmdHosts(a), newCmdUsage(a),
+		newCmdAgents(a),
 	)
 	root.AddCommand(exitCodesTopic())
 	return root

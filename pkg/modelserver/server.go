@@ -3,15 +3,16 @@ package modelserver
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"testing"
+	"time"
 )
 
 // Request is one logged request.
@@ -44,8 +45,9 @@ type Request struct {
 
 // Server is a scripted model server on 127.0.0.1.
 type Server struct {
-	sc  Scenario
-	srv *httptest.Server
+	sc   Scenario
+	srv  *http.Server
+	addr string
 
 	mu       sync.Mutex
 	requests []Request
@@ -55,18 +57,44 @@ type Server struct {
 	responses atomic.Int64
 }
 
+// TB is what Start needs of a test (testing.TB has it): the ace binary, which serves the scripted model too (ace
+// agents check), does not link the testing package.
+type TB interface {
+	Helper()
+	Fatal(args ...any)
+	Cleanup(func())
+}
+
 // Start starts a server playing sc and closes it when tb ends. Call it where 127.0.0.1 is reachable (inside a
 // loopback namespace: after realcli.Enter).
-func Start(tb testing.TB, sc Scenario) *Server {
+func Start(tb TB, sc Scenario) *Server {
 	tb.Helper()
-	s := &Server{sc: sc}
-	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
-	tb.Cleanup(s.srv.Close)
+	s, err := New(sc)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(s.Close)
 	return s
 }
 
+// New starts a server playing sc on a free port of 127.0.0.1 (ace agents check runs one in the ace binary).
+// Close ends it.
+func New(sc Scenario) (*Server, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("modelserver: listen on 127.0.0.1: %w", err)
+	}
+	s := &Server{sc: sc, addr: ln.Addr().String()}
+	s.srv = &http.Server{Handler: http.HandlerFunc(s.serve), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = s.srv.Serve(ln) }() // ends with Close
+	return s, nil
+}
+
+// Close stops the server and the connections it holds (streams in flight end).
+func (s *Server) Close() { _ = s.srv.Close() }
+
 // URL is the server's base URL (http://127.0.0.1:PORT), without a path.
-func (s *Server) URL() string { return s.srv.URL }
+func (s *Server) URL() string { return "http://" + s.addr }
 
 // Requests returns a copy of the request log, in arrival order.
 func (s *Server) Requests() []Request {

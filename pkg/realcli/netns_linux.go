@@ -3,7 +3,6 @@ package realcli
 import (
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"regexp"
@@ -11,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/aceworks/ace/pkg/netns"
 )
 
 // envInside marks a test binary re-executed inside a namespace by Enter.
@@ -30,26 +29,24 @@ const envInside = "ACE_REALCLI_NETNS"
 func Enter(t *testing.T) bool {
 	t.Helper()
 	if os.Getenv(envInside) != "" {
-		if err := loopbackUp(); err != nil {
+		if err := netns.LoopbackUp(); err != nil {
 			t.Fatalf("realcli: bring up lo in the test namespace: %v", err)
 		}
 		return true
-	}
-	unshare, err := exec.LookPath("unshare")
-	if err != nil {
-		missing(t, "unshare (util-linux) is not installed: it runs the real-CLI tests in a loopback-only network namespace")
-		return false
 	}
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatalf("realcli: locate the test binary: %v", err)
 	}
-	args := []string{"-rn", "--pid", "--fork", "--kill-child", "--mount-proc", exe,
-		"-test.run=" + runPattern(t.Name()), "-test.v", "-test.count=1"}
+	args := []string{"-test.run=" + runPattern(t.Name()), "-test.v", "-test.count=1"}
 	if d, ok := t.Deadline(); ok {
 		args = append(args, "-test.timeout="+time.Until(d).Round(time.Second).String())
 	}
-	cmd := exec.CommandContext(t.Context(), unshare, args...)
+	cmd, err := netns.Command(t.Context(), exe, args...)
+	if err != nil {
+		missing(t, err.Error()+": it runs the real-CLI tests in a loopback-only network namespace")
+		return false
+	}
 	cmd.Env = append(os.Environ(), envInside+"=1")
 	cmd.WaitDelay = 10 * time.Second
 	start := time.Now()
@@ -69,7 +66,7 @@ func Enter(t *testing.T) bool {
 	case errors.As(err, &exit) && strings.Contains(text, "=== RUN"):
 		t.Fatalf("realcli: failed inside the namespace (%s, %v):\n%s", took, err, text)
 	default:
-		missing(t, fmt.Sprintf("cannot create a network namespace with %s: %v: %s", unshare, err, strings.TrimSpace(text)))
+		missing(t, fmt.Sprintf("cannot create a network namespace with unshare: %v: %s", err, strings.TrimSpace(text)))
 	}
 	return false
 }
@@ -81,34 +78,4 @@ func runPattern(name string) string {
 		parts[i] = "^" + regexp.QuoteMeta(p) + "$"
 	}
 	return strings.Join(parts, "/")
-}
-
-// loopbackUp sets lo up and checks it is the only interface: the namespace must reach nothing else.
-func loopbackUp() error {
-	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return fmt.Errorf("socket: %w", err)
-	}
-	defer unix.Close(fd)
-	ifr, err := unix.NewIfreq("lo")
-	if err != nil {
-		return err
-	}
-	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
-		return fmt.Errorf("get lo flags: %w", err)
-	}
-	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
-	if err := unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr); err != nil {
-		return fmt.Errorf("set lo up: %w", err)
-	}
-	ifs, err := net.Interfaces()
-	if err != nil {
-		return err
-	}
-	for _, i := range ifs {
-		if i.Flags&net.FlagLoopback == 0 {
-			return fmt.Errorf("interface %s is visible: not a loopback-only namespace", i.Name)
-		}
-	}
-	return nil
 }

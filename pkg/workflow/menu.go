@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"strings"
 	"time"
 
 	"github.com/aceworks/ace/pkg/agents"
@@ -106,25 +105,7 @@ func questionText(screen string) string {
 	if !ok {
 		return ""
 	}
-	lines := strings.Split(strings.TrimRight(screen, "\n "), "\n")
-	first := m.Options[0].Text
-	var above []string
-	for i := len(lines) - 1; i >= 0; i-- {
-		if strings.Contains(lines[i], first) {
-			for j := i - 1; j >= 0 && len(above) < 3; j-- {
-				l := strings.Trim(strings.TrimSpace(lines[j]), "│┃─╭╮╰╯☐ ")
-				if l == "" {
-					if len(above) > 0 {
-						break
-					}
-					continue
-				}
-				above = append([]string{l}, above...)
-			}
-			break
-		}
-	}
-	return strings.Join(above, "\n") + "\n\n" + m.Describe()
+	return m.Question + "\n\n" + m.Describe()
 }
 
 // errOptionMissing reports whether err says a menu lacked the option ace wanted.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/store"
+	"github.com/aceworks/ace/pkg/tmuxops"
 	"github.com/aceworks/ace/pkg/tracker"
 )
 
@@ -223,11 +224,36 @@ func (e *Engine) answerMenu(ctx context.Context, r *store.Run, screen, answer st
 	if err := e.pickOption(ctx, r, screen, free); err != nil {
 		return err
 	}
-	if err := e.o.Sessions.Paste(ctx, r.Session, answer); err != nil {
+	return e.submitFreeText(ctx, r, screen, answer)
+}
+
+// submitFreeText puts answer into the free-text option the cursor is on and submits it: Enter only once the
+// words show, and again until the menu is gone — a single Enter sent while claude still draws the words was
+// lost in 2 of 5 runs, leaving the answer typed but never sent, and the question asked again.
+func (e *Engine) submitFreeText(ctx context.Context, r *store.Run, screen, answer string) error {
+	prof, err := e.profile(r)
+	if err != nil {
 		return err
 	}
-	time.Sleep(e.cfg.Tmux.EnterDelay.Duration)
-	return e.o.Sessions.SendKeys(ctx, r.Session, "Enter")
+	asked, _ := agents.ParseMenu(screen)
+	t := e.cfg.Tmux
+	err = e.o.Sessions.Deliver(ctx, r.Session, answer, tmuxops.DeliverOptions{
+		Shown:        func(s string) bool { return prof.ShowsPaste(s, answer) },
+		PasteTimeout: pasteShowWait,
+		// Taken: the menu that asked is gone (the agent works on, or asks something else).
+		Submitted: func(_, after string) bool {
+			m, ok := agents.ParseMenu(after)
+			return !ok || m.Question != asked.Question
+		},
+		EnterCount:    1, // a second Enter would answer whatever the agent shows next
+		EnterDelay:    t.EnterDelay.Duration,
+		SubmitRetries: t.SubmitRetries,
+	})
+	e.forget(r.ID)
+	if err != nil {
+		return fmt.Errorf("answer the agent's menu in free text: %w", err)
+	}
+	return nil
 }
 
 // menuOptions reads a menu's numbered options (number → label), those of the lowest list on screen, and the
