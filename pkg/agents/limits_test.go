@@ -3,7 +3,6 @@ package agents
 import (
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -197,28 +196,16 @@ func TestLimitInStream(t *testing.T) {
 	}
 }
 
-// TestClaude2_1_331Screens: the newest claude's screens met past the first run, as a check recorded them — the
-// auto-mode notice a gateway user gets at the first checked tool call is a dialog ace continues; the 5-hour
-// limit is a limit with its reset.
-func TestClaude2_1_331Screens(t *testing.T) {
+// TestClaude2_1_331Limit: the newest claude's 5-hour limit, as ace agents check recorded it, is a limit with
+// its reset.
+func TestClaude2_1_331Limit(t *testing.T) {
 	t.Parallel()
-	p := mustBuiltin(t, "claude")
-	read := func(name string) string {
-		b, err := os.ReadFile(filepath.Join("testdata", "real", "claude-2.1.331", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
-	}
-	notice := read("21-auto-mode-notice.txt")
-	if st := p.Classify(notice, false, 0); st != StateDialog {
-		t.Errorf("the auto-mode notice classifies as %s, want dialog", st)
-	}
-	if d, ok := p.DialogOn(notice); !ok || d.Name != "auto-mode-notice" || !slices.Equal(d.Keys, []string{"Enter"}) {
-		t.Errorf("dialog on the notice: %+v %v, want auto-mode-notice answered with Enter", d, ok)
+	b, err := os.ReadFile(filepath.Join("testdata", "real", "claude-2.1.331", "31-limit.txt"))
+	if err != nil {
+		t.Fatal(err)
 	}
 	now := time.Date(2026, 11, 25, 4, 40, 0, 0, time.UTC)
-	l, _, ok := p.LimitOnScreen(read("31-limit.txt"), now)
+	l, _, ok := mustBuiltin(t, "claude").LimitOnScreen(string(b), now)
 	if !ok || !l.ResetsAt.Equal(time.Date(2026, 11, 25, 5, 9, 0, 0, time.UTC)) {
 		t.Errorf("limit %+v %v, want one resetting at 05:09 UTC", l, ok)
 	}
