@@ -278,3 +278,30 @@ func TestShowsPaste(t *testing.T) {
 		t.Error("a command without markers was not taken at its word")
 	}
 }
+
+// TestClaudeAsksWithoutAutoApprove: without auto_approve claude starts in its default permission mode, so that
+// each permission reaches a human (2.1.331's own default, auto mode, decides by itself); with it, or when the
+// user's command runs a wrapper, the command is left as it is.
+func TestClaudeAsksWithoutAutoApprove(t *testing.T) {
+	yes := true
+	for _, c := range []struct {
+		o    Override
+		want string
+	}{
+		{Override{}, "claude --model sonnet --permission-mode default"},
+		{Override{AutoApprove: &yes}, "claude --model sonnet"},
+		{Override{Command: "my-claude-wrapper --model {model}"}, "my-claude-wrapper --model sonnet"},
+	} {
+		p, err := Resolve("claude", c.o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		argv, err := p.Argv(Vars{Model: p.Model})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(argv, " "); got != c.want {
+			t.Errorf("%+v: argv %q, want %q", c.o, got, c.want)
+		}
+	}
+}

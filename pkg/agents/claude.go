@@ -57,6 +57,9 @@ func claudeProfile() Profile {
 		},
 		Approve: regexp.MustCompile(`^Yes$`), ComposerStays: true, CompactCommand: "/compact", ContextFile: "CLAUDE.md",
 		QuestionTool: "AskUserQuestion",
+		// 2.1.331 starts in auto mode, where its classifier allows or blocks each tool call; without
+		// auto_approve the user wants a human to decide, as with 2.1.197's default mode.
+		AskArgs: []string{"--permission-mode", "default"},
 		// -p without a prompt argument reads the prompt from stdin. Nobody is there to answer a permission
 		// prompt: edits are accepted, other tools follow the user's settings (or override headless with
 		// --dangerously-skip-permissions inside a sandbox).

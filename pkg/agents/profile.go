@@ -6,6 +6,7 @@ package agents
 
 import (
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"strings"
 
@@ -64,6 +65,9 @@ type Profile struct {
 	ComposerStays  bool
 	Nudge          string
 	CompactCommand string
+	// AskArgs make the CLI ask before the tool calls it would otherwise decide itself; added to the command when
+	// auto_approve is off (see Argv).
+	AskArgs []string
 	// QuestionTool is the tool through which the CLI's model asks the human a question with options, drawn as a
 	// menu in the terminal (claude's AskUserQuestion); "" when it has none and asks through ace's .ace/QUESTION.
 	QuestionTool string
@@ -103,8 +107,16 @@ type Vars struct {
 	SessionID string
 }
 
-// Argv expands the command template.
-func (p Profile) Argv(v Vars) ([]string, error) { return expand(p.Command, v, p.Name+".command") }
+// Argv expands the command template. Where ace does not auto-approve, a built-in CLI that would decide its
+// permissions by itself (claude 2.1.331's default auto mode) gets AskArgs, so that each permission reaches a
+// human as ace.toml says — unless the user's own command runs something else (a wrapper).
+func (p Profile) Argv(v Vars) ([]string, error) {
+	argv, err := expand(p.Command, v, p.Name+".command")
+	if err == nil && !p.AutoApprove && len(p.AskArgs) > 0 && p.adapter != nil && len(argv) > 0 && filepath.Base(argv[0]) == p.adapter.CLI {
+		argv = append(argv, p.AskArgs...)
+	}
+	return argv, err
+}
 
 // HeadlessArgv expands the headless template, or the resume template when v.SessionID names a conversation.
 func (p Profile) HeadlessArgv(v Vars) ([]string, error) {

@@ -52,6 +52,9 @@ func (s *Server) anthropicMessages(w http.ResponseWriter, raw []byte, req *Reque
 	block, stop := map[string]any{"type": "text", "text": s.sc.sideText()}, "end_turn"
 	if len(in.Tools) == 0 {
 		req.Side = true
+		if isClassifierRequest(req.UserTexts) {
+			block["text"] = classifierAllow
+		}
 	} else {
 		turn, ok := s.sc.turn(done)
 		req.Turn, req.Final = done, !ok
@@ -105,6 +108,22 @@ func (s *Server) anthropicMessages(w http.ResponseWriter, raw []byte, req *Reque
 	e.event("message_delta", map[string]any{"type": "message_delta",
 		"delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": map[string]any{"output_tokens": u.OutputTokens}})
 	e.event("message_stop", map[string]any{"type": "message_stop"})
+}
+
+// claude 2.1.331's default "auto mode" asks the model, before each tool call it checks, whether to block it: a
+// request without tools whose instructions say "Your ENTIRE response MUST begin with <block>", answered
+// "<block>no</block>" to allow or "<block>yes</block><category>…" to block; an answer of another shape makes
+// claude block the call ("Auto mode could not evaluate this action"). The scripted model allows what it
+// scripted, as a real model would allow these ordinary edits and commits.
+const classifierAllow = "<block>no</block>"
+
+func isClassifierRequest(userTexts []string) bool {
+	for _, t := range userTexts {
+		if strings.Contains(t, "MUST begin with <block>") {
+			return true
+		}
+	}
+	return false
 }
 
 // anthropicBlock renders a turn as claude's tool_use (Write, Edit, Bash, Read, AskUserQuestion) or a text block.

@@ -23,7 +23,10 @@ func (e *Engine) askHuman(ctx context.Context, r *store.Run, question, screen st
 	n := r.State.Questions + 1
 	marker := fmt.Sprintf("<!-- ace:question:%d:%d -->", r.ID, n)
 	body := marker + "\n**ace** · the agent working on this issue needs input.\n\n" + quote(question)
-	if qt := questionText(screen); qt != "" {
+	asked := question
+	qt := questionText(screen)
+	if qt != "" {
+		asked = strings.TrimSpace(qt) + "\n\n(" + question + ")"
 		// The question and its options as text; the whole screen folded below.
 		body += "\n\n" + quote(qt) + "\n\nAnswer with an option's number or words, or in your own words." +
 			"\n\n<details><summary>Its screen</summary>\n\n" + quote(screen) + "\n\n</details>"
@@ -44,13 +47,13 @@ func (e *Engine) askHuman(ctx context.Context, r *store.Run, question, screen st
 	if err := e.setLabels(ctx, r, []string{e.cfg.Labels.NeedsInput}); err != nil {
 		return trackerErr(err)
 	}
-	r.State.Question = question
+	r.State.Question = asked // what ace show and the check read: the menu's question where there is one
 	r.State.QuestionAt = e.o.Now()
 	r.State.Questions = n
 	if err := e.postStatus(ctx, r, statusView{Status: store.StatusWaitingInput, Headline: "waiting for your answer (see the question below)"}); err != nil {
 		return trackerErr(err)
 	}
-	e.event(ctx, r, "question", firstLine(question))
+	e.event(ctx, r, "question", firstLine(asked))
 	return nil
 }
 

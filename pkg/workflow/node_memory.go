@@ -60,7 +60,7 @@ func (e *Engine) provideMemory(ctx context.Context, r *store.Run, ws *workspace.
 		return
 	}
 	// Excluded before it exists, so that no failure in between can get ace's pointer committed.
-	if err := ws.Exclude("/" + name); err != nil {
+	if err := ws.Exclude(ctx, "/"+name); err != nil {
 		e.memoryTrouble(ctx, r, "exclude "+name+" from git", err)
 		return
 	}

@@ -222,7 +222,7 @@ func writeEnvFiles(ctx context.Context, ws *workspace.Workspace, files []config.
 		}
 		patterns = append(patterns, "/"+strings.TrimPrefix(filepath.ToSlash(filepath.Clean(f.Path)), "/"))
 	}
-	if err := ws.Exclude(patterns...); err != nil {
+	if err := ws.Exclude(ctx, patterns...); err != nil {
 		return fmt.Errorf("keep the env files out of git: %w", err)
 	}
 	return nil

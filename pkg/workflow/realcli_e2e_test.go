@@ -47,8 +47,9 @@ func commitTurns() []modelserver.Turn {
 //   - fix: the task is read, the agent commits its own work, ace opens the PR. In tmux the user set
 //     auto_approve, so the CLI's permission dialogs (claude, gemini) are answered by ace;
 //   - question: the agent asks (claude in tmux: its AskUserQuestion menu; the others: ace's .ace/QUESTION
-//     protocol file), ace posts it on the issue with ace:needs-input, a collaborator's comment reaches the same
-//     conversation, and the run goes on to a PR;
+//     protocol file), ace posts it on the issue with ace:needs-input, a collaborator's comment in free text
+//     reaches the same conversation (claude: through the menu's free-text option, as the tool's result), and
+//     the run goes on to a PR;
 //   - approval (tmux, no auto_approve; claude and gemini): each permission dialog goes to the issue, the human
 //     answers with the option's number, ace presses it, and the run goes on to a PR.
 func TestRealCLIs(t *testing.T) {
@@ -64,7 +65,6 @@ func TestRealCLIs(t *testing.T) {
 				t.Run(c.Label()+"/"+runner+"/"+kind, func(t *testing.T) {
 					t.Parallel()
 					realcli.Require(t, c)
-					openOnNewest(t, c, runner)
 					if !realcli.Enter(t) {
 						return
 					}
@@ -84,19 +84,14 @@ func runRealCase(t *testing.T, c realcli.CLI, runner, kind string) {
 	} else if kind != "approval" {
 		toml += "auto_approve = true\n"
 	}
+	// The model reads its task with the CLI's own file tool, as models do first (gemini's read_file reads it
+	// because ace's excludes are in core.excludesFile, which only git reads: pkg/workspace/exclude.go).
 	turns := []modelserver.Turn{modelserver.ReadFile("ACE_TASK.md")}
-	if cli == "gemini" {
-		// gemini 0.61's read_file refuses git-ignored files ("File path '…/ACE_TASK.md' is ignored by configured
-		// ignore patterns"), and ace excludes its own files from git; a model then reads it with the shell.
-		// gemini's shell tool sometimes returns "Output: (empty)" for a command that exits at once on a loaded
-		// machine (seen in the full suite on 2 cores): the pause keeps the pty open until its output is read.
-		turns = []modelserver.Turn{modelserver.Shell("cat ACE_TASK.md; sleep 1")}
-	}
 	menu := cli == "claude" && runner == "tmux" // a question tool the human answers on the issue
 	answer := realAnswer
 	if kind == "question" {
 		if menu {
-			answer = "2" // the option's number, typed into the menu
+			// The human answers the menu in their own words: they go into its free-text option.
 			turns = append(turns, modelserver.Ask(question, "Formal", "Casual"))
 		} else {
 			turns = append(turns, modelserver.WriteFile(".ace/QUESTION", question+"\n"),
@@ -116,7 +111,9 @@ func runRealCase(t *testing.T, c realcli.CLI, runner, kind string) {
 		}
 		asked := false
 		for _, c := range w.gh.Comments(testRepo, testIssue) {
-			asked = asked || strings.Contains(c.Body, question) && !strings.Contains(c.Body, workflow.StatusMarker)
+			// A menu's question is quoted as text with its options, not only as a screen.
+			quoted := !menu || strings.Contains(c.Body, "```text\n"+question) && strings.Contains(c.Body, "2. Casual")
+			asked = asked || strings.Contains(c.Body, question) && quoted && !strings.Contains(c.Body, workflow.StatusMarker)
 		}
 		if !asked {
 			t.Fatalf("the question is not on the issue\n%s", w.report(r))
@@ -140,6 +137,9 @@ func runRealCase(t *testing.T, c realcli.CLI, runner, kind string) {
 			return r.Status.Terminal() || r.Status == store.StatusWaitingInput && r.State.Questions > asked
 		}, 2*time.Minute)
 	}
+	if kind == "question" && r.State.Questions != 1 {
+		t.Errorf("%d questions went to the issue, want 1: an answer taken is never asked again\n%s", r.State.Questions, w.report(r))
+	}
 	if kind == "approval" && approvals == 0 {
 		t.Errorf("no permission dialog went to the issue")
 	}
@@ -155,8 +155,8 @@ func runRealCase(t *testing.T, c realcli.CLI, runner, kind string) {
 	}
 	switch {
 	case kind == "question" && menu:
-		// The menu's answer is the question tool's result: the option the human chose.
-		if !w.srv.SawToolOutput("Casual") {
+		// The menu's answer is the question tool's result: the human's words, byte-exact.
+		if !w.srv.SawToolOutput(answer) {
 			t.Errorf("the human's choice did not reach the model\n%s", w.report(r))
 		}
 	case kind == "question" && cli == "gemini" && runner == "exec":

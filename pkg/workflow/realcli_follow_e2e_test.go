@@ -59,7 +59,6 @@ func TestRealCLIFollowsItsPullRequest(t *testing.T) {
 		t.Run(c.Label(), func(t *testing.T) {
 			t.Parallel()
 			realcli.Require(t, c)
-			openOnNewest(t, c, "tmux")
 			if !realcli.Enter(t) {
 				return
 			}

@@ -193,15 +193,3 @@ func (w *realWorld) events(r *store.Run) string {
 	}
 	return b.String()
 }
-
-// openOnNewest skips the case of a pinned CLI whose newest release ace does not drive through to a pull request
-// yet, saying what is open. claude 2.1.331 in tmux: its default "auto mode" asks the model endpoint's permission
-// classifier before each tool call, and the scripted model server does not answer those requests yet, so the
-// agent waits at its first Bash call. Its first-run screens (trust with "No, exit" first and preselected, the
-// API-key dialog, the new idle footer) and its headless runs are covered.
-func openOnNewest(t *testing.T, c realcli.CLI, runner string) {
-	t.Helper()
-	if c.Name == "claude" && c.Version == "2.1.331" && runner == "tmux" {
-		t.Skip("open (issue 26): claude 2.1.331's auto-mode permission classifier requests are not answered by the scripted model server")
-	}
-}

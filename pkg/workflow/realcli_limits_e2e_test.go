@@ -33,7 +33,6 @@ func TestRealCLILimits(t *testing.T) {
 			t.Run(c.Label()+"/"+runner, func(t *testing.T) {
 				t.Parallel()
 				realcli.Require(t, c)
-				openOnNewest(t, c, runner)
 				if !realcli.Enter(t) {
 					return
 				}
@@ -53,9 +52,6 @@ func runLimitCase(t *testing.T, c realcli.CLI, runner string) {
 		toml += "auto_approve = true\n"
 	}
 	turns := []modelserver.Turn{modelserver.ReadFile("ACE_TASK.md")}
-	if cli == "gemini" {
-		turns = []modelserver.Turn{modelserver.Shell("cat ACE_TASK.md; sleep 1")} // see runRealCase
-	}
 	turns = append(turns, commitTurns()...)
 	const margin = 2 * time.Second
 	w := newRealWorld(t, c, toml, "Please add GREETING.md.", turns, func(c *config.Config) {

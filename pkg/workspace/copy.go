@@ -79,22 +79,11 @@ func (m *Manager) makeCopy(ctx context.Context, spec Spec, mirror, dir string) (
 			return fmt.Errorf("switch to branch %s: %w", spec.Branch, err)
 		}
 	}
-	// Nothing reads the partial copy: its exclude file is written directly.
-	exclude := filepath.Join(tmp, ".git", "info", "exclude")
-	old, err := os.ReadFile(exclude)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	if b, changed := withExcludes(old, DefaultExcludes); changed {
-		if err := os.MkdirAll(filepath.Dir(exclude), 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(exclude, b, 0o644); err != nil {
-			return err
-		}
-	}
 	if err := os.Rename(tmp, dir); err != nil {
 		return fmt.Errorf("move the new working copy into place: %w", err)
+	}
+	if err := m.writeExcludes(ctx, dir, DefaultExcludes); err != nil {
+		return fmt.Errorf("exclude ace's files from commits: %w", err)
 	}
 	return nil
 }

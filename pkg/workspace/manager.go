@@ -148,6 +148,10 @@ func (m *Manager) Prepare(ctx context.Context, spec Spec) (*Workspace, error) {
 		ws, err := m.Open(ctx, spec.Repo, spec.Issue)
 		if err == nil {
 			m.o.Logger.InfoContext(ctx, "reusing working copy", "dir", dir)
+			// A copy an older ace made excludes its files in .git/info/exclude, which hides them from agents.
+			if err := m.writeExcludes(ctx, dir, DefaultExcludes); err != nil {
+				return nil, fmt.Errorf("exclude ace's files from commits: %w", err)
+			}
 			return ws, nil
 		}
 		aside := fmt.Sprintf("%s.broken-%s", dir, time.Now().UTC().Format("20060102T150405"))

@@ -4,11 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 
-	"github.com/aceworks/ace/pkg/atomicfile"
 	"github.com/go-git/go-git/v5"
 	gitconfig "github.com/go-git/go-git/v5/config"
 )
@@ -27,21 +24,9 @@ type Workspace struct {
 	repo *git.Repository
 }
 
-// Exclude adds patterns to .git/info/exclude (never .gitignore, which is tracked).
-func (w *Workspace) Exclude(patterns ...string) error {
-	path := filepath.Join(w.Dir, ".git", "info", "exclude")
-	old, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	b, changed := withExcludes(old, patterns)
-	if !changed {
-		return nil
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	return atomicfile.Write(path, b, 0o644)
+// Exclude adds patterns to ace's exclude file (never .gitignore, which is tracked; see exclude.go).
+func (w *Workspace) Exclude(ctx context.Context, patterns ...string) error {
+	return w.m.writeExcludes(ctx, w.Dir, patterns)
 }
 
 // HasChanges reports uncommitted changes (untracked files included, excluded files not).
