@@ -4,9 +4,11 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -101,5 +103,42 @@ func (p Profile) CheckInstalled(ctx context.Context) (Installed, error) {
 	if in.Version == "" {
 		return in, fmt.Errorf("%s --version printed no version: %q", prog, strings.TrimSpace(string(out)))
 	}
+	return in, nil
+}
+
+// VersionCache remembers CheckInstalled per program and its modification time, so that ten runs starting at
+// once ask the CLI once, and an upgrade in place is asked again.
+type VersionCache struct {
+	mu   sync.Mutex
+	seen map[string]Installed // by path and mtime
+}
+
+// Of is p's installed version: from the cache when its program has not changed since it was asked.
+func (c *VersionCache) Of(ctx context.Context, p Profile) (Installed, error) {
+	path, err := exec.LookPath(p.Program())
+	if err != nil {
+		return Installed{}, err
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return Installed{}, err
+	}
+	key := path + "@" + fi.ModTime().String()
+	c.mu.Lock()
+	in, ok := c.seen[key]
+	c.mu.Unlock()
+	if ok {
+		return in, nil
+	}
+	in, err = p.CheckInstalled(ctx)
+	if err != nil {
+		return in, err
+	}
+	c.mu.Lock()
+	if c.seen == nil {
+		c.seen = map[string]Installed{}
+	}
+	c.seen[key] = in
+	c.mu.Unlock()
 	return in, nil
 }

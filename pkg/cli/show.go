@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -43,7 +44,7 @@ func runShow(ctx context.Context, app *App, repo string, n int) error {
 	field("run", fmt.Sprint(r.ID))
 	field("issue", fmt.Sprintf("%s#%d", r.Repo, r.Issue))
 	field("attempt", fmt.Sprint(r.Attempt))
-	field("agent", r.Agent)
+	field("agent", strings.TrimSpace(r.Agent+" "+r.State.AgentCLI.String()))
 	field("runner", r.Runner)
 	field("status", string(r.Status))
 	field("step", r.Step)

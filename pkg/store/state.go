@@ -11,6 +11,8 @@ import "time"
 // or order on (repo, issue, status, step, the run's times) is a real column. Zero values are left out of the
 // JSON, so that a run's state reads as what has happened to it.
 type RunState struct {
+	// AgentCLI is the version of the agent's CLI this run started, against the range ace was tested with.
+	AgentCLI *CLIVersion `json:"agent_cli,omitzero"`
 	// Title is the issue's title, read when the workspace was prepared.
 	Title string `json:"title,omitzero"`
 	// RemoteURL is the repository's clone URL.
@@ -189,4 +191,28 @@ type FollowState struct {
 	Released   bool      `json:"released,omitzero"`
 	// WaitingSlot is when a round of a released run began to wait for one of its host's max_concurrent slots.
 	WaitingSlot time.Time `json:"waiting_slot,omitzero"`
+}
+
+// CLIVersion is the version of an agent CLI a run started and where it stands against the releases ace's tests
+// run (a custom agent's is unknown: Version empty).
+type CLIVersion struct {
+	Version string `json:"version"`
+	Tested  string `json:"tested,omitzero"` // "2.1.197–2.1.331"
+	Place   int    `json:"place,omitzero"`  // -1 older than tested, 0 inside, +1 newer
+}
+
+// String is how ace show and the status comment say it: "2.1.331 (newer than tested 2.1.197–2.1.331)".
+func (v *CLIVersion) String() string {
+	if v == nil || v.Version == "" {
+		return ""
+	}
+	switch {
+	case v.Tested == "":
+		return v.Version
+	case v.Place < 0:
+		return v.Version + " (older than tested " + v.Tested + ")"
+	case v.Place > 0:
+		return v.Version + " (newer than tested " + v.Tested + ")"
+	}
+	return v.Version + " (tested)"
 }

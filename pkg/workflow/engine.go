@@ -67,6 +67,9 @@ type Engine struct {
 	// usageRead is when each run's agent's own usage records were last read (refreshUsage, usage.go); under mu.
 	usageRead map[int64]time.Time
 
+	// versions remembers the agent CLIs' versions (recordCLIVersion).
+	versions agents.VersionCache
+
 	queue *Queue // the job queue runs advance on; set by NewQueue
 	bus   bus    // run events, published in process
 }

@@ -147,6 +147,13 @@ func runRealCase(t *testing.T, c realcli.CLI, runner, kind string) {
 		t.Fatalf("run %s at %s: %s\n%s", r.Status, r.Step, r.Error, w.report(r))
 	}
 	t.Logf("%s %s %s: PR after %s", cli, runner, kind, time.Since(start).Round(time.Millisecond))
+	// The run records the CLI's version it started, against the tested range, and the status comment says it.
+	if v := r.State.AgentCLI; v == nil || v.Version != c.Version || v.Place != 0 {
+		t.Errorf("the run recorded CLI version %+v, want %s inside the tested range", v, c.Version)
+	}
+	if status := statusComment(w); !strings.Contains(status, "| agent | "+cli+" "+c.Version+" (tested) |") {
+		t.Errorf("the status comment does not show %s %s:\n%s", cli, c.Version, status)
+	}
 
 	for _, line := range realIssueBody {
 		if !w.srv.SawToolOutput(line) {
@@ -260,4 +267,14 @@ func checkSessionUsage(t *testing.T, w *realWorld, r *store.Run, prBody string) 
 	if !strings.Contains(prBody, "Usage: ") {
 		t.Errorf("the pull request's body shows no usage:\n%s", prBody)
 	}
+}
+
+// statusComment is the body of ace's sticky status comment on the test issue.
+func statusComment(w *realWorld) string {
+	for _, c := range w.gh.Comments(testRepo, testIssue) {
+		if strings.Contains(c.Body, workflow.StatusMarker) {
+			return c.Body
+		}
+	}
+	return ""
 }

@@ -153,6 +153,9 @@ func (e *Engine) startExec(ctx context.Context, r *store.Run) (Result, error) {
 	if err := e.execTurn(ctx, r, prompt); err != nil {
 		return Result{}, err
 	}
+	if prof, err := e.profile(r); err == nil {
+		e.recordCLIVersion(ctx, r, prof)
+	}
 	r.State.PromptDelivered = true
 	r.State.Resume = false
 	r.State.MonitorSince = e.o.Now()

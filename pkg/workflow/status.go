@@ -34,7 +34,7 @@ func (e *Engine) renderStatus(run *store.Run, v statusView) string {
 	b.WriteString("| | |\n|---|---|\n")
 	fmt.Fprintf(&b, "| state | `%s` |\n", stateLabel(r))
 	fmt.Fprintf(&b, "| attempt | %d |\n", r.Attempt)
-	fmt.Fprintf(&b, "| agent | %s |\n", r.Agent)
+	fmt.Fprintf(&b, "| agent | %s |\n", strings.TrimSpace(r.Agent+" "+r.State.AgentCLI.String()))
 	if h := handoversLine(r); h != "" {
 		fmt.Fprintf(&b, "| handed over | %s |\n", h) // node_fallback.go
 	}
