@@ -85,7 +85,7 @@ func Run(ctx context.Context, o Options) (results []Result, dir string, err erro
 		network = "not isolated (" + nerr.Error() + "): the CLI could reach the network"
 	}
 	for _, name := range names {
-		res := Result{Agent: name}
+		res := Result{Agent: name, CheckedAt: time.Now().UTC()}
 		prof, perr := service.Profile(o.Config, name)
 		if perr == nil {
 			perr = Checkable(prof)

@@ -60,9 +60,10 @@ func (r Report) OK() bool {
 
 // Result is the check of one agent: its phases' reports.
 type Result struct {
-	Agent   string   `json:"agent"`
-	Version string   `json:"version"`
-	Reports []Report `json:"reports"`
+	Agent     string    `json:"agent"`
+	Version   string    `json:"version"`
+	CheckedAt time.Time `json:"checked_at"`
+	Reports   []Report  `json:"reports"`
 }
 
 // OK reports whether every phase held.

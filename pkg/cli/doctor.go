@@ -9,7 +9,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
+
+	"github.com/aceworks/ace/pkg/agentcheck"
 
 	"github.com/spf13/cobra"
 
@@ -144,6 +147,9 @@ func checkAgent(ctx context.Context, c *check, app *App, name string) {
 	default:
 		c.ok("agent "+name, in.Path)
 	}
+	if agentcheck.Checkable(p) == nil && in.Version != "" {
+		lastCheck(c, app, name, in.Version)
+	}
 	auth, err := p.SignIn(ctx, app.Secrets, agents.CurrentUser())
 	switch {
 	case err != nil:
@@ -195,4 +201,34 @@ func installHint(exe, profileHint string) string {
 		return h
 	}
 	return profileHint
+}
+
+// lastCheck says what the last `ace agents check` of this version found, or that none ran: a version ace has
+// not checked here may have moved its screens.
+func lastCheck(c *check, app *App, name, version string) {
+	results, err := agentcheck.Last(app.Config.Workspace.Root)
+	if err != nil {
+		c.warn("check "+name, err.Error())
+		return
+	}
+	for _, r := range results {
+		if r.Agent != name || r.Version != version {
+			continue
+		}
+		when := r.CheckedAt.Local().Format(time.DateTime)
+		if r.OK() {
+			c.ok("check "+name, fmt.Sprintf("ace agents check held for %s on %s", version, when))
+			return
+		}
+		var failed []string
+		for _, s := range r.Steps() {
+			if !s.OK {
+				failed = append(failed, s.Name)
+			}
+		}
+		c.warn("check "+name, fmt.Sprintf("ace agents check failed for %s on %s (%s): run it again to see the screens",
+			version, when, strings.Join(failed, ", ")))
+		return
+	}
+	c.warn("check "+name, fmt.Sprintf("%s %s not checked here yet: run `ace agents check %s` (offline, about a minute)", name, version, name))
 }

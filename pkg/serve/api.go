@@ -34,6 +34,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/v1/runs/{id}/transcript", s.getTranscript)
 	m.HandleFunc("POST /api/v1/runs/{id}/{action}", s.act)
 	m.HandleFunc("GET /api/v1/events", s.events)
+	m.HandleFunc("GET /api/v1/agents/checks", s.agentChecks)
 	m.HandleFunc("POST /webhook/github", s.webhook)
 	m.HandleFunc("GET /{$}", s.dashboard)
 	m.HandleFunc("/login", s.login)

@@ -44,7 +44,11 @@ func (s *Server) dashboard(w http.ResponseWriter, r *http.Request) {
 	for _, run := range runs {
 		counts[run.Status]++
 	}
-	s.render(w, "index", map[string]any{"Runs": runs, "Counts": counts, "Host": s.o.Host, "Now": time.Now()})
+	checks, err := s.checks()
+	if err != nil {
+		s.log.WarnContext(r.Context(), "read the agent checks", "err", err)
+	}
+	s.render(w, "index", map[string]any{"Runs": runs, "Counts": counts, "Host": s.o.Host, "Now": time.Now(), "Checks": checks})
 }
 
 // render executes a page with its content security policy: the page's own scripts and styles only.
