@@ -128,6 +128,8 @@ func (w *world) config(user *config.Config, name string, startup time.Duration) 
 	cfg.Monitor.Interval = config.D(250 * time.Millisecond)
 	cfg.Monitor.IdleAfter = config.D(2 * time.Minute) // the script never idles: a nudge would be a failure
 	cfg.Monitor.Timeout = config.D(3 * time.Minute)
+	// The scripted model picks its turn by the length of the conversation: a compaction would replay it.
+	cfg.Monitor.CompactThreshold = 64 << 20
 	cfg.PR.Follow = false
 	cfg.PR.Draft = false
 	if err := cfg.Validate(); err != nil {

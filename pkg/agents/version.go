@@ -3,9 +3,11 @@ package agents
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -93,6 +95,10 @@ func (p Profile) CheckInstalled(ctx context.Context) (Installed, error) {
 		return in, nil
 	}
 	in.Tested = p.adapter.Tested
+	if v := packageVersion(path, p.adapter.Package); v != "" {
+		in.Version = v
+		return in, nil
+	}
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, path, "--version").Output()
@@ -141,4 +147,29 @@ func (c *VersionCache) Of(ctx context.Context, p Profile) (Installed, error) {
 	c.seen[key] = in
 	c.mu.Unlock()
 	return in, nil
+}
+
+// packageVersion reads the version of an npm-installed CLI from its package's package.json, found above the
+// program the bin link leads to: no process to start (a Node CLI's --version takes seconds on a loaded machine,
+// and a run starting its agent should not wait for it). "" when path is not in the package pkg.
+func packageVersion(path, pkg string) string {
+	if pkg == "" {
+		return ""
+	}
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return ""
+	}
+	dir := filepath.Dir(real)
+	for range 4 {
+		b, err := os.ReadFile(filepath.Join(dir, "package.json"))
+		if err == nil {
+			var m struct{ Name, Version string }
+			if json.Unmarshal(b, &m) == nil && m.Name == pkg {
+				return m.Version
+			}
+		}
+		dir = filepath.Dir(dir)
+	}
+	return ""
 }

@@ -87,3 +87,33 @@ func TestInstalledVersionDrift(t *testing.T) {
 		t.Fatalf("a custom agent's program is only looked up, never run: %+v %v", in, err)
 	}
 }
+
+// TestVersionFromPackage: an npm-installed CLI's version is read from its package, without running it; a
+// program outside its package is asked with --version.
+func TestVersionFromPackage(t *testing.T) {
+	dir := t.TempDir()
+	pkg := filepath.Join(dir, "node_modules", "@anthropic-ai", "claude-code")
+	if err := os.MkdirAll(filepath.Join(pkg, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(pkg, "package.json"), []byte(`{"name": "@anthropic-ai/claude-code", "version": "2.1.400"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The program itself would say something else: it must not be run.
+	if err := os.WriteFile(filepath.Join(pkg, "bin", "claude.exe"), []byte("#!/bin/sh\necho 0.0.1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(pkg, "bin", "claude.exe"), filepath.Join(bin, "claude")); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin)
+	p, _ := Builtin("claude")
+	in, err := p.CheckInstalled(t.Context())
+	if err != nil || in.Version != "2.1.400" || in.Tested.Place(in.Version) != 1 {
+		t.Fatalf("installed %+v, %v: want 2.1.400 from package.json, newer than tested", in, err)
+	}
+}

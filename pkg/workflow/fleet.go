@@ -35,6 +35,7 @@ func (q *Queue) heartbeats(ctx context.Context) {
 				lost = time.Now()
 				q.o.Logger.WarnContext(ctx, "heartbeat: the store does not answer; runs wait until it does", "host", q.e.o.Host, "err", err)
 			}
+			q.fenceIfCutOff(ctx)
 		default:
 			if q.inTouch.Load() == 0 {
 				q.inTouch.Store(q.e.o.Now().UnixNano())
@@ -44,6 +45,7 @@ func (q *Queue) heartbeats(ctx context.Context) {
 					"after", time.Since(lost).Round(time.Second))
 				lost = time.Time{}
 			}
+			q.lift(ctx)
 			if err := q.rescueDead(ctx); err != nil && ctx.Err() == nil {
 				q.o.Logger.WarnContext(ctx, "free the jobs of dead ace processes", "err", err)
 			}
@@ -66,8 +68,12 @@ func (q *Queue) heartbeat(ctx context.Context, started time.Time, timeout time.D
 	if err != nil {
 		return err
 	}
-	return q.e.o.Store.Heartbeat(ctx, store.Host{Name: q.e.o.Host, StartedAt: started,
-		MaxConcurrent: q.o.MaxConcurrent, Running: l.live})
+	if err := q.e.o.Store.Heartbeat(ctx, store.Host{Name: q.e.o.Host, StartedAt: started,
+		MaxConcurrent: q.o.MaxConcurrent, Running: l.live}); err != nil {
+		return err
+	}
+	q.fence.held(l.runs)
+	return nil
 }
 
 // dead reports whether host h has been silent for host.dead_after while this process was in touch with the store
@@ -169,7 +175,9 @@ func (q *Queue) moveRunsOfDeadHosts(ctx context.Context) error {
 				// run that ends dispatches at once); it goes before any new issue, as moves come first in a pass.
 				return errors.Join(errs...)
 			}
-			if err := e.moveRun(ctx, r, to); err != nil {
+			why := fmt.Sprintf("host %s stopped answering (no heartbeat for %s): moved to %s, which continues from the pushed branch",
+				h.Name, e.cfg.Host.DeadAfter.Duration, to)
+			if err := e.moveRun(ctx, r, to, why); err != nil {
 				errs = append(errs, fmt.Errorf("%s#%d: %w", r.Repo, r.Issue, err))
 			}
 		}
@@ -177,8 +185,9 @@ func (q *Queue) moveRunsOfDeadHosts(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// moveRun hands a run of a dead host to host to, and enqueues it there.
-func (e *Engine) moveRun(ctx context.Context, r *store.Run, to string) error {
+// moveRun hands a run to host to (from a dead host, or back to this one after its fence), and enqueues it there;
+// why is the event's message.
+func (e *Engine) moveRun(ctx context.Context, r *store.Run, to, why string) error {
 	from := r.Host
 	r.Host = to
 	r.Session, r.Workdir, r.AgentSessionID = "", "", ""
@@ -198,13 +207,15 @@ func (e *Engine) moveRun(ctx context.Context, r *store.Run, to string) error {
 	if _, err := transition(r, step, store.StatusActive); err != nil {
 		return err
 	}
-	msg := fmt.Sprintf("host %s stopped answering (no heartbeat for %s): moved to %s, which continues from the pushed branch",
-		from, e.cfg.Host.DeadAfter.Duration, to)
-	if err := e.o.Store.UpdateRun(ctx, r, &store.Event{Kind: string(EventMoved), Step: r.Step, Message: msg}); err != nil {
+	if err := e.o.Store.UpdateRun(ctx, r, &store.Event{Kind: string(EventMoved), Step: r.Step, Message: why}); err != nil {
 		return err
 	}
-	e.notify(Progress{Run: r, Kind: EventMoved, Step: Step(r.Step), Message: msg})
-	if err := e.postStatus(ctx, r, statusView{Headline: "moved to host " + to + " (" + from + " stopped answering)"}); err != nil {
+	e.notify(Progress{Run: r, Kind: EventMoved, Step: Step(r.Step), Message: why})
+	headline := "moved to host " + to + " (" + from + " stopped answering)"
+	if from == to {
+		headline = "continuing on host " + to + " (it was cut off from the store)"
+	}
+	if err := e.postStatus(ctx, r, statusView{Headline: headline}); err != nil {
 		e.log.WarnContext(ctx, "status comment of a moved run", "run", r.ID, "err", err)
 	}
 	return e.queue.Enqueue(ctx, r)

@@ -42,7 +42,7 @@ func (e *Engine) finalize(ctx context.Context, r *store.Run) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	if err := ws.Push(ctx, token); err != nil {
+	if err := e.pushFenced(ctx, r, ws, token); err != nil {
 		return Result{}, fmt.Errorf("push %s: %w", r.Branch, err)
 	}
 	e.event(ctx, r, "pushed", fmt.Sprintf("pushed %s (%d commits)", r.Branch, ahead))

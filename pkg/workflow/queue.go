@@ -35,7 +35,10 @@ type Queue struct {
 	// inTouch is when this process's heartbeats began to succeed without a break (Unix nanoseconds by the engine's
 	// clock); 0 from when a heartbeat, a visit or a wake found the store away until the next heartbeat is written.
 	// It judges other hosts dead only while in touch (see dead).
-	inTouch   atomic.Int64
+	inTouch atomic.Int64
+	// fence is this host's fence: set when it has been cut off from the store for long enough that other hosts
+	// may soon move its runs (see fence.go).
+	fence     fence
 	startMu   sync.Mutex
 	watch     *paneWatch
 	stopWatch context.CancelFunc
@@ -427,6 +430,9 @@ func (q *Queue) visit(ctx context.Context, jobID int64, a RunArgs) error {
 		}
 		if q.stopping.Load() {
 			return river.JobSnooze(0)
+		}
+		if q.fence.up.Load() {
+			return river.JobSnooze(fencedSnooze) // cut off from the store: no step until it answers again
 		}
 		resumeWaiting(r)
 		res, err := e.Step(ctx, r)

@@ -86,6 +86,10 @@ func newRealWorld(t *testing.T, c realcli.CLI, aceTOML, body string, turns []mod
 	cfg.Monitor.ExecIdleTimeout = config.Duration{Duration: 90 * time.Second}
 	cfg.Monitor.ExecTurnTimeout = config.Duration{Duration: 3 * time.Minute}
 	cfg.Poll.Interval = config.Duration{Duration: 250 * time.Millisecond}
+	// A scripted model picks its turn by the length of the conversation: a compaction would replay the script
+	// (a gemini transcript passed monitor.compact_threshold under load and its question was asked again).
+	// Compaction has its own tests.
+	cfg.Monitor.CompactThreshold = 64 << 20
 	for _, f := range tune {
 		f(cfg)
 	}

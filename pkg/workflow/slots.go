@@ -28,6 +28,7 @@ func holdsAgent(r *store.Run) bool {
 type hostLoad struct {
 	live    int
 	waiting []*store.Run // rounds waiting for a slot, oldest first
+	runs    []*store.Run // every unfinished run the host holds
 }
 
 // free is the slots left to new work: a waiting round comes first.
@@ -39,7 +40,7 @@ func (e *Engine) hostLoad(ctx context.Context, host string) (hostLoad, error) {
 	if err != nil {
 		return hostLoad{}, fmt.Errorf("runs of host %s: %w", host, err)
 	}
-	var l hostLoad
+	l := hostLoad{runs: runs}
 	for _, r := range runs {
 		switch {
 		case holdsAgent(r):
