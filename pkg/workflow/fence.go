@@ -1,0 +1,117 @@
+package workflow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/aceworks/ace/pkg/store"
+	"github.com/aceworks/ace/pkg/workspace"
+)
+
+// A host that cannot write its heartbeat is about to be taken for dead: after host.dead_after without one, another
+// host moves its runs and starts their agents again there. So that two agents never work one issue, the host
+// fences itself first: once half of dead_after has passed since its last heartbeat it takes no step and stops its
+// agents (their working copies and conversations stay, for whoever continues). Every push also checks, right
+// before it, that this host still holds the run (pushFenced). When the store answers again the fence lifts: the
+// runs still on this host's books start their agents again from their working copies; those moved away are the
+// other hosts' now.
+
+// errFenced refuses a push behind the fence.
+var errFenced = errors.New("this host is cut off from the store: no step until it answers again")
+
+// fencedSnooze is how long a visit behind the fence puts its run off.
+const fencedSnooze = 2 * time.Second
+
+// fence is a host's fence and what it needs to put it up without the store.
+type fence struct {
+	up       atomic.Bool
+	mu       sync.Mutex
+	lastBeat time.Time    // the last heartbeat written
+	runs     []*store.Run // the runs this host held then
+	stopped  []int64      // the runs whose agents the fence stopped
+}
+
+// held records a written heartbeat and the runs this host holds.
+func (f *fence) held(runs []*store.Run) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.lastBeat = time.Now()
+	f.runs = runs
+}
+
+// fenceIfCutOff puts the fence up once half of host.dead_after has passed since the last heartbeat: no more
+// steps, and this host's agents stopped, well before another host may move its runs.
+func (q *Queue) fenceIfCutOff(ctx context.Context) {
+	f := &q.fence
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.up.Load() || f.lastBeat.IsZero() || time.Since(f.lastBeat) < q.e.cfg.Host.DeadAfter.Duration/2 {
+		return
+	}
+	f.up.Store(true)
+	q.o.Logger.WarnContext(ctx, "cut off from the store: this host takes no step and stops its agents before other hosts move its runs",
+		"host", q.e.o.Host, "since", time.Since(f.lastBeat).Round(time.Second), "runs", len(f.runs))
+	for _, r := range f.runs {
+		if !holdsAgent(r) {
+			continue
+		}
+		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err := q.e.runner(r).Stop(sctx, r)
+		cancel()
+		if err != nil {
+			q.o.Logger.WarnContext(ctx, "fence: stop an agent", "repo", r.Repo, "issue", r.Issue, "err", err)
+			continue
+		}
+		f.stopped = append(f.stopped, r.ID)
+	}
+}
+
+// lift takes the fence down once a heartbeat is written again: each run whose agent it stopped and that this
+// host still holds starts again from its working copy (as a move to this host would); the others moved away.
+func (q *Queue) lift(ctx context.Context) {
+	f := &q.fence
+	f.mu.Lock()
+	if !f.up.Load() {
+		f.mu.Unlock()
+		return
+	}
+	stopped := f.stopped
+	f.stopped = nil
+	f.up.Store(false)
+	f.mu.Unlock()
+	q.o.Logger.InfoContext(ctx, "the store answers again: this host takes steps again", "host", q.e.o.Host, "agents stopped", len(stopped))
+	for _, id := range stopped {
+		r, err := q.e.o.Store.GetRun(ctx, id)
+		if err != nil || r.Host != q.e.o.Host || r.Status.Terminal() {
+			continue
+		}
+		why := fmt.Sprintf("host %s was cut off from the store, so it stopped this run's agent; it continues from its working copy", q.e.o.Host)
+		if err := q.e.moveRun(ctx, r, q.e.o.Host, why); err != nil {
+			q.o.Logger.WarnContext(ctx, "restart a run after the fence", "repo", r.Repo, "issue", r.Issue, "err", err)
+		}
+	}
+}
+
+// pushFenced pushes the run's branch only while this host holds the run: not behind the fence, and not when the
+// store says the run has moved to another host or changed under it (the lease read right before the push), so
+// that a host waking from a long pause cannot push over its successor's work.
+func (e *Engine) pushFenced(ctx context.Context, r *store.Run, ws *workspace.Workspace, token string) error {
+	if e.queue != nil && e.queue.fence.up.Load() {
+		return errFenced
+	}
+	fresh, err := e.o.Store.GetRun(ctx, r.ID)
+	if err != nil {
+		return fmt.Errorf("check that this host still holds the run: %w", err)
+	}
+	if fresh.Host != "" && r.Host != "" && fresh.Host != r.Host {
+		return fmt.Errorf("the run moved to host %s: this host does not push: %w", fresh.Host, store.ErrConflict)
+	}
+	if fresh.Version != r.Version {
+		return fmt.Errorf("the run changed under this step: %w", store.ErrConflict)
+	}
+	return ws.Push(ctx, token)
+}
