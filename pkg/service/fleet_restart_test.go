@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -25,8 +26,10 @@ import (
 // stays away for longer than host.dead_after (every connection, River's and the store's, is gone) and starts again
 // on the same port and data dir. Meanwhile host beta's `ace poll` waits it out, and host alpha's is stopped
 // (SIGTERM: it exits within 5 s though the database does not answer) and started again once the database is back.
-// The runs of both continue where they were: each gets one agent start, and none is taken for a dead host's and
-// moved, though every heartbeat in the database is older than dead_after when it is back. The dead host's runs
+// The runs of both stay theirs: none is taken for a dead host's and moved, though every heartbeat in the database
+// is older than dead_after when it is back. Alpha's agents run on (one start each: its new ace was never cut
+// off); beta, cut off for longer than half of dead_after, fenced itself — its agents stopped, as a host cut off
+// alone must — and starts each again from its working copy once the database answers (two starts each). The dead host's runs
 // move, but only once the live hosts have been in touch with the database for dead_after. Every issue ends with
 // one run, one pull request and one status comment, and the live hosts still stop cleanly on SIGTERM.
 func TestFleetSurvivesAPostgresRestart(t *testing.T) {
@@ -144,7 +147,9 @@ func TestFleetSurvivesAPostgresRestart(t *testing.T) {
 			}
 		case move != nil:
 			t.Errorf("issue %d: the run of live host %q moved: %s", n, held[n], move.Message)
-		case got[n] != 1:
+		case held[n] == "beta" && (got[n] != 2 || !fenced(evs)):
+			t.Errorf("issue %d (host beta, fenced): agent given its prompt %d time(s), fenced %v: want 2, fenced (starts %v)", n, got[n], fenced(evs), got)
+		case held[n] != "beta" && got[n] != 1:
 			t.Errorf("issue %d (host %q): agent given its prompt %d time(s), want 1 (starts %v)", n, held[n], got[n], got)
 		}
 		if r.FinishedAt != nil {
@@ -225,4 +230,9 @@ func doneAll(st *store.Store, nums []int) (bool, error) {
 		}
 	}
 	return true, nil
+}
+
+// fenced reports whether a run was started again after its host's fence stopped its agent.
+func fenced(evs []store.Event) bool {
+	return slices.ContainsFunc(evs, func(ev store.Event) bool { return ev.Kind == string(workflow.EventFenced) })
 }

@@ -39,6 +39,7 @@ const (
 	EventBudget      EventKind = "budget"       // the run reached its budget and waits for a human (budget.go)
 	EventFollow      EventKind = "follow"       // the pull request is followed, or a comment on it left alone
 	EventRound       EventKind = "round"        // a follow-up round (CI, review, conflict, /ace) was sent
+	EventFenced      EventKind = "fenced"       // the host's fence stopped the agent; it starts again on the same host
 	EventReleased    EventKind = "released"     // a followed pull request's agent was stopped after pr.release_after
 	EventNeedsHuman  EventKind = "needs-human"  // follow-up rounds stopped: a human is needed on the PR
 	EventCleaned     EventKind = "cleaned"      // the working copy was removed after the merge

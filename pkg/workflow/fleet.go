@@ -177,7 +177,7 @@ func (q *Queue) moveRunsOfDeadHosts(ctx context.Context) error {
 			}
 			why := fmt.Sprintf("host %s stopped answering (no heartbeat for %s): moved to %s, which continues from the pushed branch",
 				h.Name, e.cfg.Host.DeadAfter.Duration, to)
-			if err := e.moveRun(ctx, r, to, why); err != nil {
+			if err := e.restartOn(ctx, r, to, EventMoved, why); err != nil {
 				errs = append(errs, fmt.Errorf("%s#%d: %w", r.Repo, r.Issue, err))
 			}
 		}
@@ -185,9 +185,10 @@ func (q *Queue) moveRunsOfDeadHosts(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// moveRun hands a run to host to (from a dead host, or back to this one after its fence), and enqueues it there;
-// why is the event's message.
-func (e *Engine) moveRun(ctx context.Context, r *store.Run, to, why string) error {
+// restartOn gives a run to host to — from a dead host (EventMoved), or back to this one after its fence stopped
+// the agent (EventFenced) — to start again from its working copy or pushed branch, and enqueues it there; why
+// is the event's message.
+func (e *Engine) restartOn(ctx context.Context, r *store.Run, to string, kind EventKind, why string) error {
 	from := r.Host
 	r.Host = to
 	r.Session, r.Workdir, r.AgentSessionID = "", "", ""
@@ -207,10 +208,10 @@ func (e *Engine) moveRun(ctx context.Context, r *store.Run, to, why string) erro
 	if _, err := transition(r, step, store.StatusActive); err != nil {
 		return err
 	}
-	if err := e.o.Store.UpdateRun(ctx, r, &store.Event{Kind: string(EventMoved), Step: r.Step, Message: why}); err != nil {
+	if err := e.o.Store.UpdateRun(ctx, r, &store.Event{Kind: string(kind), Step: r.Step, Message: why}); err != nil {
 		return err
 	}
-	e.notify(Progress{Run: r, Kind: EventMoved, Step: Step(r.Step), Message: why})
+	e.notify(Progress{Run: r, Kind: kind, Step: Step(r.Step), Message: why})
 	headline := "moved to host " + to + " (" + from + " stopped answering)"
 	if from == to {
 		headline = "continuing on host " + to + " (it was cut off from the store)"

@@ -436,6 +436,7 @@ func (q *Queue) visit(ctx context.Context, jobID int64, a RunArgs) error {
 		}
 		resumeWaiting(r)
 		res, err := e.Step(ctx, r)
+		q.fence.visited(r)
 		if err != nil {
 			return err
 		}
