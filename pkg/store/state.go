@@ -78,6 +78,9 @@ type RunState struct {
 	DialogAnswers int       `json:"dialog_answers,omitzero"`
 	// PastesLost counts pastes of the prompt the agent never showed (it dropped input while starting).
 	PastesLost int `json:"pastes_lost,omitzero"`
+	// PastedAt is when ace set out to paste the prompt, saved before the paste: an ace killed between the paste
+	// and saving that the prompt was delivered finds, when it comes back, an agent that may have taken it.
+	PastedAt time.Time `json:"pasted_at,omitzero"`
 
 	// Follow is the follow-through of the run's pull request (step follow_pr and its rounds).
 	Follow *FollowState `json:"follow,omitzero"`

@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/aceworks/ace/pkg/agents"
@@ -43,8 +45,16 @@ func (e *Engine) deliverPrompt(ctx context.Context, r *store.Run) (Result, error
 		return Result{}, fmt.Errorf("read the agent's screen: %w", err)
 	}
 	poll := deliverPoll(e.cfg.Monitor.Interval.Duration)
-	if r.State.PastesLost > 0 && prof.ShowsPaste(screen, e.promptText(r)) {
-		// The paste ace took for lost was only slow to show (claude on a loaded machine): submit it.
+	pasted := r.State.PastesLost > 0 || !r.State.PastedAt.IsZero()
+	if pasted {
+		if how, ok := e.promptTaken(r, prof, screen); ok {
+			// ace pasted the prompt, then was killed before it saved that it was delivered: the agent has it.
+			return e.delivered(ctx, r, "the agent had taken the prompt before ace restarted ("+how+")"), nil
+		}
+	}
+	if pasted && prof.ShowsPaste(screen, e.promptText(r)) {
+		// The paste ace took for lost was only slow to show (claude on a loaded machine), or ace was killed
+		// before its Enter: submit it.
 		return e.submitPrompt(ctx, r, prof, true)
 	}
 	state := prof.Classify(screen, false, 0)
@@ -52,6 +62,15 @@ func (e *Engine) deliverPrompt(ctx context.Context, r *store.Run) (Result, error
 		clearDialog(r) // the dialog ace was answering is gone: a later one starts afresh
 	}
 	switch settled := e.readyFor(r.ID, state == agents.StateReady); {
+	case settled && r.State.PastedAt.IsZero():
+		// The intent to paste is saved first (the next visit pastes): see PastedAt.
+		r.State.PastedAt = e.o.Now()
+		e.setPasteIntent(r.ID, true)
+		return Stay(0), nil
+	case settled && !e.setPasteIntent(r.ID, false) && e.since(r.State.PastedAt) < pasteShowWait:
+		// An intent this process did not save: an ace before it may have pasted, and the agent may still show
+		// that paste (then it is submitted above). Pasted again now, the prompt would reach the agent twice.
+		return Stay(poll), nil
 	case settled:
 		return e.submitPrompt(ctx, r, prof, false)
 	case state == agents.StateReady:
@@ -116,15 +135,35 @@ func (e *Engine) submitPrompt(ctx context.Context, r *store.Run, prof agents.Pro
 		}
 		return Result{}, fmt.Errorf("deliver the prompt: %w", err)
 	}
+	return e.delivered(ctx, r, "prompt delivered"), nil
+}
+
+// delivered records that the agent has its prompt and hands the run to the monitor.
+func (e *Engine) delivered(ctx context.Context, r *store.Run, msg string) Result {
 	r.State.PromptDelivered = true
 	r.State.PastesLost = 0
+	r.State.PastedAt = time.Time{}
 	r.State.Resume = false
 	r.State.DeliverSince = time.Time{}
 	clearDialog(r)
 	r.State.MonitorSince = e.o.Now()
 	e.markTranscript(r)
-	e.event(ctx, r, "prompt", "prompt delivered")
-	return Goto(StepMonitor), nil
+	e.event(ctx, r, "prompt", msg)
+	return Goto(StepMonitor)
+}
+
+// promptTaken reports whether an agent ace pasted the prompt into took it: it wrote .ace/DONE or .ace/QUESTION,
+// or it is working (what it draws last says so). An agent that shows its composer is given the prompt (again).
+func (e *Engine) promptTaken(r *store.Run, prof agents.Profile, screen string) (string, bool) {
+	for _, f := range []string{doneFile, questionFile} {
+		if _, err := os.Stat(filepath.Join(r.Workdir, f)); err == nil {
+			return "it wrote " + f, true
+		}
+	}
+	if prof.Classify(screen, false, 0) == agents.StateBusy {
+		return "it is working", true
+	}
+	return "", false
 }
 
 // pasteLost: the agent did not show the pasted prompt within pasteShowWait, and no Enter was pressed. Claude 2.1
@@ -249,4 +288,19 @@ const (
 // deliverPoll is how soon a starting agent is looked at again.
 func deliverPoll(interval time.Duration) time.Duration {
 	return min(max(interval/2, 100*time.Millisecond), 500*time.Millisecond)
+}
+
+// setPasteIntent records whether this process saved the intent to paste run id's prompt and has not pasted
+// yet, and returns what was recorded before.
+func (e *Engine) setPasteIntent(id int64, intent bool) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	o := e.seen[id]
+	if o == nil {
+		o = &observed{}
+		e.seen[id] = o
+	}
+	was := o.pasteIntent
+	o.pasteIntent = intent
+	return was
 }

@@ -184,6 +184,7 @@ func handOver(r *store.Run) {
 	s.PromptDelivered, s.Resume = false, true
 	s.NudgedAt, s.LastScreen = time.Time{}, ""
 	s.DeliverSince, s.Dialog, s.DialogScreen, s.DialogAt, s.DialogAnswers, s.PastesLost = time.Time{}, "", "", time.Time{}, 0, 0
+	s.PastedAt = time.Time{}
 	s.ExecProc, s.ExecTurn, s.ExecSeen, s.ExecPending, s.ExecFormat, s.Transcript = "", 0, 0, "", "", ""
 	s.CompactAt, s.HasCompactAt, s.Compacting = 0, false, false
 	s.Limit, s.ResumeAt = nil, time.Time{}

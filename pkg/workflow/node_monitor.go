@@ -24,6 +24,8 @@ type observed struct {
 	changedAt  time.Time // when the screen last differed from the one before
 	capturedAt time.Time
 	readyAt    time.Time // deliver_prompt: since when the composer has been ready without a break
+	// pasteIntent: this process saved the intent to paste the prompt and has not pasted yet (deliver_prompt).
+	pasteIntent bool
 }
 
 // recaptureEvery bounds how stale a cached screen may get even when tmux reports no activity.

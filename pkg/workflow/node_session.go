@@ -65,6 +65,7 @@ func (e *Engine) launch(ctx context.Context, r *store.Run, name string, respawn 
 		return fmt.Errorf("start %s in tmux session %s: %w", prof.Name, name, err)
 	}
 	r.Session = name
+	r.State.PastedAt, r.State.PastesLost = time.Time{}, 0 // a new agent process: nothing pasted into it yet
 	e.recordCLIVersion(ctx, r, prof)
 	verb := "started"
 	if respawn {
