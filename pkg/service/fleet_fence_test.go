@@ -4,14 +4,11 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/pgtest"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/tmuxops"
@@ -28,14 +25,7 @@ func TestFleetFencesAHostCutOffFromTheStore(t *testing.T) {
 	t.Parallel()
 	pg := pgtest.URL(t)
 	in := pgConfig(t, pg)
-	// Agents that are still working when their host is cut off.
-	script := filepath.Join(t.TempDir(), "slow-agent.txt")
-	if err := os.WriteFile(script, []byte("busy 15s\n"+workScript), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	fake := in.cfg.Agents["fake"]
-	fake.Command = fmt.Sprintf("%s demo-agent --script %s", in.exe, script)
-	in.cfg.Agents = map[string]config.AgentConfig{"fake": fake}
+	in.scriptAgent(t, "busy 15s\n"+workScript) // agents still working when their host is cut off
 	in.cfg.Poll.MaxConcurrent = 2
 	nums := labelIssues(in.gh, 2)
 	st := openStoreAt(t, pg)

@@ -105,6 +105,18 @@ func (h *fleetHost) kill() {
 	}
 }
 
+// scriptAgent makes the installation's agent the fake agent playing script.
+func (in install) scriptAgent(t *testing.T, script string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "agent-script.txt")
+	if err := os.WriteFile(path, []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fake := in.cfg.Agents["fake"]
+	fake.Command = fmt.Sprintf("%s demo-agent --script %s", in.exe, path)
+	in.cfg.Agents = map[string]config.AgentConfig{"fake": fake}
+}
+
 // labelIssues adds n labelled issues to the fake GitHub and returns their numbers (with the one pgConfig made).
 func labelIssues(gh *fakegithub.Server, n int) []int {
 	nums := []int{issue}
@@ -277,14 +289,7 @@ func TestFleetMovesTheRunsOfADeadHost(t *testing.T) {
 	t.Parallel()
 	url := pgtest.URL(t)
 	in := pgConfig(t, url)
-	// Slow agents: the runs are still working when their host dies.
-	script := filepath.Join(t.TempDir(), "slow-agent.txt")
-	if err := os.WriteFile(script, []byte("busy 4s\n"+workScript), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	fake := in.cfg.Agents["fake"]
-	fake.Command = fmt.Sprintf("%s demo-agent --script %s", in.exe, script)
-	in.cfg.Agents = map[string]config.AgentConfig{"fake": fake}
+	in.scriptAgent(t, "busy 4s\n"+workScript) // slow agents: the runs are still working when their host dies
 	in.cfg.Poll.MaxConcurrent = 2
 	in.cfg.PR.Follow = false
 	nums := labelIssues(in.gh, 4)
