@@ -37,7 +37,7 @@ func claudeProfile() Profile {
 	re := regexp.MustCompile
 	approval := `Do you want to (proceed|create|make|edit|overwrite)`
 	return Profile{
-		Command: "claude --model {model}", Model: "sonnet",
+		Command: "claude --model {model}", ContinueCommand: "claude --continue --model {model}", Model: "sonnet",
 		// 2.1.331's idle footer names the permission mode ("⏵⏵ auto mode on (shift+tab to cycle)") where
 		// 2.1.197 said "? for shortcuts"; both stay under the working line (ComposerStays).
 		Markers: Markers{Ready: re(`\? for shortcuts|\(shift\+tab to cycle\)`), Busy: re(`esc to interrupt`), Approval: re(approval),

@@ -43,6 +43,9 @@ func codexProfile() Profile {
 	approval := `Would you like to run the following command\?`
 	return Profile{
 		Command: "{ace_bin}/codex-gh --model {model} --sandbox workspace-write " + codexGitWritable + " --ask-for-approval on-request",
+		// resume filters its sessions by the working directory: --last is this working copy's conversation.
+		ContinueCommand: "{ace_bin}/codex-gh resume --last --model {model} --sandbox workspace-write " + codexGitWritable +
+			" --ask-for-approval on-request",
 		// The splash shows a look-alike composer ("› Ask Codex to do anything") for seconds before the first
 		// dialog; only the real one has the status line "<model> default · <cwd>" under it.
 		Markers: Markers{Ready: re(`default · |Worked for`),

@@ -35,7 +35,7 @@ func geminiProfile() Profile {
 	re := regexp.MustCompile
 	approval := `Apply this change\?|Allow execution of`
 	return Profile{
-		Command: "gemini --model {model}",
+		Command: "gemini --model {model}", ContinueCommand: "gemini --resume latest --model {model}",
 		Markers: Markers{Ready: re(`Type your message or @path/to/file`), Busy: re(`esc to cancel`),
 			// After the trust dialog the box stays drawn while gemini restarts: answering it again would type
 			// into the next screen.

@@ -65,6 +65,10 @@ type Profile struct {
 	ComposerStays  bool
 	Nudge          string
 	CompactCommand string
+	// ContinueCommand starts the CLI again in the conversation it last had in its working directory (claude
+	// --continue, codex resume --last, gemini --resume latest): a released run's next round resumes the same
+	// conversation in the same working copy. Empty: a new conversation, told where the work stands.
+	ContinueCommand string
 	// AskArgs make the CLI ask before the tool calls it would otherwise decide itself; added to the command when
 	// auto_approve is off (see Argv).
 	AskArgs []string
@@ -110,8 +114,19 @@ type Vars struct {
 // Argv expands the command template. Where ace does not auto-approve, a built-in CLI that would decide its
 // permissions by itself (claude 2.1.331's default auto mode) gets AskArgs, so that each permission reaches a
 // human as ace.toml says — unless the user's own command runs something else (a wrapper).
-func (p Profile) Argv(v Vars) ([]string, error) {
-	argv, err := expand(p.Command, v, p.Name+".command")
+func (p Profile) Argv(v Vars) ([]string, error) { return p.argvOf(p.Command, v) }
+
+// ContinueArgv is the command that starts the CLI again in the conversation it last had in its working
+// directory (ContinueCommand), or Argv where the CLI has none or the user's own command replaces the built-in.
+func (p Profile) ContinueArgv(v Vars) ([]string, error) {
+	if p.ContinueCommand == "" || p.adapter == nil || p.Command != p.adapter.base().Command {
+		return p.Argv(v)
+	}
+	return p.argvOf(p.ContinueCommand, v)
+}
+
+func (p Profile) argvOf(template string, v Vars) ([]string, error) {
+	argv, err := expand(template, v, p.Name+".command")
 	if err == nil && !p.AutoApprove && len(p.AskArgs) > 0 && p.adapter != nil && len(argv) > 0 && filepath.Base(argv[0]) == p.adapter.CLI {
 		argv = append(argv, p.AskArgs...)
 	}

@@ -192,6 +192,9 @@ type FollowState struct {
 	// round, the agent is stopped (Released) and the run holds its working copy and conversation, not a process.
 	QuietSince time.Time `json:"quiet_since,omitzero"`
 	Released   bool      `json:"released,omitzero"`
+	// ConversationOn is the host whose working copy holds the released agent's conversation: a round there
+	// starts the agent again in it (a run moved to another host starts a new one).
+	ConversationOn string `json:"conversation_on,omitzero"`
 	// WaitingSlot is when a round of a released run began to wait for one of its host's max_concurrent slots.
 	WaitingSlot time.Time `json:"waiting_slot,omitzero"`
 }

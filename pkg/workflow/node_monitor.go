@@ -179,7 +179,7 @@ func (e *Engine) onAgentExit(ctx context.Context, r *store.Run, pane tmuxops.Pan
 		if err != nil {
 			return Result{}, err
 		}
-		if err := e.launch(ctx, r, name, found); err != nil {
+		if err := e.launch(ctx, r, name, found, false); err != nil {
 			return Result{}, err
 		}
 		r.State.PromptDelivered = false

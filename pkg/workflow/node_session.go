@@ -45,13 +45,14 @@ func (e *Engine) sessionName(ctx context.Context, r *store.Run) (string, error) 
 	return name, nil
 }
 
-// launch starts (or, with respawn, restarts in place) the agent in session name with its secrets injected.
-func (e *Engine) launch(ctx context.Context, r *store.Run, name string, respawn bool) error {
+// launch starts (or, with respawn, restarts in place) the agent in session name with its secrets injected; with
+// cont, in the conversation it last had in the working copy (agents.Profile.ContinueCommand).
+func (e *Engine) launch(ctx context.Context, r *store.Run, name string, respawn, cont bool) error {
 	prof, err := e.profile(r)
 	if err != nil {
 		return err
 	}
-	spec, err := e.sessionSpec(ctx, r, prof, name)
+	spec, err := e.sessionSpec(ctx, r, prof, name, cont)
 	if err != nil {
 		return err
 	}
@@ -68,7 +69,10 @@ func (e *Engine) launch(ctx context.Context, r *store.Run, name string, respawn 
 	r.State.PastedAt, r.State.PastesLost = time.Time{}, 0 // a new agent process: nothing pasted into it yet
 	e.recordCLIVersion(ctx, r, prof)
 	verb := "started"
-	if respawn {
+	switch {
+	case cont:
+		verb = "resumed the conversation of"
+	case respawn:
 		verb = "restarted"
 	}
 	e.event(ctx, r, "session", fmt.Sprintf("%s %s in %s (attach: ace attach %d)", verb, prof.Name, name, r.Issue))
@@ -76,12 +80,15 @@ func (e *Engine) launch(ctx context.Context, r *store.Run, name string, respawn 
 }
 
 // sessionSpec builds everything tmux needs to run the agent: argv (no shell), plain env, secrets, home.
-func (e *Engine) sessionSpec(ctx context.Context, r *store.Run, prof agents.Profile, name string) (tmuxops.SessionSpec, error) {
+func (e *Engine) sessionSpec(ctx context.Context, r *store.Run, prof agents.Profile, name string, cont bool) (tmuxops.SessionSpec, error) {
 	vars := agents.Vars{
 		Model: prof.Model, TaskFile: filepath.Join(r.Workdir, "ACE_TASK.md"), Workdir: r.Workdir,
 		Repo: r.Repo, Issue: r.Issue, AceBin: filepath.Join(e.o.Root, "bin"),
 	}
 	argv, err := prof.Argv(vars)
+	if cont {
+		argv, err = prof.ContinueArgv(vars)
+	}
 	if err != nil {
 		return tmuxops.SessionSpec{}, Terminal(fmt.Errorf("agent %s: %w", prof.Name, err))
 	}

@@ -55,24 +55,36 @@ const (
 // model → the PR is merged → the run is done, its working copy and session gone, one status comment.
 func TestRealCLIFollowsItsPullRequest(t *testing.T) {
 	// claude: the quickest and steadiest of the three in tmux.
+	// released: the agent is stopped a second after each push (pr.release_after), and each round starts it again
+	// in its conversation — the scripted model, which picks its turn by the length of the conversation, only
+	// answers a round right when the round reaches the conversation that did the earlier work.
 	for _, c := range realcli.Pinned(t, "claude") {
-		t.Run(c.Label(), func(t *testing.T) {
-			t.Parallel()
-			realcli.Require(t, c)
-			if !realcli.Enter(t) {
-				return
+		for _, released := range []bool{false, true} {
+			name := c.Label()
+			if released {
+				name += "-released" // no "/": realcli.Enter re-runs exactly this subtest
 			}
-			runFollowCase(t, c)
-		})
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				realcli.Require(t, c)
+				if !realcli.Enter(t) {
+					return
+				}
+				runFollowCase(t, c, released)
+			})
+		}
 	}
 }
 
-func runFollowCase(t *testing.T, c realcli.CLI) {
+func runFollowCase(t *testing.T, c realcli.CLI, released bool) {
 	start := time.Now()
 	toml := "[agent]\ndefault = \"claude\"\n\n[agents.claude]\nauto_approve = true\n"
 	w := newRealWorld(t, c, toml, "Please add GREETING.md saying hello.", followTurns(), func(cfg *config.Config) {
 		cfg.PR.Follow = true
 		cfg.PR.LogBudget = 2048
+		if released {
+			cfg.PR.ReleaseAfter = config.Duration{Duration: time.Second}
+		}
 	})
 	w.gh.SetGitDir(testRepo, w.remote)
 	w.gh.SetPermission(testRepo, "carol", "write")
@@ -84,6 +96,12 @@ func runFollowCase(t *testing.T, c realcli.CLI) {
 	t.Logf("PR opened after %s", time.Since(start).Round(time.Millisecond))
 	pr := r.PRNumber
 	sha1 := w.gh.HeadSHA(testRepo, pr)
+	if released {
+		r = w.drive(func(r *store.Run) bool { return r.Status.Terminal() || r.State.Follow != nil && r.State.Follow.Released }, time.Minute)
+		if alive, _ := w.svc.Tmux.HasSession(context.Background(), r.Session); alive {
+			t.Fatalf("the agent's session is alive after its release\n%s", w.report(r))
+		}
+	}
 
 	// A check fails: its name and title reach the model in the round's prompt, its log tail through the file the
 	// model reads.
@@ -106,6 +124,11 @@ func runFollowCase(t *testing.T, c realcli.CLI) {
 		t.Fatalf("the fix was not pushed to the PR's branch\n%s", w.report(r))
 	}
 	w.gh.AddCheckRun(testRepo, fakegithub.CheckRun{HeadSHA: sha2, Name: "test", Conclusion: "success"})
+	if released {
+		if r = w.drive(func(r *store.Run) bool { return r.Status.Terminal() || r.State.Follow.Released }, time.Minute); !r.State.Follow.Released {
+			t.Fatalf("the agent was not released after round 1: run %s at %s\n%s", r.Status, r.Step, w.report(r))
+		}
+	}
 
 	// A reviewer asks for a change on a line: the model gets path:line and the comment, the diff hunk in the file.
 	w.gh.AddReview(testRepo, pr, "carol", "CHANGES_REQUESTED", "One nit.", fakegithub.LineComment{Path: "GREETING.md", Line: 1,
@@ -168,8 +191,12 @@ func runFollowCase(t *testing.T, c realcli.CLI) {
 	if len(w.gh.PRs(testRepo)) != 1 {
 		t.Errorf("%d pull requests, want 1", len(w.gh.PRs(testRepo)))
 	}
-	if ev := w.events(r); strings.Contains(ev, "nudge") || strings.Contains(ev, "restart") {
+	ev := w.events(r)
+	if strings.Contains(ev, "nudge") || strings.Contains(ev, "restart") {
 		t.Errorf("the run needed a nudge or a restart:\n%s", ev)
+	}
+	if released && strings.Count(ev, "resumed the conversation of claude") != 2 {
+		t.Errorf("want each of the two rounds to resume the released agent's conversation:\n%s", ev)
 	}
 }
 

@@ -52,11 +52,11 @@ func (t tmuxRunner) Start(ctx context.Context, r *store.Run) (Result, error) {
 		e.event(ctx, r, "session", "re-attached to running session "+name)
 	case found:
 		// A dead pane from an earlier attempt: start the agent afresh in it.
-		if err := e.launch(ctx, r, name, true); err != nil {
+		if err := e.launch(ctx, r, name, true, false); err != nil {
 			return Result{}, err
 		}
 	default:
-		if err := e.launch(ctx, r, name, false); err != nil {
+		if err := e.launch(ctx, r, name, false, false); err != nil {
 			return Result{}, err
 		}
 	}
@@ -104,10 +104,16 @@ func (t tmuxRunner) FollowUp(ctx context.Context, r *store.Run, prompt, delivere
 		if err != nil {
 			return Result{}, err
 		}
-		if err := e.launch(ctx, r, name, found); err != nil {
+		// A released run's agent continues its conversation: the model sees what it did for the earlier rounds.
+		released := r.State.Follow != nil && r.State.Follow.ConversationOn == e.o.Host
+		if err := e.launch(ctx, r, name, found, released); err != nil {
 			return Result{}, err
 		}
-		e.event(ctx, r, "agent-exited", "the agent was gone between rounds; restarted it in the same working copy")
+		if released {
+			r.State.Follow.ConversationOn = ""
+		} else {
+			e.event(ctx, r, "agent-exited", "the agent was gone between rounds; restarted it in the same working copy")
+		}
 		r.State.PromptDelivered = false
 		r.State.Resume = true
 		return Goto(StepDeliver), nil

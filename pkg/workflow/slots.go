@@ -98,7 +98,7 @@ func (e *Engine) release(ctx context.Context, r *store.Run, f *store.FollowState
 	if err := e.runner(r).Stop(ctx, r); err != nil {
 		return false, fmt.Errorf("release the agent: %w", err)
 	}
-	f.Released = true
+	f.Released, f.ConversationOn = true, e.o.Host
 	e.event(ctx, r, EventReleased, fmt.Sprintf("no round for %s (pr.release_after): agent stopped, its slot freed; "+
 		"the working copy and conversation stay for the next round", after.Round(time.Second)))
 	return true, nil
