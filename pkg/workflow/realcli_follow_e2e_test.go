@@ -97,7 +97,9 @@ func runFollowCase(t *testing.T, c realcli.CLI, released bool) {
 	pr := r.PRNumber
 	sha1 := w.gh.HeadSHA(testRepo, pr)
 	if released {
-		r = w.drive(func(r *store.Run) bool { return r.Status.Terminal() || r.State.Follow != nil && r.State.Follow.Released }, time.Minute)
+		r = w.drive(func(r *store.Run) bool {
+			return r.Status.Terminal() || r.State.Follow != nil && r.State.Follow.Released
+		}, time.Minute)
 		if alive, _ := w.svc.Tmux.HasSession(context.Background(), r.Session); alive {
 			t.Fatalf("the agent's session is alive after its release\n%s", w.report(r))
 		}
