@@ -11,7 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/aceworks/ace/pkg/pgtest"
+	"github.com/aceworks/ace/internal/pgtest"
 	"github.com/aceworks/ace/pkg/procs"
 )
 

@@ -11,7 +11,7 @@ import (
 	"github.com/aceworks/ace/pkg/agentcheck"
 	"github.com/aceworks/ace/pkg/cli"
 	"github.com/aceworks/ace/pkg/config"
-	"github.com/aceworks/ace/pkg/realcli"
+	"github.com/aceworks/ace/internal/realcli"
 )
 
 // TestMain lets the test binary stand in for ace: the check runs each phase as `ace __agents-check`, and the

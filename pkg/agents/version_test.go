@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/aceworks/ace/pkg/realcli"
+	"github.com/aceworks/ace/internal/realcli"
 )
 
 // TestInstalledRealCLIs: each pinned CLI (tools/agent-clis/{oldest,newest}, what CI installs) is found by

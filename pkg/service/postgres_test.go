@@ -16,12 +16,12 @@ import (
 
 	"github.com/aceworks/ace/pkg/cli"
 	"github.com/aceworks/ace/pkg/config"
-	"github.com/aceworks/ace/pkg/gittest"
-	"github.com/aceworks/ace/pkg/pgtest"
+	"github.com/aceworks/ace/internal/gittest"
+	"github.com/aceworks/ace/internal/pgtest"
 	"github.com/aceworks/ace/pkg/secrets"
 	"github.com/aceworks/ace/pkg/service"
 	"github.com/aceworks/ace/pkg/store"
-	"github.com/aceworks/ace/pkg/tracker/github/fakegithub"
+	"github.com/aceworks/ace/internal/fakegithub"
 	"github.com/aceworks/ace/pkg/workflow"
 )
 

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/aceworks/ace/pkg/pgtest"
+	"github.com/aceworks/ace/internal/pgtest"
 )
 
 func TestRebind(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/aceworks/ace/pkg/pgtest"
+	"github.com/aceworks/ace/internal/pgtest"
 )
 
 // Fresh stores opened at once: rounds fresh roots, each opened by procs processes with openers goroutines each.

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aceworks/ace/pkg/pgtest"
+	"github.com/aceworks/ace/internal/pgtest"
 )
 
 // TestStoreOutlivesAPostgresRestart: a PostgreSQL store whose server restarts under it (a fast shutdown, then an

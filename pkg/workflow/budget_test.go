@@ -6,7 +6,7 @@ import (
 
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/store"
-	"github.com/aceworks/ace/pkg/tracker/github/fakegithub"
+	"github.com/aceworks/ace/internal/fakegithub"
 	"github.com/aceworks/ace/pkg/workflow"
 )
 

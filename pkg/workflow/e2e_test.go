@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/aceworks/ace/pkg/config"
-	"github.com/aceworks/ace/pkg/gittest"
+	"github.com/aceworks/ace/internal/gittest"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/workflow"
 )

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/aceworks/ace/pkg/store"
-	"github.com/aceworks/ace/pkg/tracker/github/fakegithub"
+	"github.com/aceworks/ace/internal/fakegithub"
 	"github.com/aceworks/ace/pkg/workflow"
 )
 

@@ -16,7 +16,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/aceworks/ace/pkg/store"
-	"github.com/aceworks/ace/pkg/tracker/github/fakegithub"
+	"github.com/aceworks/ace/internal/fakegithub"
 	"github.com/aceworks/ace/pkg/workflow"
 )
 

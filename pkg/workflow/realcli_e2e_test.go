@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/aceworks/ace/pkg/agents"
-	"github.com/aceworks/ace/pkg/gittest"
+	"github.com/aceworks/ace/internal/gittest"
 	"github.com/aceworks/ace/pkg/modelserver"
-	"github.com/aceworks/ace/pkg/realcli"
+	"github.com/aceworks/ace/internal/realcli"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/workflow"
 )

@@ -10,12 +10,12 @@ import (
 	"time"
 
 	"github.com/aceworks/ace/pkg/config"
-	"github.com/aceworks/ace/pkg/gittest"
+	"github.com/aceworks/ace/internal/gittest"
 	"github.com/aceworks/ace/pkg/modelserver"
-	"github.com/aceworks/ace/pkg/realcli"
+	"github.com/aceworks/ace/internal/realcli"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/tmuxops"
-	"github.com/aceworks/ace/pkg/tracker/github/fakegithub"
+	"github.com/aceworks/ace/internal/fakegithub"
 	"github.com/aceworks/ace/pkg/workflow"
 )
 

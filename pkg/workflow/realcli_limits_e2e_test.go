@@ -10,7 +10,7 @@ import (
 
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/modelserver"
-	"github.com/aceworks/ace/pkg/realcli"
+	"github.com/aceworks/ace/internal/realcli"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/workflow"
 )

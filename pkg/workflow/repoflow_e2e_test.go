@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/aceworks/ace/pkg/config"
-	"github.com/aceworks/ace/pkg/gittest"
+	"github.com/aceworks/ace/internal/gittest"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/tmuxops"
 	"github.com/aceworks/ace/pkg/workflow"

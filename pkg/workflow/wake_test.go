@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/aceworks/ace/pkg/config"
-	"github.com/aceworks/ace/pkg/tracker/github/fakegithub"
+	"github.com/aceworks/ace/internal/fakegithub"
 )
 
 // TestDispatchDuringAPass: an issue labelled while a dispatch pass runs — after the pass listed the labelled

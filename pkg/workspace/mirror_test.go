@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aceworks/ace/pkg/gittest"
+	"github.com/aceworks/ace/internal/gittest"
 )
 
 // procArgv is what every process on the machine shows in /proc/<pid>/cmdline, NULs made spaces.

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aceworks/ace/pkg/gittest"
+	"github.com/aceworks/ace/internal/gittest"
 	"github.com/aceworks/ace/pkg/sanitize"
 )
 

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/aceworks/ace/pkg/tracker"
-	"github.com/aceworks/ace/pkg/tracker/github/fakegithub"
+	"github.com/aceworks/ace/internal/fakegithub"
 )
 
 const repo = "acme/widgets"

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/aceworks/ace/pkg/tracker"
-	"github.com/aceworks/ace/pkg/tracker/github/fakegithub"
+	"github.com/aceworks/ace/internal/fakegithub"
 )
 
 func openPR(t *testing.T, c *Client) int {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/aceworks/ace/pkg/gittest"
+	"github.com/aceworks/ace/internal/gittest"
 	"github.com/aceworks/ace/pkg/tracker"
 )
 

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/aceworks/ace/pkg/modelserver"
-	"github.com/aceworks/ace/pkg/realcli"
+	"github.com/aceworks/ace/internal/realcli"
 )
 
 // prompt carries what a shell or a template would mangle; it must reach the model byte-exact.

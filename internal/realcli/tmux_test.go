@@ -15,7 +15,7 @@ import (
 
 	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/modelserver"
-	"github.com/aceworks/ace/pkg/realcli"
+	"github.com/aceworks/ace/internal/realcli"
 )
 
 // cliScreens are the screens of one CLI and its ready marker.
