@@ -13,12 +13,12 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/aceworks/ace/bench/internal/benchkit"
-	"github.com/aceworks/ace/pkg/config"
+	"github.com/aceworks/ace/internal/fakegithub"
 	"github.com/aceworks/ace/internal/pgtest"
+	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/secrets"
 	"github.com/aceworks/ace/pkg/service"
 	"github.com/aceworks/ace/pkg/store"
-	"github.com/aceworks/ace/internal/fakegithub"
 )
 
 const (

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aceworks/ace/pkg/modelserver"
 	"github.com/aceworks/ace/internal/realcli"
+	"github.com/aceworks/ace/pkg/modelserver"
 )
 
 // prompt carries what a shell or a template would mangle; it must reach the model byte-exact.

@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aceworks/ace/internal/realcli"
 	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/modelserver"
-	"github.com/aceworks/ace/internal/realcli"
 )
 
 // TestSessionUsage runs each CLI in tmux on a fresh HOME through a scripted task (read a file, say something and

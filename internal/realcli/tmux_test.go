@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aceworks/ace/internal/realcli"
 	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/modelserver"
-	"github.com/aceworks/ace/internal/realcli"
 )
 
 // cliScreens are the screens of one CLI and its ready marker.

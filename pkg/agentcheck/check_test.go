@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aceworks/ace/internal/realcli"
 	"github.com/aceworks/ace/pkg/agentcheck"
 	"github.com/aceworks/ace/pkg/cli"
 	"github.com/aceworks/ace/pkg/config"
-	"github.com/aceworks/ace/internal/realcli"
 )
 
 // TestMain lets the test binary stand in for ace: the check runs each phase as `ace __agents-check`, and the

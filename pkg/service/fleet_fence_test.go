@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aceworks/ace/internal/fakegithub"
 	"github.com/aceworks/ace/internal/pgtest"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/tmuxops"
-	"github.com/aceworks/ace/internal/fakegithub"
 	"github.com/aceworks/ace/pkg/workflow"
 )
 

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/internal/pgtest"
+	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/procs"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/tmuxops"

@@ -17,11 +17,11 @@ import (
 
 	"github.com/BurntSushi/toml"
 
-	"github.com/aceworks/ace/pkg/config"
+	"github.com/aceworks/ace/internal/fakegithub"
 	"github.com/aceworks/ace/internal/pgtest"
+	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/tmuxops"
-	"github.com/aceworks/ace/internal/fakegithub"
 	"github.com/aceworks/ace/pkg/workflow"
 )
 

@@ -14,14 +14,14 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/aceworks/ace/pkg/cli"
-	"github.com/aceworks/ace/pkg/config"
+	"github.com/aceworks/ace/internal/fakegithub"
 	"github.com/aceworks/ace/internal/gittest"
 	"github.com/aceworks/ace/internal/pgtest"
+	"github.com/aceworks/ace/pkg/cli"
+	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/secrets"
 	"github.com/aceworks/ace/pkg/service"
 	"github.com/aceworks/ace/pkg/store"
-	"github.com/aceworks/ace/internal/fakegithub"
 	"github.com/aceworks/ace/pkg/workflow"
 )
 

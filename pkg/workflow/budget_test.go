@@ -4,9 +4,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aceworks/ace/internal/fakegithub"
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/store"
-	"github.com/aceworks/ace/internal/fakegithub"
 	"github.com/aceworks/ace/pkg/workflow"
 )
 

@@ -5,8 +5,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/internal/fakegithub"
+	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/workflow"
 )
 

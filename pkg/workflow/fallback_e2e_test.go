@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aceworks/ace/internal/fakegithub"
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/procs"
 	"github.com/aceworks/ace/pkg/store"
-	"github.com/aceworks/ace/internal/fakegithub"
 	"github.com/aceworks/ace/pkg/workflow"
 )
 

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/internal/gittest"
+	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/headless"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/workflow"

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/internal/fakegithub"
+	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/workflow"
 )
 

@@ -15,8 +15,8 @@ import (
 
 	"github.com/BurntSushi/toml"
 
-	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/internal/fakegithub"
+	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/workflow"
 )
 

@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/internal/gittest"
-	"github.com/aceworks/ace/pkg/modelserver"
 	"github.com/aceworks/ace/internal/realcli"
+	"github.com/aceworks/ace/pkg/agents"
+	"github.com/aceworks/ace/pkg/modelserver"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/workflow"
 )

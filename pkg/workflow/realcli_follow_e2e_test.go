@@ -9,13 +9,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aceworks/ace/pkg/config"
+	"github.com/aceworks/ace/internal/fakegithub"
 	"github.com/aceworks/ace/internal/gittest"
-	"github.com/aceworks/ace/pkg/modelserver"
 	"github.com/aceworks/ace/internal/realcli"
+	"github.com/aceworks/ace/pkg/config"
+	"github.com/aceworks/ace/pkg/modelserver"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/tmuxops"
-	"github.com/aceworks/ace/internal/fakegithub"
 	"github.com/aceworks/ace/pkg/workflow"
 )
 

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aceworks/ace/internal/realcli"
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/modelserver"
-	"github.com/aceworks/ace/internal/realcli"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/workflow"
 )

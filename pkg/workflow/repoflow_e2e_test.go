@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/internal/gittest"
+	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/tmuxops"
 	"github.com/aceworks/ace/pkg/workflow"

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/internal/fakegithub"
+	"github.com/aceworks/ace/pkg/config"
 )
 
 // TestDispatchDuringAPass: an issue labelled while a dispatch pass runs — after the pass listed the labelled

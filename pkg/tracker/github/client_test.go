@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aceworks/ace/pkg/tracker"
 	"github.com/aceworks/ace/internal/fakegithub"
+	"github.com/aceworks/ace/pkg/tracker"
 )
 
 const repo = "acme/widgets"

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/aceworks/ace/pkg/tracker"
 	"github.com/aceworks/ace/internal/fakegithub"
+	"github.com/aceworks/ace/pkg/tracker"
 )
 
 func openPR(t *testing.T, c *Client) int {
