@@ -217,7 +217,7 @@ func setup(ctx context.Context, dir string, o options) (*world, error) {
 		w.names = append(w.names, name)
 		r := &store.Run{Repo: "bench/agents", Issue: i, Attempt: 1, Agent: "fake", Runner: "tmux",
 			Step: string(workflow.StepMonitor), Status: store.StatusActive, Session: name, Workdir: workdir,
-			State: store.RunState{PromptDelivered: true, MonitorSince: now}, TriggeredAt: now}
+			State: store.RunState{MonitorSince: now, AgentState: store.AgentState{PromptDelivered: true}}, TriggeredAt: now}
 		if err := w.svc.Store.CreateRun(ctx, r); err != nil {
 			w.close()
 			return nil, err

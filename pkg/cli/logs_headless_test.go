@@ -60,7 +60,7 @@ func TestLogsFollowHeadless(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = st.CreateRun(ctx, &store.Run{Repo: "acme/widgets", Issue: 7, Attempt: 1, Agent: "claude", Runner: "exec",
-		Step: "monitor", Status: store.StatusActive, State: store.RunState{Transcript: transcript, ExecFormat: "claude"}})
+		Step: "monitor", Status: store.StatusActive, State: store.RunState{ExecState: store.ExecState{Transcript: transcript, ExecFormat: "claude"}}})
 	st.Close()
 	if err != nil {
 		t.Fatal(err)

@@ -52,8 +52,9 @@ func TestMigratesAVersion1Store(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := RunState{Title: "Fix it", PromptDelivered: true, MonitorSince: sec(5, 5e8), QuestionAt: sec(6, 0),
-		Question: "which?", Questions: 2, CompactAt: 0, HasCompactAt: true, Retries: 2, Labeled: true}
+	want := RunState{Title: "Fix it", MonitorSince: sec(5, 5e8), QuestionAt: sec(6, 0),
+		Question: "which?", Questions: 2, Retries: 2, Labeled: true,
+		AgentState: AgentState{PromptDelivered: true, CompactAt: 0, HasCompactAt: true}}
 	if !reflect.DeepEqual(r1.State, want) {
 		t.Fatalf("run 1 state\n got %+v\nwant %+v", r1.State, want)
 	}

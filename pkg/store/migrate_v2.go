@@ -222,30 +222,34 @@ func stateFromVars(v map[string]string) RunState {
 	}
 	flag := func(k string) bool { return v[k] == "1" }
 	st := RunState{
-		Title:           v["title"],
-		RemoteURL:       v["remote_url"],
-		Model:           v["model"],
-		Labeled:         flag("labeled"),
-		Retries:         num("retries"),
-		PromptDelivered: flag("prompt_delivered"),
-		Resume:          flag("resume"),
-		MonitorSince:    parseV1Time(v["monitor_since"]),
-		IssueChecked:    parseV1Time(v["issue_checked"]),
-		NudgedAt:        parseV1Time(v["nudged_at"]),
-		LastScreen:      v["last_screen"],
-		Summary:         v["summary"],
-		Question:        v["question"],
-		QuestionAt:      parseV1Time(v["question_at"]),
-		Questions:       strings.Count(v["questions"], ","), // one comma was appended per question asked
-		Compacting:      flag("compacting"),
-		Remembered:      flag("remembered"),
-		MemoryPointer:   v["memory_pointer"],
-		ExecProc:        v["exec_proc"],
-		ExecTurn:        num("exec_turn"),
-		ExecSeen:        num("exec_seen"),
-		ExecPending:     v["exec_pending"],
-		ExecFormat:      v["exec_format"],
-		Transcript:      v["transcript"],
+		Title:         v["title"],
+		RemoteURL:     v["remote_url"],
+		Model:         v["model"],
+		Labeled:       flag("labeled"),
+		Retries:       num("retries"),
+		MonitorSince:  parseV1Time(v["monitor_since"]),
+		IssueChecked:  parseV1Time(v["issue_checked"]),
+		Summary:       v["summary"],
+		Question:      v["question"],
+		QuestionAt:    parseV1Time(v["question_at"]),
+		Questions:     strings.Count(v["questions"], ","), // one comma was appended per question asked
+		Remembered:    flag("remembered"),
+		MemoryPointer: v["memory_pointer"],
+		AgentState: AgentState{
+			PromptDelivered: flag("prompt_delivered"),
+			Resume:          flag("resume"),
+			NudgedAt:        parseV1Time(v["nudged_at"]),
+			LastScreen:      v["last_screen"],
+			Compacting:      flag("compacting"),
+		},
+		ExecState: ExecState{
+			ExecProc:    v["exec_proc"],
+			ExecTurn:    num("exec_turn"),
+			ExecSeen:    num("exec_seen"),
+			ExecPending: v["exec_pending"],
+			ExecFormat:  v["exec_format"],
+			Transcript:  v["transcript"],
+		},
 	}
 	if off, err := strconv.ParseInt(v["compact_at"], 10, 64); err == nil {
 		st.CompactAt, st.HasCompactAt = off, true

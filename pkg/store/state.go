@@ -24,18 +24,10 @@ type RunState struct {
 	// Retries counts the current step's failed attempts; it restarts at each step.
 	Retries int `json:"retries,omitzero"`
 
-	// PromptDelivered is set once the task prompt is in the agent's session.
-	PromptDelivered bool `json:"prompt_delivered,omitzero"`
-	// Resume asks the next prompt delivery to continue earlier work (the agent was restarted).
-	Resume bool `json:"resume,omitzero"`
 	// MonitorSince is when the current stretch of monitoring began: monitor.timeout counts from it.
 	MonitorSince time.Time `json:"monitor_since,omitzero"`
 	// IssueChecked is when the issue was last looked at for being closed or unlabeled.
 	IssueChecked time.Time `json:"issue_checked,omitzero"`
-	// NudgedAt is when the agent was last nudged.
-	NudgedAt time.Time `json:"nudged_at,omitzero"`
-	// LastScreen is the agent's last screen (or last words, headless), shown to a human when the run ends.
-	LastScreen string `json:"last_screen,omitzero"`
 	// Summary is the agent's .ace/DONE.
 	Summary string `json:"summary,omitzero"`
 
@@ -45,42 +37,16 @@ type RunState struct {
 	QuestionAt time.Time `json:"question_at,omitzero"`
 	Questions  int       `json:"questions,omitzero"`
 
-	// CompactAt is the transcript's size at the agent's last compaction (or its start); HasCompactAt says it was
-	// recorded (a run from before compaction existed has none). Compacting is set while a compaction runs.
-	CompactAt    int64 `json:"compact_at,omitzero"`
-	HasCompactAt bool  `json:"has_compact_at,omitzero"`
-	Compacting   bool  `json:"compacting,omitzero"`
-
 	// Remembered is set once the run's outcome went to memory; MemoryPointer names the memory note pointed to in
 	// the working copy.
 	Remembered    bool   `json:"remembered,omitzero"`
 	MemoryPointer string `json:"memory_pointer,omitzero"`
 
-	// The headless runner: ExecProc is the current turn's supervisor (headless.Proc in its string form), ExecTurn
-	// the current (or last) turn, ExecSeen the last turn whose end was recorded, ExecPending a prompt (a nudge,
-	// an answer) for the next turn, ExecFormat the stream format and Transcript the JSONL transcript's path.
-	ExecProc    string `json:"exec_proc,omitzero"`
-	ExecTurn    int    `json:"exec_turn,omitzero"`
-	ExecSeen    int    `json:"exec_seen,omitzero"`
-	ExecPending string `json:"exec_pending,omitzero"`
-	ExecFormat  string `json:"exec_format,omitzero"`
-	Transcript  string `json:"transcript,omitzero"`
-
-	// DeliverSince is when ace began waiting for the agent's composer to deliver the prompt: after
-	// tmux.startup_timeout a human is asked. Dialog names the dialog on screen, DialogScreen a digest of the
-	// screen last answered, DialogAt when the dialog was first seen or last answered, DialogAnswers how often ace
-	// answered it: a dialog is answered once it has settled, again only after a pause, and a bounded number of
-	// times before a human is asked.
-	DeliverSince  time.Time `json:"deliver_since,omitzero"`
-	Dialog        string    `json:"dialog,omitzero"`
-	DialogScreen  string    `json:"dialog_screen,omitzero"`
-	DialogAt      time.Time `json:"dialog_at,omitzero"`
-	DialogAnswers int       `json:"dialog_answers,omitzero"`
-	// PastesLost counts pastes of the prompt the agent never showed (it dropped input while starting).
-	PastesLost int `json:"pastes_lost,omitzero"`
-	// PastedAt is when ace set out to paste the prompt, saved before the paste: an ace killed between the paste
-	// and saving that the prompt was delivered finds, when it comes back, an agent that may have taken it.
-	PastedAt time.Time `json:"pasted_at,omitzero"`
+	// AgentState, TmuxState and ExecState are the run's part of its current agent process: a handover to another
+	// agent or a move to another host drops them together (DropAgent). Embedded, so that the stored JSON stays flat.
+	AgentState
+	TmuxState
+	ExecState
 
 	// Follow is the follow-through of the run's pull request (step follow_pr and its rounds).
 	Follow *FollowState `json:"follow,omitzero"`
@@ -221,4 +187,61 @@ func (v *CLIVersion) String() string {
 		return v.Version + " (newer than tested " + v.Tested + ")"
 	}
 	return v.Version + " (tested)"
+}
+
+// AgentState is what a run knows of the agent process now working on it, whichever runner drives it.
+type AgentState struct {
+	// PromptDelivered is set once the task prompt is in the agent's session.
+	PromptDelivered bool `json:"prompt_delivered,omitzero"`
+	// Resume asks the next prompt delivery to continue earlier work (the agent was restarted).
+	Resume bool `json:"resume,omitzero"`
+	// NudgedAt is when the agent was last nudged.
+	NudgedAt time.Time `json:"nudged_at,omitzero"`
+	// LastScreen is the agent's last screen (or last words, headless), shown to a human when the run ends.
+	LastScreen string `json:"last_screen,omitzero"`
+	// CompactAt is the transcript's size at the agent's last compaction (or its start); HasCompactAt says it was
+	// recorded (a run from before compaction existed has none). Compacting is set while a compaction runs.
+	CompactAt    int64 `json:"compact_at,omitzero"`
+	HasCompactAt bool  `json:"has_compact_at,omitzero"`
+	Compacting   bool  `json:"compacting,omitzero"`
+}
+
+// TmuxState is what the tmux runner keeps of the agent's terminal: the prompt's delivery and the dialogs
+// answered on its way.
+type TmuxState struct {
+	// DeliverSince is when ace began waiting for the agent's composer to deliver the prompt: after
+	// tmux.startup_timeout a human is asked. Dialog names the dialog on screen, DialogScreen a digest of the
+	// screen last answered, DialogAt when the dialog was first seen or last answered, DialogAnswers how often ace
+	// answered it: a dialog is answered once it has settled, again only after a pause, and a bounded number of
+	// times before a human is asked.
+	DeliverSince  time.Time `json:"deliver_since,omitzero"`
+	Dialog        string    `json:"dialog,omitzero"`
+	DialogScreen  string    `json:"dialog_screen,omitzero"`
+	DialogAt      time.Time `json:"dialog_at,omitzero"`
+	DialogAnswers int       `json:"dialog_answers,omitzero"`
+	// PastesLost counts pastes of the prompt the agent never showed (it dropped input while starting).
+	PastesLost int `json:"pastes_lost,omitzero"`
+	// PastedAt is when ace set out to paste the prompt, saved before the paste: an ace killed between the paste
+	// and saving that the prompt was delivered finds, when it comes back, an agent that may have taken it.
+	PastedAt time.Time `json:"pasted_at,omitzero"`
+}
+
+// ExecState is what the headless runner keeps of the agent's conversation, turn by turn.
+type ExecState struct {
+	// The headless runner: ExecProc is the current turn's supervisor (headless.Proc in its string form), ExecTurn
+	// the current (or last) turn, ExecSeen the last turn whose end was recorded, ExecPending a prompt (a nudge,
+	// an answer) for the next turn, ExecFormat the stream format and Transcript the JSONL transcript's path.
+	ExecProc    string `json:"exec_proc,omitzero"`
+	ExecTurn    int    `json:"exec_turn,omitzero"`
+	ExecSeen    int    `json:"exec_seen,omitzero"`
+	ExecPending string `json:"exec_pending,omitzero"`
+	ExecFormat  string `json:"exec_format,omitzero"`
+	Transcript  string `json:"transcript,omitzero"`
+}
+
+// DropAgent forgets the run's part of its agent process (a handover to another agent, a move to another host):
+// the next agent starts afresh and is told to continue the work in the working copy (Resume).
+func (s *RunState) DropAgent() {
+	s.AgentState, s.TmuxState, s.ExecState = AgentState{}, TmuxState{}, ExecState{}
+	s.Resume = true
 }

@@ -16,9 +16,10 @@ func testRunStateRoundTripsTyped(t *testing.T, fresh func(*testing.T) target) {
 	ctx := context.Background()
 	s := openAt(t, fresh(t))
 	at := time.Date(2025, 3, 4, 5, 6, 7, 890, time.UTC)
-	want := RunState{Title: "Fix it", Model: "m", Labeled: true, Retries: 2, PromptDelivered: true,
-		MonitorSince: at, NudgedAt: at.Add(time.Nanosecond), Questions: 3, QuestionAt: at, Question: "which?",
-		CompactAt: 0, HasCompactAt: true, ExecTurn: 4, ExecSeen: 3, Transcript: "t.jsonl"}
+	want := RunState{Title: "Fix it", Model: "m", Labeled: true, Retries: 2,
+		MonitorSince: at, Questions: 3, QuestionAt: at, Question: "which?",
+		AgentState: AgentState{PromptDelivered: true, NudgedAt: at.Add(time.Nanosecond), CompactAt: 0, HasCompactAt: true},
+		ExecState:  ExecState{ExecTurn: 4, ExecSeen: 3, Transcript: "t.jsonl"}}
 	r := &Run{Repo: "o/r", Issue: 1, Attempt: 1, Agent: "codex", Step: "monitor", Status: StatusActive, State: want}
 	if err := s.CreateRun(ctx, r); err != nil {
 		t.Fatal(err)

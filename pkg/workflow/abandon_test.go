@@ -38,7 +38,7 @@ func TestAbandonedTurnIsStopped(t *testing.T) {
 
 	orphan := start()
 	proc := headless.ProcOf(orphan.Process.Pid).String()
-	mine := &store.Run{Runner: "exec", State: store.RunState{ExecProc: proc}}
+	mine := &store.Run{Runner: "exec", State: store.RunState{ExecState: store.ExecState{ExecProc: proc}}}
 	e.abandonTurn(mine, &store.Run{Runner: "exec", Status: store.StatusCancelled})
 	if !exited(orphan) {
 		t.Fatal("the abandoned supervisor still runs")
@@ -46,8 +46,8 @@ func TestAbandonedTurnIsStopped(t *testing.T) {
 
 	known := start()
 	proc = headless.ProcOf(known.Process.Pid).String()
-	mine = &store.Run{Runner: "exec", State: store.RunState{ExecProc: proc}}
-	e.abandonTurn(mine, &store.Run{Runner: "exec", Status: store.StatusCancelled, State: store.RunState{ExecProc: proc}})
+	mine = &store.Run{Runner: "exec", State: store.RunState{ExecState: store.ExecState{ExecProc: proc}}}
+	e.abandonTurn(mine, &store.Run{Runner: "exec", Status: store.StatusCancelled, State: store.RunState{ExecState: store.ExecState{ExecProc: proc}}})
 	e.abandonTurn(mine, &store.Run{Runner: "exec", Status: store.StatusActive})
 	if err := known.Process.Signal(syscall.Signal(0)); err != nil {
 		t.Fatalf("a supervisor the store knows was stopped: %v", err)

@@ -87,9 +87,10 @@ func TestUsageKeepsEarlierAgents(t *testing.T) {
 // comment and usage stay.
 func TestHandOverResetsTheOldAgentsState(t *testing.T) {
 	r := &store.Run{Session: "ace-w-1", AgentSessionID: "s1", Workdir: "/w", Branch: "b", StatusCommentID: 7, Nudges: 2, Restarts: 1,
-		State: store.RunState{Model: "opus", PromptDelivered: true, ExecTurn: 3, ExecSeen: 3, ExecPending: "answer", Transcript: "t.jsonl",
-			ExecFormat: "claude", Limit: &store.LimitState{Seen: 2}, ResumeAt: time.Unix(5, 0), CompactAt: 9, HasCompactAt: true,
-			Usage: &store.Usage{OutputTokens: 5}, Summary: "kept"}}
+		State: store.RunState{Model: "opus", Limit: &store.LimitState{Seen: 2}, ResumeAt: time.Unix(5, 0),
+			AgentState: store.AgentState{PromptDelivered: true, CompactAt: 9, HasCompactAt: true},
+			ExecState:  store.ExecState{ExecTurn: 3, ExecSeen: 3, ExecPending: "answer", Transcript: "t.jsonl", ExecFormat: "claude"},
+			Usage:      &store.Usage{OutputTokens: 5}, Summary: "kept"}}
 	handOver(r)
 	s := r.State
 	if r.Session != "" || r.AgentSessionID != "" || r.Nudges != 0 || r.Restarts != 0 || s.Model != "" || s.PromptDelivered ||

@@ -193,11 +193,7 @@ func (e *Engine) restartOn(ctx context.Context, r *store.Run, to string, kind Ev
 	r.Host = to
 	r.Session, r.Workdir, r.AgentSessionID = "", "", ""
 	s := &r.State
-	s.PromptDelivered, s.Resume = false, true
-	s.DeliverSince, s.Dialog, s.DialogScreen, s.DialogAt = time.Time{}, "", "", time.Time{}
-	s.PastesLost, s.PastedAt = 0, time.Time{}
-	s.ExecProc, s.ExecTurn, s.ExecSeen, s.ExecFormat, s.Transcript = "", 0, 0, "", ""
-	s.CompactAt, s.HasCompactAt, s.Compacting = 0, false, false
+	s.DropAgent()
 	step := StepClaim // idempotent: the issue read again, then a fresh working copy from the pushed branch
 	if Step(r.Step) == StepFollowPR {
 		step = StepFollowPR

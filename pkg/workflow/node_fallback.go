@@ -180,13 +180,8 @@ func handOver(r *store.Run) {
 	r.Session, r.AgentSessionID = "", ""
 	r.Nudges, r.Restarts = 0, 0 // what one agent is given, not the run
 	s := &r.State
+	s.DropAgent()
 	s.Model = "" // a model asked for names one of the old agent's
-	s.PromptDelivered, s.Resume = false, true
-	s.NudgedAt, s.LastScreen = time.Time{}, ""
-	s.DeliverSince, s.Dialog, s.DialogScreen, s.DialogAt, s.DialogAnswers, s.PastesLost = time.Time{}, "", "", time.Time{}, 0, 0
-	s.PastedAt = time.Time{}
-	s.ExecProc, s.ExecTurn, s.ExecSeen, s.ExecPending, s.ExecFormat, s.Transcript = "", 0, 0, "", "", ""
-	s.CompactAt, s.HasCompactAt, s.Compacting = 0, false, false
 	s.Limit, s.ResumeAt = nil, time.Time{}
 }
 
