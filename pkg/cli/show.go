@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/aceworks/ace/pkg/transcript"
 	"github.com/aceworks/ace/pkg/workflow"
 )
 
@@ -50,8 +51,8 @@ func runShow(ctx context.Context, app *App, repo string, n int) error {
 	field("step", r.Step)
 	field("session", r.Session)
 	field("conversation", r.AgentSessionID)
-	if path, _, ok := workflow.Transcript(r); ok {
-		field("transcript", path)
+	if t, ok := transcript.Of(app.Config.Workspace.Root, r); ok && t.Headless() {
+		field("transcript", t.Path)
 	}
 	field("workdir", r.Workdir)
 	field("branch", r.Branch)

@@ -9,15 +9,13 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/aceworks/ace/pkg/headless"
 	"github.com/aceworks/ace/pkg/store"
-	"github.com/aceworks/ace/pkg/tmuxops"
+	"github.com/aceworks/ace/pkg/transcript"
 	"github.com/aceworks/ace/pkg/workflow"
 )
 
@@ -181,61 +179,11 @@ func (s *Server) getTranscript(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) transcript(r *store.Run) (string, error) {
-	if path, format, ok := workflow.Transcript(r); ok {
-		b, err := readTail(path, maxTranscript*4)
-		if err != nil {
-			return "", err
-		}
-		st, err := headless.NewStream(format)
-		if err != nil {
-			return "", err
-		}
-		var out bytes.Buffer
-		for _, e := range append(st.Feed(b), st.Close()...) {
-			_ = headless.Render(&out, e)
-		}
-		return tail(out.String(), maxTranscript), nil
-	}
-	if r.Session == "" { // a headless run has no tmux log (its transcript is read above)
+	t, ok := transcript.Of(s.o.Root, r)
+	if !ok {
 		return "", os.ErrNotExist
 	}
-	b, err := readTail(filepath.Join(s.o.Root, "logs", r.Session+".log"), maxTranscript*2)
-	if err != nil {
-		return "", err
-	}
-	t := tmuxops.StripANSI(string(b))
-	t = strings.ReplaceAll(strings.ReplaceAll(t, "\r\n", "\n"), "\r", "\n")
-	return tail(t, maxTranscript), nil
-}
-
-// readTail reads at most the last n bytes of a file.
-func readTail(path string, n int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if st.Size() > n {
-		if _, err := f.Seek(st.Size()-n, io.SeekStart); err != nil {
-			return nil, err
-		}
-	}
-	return io.ReadAll(io.LimitReader(f, n))
-}
-
-func tail(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	s = s[len(s)-n:]
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[i+1:]
-	}
-	return s
+	return t.Tail(maxTranscript)
 }
 
 // act is stop, send and nudge.

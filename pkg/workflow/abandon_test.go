@@ -25,6 +25,7 @@ func TestAbandonedTurnIsStopped(t *testing.T) {
 		return cmd
 	}
 	e := &Engine{log: slog.New(slog.DiscardHandler)}
+	e.exec = &execRunner{e}
 	exited := func(cmd *exec.Cmd) bool {
 		done := make(chan struct{})
 		go func() { _, _ = cmd.Process.Wait(); close(done) }()
@@ -39,7 +40,7 @@ func TestAbandonedTurnIsStopped(t *testing.T) {
 	orphan := start()
 	proc := headless.ProcOf(orphan.Process.Pid).String()
 	mine := &store.Run{Runner: "exec", State: store.RunState{ExecState: store.ExecState{ExecProc: proc}}}
-	e.abandonTurn(mine, &store.Run{Runner: "exec", Status: store.StatusCancelled})
+	e.exec.Abandon(mine, &store.Run{Runner: "exec", Status: store.StatusCancelled})
 	if !exited(orphan) {
 		t.Fatal("the abandoned supervisor still runs")
 	}
@@ -47,8 +48,8 @@ func TestAbandonedTurnIsStopped(t *testing.T) {
 	known := start()
 	proc = headless.ProcOf(known.Process.Pid).String()
 	mine = &store.Run{Runner: "exec", State: store.RunState{ExecState: store.ExecState{ExecProc: proc}}}
-	e.abandonTurn(mine, &store.Run{Runner: "exec", Status: store.StatusCancelled, State: store.RunState{ExecState: store.ExecState{ExecProc: proc}}})
-	e.abandonTurn(mine, &store.Run{Runner: "exec", Status: store.StatusActive})
+	e.exec.Abandon(mine, &store.Run{Runner: "exec", Status: store.StatusCancelled, State: store.RunState{ExecState: store.ExecState{ExecProc: proc}}})
+	e.exec.Abandon(mine, &store.Run{Runner: "exec", Status: store.StatusActive})
 	if err := known.Process.Signal(syscall.Signal(0)); err != nil {
 		t.Fatalf("a supervisor the store knows was stopped: %v", err)
 	}

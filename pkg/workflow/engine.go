@@ -14,7 +14,6 @@ import (
 	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/store"
-	"github.com/aceworks/ace/pkg/tmuxops"
 )
 
 // Node is one step of the graph. It may change the run's fields; the engine persists them.
@@ -57,12 +56,12 @@ type Engine struct {
 	log   *slog.Logger
 	nodes map[Step]Node
 
-	mu       sync.Mutex
-	seen     map[int64]*observed // per-run screen cache: what the monitor saw last (an optimisation, never the truth)
-	panes    []tmuxops.Pane      // the last pane list, shared by runs ticked close together
-	panesAt  time.Time
-	panesGen uint64        // counts invalidations: a listing begun before one must not be cached after it
-	changed  chan struct{} // closed at the next change of a run made by this process (see Follow)
+	// The runners: each owns its mechanics (runner.go).
+	tmux *tmuxRunner
+	exec *execRunner
+
+	mu      sync.Mutex
+	changed chan struct{} // closed at the next change of a run made by this process (see Follow)
 
 	// usageRead is when each run's agent's own usage records were last read (refreshUsage, usage.go); under mu.
 	usageRead map[int64]time.Time
@@ -99,7 +98,8 @@ func New(o Options) (*Engine, error) {
 	if o.MaxRetries <= 0 {
 		o.MaxRetries = 5
 	}
-	e := &Engine{o: o, cfg: o.Config, log: o.Logger, seen: map[int64]*observed{}}
+	e := &Engine{o: o, cfg: o.Config, log: o.Logger}
+	e.tmux, e.exec = newTmuxRunner(e, o.Sessions), &execRunner{e}
 	e.nodes = map[Step]Node{
 		StepClaim:        e.claim,
 		StepPrepare:      e.prepareWorkspace,
@@ -232,7 +232,7 @@ func (e *Engine) Step(ctx context.Context, r *store.Run) (Result, error) {
 				if gerr != nil {
 					return Result{}, fmt.Errorf("reload run %d after conflict: %w", r.ID, gerr)
 				}
-				e.abandonTurn(r, fresh)
+				e.runner(r).Abandon(r, fresh)
 				*r = *fresh
 				return Stay(time.Second), nil
 			}

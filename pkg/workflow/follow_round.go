@@ -10,6 +10,7 @@ import (
 
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/tracker"
+	"github.com/aceworks/ace/pkg/transcript"
 	"github.com/aceworks/ace/pkg/workspace"
 )
 
@@ -177,7 +178,7 @@ func (e *Engine) collectCI(f *store.FollowState, pr *tracker.PRState, rd *round)
 			}
 			b.WriteString("\n")
 		}
-		if tail := tailBytes(c.LogTail, e.cfg.PR.LogBudget); tail != "" {
+		if tail := transcript.Last(c.LogTail, e.cfg.PR.LogBudget); tail != "" {
 			b.WriteString("The end of its job log:\n\n" + quote(workspace.Sanitize(tail)) + "\n")
 		}
 		rd.add(fmt.Sprintf("check %s failed", c.Name), item, b.String())
@@ -240,23 +241,4 @@ func cutAt(s string, n int) string {
 		n--
 	}
 	return s[:n]
-}
-
-// tailBytes keeps the last n bytes of s, starting at a line when it can, never inside a rune.
-func tailBytes(s string, n int) string {
-	if n <= 0 {
-		return ""
-	}
-	if len(s) <= n {
-		return s
-	}
-	cut := len(s) - n
-	for cut < len(s) && !utf8.RuneStart(s[cut]) {
-		cut++
-	}
-	s = s[cut:]
-	if i := strings.IndexByte(s, '\n'); i >= 0 && i < len(s)-1 {
-		return s[i+1:]
-	}
-	return s
 }

@@ -1,11 +1,9 @@
 package workflow
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,9 +11,9 @@ import (
 
 	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/atomicfile"
-	"github.com/aceworks/ace/pkg/headless"
 	"github.com/aceworks/ace/pkg/sanitize"
 	"github.com/aceworks/ace/pkg/store"
+	"github.com/aceworks/ace/pkg/transcript"
 )
 
 // Fallback (agent.fallback, opt-in). A run whose agent pauses at a usage limit that resets more than
@@ -36,7 +34,6 @@ const (
 	handoverDiffMax    = 48 << 10 // bytes of diff
 	handoverTailMax    = 8 << 10  // bytes of the old agent's transcript
 	handoverScrollback = 500      // lines of a tmux agent's scrollback captured
-	handoverLogRead    = 256 << 10
 )
 
 // fallBack is pauseAt's first look (node_limit.go): when the pause would last longer than agent.fallback_after
@@ -130,8 +127,7 @@ func (e *Engine) tryFallback(ctx context.Context, r *store.Run, l agents.Limit, 
 	r.State.Fallback.Handovers = append(r.State.Fallback.Handovers, store.Handover{From: from, To: to, At: now,
 		Until: at.UTC(), Message: l.Message, Shared: shared, Usage: spent})
 	r.Agent, r.Runner = to, runnerOf(prof)
-	handOver(r)
-	e.forget(r.ID)
+	handOver(r) // the old runner forgot what it saw of the agent when it stopped it
 	e.event(ctx, r, EventFallback, fmt.Sprintf("%s (more than agent.fallback_after, %s, away): handed the run to %s, "+
 		"which continues in the same working copy (%s)", why, ac.FallbackAfter.Duration, to, handoverFile))
 	detail := ""
@@ -287,87 +283,24 @@ func (e *Engine) writeHandover(ctx context.Context, r *store.Run, to, why string
 }
 
 // transcriptTail is the end of what the run's agent did, as text: a tmux agent's screen with its scrollback (its
-// raw log when the session is gone: a TUI's log is mostly redraws), a headless agent's transcript rendered as
-// `ace logs` shows it.
+// log when the session is gone: a TUI's log is mostly redraws), a headless agent's transcript as `ace logs` shows it.
 func (e *Engine) transcriptTail(ctx context.Context, r *store.Run) (string, error) {
 	screen, err := e.runner(r).Screen(ctx, r, handoverScrollback)
-	switch {
-	case err == nil:
+	if err == nil {
 		return lastBytes(sanitize.Clean(screen), handoverTailMax), nil
-	case errors.Is(err, ErrHeadless):
-		path, format, ok := Transcript(r)
-		if !ok {
-			return "", nil
-		}
-		return headlessTail(path, format)
-	case errors.Is(err, ErrNoSession) && r.Session != "":
-		return logTail(e.transcriptPath(r.Session))
 	}
-	return "", err
-}
-
-// logTail is the end of a raw terminal log, escape sequences and repeated lines (spinners, redraws) left out.
-func logTail(path string) (string, error) {
-	raw, err := readEnd(path, handoverLogRead)
-	if err != nil {
+	if !errors.Is(err, ErrHeadless) && !errors.Is(err, ErrNoSession) {
 		return "", err
 	}
-	s := strings.NewReplacer("\r\n", "\n", "\r", "\n").Replace(string(raw))
-	var out []string
-	for _, l := range strings.Split(sanitize.Clean(s), "\n") {
-		l = strings.TrimRight(l, " \t")
-		if l != "" && (len(out) == 0 || out[len(out)-1] != l) {
-			out = append(out, l)
-		}
+	t, ok := transcript.Of(e.o.Root, r)
+	if !ok {
+		return "", nil
 	}
-	return lastBytes(strings.Join(out, "\n"), handoverTailMax), nil
-}
-
-// headlessTail renders the end of a headless transcript (a JSONL stream of format).
-func headlessTail(path, format string) (string, error) {
-	raw, err := readEnd(path, handoverLogRead)
-	if err != nil {
-		return "", err
+	text, err := t.Tail(handoverTailMax)
+	if transcript.Missing(err) {
+		return "", nil
 	}
-	t, err := headless.ParseAll(format, bytes.NewReader(raw))
-	if err != nil && t == nil {
-		return "", fmt.Errorf("read transcript %s: %w", path, err)
-	}
-	var b strings.Builder
-	for _, ev := range t.Events {
-		if ev.Kind == headless.KindRaw {
-			continue // a line cut at the start of the window, or one no parser knows
-		}
-		_ = headless.Render(&b, ev)
-	}
-	return lastBytes(sanitize.Clean(b.String()), handoverTailMax), nil
-}
-
-// readEnd reads at most limit bytes at the end of the file at path, from a line start when it had to skip.
-func readEnd(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("open transcript: %w", err)
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("transcript: %w", err)
-	}
-	off := max(fi.Size()-limit, 0)
-	b, err := io.ReadAll(io.NewSectionReader(f, off, fi.Size()-off))
-	if err != nil {
-		return nil, fmt.Errorf("read transcript %s: %w", path, err)
-	}
-	if off > 0 {
-		if i := bytes.IndexByte(b, '\n'); i >= 0 {
-			b = b[i+1:]
-		}
-	}
-	return b, nil
+	return lastBytes(sanitize.Clean(text), handoverTailMax), err
 }
 
 // lastBytes is the end of s in at most n bytes, from a line start, with a note when something was left out.
@@ -376,7 +309,7 @@ func lastBytes(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	return "[… earlier lines left out]\n" + tailBytes(s, n)
+	return "[… earlier lines left out]\n" + transcript.Last(s, n)
 }
 
 func orNone(s string) string {

@@ -28,10 +28,8 @@ func (e *Engine) finalize(ctx context.Context, r *store.Run) (Result, error) {
 	}
 	if ahead == 0 {
 		r.Error = "the agent made no changes"
-		if r.Session != "" {
-			if s, err := e.o.Sessions.Capture(ctx, r.Session, 0); err == nil {
-				r.State.LastScreen = s
-			}
+		if s, err := e.runner(r).Screen(ctx, r, 0); err == nil {
+			r.State.LastScreen = s
 		}
 		return Goto(StepFailed), nil
 	}
@@ -108,9 +106,9 @@ func (e *Engine) report(ctx context.Context, r *store.Run) (Result, error) {
 
 // failed reports why a run failed, with the agent's last screen, and closes its session; the working copy stays.
 func (e *Engine) failed(ctx context.Context, r *store.Run) (Result, error) {
-	if r.State.LastScreen == "" && r.Session != "" {
-		if s, err := e.o.Sessions.Capture(ctx, r.Session, 0); err == nil {
-			r.State.LastScreen = s
+	if r.State.LastScreen == "" {
+		if s, err := e.runner(r).Screen(ctx, r, 0); err == nil {
+			r.State.LastScreen = s // a headless run's last words were kept as its turn ended
 		}
 	}
 	if err := e.endSession(ctx, r); err != nil {

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/aceworks/ace/pkg/agents"
-	"github.com/aceworks/ace/pkg/headless"
 	"github.com/aceworks/ace/pkg/store"
 )
 
@@ -31,74 +30,6 @@ func (e *Engine) limitGate(ctx context.Context, r *store.Run) (res Result, ok bo
 		return Result{}, false, err
 	}
 	return e.pauseAt(ctx, r, agents.Limit{Message: msg}, until, true, limitSeen(r)), true, nil
-}
-
-// limitOnScreen looks for a new limit on a tmux agent's screen (one more than ace has acted on) and answers the
-// menu a limit opens. ok is false when there is none.
-func (e *Engine) limitOnScreen(ctx context.Context, r *store.Run, prof agents.Profile, o *observed) (Result, bool, error) {
-	if o.state == agents.StateBusy {
-		return Result{}, false, nil
-	}
-	menu, err := e.answerLimitMenu(ctx, r, prof, o.screen)
-	if err != nil {
-		return Result{}, true, err
-	}
-	l, count, found := prof.LimitOnScreen(o.screen, e.o.Now())
-	seen := limitSeen(r)
-	if count < seen {
-		seen = count // the ones acted on scrolled away
-		limitState(r).Seen = count
-	}
-	if !found || count <= seen {
-		if menu {
-			return Stay(e.cfg.Monitor.Interval.Duration), true, nil
-		}
-		return Result{}, false, nil
-	}
-	return e.pause(ctx, r, l, false, count), true, nil
-}
-
-// answerLimitMenu answers the menu a limit opened on screen, if one is there, with the option that keeps the
-// user's choice (codex's preselected option would switch the model).
-func (e *Engine) answerLimitMenu(ctx context.Context, r *store.Run, prof agents.Profile, screen string) (bool, error) {
-	d, found := prof.LimitMenu(screen)
-	if !found {
-		return false, nil
-	}
-	if err := e.chooseOption(ctx, r, screen, d.Choose); err != nil {
-		return false, fmt.Errorf("answer the limit menu: %w", err)
-	}
-	e.event(ctx, r, EventLimit, fmt.Sprintf("answered the usage-limit menu with %q (keeps the user's choice)", d.Choose))
-	return true, nil
-}
-
-// limitInTurn looks at a headless turn that ended for a limit: the stream's own limit events first, then the
-// adapter's patterns over its last words and exit code. A turn is acted on once (Limit.Seen is its number).
-func (e *Engine) limitInTurn(ctx context.Context, r *store.Run, st *headless.Status) (Result, bool, error) {
-	if st == nil || !st.Done || st.Turn <= limitSeen(r) {
-		return Result{}, false, nil
-	}
-	prof, err := e.profile(r)
-	if err != nil {
-		return Result{}, true, err
-	}
-	l, found := prof.LimitInStream(lastWords(st), st.ExitCode, e.o.Now())
-	if st.Limited {
-		found = true
-		if !st.LimitResetsAt.IsZero() {
-			l.ResetsAt = st.LimitResetsAt // exact, where the text is to the minute
-		}
-		if l.Message == "" {
-			l.Message = firstLineOf(lastWords(st))
-		}
-	}
-	if !found {
-		return Result{}, false, nil
-	}
-	if prof.Limits().UnsavedUntilReply && st.Turn == 1 && st.Usage.OutputTokens == 0 {
-		limitState(r).StartOver = true // the conversation the task's turn began was never saved: execTurn
-	}
-	return e.pause(ctx, r, l, false, st.Turn), true, nil
 }
 
 // pause puts the run on hold until the limit's reset (plus limits.resume_margin), or a backoff when the agent

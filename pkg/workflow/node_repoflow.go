@@ -20,6 +20,7 @@ import (
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/tmuxops"
 	"github.com/aceworks/ace/pkg/tracker"
+	"github.com/aceworks/ace/pkg/transcript"
 	"github.com/aceworks/ace/pkg/workspace"
 )
 
@@ -172,7 +173,7 @@ func (e *Engine) runSetup(ctx context.Context, r *store.Run, ws *workspace.Works
 				err = fmt.Errorf("setup_timeout (%s) passed", wf.SetupTimeout.Duration)
 			}
 			return Terminal(fmt.Errorf("setup command %d (`%s`) failed: %w; the end of its output:\n%s", i+1,
-				config.Command(argv), err, tailBytes(out, 2<<10)))
+				config.Command(argv), err, transcript.Last(out, 2<<10)))
 		}
 	}
 	e.event(ctx, r, "workflow", fmt.Sprintf("setup done (%d command(s))", len(wf.Setup)))

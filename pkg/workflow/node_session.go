@@ -8,11 +8,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/store"
-	"github.com/aceworks/ace/pkg/tmuxops"
 )
 
 // startSession opens the agent (its runner's Start), or re-attaches to the one a previous ace process left.
@@ -23,90 +21,6 @@ func (e *Engine) startSession(ctx context.Context, r *store.Run) (Result, error)
 // deliver gives the agent its task (its runner's Deliver).
 func (e *Engine) deliver(ctx context.Context, r *store.Run) (Result, error) {
 	return e.runner(r).Deliver(ctx, r)
-}
-
-// sessionName is the run's tmux session: the one it has, else ace-<repo>-<issue> — unless an unfinished run of
-// another repository of the same name (a fork, another owner's namesake) holds that one: then the name carries
-// a hash of owner/repo, so that neither run ever re-attaches to the other's agent.
-func (e *Engine) sessionName(ctx context.Context, r *store.Run) (string, error) {
-	if r.Session != "" {
-		return r.Session, nil
-	}
-	name := tmuxops.SessionName(r.Repo, r.Issue)
-	runs, err := e.o.Store.ListRuns(ctx, store.Filter{Statuses: []store.Status{store.StatusActive, store.StatusWaitingInput, store.StatusPausedLimit}})
-	if err != nil {
-		return "", fmt.Errorf("list active runs: %w", err)
-	}
-	for _, o := range runs {
-		if o.Session == name && o.Repo != r.Repo {
-			return tmuxops.QualifiedSessionName(r.Repo, r.Issue), nil
-		}
-	}
-	return name, nil
-}
-
-// launch starts (or, with respawn, restarts in place) the agent in session name with its secrets injected; with
-// cont, in the conversation it last had in the working copy (agents.Profile.ContinueCommand).
-func (e *Engine) launch(ctx context.Context, r *store.Run, name string, respawn, cont bool) error {
-	prof, err := e.profile(r)
-	if err != nil {
-		return err
-	}
-	spec, err := e.sessionSpec(ctx, r, prof, name, cont)
-	if err != nil {
-		return err
-	}
-	if respawn {
-		err = e.o.Sessions.Respawn(ctx, spec)
-	} else {
-		err = e.o.Sessions.NewSession(ctx, spec)
-	}
-	e.invalidatePanes()
-	if err != nil {
-		return fmt.Errorf("start %s in tmux session %s: %w", prof.Name, name, err)
-	}
-	r.Session = name
-	r.State.PastedAt, r.State.PastesLost = time.Time{}, 0 // a new agent process: nothing pasted into it yet
-	e.recordCLIVersion(ctx, r, prof)
-	verb := "started"
-	switch {
-	case cont:
-		verb = "resumed the conversation of"
-	case respawn:
-		verb = "restarted"
-	}
-	e.event(ctx, r, "session", fmt.Sprintf("%s %s in %s (attach: ace attach %d)", verb, prof.Name, name, r.Issue))
-	return nil
-}
-
-// sessionSpec builds everything tmux needs to run the agent: argv (no shell), plain env, secrets, home.
-func (e *Engine) sessionSpec(ctx context.Context, r *store.Run, prof agents.Profile, name string, cont bool) (tmuxops.SessionSpec, error) {
-	vars := agents.Vars{
-		Model: prof.Model, TaskFile: filepath.Join(r.Workdir, "ACE_TASK.md"), Workdir: r.Workdir,
-		Repo: r.Repo, Issue: r.Issue, AceBin: filepath.Join(e.o.Root, "bin"),
-	}
-	argv, err := prof.Argv(vars)
-	if cont {
-		argv, err = prof.ContinueArgv(vars)
-	}
-	if err != nil {
-		return tmuxops.SessionSpec{}, Terminal(fmt.Errorf("agent %s: %w", prof.Name, err))
-	}
-	if err := checkExecutable(argv[0], r.Workdir, prof); err != nil {
-		return tmuxops.SessionSpec{}, Terminal(err)
-	}
-	env, secrets, err := e.agentEnv(ctx, r, prof, vars)
-	if err != nil {
-		return tmuxops.SessionSpec{}, err
-	}
-	t := e.cfg.Tmux
-	return tmuxops.SessionSpec{
-		Name: name, Dir: r.Workdir, Argv: argv, Env: env, Secrets: secrets,
-		Width: t.Width, Height: t.Height, HistoryLimit: t.HistoryLimit,
-		LogPath:    filepath.Join(e.o.Root, "logs", name+".log"),
-		Launcher:   e.o.Launcher,
-		RuntimeDir: filepath.Join(e.o.Root, "run"),
-	}, nil
 }
 
 // agentEnv is the agent's environment, whichever runner starts it: plain variables (ACE_*, the profile's env,
@@ -226,42 +140,4 @@ func (e *Engine) profile(r *store.Run) (agents.Profile, error) {
 		prof.Model = m
 	}
 	return prof, nil
-}
-
-// pane finds the session's pane in one list of every pane. The list is shared by all runs ticked within
-// panesTTL, so a poll pass over many runs costs one `tmux list-panes`, not one per run.
-func (e *Engine) pane(ctx context.Context, name string) (tmuxops.Pane, bool, error) {
-	e.mu.Lock()
-	panes, at, gen := e.panes, e.panesAt, e.panesGen
-	e.mu.Unlock()
-	if at.IsZero() || time.Since(at) > panesTTL {
-		var err error
-		if panes, err = e.o.Sessions.Panes(ctx); err != nil {
-			return tmuxops.Pane{}, false, fmt.Errorf("list tmux panes: %w", err)
-		}
-		e.mu.Lock()
-		if e.panesGen == gen {
-			// Only a listing that began after the last start or kill is shared: an older one may miss a session
-			// another run has just started, which would read as an agent gone.
-			e.panes, e.panesAt = panes, time.Now()
-		}
-		e.mu.Unlock()
-	}
-	for _, p := range panes {
-		if p.Session == name {
-			return p, true, nil
-		}
-	}
-	return tmuxops.Pane{}, false, nil
-}
-
-// panesTTL bounds how stale a shared pane list may be.
-const panesTTL = 250 * time.Millisecond
-
-// invalidatePanes drops the shared pane list after ace itself started, restarted or killed a session.
-func (e *Engine) invalidatePanes() {
-	e.mu.Lock()
-	e.panesAt = time.Time{}
-	e.panesGen++
-	e.mu.Unlock()
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/aceworks/ace/pkg/atomicfile"
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/store"
+	"github.com/aceworks/ace/pkg/transcript"
 	"github.com/aceworks/ace/pkg/workspace"
 )
 
@@ -71,7 +72,7 @@ func (e *Engine) verifyBeforePR(ctx context.Context, r *store.Run, ws *workspace
 	}
 	st.VerifyPassed = false
 	st.VerifyFailure = fmt.Sprintf("`%s` failed (%s)", cmd, flatten(why, 200))
-	tail := tailBytes(out, verifyTail)
+	tail := transcript.Last(out, verifyTail)
 	if st.VerifyRounds >= wf.PR.MaxRounds {
 		st.VerifyPrompt = ""
 		r.State.Workflow = st

@@ -48,3 +48,11 @@ func (e *Engine) since(t time.Time) time.Duration {
 	}
 	return e.o.Now().Sub(t)
 }
+
+// promptText is what deliver_prompt pastes: the task, or the resume prompt after a restart.
+func (e *Engine) promptText(r *store.Run) string {
+	if r.State.Resume {
+		return e.resumePrompt(r)
+	}
+	return e.taskPrompt(r)
+}

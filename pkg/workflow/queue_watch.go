@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -13,7 +11,6 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/aceworks/ace/pkg/store"
-	"github.com/aceworks/ace/pkg/tmuxops"
 )
 
 // paneWatch keeps watching agents cheap. A run whose agent works in tmux would need a visit every
@@ -40,14 +37,6 @@ func newPaneWatch(every time.Duration) *paneWatch {
 	return &paneWatch{runs: map[int64]watched{}, kick: make(chan struct{}, 1), every: max(every, 50*time.Millisecond)}
 }
 
-// quietWait is how long the job of a monitored tmux run sleeps when nothing calls for it sooner: the pane watch
-// wakes it at once when its agent changes. Bounded by what the monitor does on a timer: the idle nudge (within
-// a quarter of idle_after), the issue check, the periodic recapture.
-func (e *Engine) quietWait() time.Duration {
-	w := min(e.cfg.Monitor.IdleAfter.Duration/4, e.o.IssueCheckEvery, recaptureEvery)
-	return max(w, e.cfg.Monitor.Interval.Duration)
-}
-
 // hold is called after a visit that left a tmux run monitoring: its job sleeps quietWait and the watch wakes it
 // early when needed. It returns the snooze to use.
 func (q *Queue) hold(jobID int64, r *store.Run, wait time.Duration) time.Duration {
@@ -56,7 +45,7 @@ func (q *Queue) hold(jobID int64, r *store.Run, wait time.Duration) time.Duratio
 		q.watch.drop(jobID)
 		return wait
 	}
-	quiet := q.e.quietWait()
+	quiet := q.e.tmux.quietWait()
 	q.watch.mu.Lock()
 	q.watch.runs[jobID] = watched{runID: r.ID, session: r.Session, workdir: r.Workdir, until: time.Now().Add(quiet)}
 	q.watch.mu.Unlock()
@@ -150,42 +139,15 @@ func (w *paneWatch) due(ctx context.Context, e *Engine) map[int64]watched {
 	if len(held) == 0 {
 		return nil
 	}
-	panes, err := e.o.Sessions.Panes(ctx)
+	now := time.Now()
+	wake, err := e.tmux.changed(ctx, held, now)
 	if err != nil {
 		return nil // tmux unreachable: the jobs wake at the end of their snooze and see for themselves
 	}
-	byName := make(map[string]tmuxops.Pane, len(panes))
-	for _, p := range panes {
-		byName[p.Session] = p
-	}
-	now := time.Now()
-	wake := map[int64]watched{}
 	for id, h := range held {
-		if now.After(h.until) {
+		if _, woken := wake[id]; woken || now.After(h.until) {
 			w.drop(id)
-			continue
-		}
-		if e.needsVisit(h, byName, now) {
-			w.drop(id)
-			wake[id] = h
 		}
 	}
 	return wake
-}
-
-// needsVisit says whether the monitor would act on what the watched agent shows now.
-func (e *Engine) needsVisit(h watched, panes map[string]tmuxops.Pane, now time.Time) bool {
-	pane, ok := panes[h.session]
-	if !ok || pane.Dead {
-		return true
-	}
-	for _, f := range []string{doneFile, questionFile} {
-		if _, err := os.Stat(filepath.Join(h.workdir, f)); err == nil {
-			return true
-		}
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	o := e.seen[h.runID]
-	return o == nil || needCapture(o, pane, now, e.cfg.Monitor.Settle.Duration)
 }

@@ -41,6 +41,9 @@ type Runner interface {
 	Live(ctx context.Context, r *store.Run) error
 	// Screen returns the agent's current screen with historyLines of scrollback (ErrHeadless without one).
 	Screen(ctx context.Context, r *store.Run, historyLines int) (string, error)
+	// Abandon undoes what a visit of mine started that nobody else knows of, when its change of the run was lost
+	// to another process (fresh, the run as that one wrote it).
+	Abandon(mine, fresh *store.Run)
 }
 
 // Describer is what people are told about a run's agent: it needs no engine, so `ace ls`, `ace attach`, `ace
@@ -69,11 +72,15 @@ const (
 // runnerFor returns the runner named name working for e (nil: for descriptions only). A run stored without a
 // runner is a tmux run, as every run was before there was a choice.
 func runnerFor(name string, e *Engine) Runner {
-	switch name {
-	case runnerExec:
-		return execRunner{e}
+	switch {
+	case name == runnerExec && e != nil:
+		return e.exec
+	case name == runnerExec:
+		return &execRunner{}
+	case e != nil:
+		return e.tmux
 	default:
-		return tmuxRunner{e}
+		return &tmuxRunner{}
 	}
 }
 

@@ -26,80 +26,73 @@ var ErrHeadless = errors.New("the run is headless (runner exec): there is no scr
 // status file, and text for the agent waits in the run (State.ExecPending) for the next turn.
 type execRunner struct{ e *Engine }
 
-func (execRunner) Name() string { return runnerExec }
+func (*execRunner) Name() string { return runnerExec }
 
-func (execRunner) Where(r *store.Run) string {
+func (*execRunner) Where(r *store.Run) string {
 	if r.AgentSessionID != "" {
 		return "headless conversation " + r.AgentSessionID
 	}
 	return "headless, no conversation yet"
 }
 
-func (execRunner) Session(*store.Run) string { return "headless" }
+func (*execRunner) Session(*store.Run) string { return "headless" }
 
-func (execRunner) Watch(r *store.Run) string { return fmt.Sprintf("ace logs %d -f", r.Issue) }
+func (*execRunner) Watch(r *store.Run) string { return fmt.Sprintf("ace logs %d -f", r.Issue) }
 
-func (execRunner) HasScreen() bool { return false }
+func (*execRunner) HasScreen() bool { return false }
 
-func (execRunner) Delivery() string { return "queued as the next turn of the conversation" }
+func (*execRunner) Delivery() string { return "queued as the next turn of the conversation" }
 
-func (x execRunner) Start(ctx context.Context, r *store.Run) (Result, error) {
-	return x.e.startExec(ctx, r)
+func (x *execRunner) Start(ctx context.Context, r *store.Run) (Result, error) {
+	return x.startExec(ctx, r)
 }
 
 // Deliver: the task is the first turn's prompt, which Start gives.
-func (x execRunner) Deliver(ctx context.Context, r *store.Run) (Result, error) {
-	return x.e.startExec(ctx, r)
+func (x *execRunner) Deliver(ctx context.Context, r *store.Run) (Result, error) {
+	return x.startExec(ctx, r)
 }
 
-func (x execRunner) Busy(ctx context.Context, r *store.Run) (Result, bool, error) {
-	return x.e.execRunning(ctx, r)
+func (x *execRunner) Busy(ctx context.Context, r *store.Run) (Result, bool, error) {
+	return x.execRunning(ctx, r)
 }
 
-func (x execRunner) Observe(ctx context.Context, r *store.Run) (Result, error) {
-	return x.e.execTurnEnded(ctx, r)
+func (x *execRunner) Observe(ctx context.Context, r *store.Run) (Result, error) {
+	return x.execTurnEnded(ctx, r)
 }
 
 // Type: a headless agent takes text only as a new turn (Queue).
-func (execRunner) Type(context.Context, *store.Run, string) error { return nil }
+func (*execRunner) Type(context.Context, *store.Run, string) error { return nil }
 
-func (execRunner) Queue(r *store.Run, text string) { queueExec(r, text) }
+func (*execRunner) Queue(r *store.Run, text string) { queueExec(r, text) }
 
-func (execRunner) FollowUp(_ context.Context, r *store.Run, prompt, _ string) (Result, error) {
+func (*execRunner) FollowUp(_ context.Context, r *store.Run, prompt, _ string) (Result, error) {
 	queueExec(r, prompt)
 	return Goto(StepMonitor), nil
 }
 
 // Continue queues msg as the next turn, unless a turn is running already.
-func (x execRunner) Continue(ctx context.Context, r *store.Run, msg string) error {
+func (x *execRunner) Continue(ctx context.Context, r *store.Run, msg string) error {
 	if ls := r.State.Limit; ls != nil && ls.StartOver {
 		msg = x.e.taskPrompt(r) // nothing to continue: a new conversation gets the task (execTurn)
 	}
-	if !x.e.execAlive(ctx, r) {
+	if !x.execAlive(ctx, r) {
 		queueExec(r, msg)
 	}
 	return nil
 }
 
-func (x execRunner) Stop(ctx context.Context, r *store.Run) error { return x.e.endExec(ctx, r) }
+func (x *execRunner) Stop(ctx context.Context, r *store.Run) error { return x.endExec(ctx, r) }
 
 // Live: a headless run has no session to type into, only a conversation to continue with a new turn.
-func (x execRunner) Live(ctx context.Context, r *store.Run) error {
-	if r.AgentSessionID == "" && !x.e.execAlive(ctx, r) {
+func (x *execRunner) Live(ctx context.Context, r *store.Run) error {
+	if r.AgentSessionID == "" && !x.execAlive(ctx, r) {
 		return fmt.Errorf("%s#%d (no headless conversation yet): %w", r.Repo, r.Issue, ErrNoSession)
 	}
 	return nil
 }
 
-func (execRunner) Screen(_ context.Context, r *store.Run, _ int) (string, error) {
+func (*execRunner) Screen(_ context.Context, r *store.Run, _ int) (string, error) {
 	return "", fmt.Errorf("%s#%d: %w", r.Repo, r.Issue, ErrHeadless)
-}
-
-// Transcript returns the headless transcript of a run and its stream format; ok is false for tmux runs and
-// runs whose agent has not named its session yet.
-func Transcript(r *store.Run) (path, format string, ok bool) {
-	path, format = r.State.Transcript, r.State.ExecFormat
-	return path, format, path != "" && format != "" // a tmux run has neither
 }
 
 // execName names a run's files: unique per run, readable next to the tmux sessions of other runs.
@@ -107,19 +100,22 @@ func execName(r *store.Run) string {
 	return fmt.Sprintf("%s-run%d", tmuxops.SessionName(r.Repo, r.Issue), r.ID)
 }
 
-func (e *Engine) execStatusPath(r *store.Run) string {
+func (x *execRunner) execStatusPath(r *store.Run) string {
+	e := x.e
 	return filepath.Join(e.o.Root, "run", "headless", execName(r)+".status.json")
 }
 
-func (e *Engine) execLockPath(r *store.Run) string {
+func (x *execRunner) execLockPath(r *store.Run) string {
+	e := x.e
 	return filepath.Join(e.o.Root, "run", "headless", execName(r)+".lock")
 }
 
 // execAlive reports whether a supervisor is running for the run, by its turn lock: that holds even when this
 // process never learnt the supervisor's PID (an ace killed just after starting it). An error reading the lock
 // falls back to the stored PID.
-func (e *Engine) execAlive(ctx context.Context, r *store.Run) bool {
-	running, err := headless.Running(e.execLockPath(r))
+func (x *execRunner) execAlive(ctx context.Context, r *store.Run) bool {
+	e := x.e
+	running, err := headless.Running(x.execLockPath(r))
 	if err != nil {
 		e.log.WarnContext(ctx, "headless turn lock", "run", r.ID, "err", err)
 		return headless.ParseProc(r.State.ExecProc).Alive()
@@ -127,13 +123,16 @@ func (e *Engine) execAlive(ctx context.Context, r *store.Run) bool {
 	return running
 }
 
-func (e *Engine) execLogDir(r *store.Run) string { return filepath.Join(e.o.Root, "logs", r.Agent) }
+func (x *execRunner) execLogDir(r *store.Run) string {
+	return filepath.Join(x.e.o.Root, "logs", r.Agent)
+}
 
 // startExec starts the first turn, or re-attaches to a supervisor a previous ace process left running.
-func (e *Engine) startExec(ctx context.Context, r *store.Run) (Result, error) {
-	alive := e.execAlive(ctx, r)
+func (x *execRunner) startExec(ctx context.Context, r *store.Run) (Result, error) {
+	e := x.e
+	alive := x.execAlive(ctx, r)
 	before := r.State.ExecTurn
-	st := e.execStatus(ctx, r) // adopts a turn the run never recorded
+	st := x.execStatus(ctx, r) // adopts a turn the run never recorded
 	if alive && st == nil {
 		return Stay(e.cfg.Monitor.Interval.Duration), nil // started, not yet reporting: look again
 	}
@@ -150,7 +149,7 @@ func (e *Engine) startExec(ctx context.Context, r *store.Run) (Result, error) {
 	if r.State.Resume {
 		prompt = e.resumePrompt(r)
 	}
-	if err := e.execTurn(ctx, r, prompt); err != nil {
+	if err := x.execTurn(ctx, r, prompt); err != nil {
 		return Result{}, err
 	}
 	if prof, err := e.profile(r); err == nil {
@@ -165,7 +164,8 @@ func (e *Engine) startExec(ctx context.Context, r *store.Run) (Result, error) {
 // execTurn starts one turn: the agent's headless command (resuming the run's conversation when it has one) with
 // prompt on its stdin, under a new supervisor. Secrets travel in a 0600 env file the supervisor reads and deletes
 // (the launcher's mechanism), so no command line ever holds one.
-func (e *Engine) execTurn(ctx context.Context, r *store.Run, prompt string) error {
+func (x *execRunner) execTurn(ctx context.Context, r *store.Run, prompt string) error {
+	e := x.e
 	if len(e.o.Supervisor) == 0 {
 		return Terminalf("the headless runner is not available (no supervisor command)")
 	}
@@ -202,15 +202,15 @@ func (e *Engine) execTurn(ctx context.Context, r *store.Run, prompt string) erro
 	}
 	turn := r.State.ExecTurn
 	turn++
-	logDir := e.execLogDir(r)
-	status := e.execStatusPath(r)
+	logDir := x.execLogDir(r)
+	status := x.execStatusPath(r)
 	for _, dir := range []string{logDir, filepath.Dir(status)} {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			os.Remove(secretsFile)
 			return fmt.Errorf("create %s: %w", dir, err)
 		}
 	}
-	if e.execAlive(ctx, r) {
+	if x.execAlive(ctx, r) {
 		// Never two turns at once (nor remove a running turn's status below); Start checks again under the lock.
 		os.Remove(secretsFile)
 		return fmt.Errorf("start turn %d: %w", turn, headless.ErrRunning)
@@ -234,7 +234,7 @@ func (e *Engine) execTurn(ctx context.Context, r *store.Run, prompt string) erro
 		IdleTimeout:   m.ExecIdleTimeout.Duration,
 		TurnTimeout:   m.ExecTurnTimeout.Duration,
 	}
-	proc, err := headless.Start(e.o.Supervisor, spec, runtimeDir, filepath.Join(logDir, execName(r)+".debug.log"), e.execLockPath(r))
+	proc, err := headless.Start(e.o.Supervisor, spec, runtimeDir, filepath.Join(logDir, execName(r)+".debug.log"), x.execLockPath(r))
 	if err != nil {
 		os.Remove(secretsFile)
 		return err

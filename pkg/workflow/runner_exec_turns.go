@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/headless"
 	"github.com/aceworks/ace/pkg/store"
 )
@@ -16,18 +17,19 @@ import (
 // execRunning is the monitor's first look at a headless run: while a turn runs, nothing else is decided (the
 // agent may still be writing .ace/DONE or its last commit); only monitor.timeout can end it. busy is false
 // once the turn is over, which it records once as a run event.
-func (e *Engine) execRunning(ctx context.Context, r *store.Run) (res Result, busy bool, err error) {
+func (x *execRunner) execRunning(ctx context.Context, r *store.Run) (res Result, busy bool, err error) {
+	e := x.e
 	// The lock, not the status, says the turn is over: a supervisor that has written its end still has to
 	// exit, and no next turn may start before it has. The status is read after the lock, so that it is final.
-	alive := e.execAlive(ctx, r)
-	st := e.execStatus(ctx, r)
+	alive := x.execAlive(ctx, r)
+	st := x.execStatus(ctx, r)
 	if !alive {
 		if r.State.ExecSeen != r.State.ExecTurn {
-			e.recordTurnEnd(ctx, r, st)
-			e.addTurnUsage(r, st) // usage.go
+			x.recordTurnEnd(ctx, r, st)
+			x.addTurnUsage(r, st) // usage.go
 			r.State.ExecSeen = r.State.ExecTurn
 			// A supervisor that died without finishing may have left the agent running.
-			e.killAgent(st)
+			x.killAgent(st)
 		}
 		return Result{}, false, nil
 	}
@@ -38,8 +40,9 @@ func (e *Engine) execRunning(ctx context.Context, r *store.Run) (res Result, bus
 }
 
 // execStatus reads the current turn's status and copies what it learnt (conversation id, transcript) to the run.
-func (e *Engine) execStatus(ctx context.Context, r *store.Run) *headless.Status {
-	st, err := headless.ReadStatus(e.execStatusPath(r))
+func (x *execRunner) execStatus(ctx context.Context, r *store.Run) *headless.Status {
+	e := x.e
+	st, err := headless.ReadStatus(x.execStatusPath(r))
 	if err != nil {
 		if !errors.Is(err, os.ErrNotExist) {
 			e.log.WarnContext(ctx, "read headless status", "run", r.ID, "err", err)
@@ -72,34 +75,36 @@ func (e *Engine) execStatus(ctx context.Context, r *store.Run) *headless.Status 
 // execTurnEnded decides after a turn that ended without .ace/DONE or .ace/QUESTION: a queued prompt goes next;
 // a clean end is idleness (nudge, then a human); a crash, a timeout or a lost supervisor is an exit (finalize
 // what is there, else resume a bounded number of times, else fail).
-func (e *Engine) execTurnEnded(ctx context.Context, r *store.Run) (Result, error) {
-	st := e.execStatus(ctx, r) // execRunning, just before, recorded how the turn ended
+func (x *execRunner) execTurnEnded(ctx context.Context, r *store.Run) (Result, error) {
+	e := x.e
+	st := x.execStatus(ctx, r) // execRunning, just before, recorded how the turn ended
 	interval := e.cfg.Monitor.Interval.Duration
 	// Turns may start and end between two looks: the run's time is checked before each new one, too.
 	if e.timedOut(r, lastWords(st)) {
 		return Goto(StepFailed), nil
 	}
-	if res, ok, err := e.limitInTurn(ctx, r, st); ok || err != nil { // usage limits: node_limit.go
+	if res, ok, err := x.limitInTurn(ctx, r, st); ok || err != nil { // usage limits: node_limit.go
 		return res, err
 	}
 	if p := r.State.ExecPending; p != "" {
-		if err := e.execTurn(ctx, r, p); err != nil {
+		if err := x.execTurn(ctx, r, p); err != nil {
 			return Result{}, err
 		}
 		r.State.ExecPending = ""
 		return Stay(interval), nil
 	}
 	if st != nil && st.Done && st.Outcome == headless.OutcomeExited && st.ExitCode == 0 && !st.ResultError {
-		if compacted, err := e.execCompaction(ctx, r); compacted || err != nil {
+		if compacted, err := x.execCompaction(ctx, r); compacted || err != nil {
 			return Stay(interval), err
 		}
-		return e.execIdle(ctx, r, st)
+		return x.execIdle(ctx, r, st)
 	}
-	return e.execExit(ctx, r, st)
+	return x.execExit(ctx, r, st)
 }
 
 // execIdle nudges with a new turn of the same conversation, up to max_nudges times; then a human is asked.
-func (e *Engine) execIdle(ctx context.Context, r *store.Run, st *headless.Status) (Result, error) {
+func (x *execRunner) execIdle(ctx context.Context, r *store.Run, st *headless.Status) (Result, error) {
+	e := x.e
 	m := e.cfg.Monitor
 	if res, ok, err := e.budgetStop(ctx, r, lastWords(st)); ok {
 		return res, err
@@ -111,7 +116,7 @@ func (e *Engine) execIdle(ctx context.Context, r *store.Run, st *headless.Status
 		}
 		return toHuman(), nil
 	}
-	if err := e.execTurn(ctx, r, e.nudgePrompt()); err != nil {
+	if err := x.execTurn(ctx, r, e.nudgePrompt()); err != nil {
 		return Result{}, fmt.Errorf("nudge: %w", err)
 	}
 	r.Nudges++
@@ -121,19 +126,20 @@ func (e *Engine) execIdle(ctx context.Context, r *store.Run, st *headless.Status
 }
 
 // execExit is onAgentExit for a headless turn that failed.
-func (e *Engine) execExit(ctx context.Context, r *store.Run, st *headless.Status) (Result, error) {
+func (x *execRunner) execExit(ctx context.Context, r *store.Run, st *headless.Status) (Result, error) {
+	e := x.e
 	worked, err := e.leftWork(ctx, r)
 	if err != nil {
 		return Result{}, err
 	}
-	how := e.turnEnd(st)
+	how := x.turnEnd(st)
 	if worked {
 		e.event(ctx, r, "agent-exited", how+"; finalizing what it did")
 		return Goto(StepFinalize), nil
 	}
 	if r.Restarts < e.cfg.Monitor.MaxRestarts {
 		// Counted once the turn has started: a failed start is retried without using up a restart.
-		if err := e.execTurn(ctx, r, e.resumePrompt(r)); err != nil {
+		if err := x.execTurn(ctx, r, e.resumePrompt(r)); err != nil {
 			return Result{}, err
 		}
 		r.Restarts++
@@ -146,8 +152,9 @@ func (e *Engine) execExit(ctx context.Context, r *store.Run, st *headless.Status
 }
 
 // recordTurnEnd appends the end of a turn to the run's events: always, with the stderr tail when it failed.
-func (e *Engine) recordTurnEnd(ctx context.Context, r *store.Run, st *headless.Status) {
-	msg := fmt.Sprintf("turn %d: %s", r.State.ExecTurn, e.turnEnd(st))
+func (x *execRunner) recordTurnEnd(ctx context.Context, r *store.Run, st *headless.Status) {
+	e := x.e
+	msg := fmt.Sprintf("turn %d: %s", r.State.ExecTurn, x.turnEnd(st))
 	kind := EventTurn
 	if st == nil || st.Outcome != headless.OutcomeExited || st.ExitCode != 0 || st.ResultError {
 		kind = EventAgentFailed
@@ -162,7 +169,8 @@ func (e *Engine) recordTurnEnd(ctx context.Context, r *store.Run, st *headless.S
 }
 
 // turnEnd says in words how a turn ended.
-func (e *Engine) turnEnd(st *headless.Status) string {
+func (x *execRunner) turnEnd(st *headless.Status) string {
+	e := x.e
 	m := e.cfg.Monitor
 	switch {
 	case st == nil || !st.Done:
@@ -208,9 +216,10 @@ func queueExec(r *store.Run, text string) {
 }
 
 // endExec stops the run's supervisor (which ends the agent's process group) and waits, briefly, for it to go.
-func (e *Engine) endExec(ctx context.Context, r *store.Run) error {
-	st := e.execStatus(ctx, r)
-	if e.execAlive(ctx, r) {
+func (x *execRunner) endExec(ctx context.Context, r *store.Run) error {
+	e := x.e
+	st := x.execStatus(ctx, r)
+	if x.execAlive(ctx, r) {
 		proc := headless.ParseProc(r.State.ExecProc)
 		if err := proc.Signal(syscall.SIGTERM); err != nil {
 			return fmt.Errorf("stop the headless supervisor: %w", err)
@@ -220,7 +229,7 @@ func (e *Engine) endExec(ctx context.Context, r *store.Run) error {
 		deadline := time.NewTimer(5 * time.Second)
 		defer deadline.Stop()
 	wait:
-		for e.execAlive(ctx, r) {
+		for x.execAlive(ctx, r) {
 			select {
 			case <-ctx.Done():
 				return ctx.Err()
@@ -228,24 +237,24 @@ func (e *Engine) endExec(ctx context.Context, r *store.Run) error {
 				_ = proc.Signal(syscall.SIGKILL)
 				// The run may not know the supervisor that holds the lock (an ace killed right after starting
 				// it): its status names it, once it has written one.
-				if cur := e.execStatus(ctx, r); cur != nil {
+				if cur := x.execStatus(ctx, r); cur != nil {
 					_ = headless.Proc{PID: cur.SupervisorPID, Start: cur.SupervisorStart}.Signal(syscall.SIGKILL)
 				}
 				break wait
 			case <-t.C:
 			}
 		}
-		if e.execAlive(ctx, r) {
-			return fmt.Errorf("the headless supervisor of %s#%d does not stop (lock %s)", r.Repo, r.Issue, e.execLockPath(r))
+		if x.execAlive(ctx, r) {
+			return fmt.Errorf("the headless supervisor of %s#%d does not stop (lock %s)", r.Repo, r.Issue, x.execLockPath(r))
 		}
 		e.event(ctx, r, "session", fmt.Sprintf("stopped the headless %s (supervisor pid %d)", r.Agent, proc.PID))
 	}
 	if st != nil && !st.Done {
-		st = e.execStatus(ctx, r) // what the supervisor wrote as it stopped
+		st = x.execStatus(ctx, r) // what the supervisor wrote as it stopped
 	}
-	e.killAgent(st)
+	x.killAgent(st)
 	// The run is over: its turn files go (the transcript and the debug log stay, as a tmux transcript does).
-	for _, f := range []string{e.execStatusPath(r), e.execLockPath(r)} {
+	for _, f := range []string{x.execStatusPath(r), x.execLockPath(r)} {
 		if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
 			e.log.WarnContext(ctx, "remove headless turn file", "run", r.ID, "file", f, "err", err)
 		}
@@ -253,9 +262,10 @@ func (e *Engine) endExec(ctx context.Context, r *store.Run) error {
 	return nil
 }
 
-// abandonTurn stops a headless turn that this step started but could not record, because another process
+// Abandon stops a headless turn that this step started but could not record, because another process
 // ended the run meanwhile (ace stop): nobody else knows of that supervisor.
-func (e *Engine) abandonTurn(mine, fresh *store.Run) {
+func (x *execRunner) Abandon(mine, fresh *store.Run) {
+	e := x.e
 	started := mine.State.ExecProc
 	if !fresh.Status.Terminal() || started == "" || started == fresh.State.ExecProc { // "": not a headless run
 		return
@@ -266,9 +276,70 @@ func (e *Engine) abandonTurn(mine, fresh *store.Run) {
 }
 
 // killAgent ends an agent process group whose supervisor is gone without having ended it.
-func (e *Engine) killAgent(st *headless.Status) {
+func (x *execRunner) killAgent(st *headless.Status) {
 	if st == nil || st.Done || st.AgentPID == 0 {
 		return
 	}
 	_ = headless.Proc{PID: st.AgentPID, Start: st.AgentStart}.Signal(syscall.SIGKILL)
+}
+
+// execCompaction is compaction for a headless run, whose idle moment is the end of a turn: when the JSONL
+// transcript grew past the threshold, the next turn of the conversation is the agent's compact command. When
+// that turn has ended the run is idle as after any turn: the nudge that follows counts against max_nudges, so an
+// agent whose every turn outgrows the threshold cannot loop between compacting and continuing. It reports
+// whether it started a turn.
+func (x *execRunner) execCompaction(ctx context.Context, r *store.Run) (bool, error) {
+	e := x.e
+	size, _ := fileSize(r.State.Transcript) // unreadable: counted as empty, so no compaction is asked for
+	if r.State.Compacting {
+		r.State.Compacting = false
+		r.State.CompactAt, r.State.HasCompactAt = size, true // the compaction's own output does not count
+		e.event(ctx, r, "compact", "the agent compacted its context")
+		return false, nil
+	}
+	prof, err := e.profile(r)
+	if err != nil || prof.CompactCommand == "" {
+		return false, err
+	}
+	offset := r.State.CompactAt // none yet (0): the transcript started with the run
+	if !agents.CompactDue(size, offset, e.cfg.Monitor.CompactThreshold, agents.StateReady) {
+		return false, nil
+	}
+	if err := x.execTurn(ctx, r, prof.CompactCommand); err != nil {
+		return false, err
+	}
+	r.State.Compacting = true
+	e.event(ctx, r, "compact", fmt.Sprintf("asked the agent to compact its context (%s): its transcript grew %d KiB",
+		prof.CompactCommand, agents.Growth(size, offset)>>10))
+	return true, nil
+}
+
+// limitInTurn looks at a headless turn that ended for a limit: the stream's own limit events first, then the
+// adapter's patterns over its last words and exit code. A turn is acted on once (Limit.Seen is its number).
+func (x *execRunner) limitInTurn(ctx context.Context, r *store.Run, st *headless.Status) (Result, bool, error) {
+	e := x.e
+	if st == nil || !st.Done || st.Turn <= limitSeen(r) {
+		return Result{}, false, nil
+	}
+	prof, err := e.profile(r)
+	if err != nil {
+		return Result{}, true, err
+	}
+	l, found := prof.LimitInStream(lastWords(st), st.ExitCode, e.o.Now())
+	if st.Limited {
+		found = true
+		if !st.LimitResetsAt.IsZero() {
+			l.ResetsAt = st.LimitResetsAt // exact, where the text is to the minute
+		}
+		if l.Message == "" {
+			l.Message = firstLineOf(lastWords(st))
+		}
+	}
+	if !found {
+		return Result{}, false, nil
+	}
+	if prof.Limits().UnsavedUntilReply && st.Turn == 1 && st.Usage.OutputTokens == 0 {
+		limitState(r).StartOver = true // the conversation the task's turn began was never saved: execTurn
+	}
+	return e.pause(ctx, r, l, false, st.Turn), true, nil
 }

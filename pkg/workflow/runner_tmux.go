@@ -1,8 +1,13 @@
 package workflow
 
 import (
+	"sync"
+	"time"
+
 	"context"
 	"fmt"
+
+	"github.com/aceworks/ace/pkg/tmuxops"
 
 	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/store"
@@ -11,38 +16,52 @@ import (
 // tmuxRunner runs the agent's own terminal UI in a tmux session (`ace attach` shows it): the prompt is pasted
 // and verified on its screen (node_deliver.go), the monitor reads its screen (node_monitor.go), and text goes in
 // as a paste or, at a menu, as keys (node_input.go).
-type tmuxRunner struct{ e *Engine }
+type tmuxRunner struct {
+	e *Engine
+	// tmux is the tmux server the agents run in; nothing else in ace's graph talks to it.
+	tmux Sessions
 
-func (tmuxRunner) Name() string { return runnerTmux }
+	mu       sync.Mutex
+	seen     map[int64]*observed // per-run screen cache: what the monitor saw last (an optimisation, never the truth)
+	panes    []tmuxops.Pane      // the last pane list, shared by runs ticked close together
+	panesAt  time.Time
+	panesGen uint64 // counts invalidations: a listing begun before one must not be cached after it
+}
 
-func (tmuxRunner) Where(r *store.Run) string {
+func newTmuxRunner(e *Engine, tmux Sessions) *tmuxRunner {
+	return &tmuxRunner{e: e, tmux: tmux, seen: map[int64]*observed{}}
+}
+
+func (*tmuxRunner) Name() string { return runnerTmux }
+
+func (*tmuxRunner) Where(r *store.Run) string {
 	if r.Session == "" {
 		return "no tmux session yet"
 	}
 	return "tmux session " + r.Session
 }
 
-func (tmuxRunner) Session(r *store.Run) string {
+func (*tmuxRunner) Session(r *store.Run) string {
 	if r.Session == "" {
 		return "-"
 	}
 	return r.Session
 }
 
-func (tmuxRunner) Watch(r *store.Run) string { return fmt.Sprintf("ace attach %d", r.Issue) }
+func (*tmuxRunner) Watch(r *store.Run) string { return fmt.Sprintf("ace attach %d", r.Issue) }
 
-func (tmuxRunner) HasScreen() bool { return true }
+func (*tmuxRunner) HasScreen() bool { return true }
 
-func (tmuxRunner) Delivery() string { return "typed into the session" }
+func (*tmuxRunner) Delivery() string { return "typed into the session" }
 
 // Start opens the agent's tmux session, or re-attaches to the one a previous ace process left running.
-func (t tmuxRunner) Start(ctx context.Context, r *store.Run) (Result, error) {
+func (t *tmuxRunner) Start(ctx context.Context, r *store.Run) (Result, error) {
 	e := t.e
-	name, err := e.sessionName(ctx, r)
+	name, err := t.sessionName(ctx, r)
 	if err != nil {
 		return Result{}, err
 	}
-	pane, found, err := e.pane(ctx, name)
+	pane, found, err := t.pane(ctx, name)
 	if err != nil {
 		return Result{}, err
 	}
@@ -52,11 +71,11 @@ func (t tmuxRunner) Start(ctx context.Context, r *store.Run) (Result, error) {
 		e.event(ctx, r, "session", "re-attached to running session "+name)
 	case found:
 		// A dead pane from an earlier attempt: start the agent afresh in it.
-		if err := e.launch(ctx, r, name, true, false); err != nil {
+		if err := t.launch(ctx, r, name, true, false); err != nil {
 			return Result{}, err
 		}
 	default:
-		if err := e.launch(ctx, r, name, false, false); err != nil {
+		if err := t.launch(ctx, r, name, false, false); err != nil {
 			return Result{}, err
 		}
 	}
@@ -66,47 +85,47 @@ func (t tmuxRunner) Start(ctx context.Context, r *store.Run) (Result, error) {
 	return Goto(StepDeliver), nil
 }
 
-func (t tmuxRunner) Deliver(ctx context.Context, r *store.Run) (Result, error) {
-	return t.e.deliverPrompt(ctx, r)
+func (t *tmuxRunner) Deliver(ctx context.Context, r *store.Run) (Result, error) {
+	return t.deliverPrompt(ctx, r)
 }
 
 // Busy: a tmux agent's screen tells busy from idle; Observe reads it.
-func (tmuxRunner) Busy(context.Context, *store.Run) (Result, bool, error) {
+func (*tmuxRunner) Busy(context.Context, *store.Run) (Result, bool, error) {
 	return Result{}, false, nil
 }
 
-func (t tmuxRunner) Observe(ctx context.Context, r *store.Run) (Result, error) {
+func (t *tmuxRunner) Observe(ctx context.Context, r *store.Run) (Result, error) {
 	t.e.refreshUsage(ctx, r, false) // usage.go: what the agent spent so far, for ace ls and budgets
-	return t.e.observeScreen(ctx, r)
+	return t.observeScreen(ctx, r)
 }
 
-func (t tmuxRunner) Type(ctx context.Context, r *store.Run, text string) error {
-	if err := t.e.typeAnswer(ctx, r, text); err != nil {
+func (t *tmuxRunner) Type(ctx context.Context, r *store.Run, text string) error {
+	if err := t.typeAnswer(ctx, r, text); err != nil {
 		return fmt.Errorf("type into %s: %w", r.Session, err)
 	}
 	return nil
 }
 
 // Queue: text typed into a live session needs no keeping.
-func (tmuxRunner) Queue(*store.Run, string) {}
+func (*tmuxRunner) Queue(*store.Run, string) {}
 
 // FollowUp types the round's prompt into the session; an agent gone between rounds is restarted in the same
 // working copy, and the resume prompt (deliver_prompt) says what the round is about.
-func (t tmuxRunner) FollowUp(ctx context.Context, r *store.Run, prompt, delivered string) (Result, error) {
+func (t *tmuxRunner) FollowUp(ctx context.Context, r *store.Run, prompt, delivered string) (Result, error) {
 	e := t.e
-	pane, found, err := e.pane(ctx, r.Session)
+	pane, found, err := t.pane(ctx, r.Session)
 	if err != nil {
 		return Result{}, err
 	}
 	if r.Session == "" || !found || pane.Dead {
-		e.forget(r.ID)
-		name, err := e.sessionName(ctx, r)
+		t.forget(r.ID)
+		name, err := t.sessionName(ctx, r)
 		if err != nil {
 			return Result{}, err
 		}
 		// A released run's agent continues its conversation: the model sees what it did for the earlier rounds.
 		released := r.State.Follow != nil && r.State.Follow.ConversationOn == e.o.Host
-		if err := e.launch(ctx, r, name, found, released); err != nil {
+		if err := t.launch(ctx, r, name, found, released); err != nil {
 			return Result{}, err
 		}
 		if released {
@@ -118,10 +137,10 @@ func (t tmuxRunner) FollowUp(ctx context.Context, r *store.Run, prompt, delivere
 		r.State.Resume = true
 		return Goto(StepDeliver), nil
 	}
-	if err := e.type_(ctx, r, prompt); err != nil {
+	if err := t.type_(ctx, r, prompt); err != nil {
 		return Result{}, fmt.Errorf("send the follow-up round: %w", err)
 	}
-	e.markTranscript(r)
+	t.markTranscript(r)
 	e.event(ctx, r, "prompt", delivered)
 	return Goto(StepMonitor), nil
 }
@@ -130,9 +149,9 @@ func (t tmuxRunner) FollowUp(ctx context.Context, r *store.Run, prompt, delivere
 // now are the ones the pause was for. A limit menu still open is answered first, with the key that keeps the
 // user's choice: claude prints its limit message a moment before it opens "What do you want to do?", so the
 // pause may have come before the menu, and a paused run does not look at its screen.
-func (t tmuxRunner) Continue(ctx context.Context, r *store.Run, msg string) error {
+func (t *tmuxRunner) Continue(ctx context.Context, r *store.Run, msg string) error {
 	e := t.e
-	screen, err := e.o.Sessions.Capture(ctx, r.Session, 0)
+	screen, err := t.tmux.Capture(ctx, r.Session, 0)
 	if err != nil {
 		return fmt.Errorf("capture screen: %w", err)
 	}
@@ -140,12 +159,12 @@ func (t tmuxRunner) Continue(ctx context.Context, r *store.Run, msg string) erro
 	if err != nil {
 		return err
 	}
-	answered, err := e.answerLimitMenu(ctx, r, prof, screen)
+	answered, err := t.answerLimitMenu(ctx, r, prof, screen)
 	if err != nil {
 		return err
 	}
 	if answered {
-		if screen, err = e.o.Sessions.Capture(ctx, r.Session, 0); err != nil {
+		if screen, err = t.tmux.Capture(ctx, r.Session, 0); err != nil {
 			return fmt.Errorf("capture screen: %w", err)
 		}
 	}
@@ -155,7 +174,7 @@ func (t tmuxRunner) Continue(ctx context.Context, r *store.Run, msg string) erro
 		msg += ". " + e.resumePrompt(r)
 	}
 	if prof.Classify(screen, false, 0) != agents.StateBusy {
-		if err := e.type_(ctx, r, msg); err != nil {
+		if err := t.type_(ctx, r, msg); err != nil {
 			return fmt.Errorf("resume after the usage limit: %w", err)
 		}
 	}
@@ -164,32 +183,32 @@ func (t tmuxRunner) Continue(ctx context.Context, r *store.Run, msg string) erro
 }
 
 // Stop kills the agent's session and everything it started, if it is still there.
-func (t tmuxRunner) Stop(ctx context.Context, r *store.Run) error {
+func (t *tmuxRunner) Stop(ctx context.Context, r *store.Run) error {
 	e := t.e
+	t.forget(r.ID)
 	if r.Session == "" {
 		return nil
 	}
-	alive, err := e.o.Sessions.HasSession(ctx, r.Session)
+	alive, err := t.tmux.HasSession(ctx, r.Session)
 	if err != nil {
 		return fmt.Errorf("look for session %s: %w", r.Session, err)
 	}
 	if alive {
-		err := e.o.Sessions.Kill(ctx, r.Session)
-		e.invalidatePanes()
+		err := t.tmux.Kill(ctx, r.Session)
+		t.invalidatePanes()
 		if err != nil {
 			return fmt.Errorf("stop session %s: %w", r.Session, err)
 		}
 		e.event(ctx, r, "session", "closed "+r.Session)
 	}
-	e.forget(r.ID)
 	return nil
 }
 
-func (t tmuxRunner) Live(ctx context.Context, r *store.Run) error {
+func (t *tmuxRunner) Live(ctx context.Context, r *store.Run) error {
 	if r.Session == "" {
 		return fmt.Errorf("%s#%d: %w", r.Repo, r.Issue, ErrNoSession)
 	}
-	ok, err := t.e.o.Sessions.HasSession(ctx, r.Session)
+	ok, err := t.tmux.HasSession(ctx, r.Session)
 	if err != nil {
 		return fmt.Errorf("look for session %s: %w", r.Session, err)
 	}
@@ -199,9 +218,12 @@ func (t tmuxRunner) Live(ctx context.Context, r *store.Run) error {
 	return nil
 }
 
-func (t tmuxRunner) Screen(ctx context.Context, r *store.Run, historyLines int) (string, error) {
+func (t *tmuxRunner) Screen(ctx context.Context, r *store.Run, historyLines int) (string, error) {
 	if err := t.Live(ctx, r); err != nil {
 		return "", err
 	}
-	return t.e.o.Sessions.Capture(ctx, r.Session, historyLines)
+	return t.tmux.Capture(ctx, r.Session, historyLines)
 }
+
+// Abandon: a tmux session started by a lost visit is found again by its name (Start re-attaches to it).
+func (*tmuxRunner) Abandon(mine, fresh *store.Run) {}

@@ -14,7 +14,8 @@ import (
 
 // addTurnUsage adds what a headless turn spent, as the agent reported it, to the run's usage. Its cost is the
 // one the agent reported (claude); else it is priced with the model's price ([prices], built-in defaults).
-func (e *Engine) addTurnUsage(r *store.Run, st *headless.Status) {
+func (x *execRunner) addTurnUsage(r *store.Run, st *headless.Status) {
+	e := x.e
 	if st == nil || st.Usage == (headless.Usage{}) {
 		return
 	}
@@ -42,7 +43,7 @@ type usageReader interface {
 	readUsage(ctx context.Context, r *store.Run)
 }
 
-var _ usageReader = tmuxRunner{}
+var _ usageReader = (*tmuxRunner)(nil)
 
 // sessionUsageEvery bounds how often the monitor reads a tmux run's session files: `ace ls` shows a figure at
 // most this old.
@@ -77,7 +78,7 @@ func (e *Engine) refreshUsage(ctx context.Context, r *store.Run, force bool) {
 // cost is the one the files record, else the tokens are priced by model ([prices], built-in defaults; a model
 // without a price at the run's model's). An agent whose files ace cannot read, or that wrote none yet, leaves
 // the usage as it is.
-func (t tmuxRunner) readUsage(ctx context.Context, r *store.Run) {
+func (t *tmuxRunner) readUsage(ctx context.Context, r *store.Run) {
 	e := t.e
 	prof, err := e.profile(r)
 	if err != nil || r.Workdir == "" {

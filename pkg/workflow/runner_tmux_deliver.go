@@ -20,7 +20,8 @@ import (
 // waits for the agent inside a visit, so an agent that is slow to start holds no worker and delays no other run.
 // An agent that is not ready after tmux.startup_timeout, or a dialog still there after its answer, goes to a
 // human with the screen: an unknown screen is never a silent stall.
-func (e *Engine) deliverPrompt(ctx context.Context, r *store.Run) (Result, error) {
+func (t *tmuxRunner) deliverPrompt(ctx context.Context, r *store.Run) (Result, error) {
+	e := t.e
 	if r.State.PromptDelivered {
 		return Goto(StepMonitor), nil
 	}
@@ -31,7 +32,7 @@ func (e *Engine) deliverPrompt(ctx context.Context, r *store.Run) (Result, error
 	if err != nil {
 		return Result{}, err
 	}
-	pane, found, err := e.pane(ctx, r.Session)
+	pane, found, err := t.pane(ctx, r.Session)
 	if err != nil {
 		return Result{}, err
 	}
@@ -40,47 +41,47 @@ func (e *Engine) deliverPrompt(ctx context.Context, r *store.Run) (Result, error
 		e.event(ctx, r, "agent-exited", "the agent exited before it took the prompt")
 		return Goto(StepMonitor), nil
 	}
-	screen, err := e.o.Sessions.Capture(ctx, r.Session, 0)
+	screen, err := t.tmux.Capture(ctx, r.Session, 0)
 	if err != nil {
 		return Result{}, fmt.Errorf("read the agent's screen: %w", err)
 	}
 	poll := deliverPoll(e.cfg.Monitor.Interval.Duration)
 	pasted := r.State.PastesLost > 0 || !r.State.PastedAt.IsZero()
 	if pasted {
-		if how, ok := e.promptTaken(r, prof, screen); ok {
+		if how, ok := t.promptTaken(r, prof, screen); ok {
 			// ace pasted the prompt, then was killed before it saved that it was delivered: the agent has it.
-			return e.delivered(ctx, r, "the agent had taken the prompt before ace restarted ("+how+")"), nil
+			return t.delivered(ctx, r, "the agent had taken the prompt before ace restarted ("+how+")"), nil
 		}
 	}
 	if pasted && prof.ShowsPaste(screen, e.promptText(r)) {
 		// The paste ace took for lost was only slow to show (claude on a loaded machine), or ace was killed
 		// before its Enter: submit it.
-		return e.submitPrompt(ctx, r, prof, true)
+		return t.submitPrompt(ctx, r, prof, true)
 	}
 	state := prof.Classify(screen, false, 0)
 	if state != agents.StateDialog {
 		clearDialog(r) // the dialog ace was answering is gone: a later one starts afresh
 	}
-	switch settled := e.readyFor(r.ID, state == agents.StateReady); {
+	switch settled := t.readyFor(r.ID, state == agents.StateReady); {
 	case settled && r.State.PastedAt.IsZero():
 		// The intent to paste is saved first (the next visit pastes): see PastedAt.
 		r.State.PastedAt = e.o.Now()
-		e.setPasteIntent(r.ID, true)
+		t.setPasteIntent(r.ID, true)
 		return Stay(0), nil
-	case settled && !e.setPasteIntent(r.ID, false) && e.since(r.State.PastedAt) < pasteShowWait:
+	case settled && !t.setPasteIntent(r.ID, false) && e.since(r.State.PastedAt) < pasteShowWait:
 		// An intent this process did not save: an ace before it may have pasted, and the agent may still show
 		// that paste (then it is submitted above). Pasted again now, the prompt would reach the agent twice.
 		return Stay(poll), nil
 	case settled:
-		return e.submitPrompt(ctx, r, prof, false)
+		return t.submitPrompt(ctx, r, prof, false)
 	case state == agents.StateReady:
 		return Stay(poll), nil // ready only a moment ago: a dialog may still come up over the composer
 	}
 	switch state {
 	case agents.StateDialog:
-		return e.answerDialog(ctx, r, prof, screen, poll)
+		return t.answerDialog(ctx, r, prof, screen, poll)
 	case agents.StateQuestion, agents.StateApproval:
-		if res, ok := e.autoApprove(ctx, r, prof, screen, poll); ok {
+		if res, ok := t.autoApprove(ctx, r, prof, screen, poll); ok {
 			return res, nil
 		}
 		if err := e.askHuman(ctx, r, "Before it took its task, the agent asks on its screen:", screen); err != nil {
@@ -100,46 +101,40 @@ func (e *Engine) deliverPrompt(ctx context.Context, r *store.Run) (Result, error
 	return Stay(poll), nil
 }
 
-// promptText is what deliver_prompt pastes: the task, or the resume prompt after a restart.
-func (e *Engine) promptText(r *store.Run) string {
-	if r.State.Resume {
-		return e.resumePrompt(r)
-	}
-	return e.taskPrompt(r)
-}
-
 // submitPrompt pastes the task (or the resume prompt) into a ready composer — or takes the one already there
 // (pasted) — and makes sure it was submitted.
-func (e *Engine) submitPrompt(ctx context.Context, r *store.Run, prof agents.Profile, pasted bool) (Result, error) {
+func (t *tmuxRunner) submitPrompt(ctx context.Context, r *store.Run, prof agents.Profile, pasted bool) (Result, error) {
+	e := t.e
 	text := e.promptText(r)
-	t := e.cfg.Tmux
-	err := e.o.Sessions.Deliver(ctx, r.Session, text, tmuxops.DeliverOptions{
+	tc := e.cfg.Tmux
+	err := t.tmux.Deliver(ctx, r.Session, text, tmuxops.DeliverOptions{
 		Ready:         prof.IsReady,
 		Submitted:     func(before, after string) bool { return prof.Submitted(before, after, text) },
 		Shown:         func(screen string) bool { return prof.ShowsPaste(screen, text) },
 		Pasted:        pasted,
 		PasteTimeout:  pasteShowWait,
-		ReadyTimeout:  max(2*t.EnterDelay.Duration, deliverPoll(e.cfg.Monitor.Interval.Duration)), // ready a moment ago
-		EnterCount:    t.EnterCount,
-		EnterDelay:    t.EnterDelay.Duration,
-		SubmitRetries: t.SubmitRetries,
+		ReadyTimeout:  max(2*tc.EnterDelay.Duration, deliverPoll(e.cfg.Monitor.Interval.Duration)), // ready a moment ago
+		EnterCount:    tc.EnterCount,
+		EnterDelay:    tc.EnterDelay.Duration,
+		SubmitRetries: tc.SubmitRetries,
 	})
 	var lost *tmuxops.PasteNotShownError
 	if errors.As(err, &lost) {
-		return e.pasteLost(ctx, r, lost.Screen)
+		return t.pasteLost(ctx, r, lost.Screen)
 	}
 	if err != nil {
-		if pane, found, perr := e.pane(ctx, r.Session); perr == nil && (!found || pane.Dead) {
+		if pane, found, perr := t.pane(ctx, r.Session); perr == nil && (!found || pane.Dead) {
 			e.event(ctx, r, "agent-exited", "the agent exited before it took the prompt")
 			return Goto(StepMonitor), nil
 		}
 		return Result{}, fmt.Errorf("deliver the prompt: %w", err)
 	}
-	return e.delivered(ctx, r, "prompt delivered"), nil
+	return t.delivered(ctx, r, "prompt delivered"), nil
 }
 
 // delivered records that the agent has its prompt and hands the run to the monitor.
-func (e *Engine) delivered(ctx context.Context, r *store.Run, msg string) Result {
+func (t *tmuxRunner) delivered(ctx context.Context, r *store.Run, msg string) Result {
+	e := t.e
 	r.State.PromptDelivered = true
 	r.State.PastesLost = 0
 	r.State.PastedAt = time.Time{}
@@ -147,14 +142,14 @@ func (e *Engine) delivered(ctx context.Context, r *store.Run, msg string) Result
 	r.State.DeliverSince = time.Time{}
 	clearDialog(r)
 	r.State.MonitorSince = e.o.Now()
-	e.markTranscript(r)
+	t.markTranscript(r)
 	e.event(ctx, r, "prompt", msg)
 	return Goto(StepMonitor)
 }
 
 // promptTaken reports whether an agent ace pasted the prompt into took it: it wrote .ace/DONE or .ace/QUESTION,
 // or it is working (what it draws last says so). An agent that shows its composer is given the prompt (again).
-func (e *Engine) promptTaken(r *store.Run, prof agents.Profile, screen string) (string, bool) {
+func (t *tmuxRunner) promptTaken(r *store.Run, prof agents.Profile, screen string) (string, bool) {
 	for _, f := range []string{doneFile, questionFile} {
 		if _, err := os.Stat(filepath.Join(r.Workdir, f)); err == nil {
 			return "it wrote " + f, true
@@ -171,9 +166,10 @@ func (e *Engine) promptTaken(r *store.Run, prof agents.Profile, screen string) (
 // meanwhile became a newline in an empty composer while the text was lost (seen in the full suite on 2 cores).
 // A paste that shows up later is submitted then (see deliverPrompt); one that never does is pasted again once
 // the composer is ready; after pasteAttempts a human is asked, with the screen.
-func (e *Engine) pasteLost(ctx context.Context, r *store.Run, screen string) (Result, error) {
+func (t *tmuxRunner) pasteLost(ctx context.Context, r *store.Run, screen string) (Result, error) {
+	e := t.e
 	r.State.PastesLost++
-	e.forget(r.ID)
+	t.forget(r.ID)
 	if r.State.PastesLost >= pasteAttempts {
 		msg := fmt.Sprintf("ace pasted the task prompt %d times, but the agent never showed it. Answer with the keys "+
 			"or text that make its composer take input.", r.State.PastesLost)
@@ -193,7 +189,8 @@ func (e *Engine) pasteLost(ctx context.Context, r *store.Run, screen string) (Re
 // screen ignores an Enter sent 0.3 s after it appears, and then stays). Still there dialogRetry after an answer,
 // it is answered again, at most dialogAnswers times: spaced, never a key per look (pressing again and again
 // stalls codex). Still there after that, it goes to a human with the screen.
-func (e *Engine) answerDialog(ctx context.Context, r *store.Run, prof agents.Profile, screen string, poll time.Duration) (Result, error) {
+func (t *tmuxRunner) answerDialog(ctx context.Context, r *store.Run, prof agents.Profile, screen string, poll time.Duration) (Result, error) {
+	e := t.e
 	d, ok := prof.DialogOn(screen)
 	if !ok {
 		return Stay(poll), nil
@@ -220,7 +217,7 @@ func (e *Engine) answerDialog(ctx context.Context, r *store.Run, prof agents.Pro
 		clearDialog(r)
 		return toHuman(), nil
 	}
-	if err := e.answerDialogOnce(ctx, r, d, screen); errOptionMissing(err) {
+	if err := t.answerDialogOnce(ctx, r, d, screen); errOptionMissing(err) {
 		if err := e.askHuman(ctx, r, fmt.Sprintf("The agent shows its %s dialog, but ace found none of its options "+
 			"that means what it wants (%s). Answer with the keys or text that pass it.", name, d.Choose), screen); err != nil {
 			return Result{}, err
@@ -237,28 +234,29 @@ func (e *Engine) answerDialog(ctx context.Context, r *store.Run, prof agents.Pro
 		how += fmt.Sprintf(" again (%d/%d): it was still there after %s", st.DialogAnswers, dialogAnswers, dialogRetry)
 	}
 	e.event(ctx, r, "dialog", how)
-	e.forget(r.ID)
+	t.forget(r.ID)
 	return Stay(poll), nil
 }
 
 // answerDialogOnce answers dialog d on screen: its option by meaning, or its keys where it has no options.
-func (e *Engine) answerDialogOnce(ctx context.Context, r *store.Run, d agents.Dialog, screen string) error {
+func (t *tmuxRunner) answerDialogOnce(ctx context.Context, r *store.Run, d agents.Dialog, screen string) error {
 	if d.Choose != nil {
-		return e.chooseOption(ctx, r, screen, d.Choose)
+		return t.chooseOption(ctx, r, screen, d.Choose)
 	}
-	return e.o.Sessions.SendKeys(ctx, r.Session, d.Keys...)
+	return t.tmux.SendKeys(ctx, r.Session, d.Keys...)
 }
 
 // autoApprove answers a permission dialog with the profile's "allow once" option when auto_approve is set.
-func (e *Engine) autoApprove(ctx context.Context, r *store.Run, prof agents.Profile, screen string, poll time.Duration) (Result, bool) {
+func (t *tmuxRunner) autoApprove(ctx context.Context, r *store.Run, prof agents.Profile, screen string, poll time.Duration) (Result, bool) {
+	e := t.e
 	if prof.Classify(screen, false, 0) != agents.StateApproval || !prof.AutoApprove || prof.Approve == nil {
 		return Result{}, false
 	}
-	if err := e.chooseOption(ctx, r, screen, prof.Approve); err != nil {
+	if err := t.chooseOption(ctx, r, screen, prof.Approve); err != nil {
 		return Result{}, false
 	}
 	e.event(ctx, r, "approved", "answered a permission dialog (auto_approve)")
-	e.forget(r.ID)
+	t.forget(r.ID)
 	return Stay(poll), true
 }
 
@@ -292,13 +290,13 @@ func deliverPoll(interval time.Duration) time.Duration {
 
 // setPasteIntent records whether this process saved the intent to paste run id's prompt and has not pasted
 // yet, and returns what was recorded before.
-func (e *Engine) setPasteIntent(id int64, intent bool) bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	o := e.seen[id]
+func (t *tmuxRunner) setPasteIntent(id int64, intent bool) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	o := t.seen[id]
 	if o == nil {
 		o = &observed{}
-		e.seen[id] = o
+		t.seen[id] = o
 	}
 	was := o.pasteIntent
 	o.pasteIntent = intent

@@ -1,0 +1,79 @@
+package workflow
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/aceworks/ace/pkg/agents"
+	"github.com/aceworks/ace/pkg/store"
+	"github.com/aceworks/ace/pkg/transcript"
+)
+
+// Long sessions fill an agent's context. The pane transcript (<root>/logs/<session>.log) grows with everything
+// the agent shows, so its growth since the last compaction is a cheap, agent-independent measure of how much
+// the context has taken in. The offset lives in the run's state: the count survives a restart of ace.
+
+// compactIfDue asks an idle agent to compact its context with its own command when its transcript grew past
+// monitor.compact_threshold since the last compaction, and reports whether it did. A failure is logged and not
+// fatal: the next idle moment tries again.
+func (t *tmuxRunner) compactIfDue(ctx context.Context, r *store.Run, prof agents.Profile, st agents.State) bool {
+	e := t.e
+	threshold := e.cfg.Monitor.CompactThreshold
+	if threshold <= 0 || prof.CompactCommand == "" || st != agents.StateReady {
+		return false
+	}
+	size, err := t.transcriptSize(r)
+	if err != nil {
+		return false
+	}
+	if !r.State.HasCompactAt || r.State.Compacting {
+		// A run from before compaction existed, or the agent is back at its prompt after compacting: count from
+		// here, so that what the compaction itself printed never calls for another one.
+		r.State.CompactAt, r.State.HasCompactAt = size, true
+		r.State.Compacting = false
+		return false
+	}
+	offset := r.State.CompactAt
+	if !agents.CompactDue(size, offset, threshold, st) {
+		return false
+	}
+	if err := t.type_(ctx, r, prof.CompactCommand); err != nil {
+		e.log.WarnContext(ctx, "compact", "run", r.ID, "session", r.Session, "err", err)
+		return false
+	}
+	r.State.CompactAt, r.State.HasCompactAt = size, true
+	r.State.Compacting = true
+	e.event(ctx, r, "compact", fmt.Sprintf("asked the agent to compact its context (%s): its transcript grew %d KiB",
+		prof.CompactCommand, agents.Growth(size, offset)>>10))
+	return true
+}
+
+// markTranscript starts the compaction count at the transcript's current size: a new or restarted agent has an
+// empty context, whatever an earlier agent in the same session wrote to the transcript.
+func (t *tmuxRunner) markTranscript(r *store.Run) {
+	r.State.Compacting = false
+	if size, err := t.transcriptSize(r); err == nil {
+		r.State.CompactAt, r.State.HasCompactAt = size, true
+	}
+}
+
+func (t *tmuxRunner) transcriptSize(r *store.Run) (int64, error) {
+	e := t.e
+	return fileSize(transcript.TerminalLog(e.o.Root, r.Session))
+}
+
+// fileSize is the size of the file at path; 0 when there is none (yet).
+func fileSize(path string) (int64, error) {
+	if path == "" {
+		return 0, nil
+	}
+	fi, err := os.Stat(path)
+	if os.IsNotExist(err) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	return fi.Size(), nil
+}

@@ -1,0 +1,307 @@
+package workflow
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/aceworks/ace/pkg/agents"
+	"github.com/aceworks/ace/pkg/store"
+	"github.com/aceworks/ace/pkg/tmuxops"
+)
+
+// observed is what the monitor saw of a session last time: with it, a tick whose pane shows no new activity
+// needs no screen capture. It is a cache; losing it (a restart) only costs one capture.
+type observed struct {
+	activity   time.Time
+	screen     string
+	state      agents.State
+	changedAt  time.Time // when the screen last differed from the one before
+	capturedAt time.Time
+	readyAt    time.Time // deliver_prompt: since when the composer has been ready without a break
+	// pasteIntent: this process saved the intent to paste the prompt and has not pasted yet (deliver_prompt).
+	pasteIntent bool
+}
+
+// recaptureEvery bounds how stale a cached screen may get even when tmux reports no activity.
+const recaptureEvery = 30 * time.Second
+
+// observeScreen is the tmux runner's look at its agent: the pane gone or dead, a usage limit, a dialog, a
+// question or an approval on screen, an idle composer (nudge, compaction) — each decided from the screen now.
+func (t *tmuxRunner) observeScreen(ctx context.Context, r *store.Run) (Result, error) {
+	e := t.e
+	m := e.cfg.Monitor
+	pane, found, err := t.pane(ctx, r.Session)
+	if err != nil {
+		return Result{}, err
+	}
+	if !found || pane.Dead {
+		return t.onAgentExit(ctx, r, pane, found)
+	}
+	prof, err := e.profile(r)
+	if err != nil {
+		return Result{}, err
+	}
+	o, err := t.look(ctx, r, prof, pane)
+	if err != nil {
+		return Result{}, err
+	}
+	if res, ok, err := t.limitOnScreen(ctx, r, prof, o); ok || err != nil { // node_limit.go
+		return res, err
+	}
+	if e.timedOut(r, o.screen) {
+		return Goto(StepFailed), nil
+	}
+	if (o.state == agents.StateApproval || o.state == agents.StateQuestion) && e.since(r.State.MonitorSince) < answerSettle {
+		// Just answered (or just delivered): the agent may still show the menu it is leaving.
+		return Stay(m.Interval.Duration), nil
+	}
+	switch o.state {
+	case agents.StateApproval:
+		if prof.AutoApprove && prof.Approve != nil {
+			err := t.chooseOption(ctx, r, o.screen, prof.Approve)
+			if err == nil {
+				e.event(ctx, r, "approved", "answered a permission dialog (auto_approve)")
+				return Stay(m.Interval.Duration), nil
+			}
+			if !errOptionMissing(err) {
+				return Result{}, fmt.Errorf("approve: %w", err)
+			}
+			if err := e.askHuman(ctx, r, "The agent asks for permission, and ace (auto_approve) found no option "+
+				"that allows it once:", o.screen); err != nil {
+				return Result{}, err
+			}
+			return toHuman(), nil
+		}
+		if err := e.askHuman(ctx, r, "The agent asks for permission:", o.screen); err != nil {
+			return Result{}, err
+		}
+		return toHuman(), nil
+	case agents.StateQuestion:
+		if err := e.askHuman(ctx, r, "The agent asks a question on its screen:", o.screen); err != nil {
+			return Result{}, err
+		}
+		return toHuman(), nil
+	case agents.StateDialog:
+		return t.answerDialog(ctx, r, prof, o.screen, m.Interval.Duration)
+	case agents.StateReady:
+		if t.compactIfDue(ctx, r, prof, o.state) {
+			return Stay(m.Interval.Duration), nil
+		}
+		idle := e.o.Now().Sub(latest(o.changedAt, pane.Activity))
+		if idle >= m.IdleAfter.Duration && e.since(r.State.NudgedAt) >= m.IdleAfter.Duration {
+			return t.onIdle(ctx, r, o.screen)
+		}
+	}
+	return Stay(m.Interval.Duration), nil
+}
+
+// onIdle nudges an agent that sits at its prompt without having finished, up to max_nudges times; then a human
+// is asked to look.
+func (t *tmuxRunner) onIdle(ctx context.Context, r *store.Run, screen string) (Result, error) {
+	e := t.e
+	m := e.cfg.Monitor
+	if res, ok, err := e.budgetStop(ctx, r, screen); ok {
+		return res, err
+	}
+	if r.Nudges >= m.MaxNudges {
+		msg := fmt.Sprintf("The agent has been idle for %s after %d nudges without finishing. Its screen:", m.IdleAfter.Duration, r.Nudges)
+		if err := e.askHuman(ctx, r, msg, screen); err != nil {
+			return Result{}, err
+		}
+		return toHuman(), nil
+	}
+	if err := t.type_(ctx, r, e.nudgePrompt()); err != nil {
+		return Result{}, fmt.Errorf("nudge: %w", err)
+	}
+	r.Nudges++
+	r.State.NudgedAt = e.o.Now()
+	e.event(ctx, r, "nudge", fmt.Sprintf("nudged the idle agent (%d/%d)", r.Nudges, m.MaxNudges))
+	return Stay(m.Interval.Duration), nil
+}
+
+// onAgentExit handles a dead pane (or a vanished session): keep what the agent committed, else restart it a
+// bounded number of times, else give up with its last screen.
+func (t *tmuxRunner) onAgentExit(ctx context.Context, r *store.Run, pane tmuxops.Pane, found bool) (Result, error) {
+	e := t.e
+	screen := ""
+	if found {
+		screen, _ = t.tmux.Capture(ctx, r.Session, 0)
+	}
+	worked, err := e.leftWork(ctx, r)
+	if err != nil {
+		return Result{}, err
+	}
+	how := "the agent's session disappeared"
+	if found {
+		how = fmt.Sprintf("the agent exited with status %d", pane.ExitStatus)
+		if pane.ExitStatus == tmuxops.ExitUnknown {
+			how = "the agent exited (tmux did not report its status)"
+		}
+	}
+	if worked {
+		e.event(ctx, r, "agent-exited", how+"; finalizing what it did")
+		return Goto(StepFinalize), nil
+	}
+	if r.Restarts < e.cfg.Monitor.MaxRestarts {
+		r.Restarts++
+		e.event(ctx, r, "agent-exited", fmt.Sprintf("%s without changes; restarting it (%d/%d)", how, r.Restarts, e.cfg.Monitor.MaxRestarts))
+		t.forget(r.ID)
+		name, err := t.sessionName(ctx, r)
+		if err != nil {
+			return Result{}, err
+		}
+		if err := t.launch(ctx, r, name, found, false); err != nil {
+			return Result{}, err
+		}
+		r.State.PromptDelivered = false
+		r.State.Resume = true
+		return Goto(StepDeliver), nil
+	}
+	r.Error = fmt.Sprintf("%s %d times without making changes", how, r.Restarts+1)
+	r.State.LastScreen = screen
+	return Goto(StepFailed), nil
+}
+
+// look returns the session's screen and state, capturing only when needCapture says the screen may tell
+// something new: with many sessions, capture-pane is the expensive call.
+func (t *tmuxRunner) look(ctx context.Context, r *store.Run, prof agents.Profile, pane tmuxops.Pane) (*observed, error) {
+	e := t.e
+	now := e.o.Now()
+	t.mu.Lock()
+	o := t.seen[r.ID]
+	if o == nil {
+		o = &observed{}
+		t.seen[r.ID] = o
+	}
+	need := needCapture(o, pane, now, e.cfg.Monitor.Settle.Duration)
+	t.mu.Unlock()
+	if !need {
+		return o, nil
+	}
+	screen, err := t.tmux.Capture(ctx, r.Session, 0)
+	if err != nil {
+		return nil, fmt.Errorf("capture screen: %w", err)
+	}
+	state := prof.Classify(screen, pane.Dead, pane.ExitStatus)
+	// Under the lock: the pane watch (needsVisit) reads the same record from its own goroutine.
+	t.mu.Lock()
+	if screen != o.screen || o.capturedAt.IsZero() {
+		o.changedAt = now
+	}
+	o.screen, o.activity, o.capturedAt, o.state = screen, pane.Activity, now, state
+	t.mu.Unlock()
+	return o, nil
+}
+
+// needCapture decides whether the cached screen o may be stale in a way that matters. Output that is still
+// flowing means the agent is working: nothing on its screen waits for an answer, so it is read only once the
+// output has stopped for settle (a dialog, a question, an idle composer are all still screens). The cached
+// screen is also refreshed every recaptureEvery, and always read when tmux reports no activity time at all.
+func needCapture(o *observed, pane tmuxops.Pane, now time.Time, settle time.Duration) bool {
+	switch {
+	case o.capturedAt.IsZero(), pane.Activity.IsZero(), now.Sub(o.capturedAt) >= recaptureEvery:
+		return true
+	case pane.Activity.Equal(o.activity) && o.capturedAt.Sub(pane.Activity) >= time.Second:
+		return false // nothing printed since the last capture
+	case pane.Activity.Equal(o.activity):
+		// tmux reports activity in whole seconds: output later in the second of the last capture leaves the
+		// activity time as it was (a permission dialog drawn just after a capture waited recaptureEvery, 30 s).
+		return now.Sub(o.capturedAt) >= settle
+	}
+	// tmux reports activity in whole seconds, so the output may be up to a second younger than it says.
+	return now.Sub(pane.Activity) >= settle+time.Second
+}
+
+// readyFor reports whether the run's agent has shown a ready composer, without a break, for readySettle; a look
+// that is not ready starts the wait afresh. It is kept with the monitor's cache: losing it costs one wait.
+func (t *tmuxRunner) readyFor(runID int64, ready bool) bool {
+	e := t.e
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	o := t.seen[runID]
+	if o == nil {
+		o = &observed{}
+		t.seen[runID] = o
+	}
+	now := e.o.Now()
+	switch {
+	case !ready:
+		o.readyAt = time.Time{}
+		return false
+	case o.readyAt.IsZero():
+		o.readyAt = now
+	}
+	return now.Sub(o.readyAt) >= readySettle
+}
+
+// answerSettle is how long after an answer (or the prompt) a menu on screen is taken for the one answered, not
+// a new one: gemini 0.61 still showed the permission dialog just allowed, and it went to the human twice.
+const answerSettle = 2 * time.Second
+
+// readySettle is how long a starting agent's composer must stay ready before the prompt goes in: gemini 0.61
+// draws its composer about 0.3 s before its trust dialog, which then took the pasted prompt's Enter as its
+// answer and restarted, losing the prompt (seen end to end in realcli_e2e_test.go).
+const readySettle = time.Second
+
+func (t *tmuxRunner) forget(runID int64) {
+	t.mu.Lock()
+	delete(t.seen, runID)
+	t.mu.Unlock()
+}
+
+func latest(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// quietWait is how long the job of a monitored tmux run sleeps when nothing calls for it sooner: the pane watch
+// wakes it at once when its agent changes. Bounded by what the monitor does on a timer: the idle nudge (within
+// a quarter of idle_after), the issue check, the periodic recapture.
+func (t *tmuxRunner) quietWait() time.Duration {
+	e := t.e
+	w := min(e.cfg.Monitor.IdleAfter.Duration/4, e.o.IssueCheckEvery, recaptureEvery)
+	return max(w, e.cfg.Monitor.Interval.Duration)
+}
+
+// changed returns the held runs whose agents changed in a way the monitor acts on (their snooze not yet over),
+// from one listing of every pane.
+func (t *tmuxRunner) changed(ctx context.Context, held map[int64]watched, now time.Time) (map[int64]watched, error) {
+	panes, err := t.tmux.Panes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	byName := make(map[string]tmuxops.Pane, len(panes))
+	for _, p := range panes {
+		byName[p.Session] = p
+	}
+	wake := map[int64]watched{}
+	for id, h := range held {
+		if !now.After(h.until) && t.needsVisit(h, byName, now) {
+			wake[id] = h
+		}
+	}
+	return wake, nil
+}
+
+// needsVisit says whether the monitor would act on what the watched agent shows now.
+func (t *tmuxRunner) needsVisit(h watched, panes map[string]tmuxops.Pane, now time.Time) bool {
+	e := t.e
+	pane, ok := panes[h.session]
+	if !ok || pane.Dead {
+		return true
+	}
+	for _, f := range []string{doneFile, questionFile} {
+		if _, err := os.Stat(filepath.Join(h.workdir, f)); err == nil {
+			return true
+		}
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	o := t.seen[h.runID]
+	return o == nil || needCapture(o, pane, now, e.cfg.Monitor.Settle.Duration)
+}

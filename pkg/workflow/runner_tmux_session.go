@@ -1,0 +1,138 @@
+package workflow
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/aceworks/ace/pkg/agents"
+	"github.com/aceworks/ace/pkg/store"
+	"github.com/aceworks/ace/pkg/tmuxops"
+	"github.com/aceworks/ace/pkg/transcript"
+)
+
+// sessionName is the run's tmux session: the one it has, else ace-<repo>-<issue> — unless an unfinished run of
+// another repository of the same name (a fork, another owner's namesake) holds that one: then the name carries
+// a hash of owner/repo, so that neither run ever re-attaches to the other's agent.
+func (t *tmuxRunner) sessionName(ctx context.Context, r *store.Run) (string, error) {
+	e := t.e
+	if r.Session != "" {
+		return r.Session, nil
+	}
+	name := tmuxops.SessionName(r.Repo, r.Issue)
+	runs, err := e.o.Store.ListRuns(ctx, store.Filter{Statuses: []store.Status{store.StatusActive, store.StatusWaitingInput, store.StatusPausedLimit}})
+	if err != nil {
+		return "", fmt.Errorf("list active runs: %w", err)
+	}
+	for _, o := range runs {
+		if o.Session == name && o.Repo != r.Repo {
+			return tmuxops.QualifiedSessionName(r.Repo, r.Issue), nil
+		}
+	}
+	return name, nil
+}
+
+// launch starts (or, with respawn, restarts in place) the agent in session name with its secrets injected; with
+// cont, in the conversation it last had in the working copy (agents.Profile.ContinueCommand).
+func (t *tmuxRunner) launch(ctx context.Context, r *store.Run, name string, respawn, cont bool) error {
+	e := t.e
+	prof, err := e.profile(r)
+	if err != nil {
+		return err
+	}
+	spec, err := t.sessionSpec(ctx, r, prof, name, cont)
+	if err != nil {
+		return err
+	}
+	if respawn {
+		err = t.tmux.Respawn(ctx, spec)
+	} else {
+		err = t.tmux.NewSession(ctx, spec)
+	}
+	t.invalidatePanes()
+	if err != nil {
+		return fmt.Errorf("start %s in tmux session %s: %w", prof.Name, name, err)
+	}
+	r.Session = name
+	r.State.PastedAt, r.State.PastesLost = time.Time{}, 0 // a new agent process: nothing pasted into it yet
+	e.recordCLIVersion(ctx, r, prof)
+	verb := "started"
+	switch {
+	case cont:
+		verb = "resumed the conversation of"
+	case respawn:
+		verb = "restarted"
+	}
+	e.event(ctx, r, "session", fmt.Sprintf("%s %s in %s (attach: ace attach %d)", verb, prof.Name, name, r.Issue))
+	return nil
+}
+
+// sessionSpec builds everything tmux needs to run the agent: argv (no shell), plain env, secrets, home.
+func (t *tmuxRunner) sessionSpec(ctx context.Context, r *store.Run, prof agents.Profile, name string, cont bool) (tmuxops.SessionSpec, error) {
+	e := t.e
+	vars := agents.Vars{
+		Model: prof.Model, TaskFile: filepath.Join(r.Workdir, "ACE_TASK.md"), Workdir: r.Workdir,
+		Repo: r.Repo, Issue: r.Issue, AceBin: filepath.Join(e.o.Root, "bin"),
+	}
+	argv, err := prof.Argv(vars)
+	if cont {
+		argv, err = prof.ContinueArgv(vars)
+	}
+	if err != nil {
+		return tmuxops.SessionSpec{}, Terminal(fmt.Errorf("agent %s: %w", prof.Name, err))
+	}
+	if err := checkExecutable(argv[0], r.Workdir, prof); err != nil {
+		return tmuxops.SessionSpec{}, Terminal(err)
+	}
+	env, secrets, err := e.agentEnv(ctx, r, prof, vars)
+	if err != nil {
+		return tmuxops.SessionSpec{}, err
+	}
+	tc := e.cfg.Tmux
+	return tmuxops.SessionSpec{
+		Name: name, Dir: r.Workdir, Argv: argv, Env: env, Secrets: secrets,
+		Width: tc.Width, Height: tc.Height, HistoryLimit: tc.HistoryLimit,
+		LogPath:    transcript.TerminalLog(e.o.Root, name),
+		Launcher:   e.o.Launcher,
+		RuntimeDir: filepath.Join(e.o.Root, "run"),
+	}, nil
+}
+
+// pane finds the session's pane in one list of every pane. The list is shared by all runs ticked within
+// panesTTL, so a poll pass over many runs costs one `tmux list-panes`, not one per run.
+func (t *tmuxRunner) pane(ctx context.Context, name string) (tmuxops.Pane, bool, error) {
+	t.mu.Lock()
+	panes, at, gen := t.panes, t.panesAt, t.panesGen
+	t.mu.Unlock()
+	if at.IsZero() || time.Since(at) > panesTTL {
+		var err error
+		if panes, err = t.tmux.Panes(ctx); err != nil {
+			return tmuxops.Pane{}, false, fmt.Errorf("list tmux panes: %w", err)
+		}
+		t.mu.Lock()
+		if t.panesGen == gen {
+			// Only a listing that began after the last start or kill is shared: an older one may miss a session
+			// another run has just started, which would read as an agent gone.
+			t.panes, t.panesAt = panes, time.Now()
+		}
+		t.mu.Unlock()
+	}
+	for _, p := range panes {
+		if p.Session == name {
+			return p, true, nil
+		}
+	}
+	return tmuxops.Pane{}, false, nil
+}
+
+// panesTTL bounds how stale a shared pane list may be.
+const panesTTL = 250 * time.Millisecond
+
+// invalidatePanes drops the shared pane list after ace itself started, restarted or killed a session.
+func (t *tmuxRunner) invalidatePanes() {
+	t.mu.Lock()
+	t.panesAt = time.Time{}
+	t.panesGen++
+	t.mu.Unlock()
+}
