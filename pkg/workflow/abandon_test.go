@@ -24,8 +24,7 @@ func TestAbandonedTurnIsStopped(t *testing.T) {
 		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 		return cmd
 	}
-	e := &Engine{log: slog.New(slog.DiscardHandler)}
-	e.exec = &execRunner{e}
+	e := withParts(&Engine{log: slog.New(slog.DiscardHandler)})
 	exited := func(cmd *exec.Cmd) bool {
 		done := make(chan struct{})
 		go func() { _, _ = cmd.Process.Wait(); close(done) }()

@@ -9,18 +9,22 @@ import (
 	"github.com/aceworks/ace/pkg/store"
 )
 
+// spending is what the agents spent (usage.go) and the budgets that bound it.
+type spending struct{ e *Engine }
+
 // Budgets ([budget]). A run at budget.run is not nudged on: at its next idle moment (an idle composer, a turn
 // that ended without finishing) the issue is asked whether to go on, and each answer grants one more budget. A
 // day at budget.day dispatches no new run until the next day (UTC); runs already going keep their own budget.
 
 // budgetStop is asked at a run's idle moment, before a nudge: ok when the run reached its budget and waits for a
 // human now. last is what the human gets to see of the agent (its screen, its last words).
-func (e *Engine) budgetStop(ctx context.Context, r *store.Run, last string) (Result, bool, error) {
+func (sp *spending) budgetStop(ctx context.Context, r *store.Run, last string) (Result, bool, error) {
+	e := sp.e
 	b := e.cfg.Budget.Run
 	if !b.Set() {
 		return Result{}, false, nil
 	}
-	e.refreshUsage(ctx, r, true) // usage.go: the figure of this moment, not one up to 30 s old
+	sp.refreshUsage(ctx, r, true) // usage.go: the figure of this moment, not one up to 30 s old
 	u := r.State.Usage
 	if u == nil || !b.Reached(u.CostUSD, u.Tokens(), r.State.BudgetGrants+1) {
 		return Result{}, false, nil
@@ -28,7 +32,7 @@ func (e *Engine) budgetStop(ctx context.Context, r *store.Run, last string) (Res
 	msg := fmt.Sprintf("The run reached its budget: it spent %s (budget.run: %s). The agent is idle and was not "+
 		"nudged on. Reply to let it go on for one more budget, or stop it (`ace stop %d`, or remove the %q label).",
 		spent(u.CostUSD, u.Tokens()), budgetLine(b, r.State.BudgetGrants+1), r.Issue, e.cfg.Trigger.Label)
-	if err := e.askHuman(ctx, r, msg, last); err != nil {
+	if err := e.humans.askHuman(ctx, r, msg, last); err != nil {
 		return Result{}, true, err
 	}
 	r.State.BudgetAsked = true
@@ -45,7 +49,8 @@ func budgetGranted(r *store.Run) {
 }
 
 // dayBudgetReached reports whether the runs created today (UTC) spent budget.day; until is the next day's start.
-func (e *Engine) dayBudgetReached(ctx context.Context) (reached bool, spentNow string, until time.Time, err error) {
+func (sp *spending) dayBudgetReached(ctx context.Context) (reached bool, spentNow string, until time.Time, err error) {
+	e := sp.e
 	b := e.cfg.Budget.Day
 	if !b.Set() {
 		return false, "", time.Time{}, nil

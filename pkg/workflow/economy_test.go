@@ -34,7 +34,7 @@ func TestIdlePollCostsOnly304s(t *testing.T) {
 	for pass := 1; pass <= 3; pass++ {
 		_, full0, nm0 := w.gh.Counts()
 		var rep workflow.PollReport
-		err := w.svc.Engine.Dispatch(t.Context(), w.cfg.GitHub.Repos, 4, &rep)
+		err := w.svc.Queue.DispatchRepos(t.Context(), w.cfg.GitHub.Repos, 4, &rep)
 		if err != nil || len(rep.Errors) > 0 || rep.Started != 0 {
 			t.Fatalf("pass %d: %+v %v", pass, rep, err)
 		}

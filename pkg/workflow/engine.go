@@ -60,6 +60,15 @@ type Engine struct {
 	tmux *tmuxRunner
 	exec *execRunner
 
+	// The parts of the graph's work that several steps share, each in its own files.
+	prompts *prompts
+	humans  *humans
+	limits  *usageLimits
+	spend   *spending
+	follow  *followThrough
+	flow    *repoFlow
+	memory  *memoryKeeper
+
 	mu      sync.Mutex
 	changed chan struct{} // closed at the next change of a run made by this process (see Follow)
 
@@ -99,7 +108,7 @@ func New(o Options) (*Engine, error) {
 		o.MaxRetries = 5
 	}
 	e := &Engine{o: o, cfg: o.Config, log: o.Logger}
-	e.tmux, e.exec = newTmuxRunner(e, o.Sessions), &execRunner{e}
+	withParts(e)
 	e.nodes = map[Step]Node{
 		StepClaim:        e.claim,
 		StepPrepare:      e.prepareWorkspace,
@@ -115,6 +124,14 @@ func New(o Options) (*Engine, error) {
 		StepCancelled:    e.cancelled,
 	}
 	return e, nil
+}
+
+// withParts gives e its runners and the parts its steps share.
+func withParts(e *Engine) *Engine {
+	e.tmux, e.exec = newTmuxRunner(e, e.o.Sessions), &execRunner{e}
+	e.prompts, e.humans, e.limits, e.spend = &prompts{e}, &humans{e}, &usageLimits{e}, &spending{e}
+	e.follow, e.flow, e.memory = &followThrough{e}, &repoFlow{e}, &memoryKeeper{e}
+	return e
 }
 
 // Until says when a caller following a run (Follow) has seen enough.

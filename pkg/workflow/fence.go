@@ -110,7 +110,7 @@ func (q *Queue) lift(ctx context.Context) {
 			continue
 		}
 		why := fmt.Sprintf("host %s was cut off from the store, so it stopped this run's agent; it continues from its working copy", q.e.o.Host)
-		if err := q.e.restartOn(ctx, fresh, q.e.o.Host, EventFenced, why); err != nil {
+		if err := q.restartOn(ctx, fresh, q.e.o.Host, EventFenced, why); err != nil {
 			q.o.Logger.WarnContext(ctx, "restart a run after the fence", "repo", r.Repo, "issue", r.Issue, "err", err)
 		}
 	}

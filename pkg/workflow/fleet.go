@@ -64,7 +64,7 @@ func (q *Queue) heartbeats(ctx context.Context) {
 func (q *Queue) heartbeat(ctx context.Context, started time.Time, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	l, err := q.e.hostLoad(ctx, q.e.o.Host)
+	l, err := q.hostLoad(ctx, q.e.o.Host)
 	if err != nil {
 		return err
 	}
@@ -93,13 +93,15 @@ func (q *Queue) dead(h store.Host) bool {
 }
 
 // alive reports whether a host's last heartbeat is recent enough.
-func (e *Engine) alive(h store.Host) bool {
+func (q *Queue) alive(h store.Host) bool {
+	e := q.e
 	return e.o.Now().Sub(h.HeartbeatAt) < e.cfg.Host.DeadAfter.Duration
 }
 
 // pickHost chooses the host a new run goes to: the live one with the most free slots. ok is false when every
 // live host is full. Before any host has a heartbeat (a first start), this host decides for itself.
-func (e *Engine) pickHost(ctx context.Context, maxConcurrent int) (string, bool, error) {
+func (q *Queue) pickHost(ctx context.Context, maxConcurrent int) (string, bool, error) {
+	e := q.e
 	hosts, err := e.o.Store.Hosts(ctx)
 	if err != nil {
 		return "", false, err
@@ -111,14 +113,14 @@ func (e *Engine) pickHost(ctx context.Context, maxConcurrent int) (string, bool,
 	var live []slot
 	self := false
 	for _, h := range hosts {
-		if !e.alive(h) {
+		if !q.alive(h) {
 			continue
 		}
 		capacity := h.MaxConcurrent
 		if h.Name == e.o.Host {
 			self, capacity = true, maxConcurrent
 		}
-		l, err := e.hostLoad(ctx, h.Name) // live agents, and the rounds waiting ahead of new work
+		l, err := q.hostLoad(ctx, h.Name) // live agents, and the rounds waiting ahead of new work
 		if err != nil {
 			return "", false, err
 		}
@@ -127,7 +129,7 @@ func (e *Engine) pickHost(ctx context.Context, maxConcurrent int) (string, bool,
 		}
 	}
 	if !self {
-		l, err := e.hostLoad(ctx, e.o.Host)
+		l, err := q.hostLoad(ctx, e.o.Host)
 		if err != nil {
 			return "", false, err
 		}
@@ -166,7 +168,7 @@ func (q *Queue) moveRunsOfDeadHosts(ctx context.Context) error {
 			return err
 		}
 		for _, r := range runs {
-			to, ok, err := e.pickHost(ctx, q.o.MaxConcurrent)
+			to, ok, err := q.pickHost(ctx, q.o.MaxConcurrent)
 			if err != nil {
 				return err
 			}
@@ -177,7 +179,7 @@ func (q *Queue) moveRunsOfDeadHosts(ctx context.Context) error {
 			}
 			why := fmt.Sprintf("host %s stopped answering (no heartbeat for %s): moved to %s, which continues from the pushed branch",
 				h.Name, e.cfg.Host.DeadAfter.Duration, to)
-			if err := e.restartOn(ctx, r, to, EventMoved, why); err != nil {
+			if err := q.restartOn(ctx, r, to, EventMoved, why); err != nil {
 				errs = append(errs, fmt.Errorf("%s#%d: %w", r.Repo, r.Issue, err))
 			}
 		}
@@ -188,7 +190,8 @@ func (q *Queue) moveRunsOfDeadHosts(ctx context.Context) error {
 // restartOn gives a run to host to — from a dead host (EventMoved), or back to this one after its fence stopped
 // the agent (EventFenced) — to start again from its working copy or pushed branch, and enqueues it there; why
 // is the event's message.
-func (e *Engine) restartOn(ctx context.Context, r *store.Run, to string, kind EventKind, why string) error {
+func (q *Queue) restartOn(ctx context.Context, r *store.Run, to string, kind EventKind, why string) error {
+	e := q.e
 	from := r.Host
 	r.Host = to
 	r.Session, r.Workdir, r.AgentSessionID = "", "", ""
@@ -216,5 +219,5 @@ func (e *Engine) restartOn(ctx context.Context, r *store.Run, to string, kind Ev
 	if err := e.postStatus(ctx, r, statusView{Headline: headline}); err != nil {
 		e.log.WarnContext(ctx, "status comment of a moved run", "run", r.ID, "err", err)
 	}
-	return e.queue.Enqueue(ctx, r)
+	return q.Enqueue(ctx, r)
 }

@@ -42,11 +42,12 @@ func (rd *round) details() string {
 
 // collectRound looks at the pull request for what the agent should act on, and moves the follow state's
 // watermarks past every review, review comment and comment it has now considered (trusted or not).
-func (e *Engine) collectRound(ctx context.Context, r *store.Run, f *store.FollowState, pr *tracker.PRState) (*round, error) {
+func (ft *followThrough) collectRound(ctx context.Context, r *store.Run, f *store.FollowState, pr *tracker.PRState) (*round, error) {
+	e := ft.e
 	rd := &round{digests: map[string]string{}}
 	react := e.cfg.PR.Reactions
 	if react.CI && pr.HeadSHA != f.HandledSHA {
-		e.collectCI(f, pr, rd)
+		ft.collectCI(f, pr, rd)
 	}
 	if react.Conflicts && pr.Conflicting() && pr.HeadSHA != f.HandledSHA {
 		rd.add("conflict with "+pr.Base,
@@ -66,7 +67,7 @@ func (e *Engine) collectRound(ctx context.Context, r *store.Run, f *store.Follow
 		if v, ok := trust[user]; ok {
 			return v, nil
 		}
-		v, err := e.trustedUser(ctx, r.Repo, user)
+		v, err := e.humans.trustedUser(ctx, r.Repo, user)
 		trust[user] = v
 		return v, err
 	}
@@ -148,7 +149,8 @@ func (e *Engine) collectRound(ctx context.Context, r *store.Run, f *store.Follow
 
 // collectCI adds the head commit's failed checks and statuses; a failure identical to one sent in an earlier
 // round marks the round repeated.
-func (e *Engine) collectCI(f *store.FollowState, pr *tracker.PRState, rd *round) {
+func (ft *followThrough) collectCI(f *store.FollowState, pr *tracker.PRState, rd *round) {
+	e := ft.e
 	for _, c := range pr.FailedChecks {
 		key := "check:" + c.Name
 		d := digest(c.Name, c.Conclusion, c.Title, c.Summary, c.Text, annotationList(c.Annotations))
@@ -198,7 +200,8 @@ func (e *Engine) collectCI(f *store.FollowState, pr *tracker.PRState, rd *round)
 }
 
 // roundPrompt is the round's one-line prompt: what happened, in short, and where the details are.
-func (e *Engine) roundPrompt(r *store.Run, f *store.FollowState, rd *round) string {
+func (ft *followThrough) roundPrompt(r *store.Run, f *store.FollowState, rd *round) string {
+	e := ft.e
 	what := flatten(strings.Join(rd.items, " | "), 2000)
 	return fmt.Sprintf("Follow-up round %d of %d on your pull request #%d (branch %s): %s. The details (full check output, "+
 		"annotations, the end of the job log, diff hunks) are in %s. Fix this on the same branch, commit your work with "+

@@ -13,12 +13,12 @@ import (
 
 // finalize commits what the agent left uncommitted, pushes the branch and finds or opens the pull request.
 func (e *Engine) finalize(ctx context.Context, r *store.Run) (Result, error) {
-	e.refreshUsage(ctx, r, true) // usage.go: the pull request's body shows it
+	e.spend.refreshUsage(ctx, r, true) // usage.go: the pull request's body shows it
 	ws, err := e.o.Workspaces.Open(ctx, r.Repo, r.Issue)
 	if err != nil {
 		return Result{}, fmt.Errorf("open working copy: %w", err)
 	}
-	e.keepAgentContextFile(ctx, r, ws)
+	e.memory.keepAgentContextFile(ctx, r, ws)
 	if _, _, err := ws.CommitAll(ctx, fmt.Sprintf("ace: work on #%d: %s", r.Issue, sanitize.Line(r.State.Title))); err != nil {
 		return Result{}, fmt.Errorf("commit remaining changes: %w", err)
 	}
@@ -33,7 +33,7 @@ func (e *Engine) finalize(ctx context.Context, r *store.Run) (Result, error) {
 		}
 		return Goto(StepFailed), nil
 	}
-	if res, ok, err := e.verifyBeforePR(ctx, r, ws); ok {
+	if res, ok, err := e.flow.verifyBeforePR(ctx, r, ws); ok {
 		return res, err // the agent has a failed verify to fix (node_verify.go)
 	}
 	token, err := e.gitToken(ctx)
@@ -61,7 +61,7 @@ func (e *Engine) finalize(ctx context.Context, r *store.Run) (Result, error) {
 			return Result{}, trackerErr(fmt.Errorf("open the pull request: %w", err))
 		}
 		e.event(ctx, r, "pull-request", "opened "+pr.URL)
-		e.labelPR(ctx, r, pr.Number)
+		e.flow.labelPR(ctx, r, pr.Number)
 	}
 	r.PRNumber, r.PRURL = pr.Number, pr.URL
 	return Goto(StepReport), nil
@@ -86,13 +86,13 @@ func (e *Engine) prBody(r *store.Run, commits int) string {
 
 // report ends a successful run: the agent's session is closed, labels and the status comment say done.
 func (e *Engine) report(ctx context.Context, r *store.Run) (Result, error) {
-	if res, ok, err := e.reportFollow(ctx, r); ok {
+	if res, ok, err := e.follow.reportFollow(ctx, r); ok {
 		return res, err // the pull request is followed until it is merged (node_follow.go)
 	}
 	if err := e.endSession(ctx, r); err != nil {
 		return Result{}, err
 	}
-	e.remember(ctx, r, "done")
+	e.memory.remember(ctx, r, "done")
 	l := e.cfg.Labels
 	if err := e.setLabels(ctx, r, []string{l.Done}, l.Running, l.NeedsInput); err != nil {
 		return Result{}, trackerErr(err)
@@ -114,7 +114,7 @@ func (e *Engine) failed(ctx context.Context, r *store.Run) (Result, error) {
 	if err := e.endSession(ctx, r); err != nil {
 		return Result{}, err
 	}
-	e.remember(ctx, r, "failed")
+	e.memory.remember(ctx, r, "failed")
 	l := e.cfg.Labels
 	if err := e.setLabels(ctx, r, []string{l.Failed}, l.Running, l.NeedsInput); err != nil {
 		return Result{}, trackerErr(err)
@@ -137,7 +137,7 @@ func (e *Engine) cancelled(ctx context.Context, r *store.Run) (Result, error) {
 	if err := e.endSession(ctx, r); err != nil {
 		return Result{}, err
 	}
-	e.remember(ctx, r, "cancelled")
+	e.memory.remember(ctx, r, "cancelled")
 	l := e.cfg.Labels
 	if err := e.setLabels(ctx, r, nil, l.Running, l.NeedsInput); err != nil {
 		return Result{}, trackerErr(err)

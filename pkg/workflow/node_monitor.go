@@ -17,7 +17,7 @@ func (e *Engine) monitor(ctx context.Context, r *store.Run) (Result, error) {
 	if next, ok := e.checkIssue(ctx, r); ok {
 		return next, nil
 	}
-	if res, ok, err := e.limitGate(ctx, r); ok || err != nil { // usage limits: node_limit.go
+	if res, ok, err := e.limits.limitGate(ctx, r); ok || err != nil { // usage limits: node_limit.go
 		return res, err
 	}
 	rn := e.runner(r)
@@ -30,7 +30,7 @@ func (e *Engine) monitor(ctx context.Context, r *store.Run) (Result, error) {
 		return Goto(StepFinalize), nil
 	}
 	if q, ok := readProtocolFile(r.Workdir, questionFile); ok && q != "" {
-		if err := e.askHuman(ctx, r, q, ""); err != nil {
+		if err := e.humans.askHuman(ctx, r, q, ""); err != nil {
 			return Result{}, err
 		}
 		return toHuman(), nil

@@ -69,10 +69,10 @@ func (e *Engine) prepareWorkspace(ctx context.Context, r *store.Run) (Result, er
 	r.Workdir, r.BaseBranch = ws.Dir, ws.BaseBranch
 	r.State.RemoteURL = repo.CloneURL
 	e.event(ctx, r, "workspace", ws.Dir+" on "+ws.Branch)
-	if err := e.prepareRepoflow(ctx, r, ws, repo.DefaultBranch); err != nil {
+	if err := e.flow.prepareRepoflow(ctx, r, ws, repo.DefaultBranch); err != nil {
 		return Result{}, err // a bad workflow file fails the run here, before any agent (node_repoflow.go)
 	}
-	e.provideMemory(ctx, r, ws)
+	e.memory.provideMemory(ctx, r, ws)
 	return Goto(StepWriteTask), nil
 }
 
@@ -99,14 +99,14 @@ func (e *Engine) writeTask(ctx context.Context, r *store.Run) (Result, error) {
 	if err != nil {
 		return Result{}, trackerErr(fmt.Errorf("read comments: %w", err))
 	}
-	instructions, err := e.repoflowSection(ctx, r, iss)
+	instructions, err := e.flow.repoflowSection(ctx, r, iss)
 	if err != nil {
 		return Result{}, err
 	}
 	t := workspace.Task{
 		Repo: r.Repo, Issue: r.Issue, Title: iss.Title, URL: iss.URL, Author: iss.Author, Labels: iss.Labels,
 		Body: iss.Body, Branch: r.Branch, BaseBranch: r.BaseBranch, TriggeredAt: r.TriggeredAt, Agent: r.Agent,
-		Extra: e.memorySection(r) + instructions,
+		Extra: e.memory.memorySection(r) + instructions,
 	}
 	for _, c := range comments {
 		if isAceComment(c.Body) {

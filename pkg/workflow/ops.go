@@ -49,7 +49,7 @@ func (e *Engine) Nudge(ctx context.Context, r *store.Run) error {
 	if err := rn.Live(ctx, r); err != nil {
 		return err
 	}
-	nudge := e.nudgePrompt()
+	nudge := e.prompts.nudgePrompt()
 	if err := rn.Type(ctx, r, nudge); err != nil {
 		return fmt.Errorf("nudge: %w", err)
 	}
@@ -75,7 +75,7 @@ func (e *Engine) Send(ctx context.Context, r *store.Run, text string) error {
 		return err
 	}
 	err := e.updateFresh(ctx, r, func(r *store.Run) (*store.Event, error) {
-		next, err := e.recordAnswer(ctx, r, text)
+		next, err := e.humans.recordAnswer(ctx, r, text)
 		if err != nil || next.Next == "" {
 			return nil, err
 		}
@@ -84,7 +84,7 @@ func (e *Engine) Send(ctx context.Context, r *store.Run, text string) error {
 	if err != nil {
 		return err
 	}
-	e.answerEvent(ctx, r, "")
+	e.humans.answerEvent(ctx, r, "")
 	e.wake(ctx, r)
 	return nil
 }

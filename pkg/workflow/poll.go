@@ -27,11 +27,12 @@ type PollReport struct {
 // untrustedMarker tags the one comment ace leaves when an untrusted user applies the trigger label.
 const untrustedMarker = "<!-- ace:untrusted -->"
 
-// Dispatch starts runs for the labelled issues of repos, oldest first, up to maxConcurrent unfinished runs in
+// DispatchRepos starts runs for the labelled issues of repos, oldest first, up to maxConcurrent unfinished runs in
 // total, and adds what it did to rep. Each new run is enqueued as a job: dispatch itself never waits on an agent.
-func (e *Engine) Dispatch(ctx context.Context, repos []string, maxConcurrent int, rep *PollReport) error {
+func (q *Queue) DispatchRepos(ctx context.Context, repos []string, maxConcurrent int, rep *PollReport) error {
+	e := q.e
 	// The day's budget is looked at once per pass, for every repository (budget.go).
-	if over, spentToday, until, err := e.dayBudgetReached(ctx); err != nil || over {
+	if over, spentToday, until, err := e.spend.dayBudgetReached(ctx); err != nil || over {
 		if over {
 			rep.OverBudget = fmt.Sprintf("today's runs spent %s (budget.day): no new run until %s", spentToday, until.Format(time.RFC3339))
 			e.log.WarnContext(ctx, "daily budget reached", "spent", spentToday, "until", until)
@@ -42,7 +43,7 @@ func (e *Engine) Dispatch(ctx context.Context, repos []string, maxConcurrent int
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if err := e.dispatch(ctx, repo, maxConcurrent, rep); err != nil {
+		if err := q.dispatch(ctx, repo, maxConcurrent, rep); err != nil {
 			rep.Errors = append(rep.Errors, fmt.Errorf("%s: %w", repo, err))
 		}
 	}
@@ -58,7 +59,8 @@ func resumeWaiting(r *store.Run) {
 }
 
 // dispatch starts runs for the open issues of repo that carry the trigger label and are not taken yet.
-func (e *Engine) dispatch(ctx context.Context, repo string, maxConcurrent int, rep *PollReport) error {
+func (q *Queue) dispatch(ctx context.Context, repo string, maxConcurrent int, rep *PollReport) error {
+	e := q.e
 	issues, err := e.o.Tracker.ListLabeled(ctx, repo, e.cfg.Trigger.Label)
 	if err != nil {
 		return fmt.Errorf("list issues labelled %s: %w", e.cfg.Trigger.Label, err)
@@ -81,14 +83,14 @@ func (e *Engine) dispatch(ctx context.Context, repo string, maxConcurrent int, r
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return err
 		}
-		host, ok, err := e.pickHost(ctx, maxConcurrent) // slots count live agents (slots.go)
+		host, ok, err := q.pickHost(ctx, maxConcurrent) // slots count live agents (slots.go)
 		if err != nil {
 			return err
 		}
 		if !ok {
 			return nil // every live host is full
 		}
-		paused, err := e.agentPaused(ctx, iss.Labels) // usage limits: node_limit.go
+		paused, err := e.limits.agentPaused(ctx, iss.Labels) // usage limits: node_limit.go
 		if err != nil {
 			return err
 		}
@@ -96,19 +98,19 @@ func (e *Engine) dispatch(ctx context.Context, repo string, maxConcurrent int, r
 			rep.Skipped++
 			continue
 		}
-		ok, who, err := e.labelTrusted(ctx, repo, iss.Number)
+		ok, who, err := q.labelTrusted(ctx, repo, iss.Number)
 		if err != nil {
 			rep.Errors = append(rep.Errors, fmt.Errorf("%s#%d: %w", repo, iss.Number, err))
 			continue
 		}
 		if !ok {
 			rep.Untrusted++
-			if err := e.explainUntrusted(ctx, repo, iss.Number, who); err != nil {
+			if err := q.explainUntrusted(ctx, repo, iss.Number, who); err != nil {
 				rep.Errors = append(rep.Errors, err)
 			}
 			continue
 		}
-		if err := e.startFromLabel(ctx, iss, host); err != nil {
+		if err := q.startFromLabel(ctx, iss, host); err != nil {
 			rep.Errors = append(rep.Errors, fmt.Errorf("%s#%d: %w", repo, iss.Number, err))
 			continue
 		}
@@ -118,16 +120,14 @@ func (e *Engine) dispatch(ctx context.Context, repo string, maxConcurrent int, r
 }
 
 // startFromLabel opens a new run for a labelled issue and enqueues its job.
-func (e *Engine) startFromLabel(ctx context.Context, iss tracker.Issue, host string) error {
-	if e.queue == nil {
-		return errors.New("workflow: no job queue")
-	}
+func (q *Queue) startFromLabel(ctx context.Context, iss tracker.Issue, host string) error {
+	e := q.e
 	agent, model := e.labelChoice(iss.Labels)
 	r, err := e.Open(ctx, Request{Repo: iss.Repo, Issue: iss.Number, Agent: agent, Model: model, NewAttempt: true, TriggeredAt: e.o.Now(), Host: host})
 	if err != nil {
 		return err
 	}
-	return e.queue.Enqueue(ctx, r)
+	return q.Enqueue(ctx, r)
 }
 
 // labelChoice reads ace:agent:<name> and ace:model:<name> labels.
@@ -144,7 +144,8 @@ func (e *Engine) labelChoice(labels []string) (agent, model string) {
 }
 
 // labelTrusted checks who applied the trigger label.
-func (e *Engine) labelTrusted(ctx context.Context, repo string, number int) (bool, string, error) {
+func (q *Queue) labelTrusted(ctx context.Context, repo string, number int) (bool, string, error) {
+	e := q.e
 	who, err := e.o.Tracker.Labeler(ctx, repo, number, e.cfg.Trigger.Label)
 	if err != nil {
 		return false, "", trackerErr(fmt.Errorf("who labelled the issue: %w", err))
@@ -152,12 +153,13 @@ func (e *Engine) labelTrusted(ctx context.Context, repo string, number int) (boo
 	if who == "" {
 		return false, "", nil
 	}
-	ok, err := e.trustedUser(ctx, repo, who)
+	ok, err := e.humans.trustedUser(ctx, repo, who)
 	return ok, who, err
 }
 
 // explainUntrusted leaves one comment (never a second) saying why ace does not start.
-func (e *Engine) explainUntrusted(ctx context.Context, repo string, number int, who string) error {
+func (q *Queue) explainUntrusted(ctx context.Context, repo string, number int, who string) error {
+	e := q.e
 	c, err := e.o.Tracker.FindComment(ctx, repo, number, untrustedMarker)
 	if err != nil || c != nil {
 		return err

@@ -17,7 +17,7 @@ func (w *world) poll() workflow.PollReport {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	var rep workflow.PollReport
-	if err := w.svc.Engine.Dispatch(ctx, []string{testRepo}, w.cfg.Poll.MaxConcurrent, &rep); err != nil {
+	if err := w.svc.Queue.DispatchRepos(ctx, []string{testRepo}, w.cfg.Poll.MaxConcurrent, &rep); err != nil {
 		w.t.Fatal(err)
 	}
 	for _, e := range rep.Errors {

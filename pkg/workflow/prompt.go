@@ -7,20 +7,24 @@ import (
 	"github.com/aceworks/ace/pkg/store"
 )
 
+// prompts are the texts ace gives an agent: the task, the resume after a restart, the nudge.
+type prompts struct{ e *Engine }
+
 // Prompts are one line: every agent TUI takes a single pasted line the same way, and the task itself is in
 // ACE_TASK.md, so nothing long or untrusted is ever typed into a session.
 
 const doneProtocol = "When the task is done, commit your work with git and write a short summary to .ace/DONE. " +
 	"If you need a decision from a human, write your question to .ace/QUESTION and stop."
 
-func (e *Engine) taskPrompt(r *store.Run) string {
+func (pp *prompts) taskPrompt(r *store.Run) string {
 	return fmt.Sprintf("Read ACE_TASK.md in this folder: it describes issue #%d of %s, which you are to resolve on branch %s. %s",
 		r.Issue, r.Repo, r.Branch, doneProtocol)
 }
 
-func (e *Engine) resumePrompt(r *store.Run) string {
+func (pp *prompts) resumePrompt(r *store.Run) string {
+	e := pp.e
 	lead := "You were restarted after an interruption; your earlier work is committed on this branch. "
-	handover := e.handoverLead(r) // another agent's run, handed over at a usage limit (node_fallback.go)
+	handover := e.limits.handoverLead(r) // another agent's run, handed over at a usage limit (node_fallback.go)
 	if handover != "" {
 		lead = handover
 	}
@@ -37,7 +41,8 @@ func (e *Engine) resumePrompt(r *store.Run) string {
 		"the working copy stands: check git status and git log first. %s", r.Issue, doneProtocol)
 }
 
-func (e *Engine) nudgePrompt() string {
+func (pp *prompts) nudgePrompt() string {
+	e := pp.e
 	return e.cfg.Monitor.Nudge + ". " + doneProtocol
 }
 
@@ -50,9 +55,9 @@ func (e *Engine) since(t time.Time) time.Duration {
 }
 
 // promptText is what deliver_prompt pastes: the task, or the resume prompt after a restart.
-func (e *Engine) promptText(r *store.Run) string {
+func (pp *prompts) promptText(r *store.Run) string {
 	if r.State.Resume {
-		return e.resumePrompt(r)
+		return pp.resumePrompt(r)
 	}
-	return e.taskPrompt(r)
+	return pp.taskPrompt(r)
 }

@@ -489,7 +489,7 @@ func (q *Queue) dispatchOnce(ctx context.Context) error {
 	}
 	start := time.Now()
 	var rep PollReport
-	if err := q.e.Dispatch(ctx, repos, q.o.MaxConcurrent, &rep); err != nil {
+	if err := q.DispatchRepos(ctx, repos, q.o.MaxConcurrent, &rep); err != nil {
 		return err
 	}
 	for _, err := range rep.Errors {

@@ -50,17 +50,17 @@ func (s fixedSecrets) GitHubToken(context.Context, []string) (string, error) {
 func TestStatusLineKeepsNoSecret(t *testing.T) {
 	t.Parallel()
 	mem := &recordingMemory{}
-	e := &Engine{cfg: config.Default(), log: slog.New(slog.DiscardHandler), o: Options{
+	e := withParts(&Engine{cfg: config.Default(), log: slog.New(slog.DiscardHandler), o: Options{
 		Memory:  mem,
 		Secrets: fixedSecrets{"AGENT_KEY": "sk-agent-secret-1234", "GITHUB_TOKEN": "ghs_token_5678"},
 		Profile: func(string) (agents.Profile, error) {
 			return agents.Profile{Name: "x", Secrets: []string{"AGENT_KEY"}}, nil
 		},
 		Now: time.Now,
-	}}
+	}})
 	r := &store.Run{Repo: "acme/widgets", Issue: 7, Agent: "x",
 		Error: "the agent said: export AGENT_KEY=sk-agent-secret-1234 and push with ghs_token_5678"}
-	e.remember(context.Background(), r, "failed")
+	e.memory.remember(context.Background(), r, "failed")
 	if len(mem.entries) != 1 {
 		t.Fatalf("%d status entries, want 1", len(mem.entries))
 	}

@@ -73,7 +73,7 @@ func (*execRunner) FollowUp(_ context.Context, r *store.Run, prompt, _ string) (
 // Continue queues msg as the next turn, unless a turn is running already.
 func (x *execRunner) Continue(ctx context.Context, r *store.Run, msg string) error {
 	if ls := r.State.Limit; ls != nil && ls.StartOver {
-		msg = x.e.taskPrompt(r) // nothing to continue: a new conversation gets the task (execTurn)
+		msg = x.e.prompts.taskPrompt(r) // nothing to continue: a new conversation gets the task (execTurn)
 	}
 	if !x.execAlive(ctx, r) {
 		queueExec(r, msg)
@@ -145,9 +145,9 @@ func (x *execRunner) startExec(ctx context.Context, r *store.Run) (Result, error
 	if r.State.PromptDelivered {
 		return Goto(StepMonitor), nil // the monitor decides about the next turn
 	}
-	prompt := e.taskPrompt(r)
+	prompt := e.prompts.taskPrompt(r)
 	if r.State.Resume {
-		prompt = e.resumePrompt(r)
+		prompt = e.prompts.resumePrompt(r)
 	}
 	if err := x.execTurn(ctx, r, prompt); err != nil {
 		return Result{}, err

@@ -106,17 +106,17 @@ func (x *execRunner) execTurnEnded(ctx context.Context, r *store.Run) (Result, e
 func (x *execRunner) execIdle(ctx context.Context, r *store.Run, st *headless.Status) (Result, error) {
 	e := x.e
 	m := e.cfg.Monitor
-	if res, ok, err := e.budgetStop(ctx, r, lastWords(st)); ok {
+	if res, ok, err := e.spend.budgetStop(ctx, r, lastWords(st)); ok {
 		return res, err
 	}
 	if r.Nudges >= m.MaxNudges {
 		msg := fmt.Sprintf("The agent ended %d turns without finishing (%d nudges). Its last message:", r.Nudges+1, r.Nudges)
-		if err := e.askHuman(ctx, r, msg, lastWords(st)); err != nil {
+		if err := e.humans.askHuman(ctx, r, msg, lastWords(st)); err != nil {
 			return Result{}, err
 		}
 		return toHuman(), nil
 	}
-	if err := x.execTurn(ctx, r, e.nudgePrompt()); err != nil {
+	if err := x.execTurn(ctx, r, e.prompts.nudgePrompt()); err != nil {
 		return Result{}, fmt.Errorf("nudge: %w", err)
 	}
 	r.Nudges++
@@ -139,7 +139,7 @@ func (x *execRunner) execExit(ctx context.Context, r *store.Run, st *headless.St
 	}
 	if r.Restarts < e.cfg.Monitor.MaxRestarts {
 		// Counted once the turn has started: a failed start is retried without using up a restart.
-		if err := x.execTurn(ctx, r, e.resumePrompt(r)); err != nil {
+		if err := x.execTurn(ctx, r, e.prompts.resumePrompt(r)); err != nil {
 			return Result{}, err
 		}
 		r.Restarts++
@@ -341,5 +341,5 @@ func (x *execRunner) limitInTurn(ctx context.Context, r *store.Run, st *headless
 	if prof.Limits().UnsavedUntilReply && st.Turn == 1 && st.Usage.OutputTokens == 0 {
 		limitState(r).StartOver = true // the conversation the task's turn began was never saved: execTurn
 	}
-	return e.pause(ctx, r, l, false, st.Turn), true, nil
+	return e.limits.pause(ctx, r, l, false, st.Turn), true, nil
 }

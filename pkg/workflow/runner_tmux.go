@@ -95,7 +95,7 @@ func (*tmuxRunner) Busy(context.Context, *store.Run) (Result, bool, error) {
 }
 
 func (t *tmuxRunner) Observe(ctx context.Context, r *store.Run) (Result, error) {
-	t.e.refreshUsage(ctx, r, false) // usage.go: what the agent spent so far, for ace ls and budgets
+	t.e.spend.refreshUsage(ctx, r, false) // usage.go: what the agent spent so far, for ace ls and budgets
 	return t.observeScreen(ctx, r)
 }
 
@@ -171,7 +171,7 @@ func (t *tmuxRunner) Continue(ctx context.Context, r *store.Run, msg string) err
 	if prof.Limits().UnsavedUntilReply {
 		// gemini drops a refused prompt from its history: the continue alone would reach a model that never saw
 		// the task. It says where the task is, as a restart's prompt does.
-		msg += ". " + e.resumePrompt(r)
+		msg += ". " + e.prompts.resumePrompt(r)
 	}
 	if prof.Classify(screen, false, 0) != agents.StateBusy {
 		if err := t.type_(ctx, r, msg); err != nil {

@@ -16,7 +16,8 @@ import (
 )
 
 // deliverPrompt looks at the agent's screen once and acts: a composer ready for readySettle gets the prompt
-// (pasted, submitted, verified); a first-run dialog is answered (see answerDialog); anything else is looked at again a moment later. It never
+// (pasted, submitted, verified); a first-run dialog is answered (see answerDialog); anything else is looked at again
+// a moment later. It never
 // waits for the agent inside a visit, so an agent that is slow to start holds no worker and delays no other run.
 // An agent that is not ready after tmux.startup_timeout, or a dialog still there after its answer, goes to a
 // human with the screen: an unknown screen is never a silent stall.
@@ -53,7 +54,7 @@ func (t *tmuxRunner) deliverPrompt(ctx context.Context, r *store.Run) (Result, e
 			return t.delivered(ctx, r, "the agent had taken the prompt before ace restarted ("+how+")"), nil
 		}
 	}
-	if pasted && prof.ShowsPaste(screen, e.promptText(r)) {
+	if pasted && prof.ShowsPaste(screen, e.prompts.promptText(r)) {
 		// The paste ace took for lost was only slow to show (claude on a loaded machine), or ace was killed
 		// before its Enter: submit it.
 		return t.submitPrompt(ctx, r, prof, true)
@@ -84,7 +85,7 @@ func (t *tmuxRunner) deliverPrompt(ctx context.Context, r *store.Run) (Result, e
 		if res, ok := t.autoApprove(ctx, r, prof, screen, poll); ok {
 			return res, nil
 		}
-		if err := e.askHuman(ctx, r, "Before it took its task, the agent asks on its screen:", screen); err != nil {
+		if err := e.humans.askHuman(ctx, r, "Before it took its task, the agent asks on its screen:", screen); err != nil {
 			return Result{}, err
 		}
 		return toHuman(), nil
@@ -92,7 +93,7 @@ func (t *tmuxRunner) deliverPrompt(ctx context.Context, r *store.Run) (Result, e
 	if waited := e.since(r.State.DeliverSince); waited > e.cfg.Tmux.StartupTimeout.Duration {
 		msg := fmt.Sprintf("The agent did not show its prompt within %s (tmux.startup_timeout), and ace does not "+
 			"know the screen it shows. Answer with the keys or text that pass it.", e.cfg.Tmux.StartupTimeout.Duration)
-		if err := e.askHuman(ctx, r, msg, screen); err != nil {
+		if err := e.humans.askHuman(ctx, r, msg, screen); err != nil {
 			return Result{}, err
 		}
 		r.State.DeliverSince = time.Time{} // a human's answer starts the wait afresh
@@ -105,7 +106,7 @@ func (t *tmuxRunner) deliverPrompt(ctx context.Context, r *store.Run) (Result, e
 // (pasted) — and makes sure it was submitted.
 func (t *tmuxRunner) submitPrompt(ctx context.Context, r *store.Run, prof agents.Profile, pasted bool) (Result, error) {
 	e := t.e
-	text := e.promptText(r)
+	text := e.prompts.promptText(r)
 	tc := e.cfg.Tmux
 	err := t.tmux.Deliver(ctx, r.Session, text, tmuxops.DeliverOptions{
 		Ready:         prof.IsReady,
@@ -174,7 +175,7 @@ func (t *tmuxRunner) pasteLost(ctx context.Context, r *store.Run, screen string)
 		msg := fmt.Sprintf("ace pasted the task prompt %d times, but the agent never showed it. Answer with the keys "+
 			"or text that make its composer take input.", r.State.PastesLost)
 		r.State.PastesLost = 0
-		if err := e.askHuman(ctx, r, msg, screen); err != nil {
+		if err := e.humans.askHuman(ctx, r, msg, screen); err != nil {
 			return Result{}, err
 		}
 		return toHuman(), nil
@@ -211,14 +212,14 @@ func (t *tmuxRunner) answerDialog(ctx context.Context, r *store.Run, prof agents
 	if st.DialogAnswers >= dialogAnswers {
 		msg := fmt.Sprintf("ace answered the agent's %s dialog %d times, but it is still there. Answer with the keys "+
 			"or text that pass it.", name, st.DialogAnswers)
-		if err := e.askHuman(ctx, r, msg, screen); err != nil {
+		if err := e.humans.askHuman(ctx, r, msg, screen); err != nil {
 			return Result{}, err
 		}
 		clearDialog(r)
 		return toHuman(), nil
 	}
 	if err := t.answerDialogOnce(ctx, r, d, screen); errOptionMissing(err) {
-		if err := e.askHuman(ctx, r, fmt.Sprintf("The agent shows its %s dialog, but ace found none of its options "+
+		if err := e.humans.askHuman(ctx, r, fmt.Sprintf("The agent shows its %s dialog, but ace found none of its options "+
 			"that means what it wants (%s). Answer with the keys or text that pass it.", name, d.Choose), screen); err != nil {
 			return Result{}, err
 		}

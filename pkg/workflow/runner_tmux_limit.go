@@ -31,7 +31,7 @@ func (t *tmuxRunner) limitOnScreen(ctx context.Context, r *store.Run, prof agent
 		}
 		return Result{}, false, nil
 	}
-	return e.pause(ctx, r, l, false, count), true, nil
+	return e.limits.pause(ctx, r, l, false, count), true, nil
 }
 
 // answerLimitMenu answers the menu a limit opened on screen, if one is there, with the option that keeps the

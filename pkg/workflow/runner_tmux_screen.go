@@ -69,18 +69,18 @@ func (t *tmuxRunner) observeScreen(ctx context.Context, r *store.Run) (Result, e
 			if !errOptionMissing(err) {
 				return Result{}, fmt.Errorf("approve: %w", err)
 			}
-			if err := e.askHuman(ctx, r, "The agent asks for permission, and ace (auto_approve) found no option "+
+			if err := e.humans.askHuman(ctx, r, "The agent asks for permission, and ace (auto_approve) found no option "+
 				"that allows it once:", o.screen); err != nil {
 				return Result{}, err
 			}
 			return toHuman(), nil
 		}
-		if err := e.askHuman(ctx, r, "The agent asks for permission:", o.screen); err != nil {
+		if err := e.humans.askHuman(ctx, r, "The agent asks for permission:", o.screen); err != nil {
 			return Result{}, err
 		}
 		return toHuman(), nil
 	case agents.StateQuestion:
-		if err := e.askHuman(ctx, r, "The agent asks a question on its screen:", o.screen); err != nil {
+		if err := e.humans.askHuman(ctx, r, "The agent asks a question on its screen:", o.screen); err != nil {
 			return Result{}, err
 		}
 		return toHuman(), nil
@@ -103,17 +103,17 @@ func (t *tmuxRunner) observeScreen(ctx context.Context, r *store.Run) (Result, e
 func (t *tmuxRunner) onIdle(ctx context.Context, r *store.Run, screen string) (Result, error) {
 	e := t.e
 	m := e.cfg.Monitor
-	if res, ok, err := e.budgetStop(ctx, r, screen); ok {
+	if res, ok, err := e.spend.budgetStop(ctx, r, screen); ok {
 		return res, err
 	}
 	if r.Nudges >= m.MaxNudges {
 		msg := fmt.Sprintf("The agent has been idle for %s after %d nudges without finishing. Its screen:", m.IdleAfter.Duration, r.Nudges)
-		if err := e.askHuman(ctx, r, msg, screen); err != nil {
+		if err := e.humans.askHuman(ctx, r, msg, screen); err != nil {
 			return Result{}, err
 		}
 		return toHuman(), nil
 	}
-	if err := t.type_(ctx, r, e.nudgePrompt()); err != nil {
+	if err := t.type_(ctx, r, e.prompts.nudgePrompt()); err != nil {
 		return Result{}, fmt.Errorf("nudge: %w", err)
 	}
 	r.Nudges++

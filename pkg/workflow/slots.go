@@ -34,7 +34,8 @@ type hostLoad struct {
 // free is the slots left to new work: a waiting round comes first.
 func (l hostLoad) free(capacity int) int { return capacity - l.live - len(l.waiting) }
 
-func (e *Engine) hostLoad(ctx context.Context, host string) (hostLoad, error) {
+func (q *Queue) hostLoad(ctx context.Context, host string) (hostLoad, error) {
+	e := q.e
 	runs, err := e.o.Store.ListRuns(ctx, store.Filter{Host: host,
 		Statuses: []store.Status{store.StatusActive, store.StatusWaitingInput, store.StatusPausedLimit}})
 	if err != nil {
@@ -59,12 +60,13 @@ func (e *Engine) hostLoad(ctx context.Context, host string) (hostLoad, error) {
 
 // takeSlot reports whether the round of released run r may start its agent now: this host has a free slot and
 // no round waits for one since longer. Otherwise the round waits (f.WaitingSlot records since when).
-func (e *Engine) takeSlot(ctx context.Context, r *store.Run, f *store.FollowState) (bool, error) {
+func (q *Queue) takeSlot(ctx context.Context, r *store.Run, f *store.FollowState) (bool, error) {
+	e := q.e
 	capacity := e.cfg.Poll.MaxConcurrent
 	if capacity <= 0 {
 		return true, nil
 	}
-	l, err := e.hostLoad(ctx, e.o.Host)
+	l, err := q.hostLoad(ctx, e.o.Host)
 	if err != nil {
 		return false, err
 	}
@@ -84,13 +86,15 @@ func (e *Engine) takeSlot(ctx context.Context, r *store.Run, f *store.FollowStat
 }
 
 // slotWait is how often a round waiting for a slot looks again (a run that ends also wakes dispatch, not it).
-func (e *Engine) slotWait() time.Duration {
+func (q *Queue) slotWait() time.Duration {
+	e := q.e
 	return max(min(e.cfg.Poll.Interval.Duration, 10*time.Second), e.cfg.Monitor.Interval.Duration)
 }
 
 // release stops the agent of a followed pull request that has had no round for pr.release_after: the run keeps
 // its working copy and conversation. It reports whether it did.
-func (e *Engine) release(ctx context.Context, r *store.Run, f *store.FollowState) (bool, error) {
+func (q *Queue) release(ctx context.Context, r *store.Run, f *store.FollowState) (bool, error) {
+	e := q.e
 	after := e.cfg.PR.ReleaseAfter.Duration
 	if after <= 0 || f.Released || f.InRound || f.QuietSince.IsZero() || e.o.Now().Sub(f.QuietSince) < after {
 		return false, nil

@@ -70,7 +70,7 @@ func stateLabel(r *store.Run) string {
 // postStatus creates or edits the sticky status comment. It finds an existing one by its marker before creating,
 // so a crash between posting and saving the comment's id never leaves two.
 func (e *Engine) postStatus(ctx context.Context, r *store.Run, v statusView) error {
-	e.refreshUsage(ctx, r, true) // usage.go: the comment shows what the agent spent up to now
+	e.spend.refreshUsage(ctx, r, true) // usage.go: the comment shows what the agent spent up to now
 	body := e.renderStatus(r, v)
 	if r.StatusCommentID == 0 {
 		c, err := e.o.Tracker.FindComment(ctx, r.Repo, r.Issue, StatusMarker)

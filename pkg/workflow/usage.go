@@ -27,7 +27,7 @@ func (x *execRunner) addTurnUsage(r *store.Run, st *headless.Status) {
 	if cost == 0 {
 		model := u.Model
 		if model == "" {
-			model = e.runModel(r)
+			model = e.spend.runModel(r)
 		}
 		if p, ok := e.cfg.PriceOf(model); ok {
 			cost = p.Cost(u.InputTokens, u.OutputTokens, u.CachedTokens, u.CacheWriteTokens)
@@ -51,7 +51,8 @@ const sessionUsageEvery = 30 * time.Second
 
 // refreshUsage brings the run's usage up to date from its agent's own records, where its runner has them: at
 // most every sessionUsageEvery per run, or now when force (the run ends, a status comment is written).
-func (e *Engine) refreshUsage(ctx context.Context, r *store.Run, force bool) {
+func (sp *spending) refreshUsage(ctx context.Context, r *store.Run, force bool) {
+	e := sp.e
 	rd, ok := e.runner(r).(usageReader)
 	if !ok {
 		return
@@ -95,12 +96,13 @@ func (t *tmuxRunner) readUsage(ctx context.Context, r *store.Run) {
 		return
 	}
 	r.State.Usage = withEarlierAgents(r, &store.Usage{InputTokens: u.Input, OutputTokens: u.Output, CacheReadTokens: u.CacheRead,
-		CacheWriteTokens: u.CacheWrite, CostUSD: e.sessionCost(r, u)}) // node_fallback.go: and the agents before it
+		CacheWriteTokens: u.CacheWrite, CostUSD: e.spend.sessionCost(r, u)}) // node_fallback.go: and the agents before it
 }
 
 // sessionCost is what a session usage cost: as the files recorded it, else priced model by model (in a fixed
 // order, so that the same usage always sums to the same figure).
-func (e *Engine) sessionCost(r *store.Run, u agents.Usage) float64 {
+func (sp *spending) sessionCost(r *store.Run, u agents.Usage) float64 {
+	e := sp.e
 	if u.CostUSD > 0 {
 		return u.CostUSD
 	}
@@ -113,7 +115,7 @@ func (e *Engine) sessionCost(r *store.Run, u agents.Usage) float64 {
 	for _, m := range models {
 		p, ok := e.cfg.PriceOf(m)
 		if !ok {
-			p, ok = e.cfg.PriceOf(e.runModel(r))
+			p, ok = e.cfg.PriceOf(sp.runModel(r))
 		}
 		if ok {
 			t := u.Models[m]
@@ -124,7 +126,8 @@ func (e *Engine) sessionCost(r *store.Run, u agents.Usage) float64 {
 }
 
 // runModel is the model the run's agent uses: the one asked for, else its profile's.
-func (e *Engine) runModel(r *store.Run) string {
+func (sp *spending) runModel(r *store.Run) string {
+	e := sp.e
 	if r.State.Model != "" {
 		return r.State.Model
 	}

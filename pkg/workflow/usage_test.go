@@ -16,8 +16,7 @@ import (
 
 func TestTurnUsageIsSummedAndPriced(t *testing.T) {
 	t.Parallel()
-	e := &Engine{cfg: config.Default()}
-	e.exec = &execRunner{e}
+	e := withParts(&Engine{cfg: config.Default()})
 	r := &store.Run{State: store.RunState{Model: "gpt-5"}}
 	// A reported cost (claude) is taken as it is.
 	e.exec.addTurnUsage(r, &headless.Status{Usage: headless.Usage{InputTokens: 100, OutputTokens: 10, CachedTokens: 1000,
@@ -65,14 +64,13 @@ func TestSessionUsageOfATmuxRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Date(2026, 11, 24, 2, 0, 0, 0, time.UTC)
-	e := &Engine{cfg: config.Default(), log: slog.New(slog.DiscardHandler), o: Options{Root: root,
+	e := withParts(&Engine{cfg: config.Default(), log: slog.New(slog.DiscardHandler), o: Options{Root: root,
 		Now: func() time.Time { return now },
 		Profile: func(name string) (agents.Profile, error) {
 			p, _ := agents.Builtin(name)
 			p.Home = "isolated"
 			return p, nil
-		}}}
-	e.tmux, e.exec = newTmuxRunner(e, nil), &execRunner{e}
+		}}})
 	r := &store.Run{ID: 1, Agent: "claude", Runner: "tmux", Workdir: "/home/user/project",
 		State: store.RunState{Model: "opus"}}
 	// What the model server billed for the recorded conversation (claude-opus-4-8: no price of its own).
@@ -80,7 +78,7 @@ func TestSessionUsageOfATmuxRun(t *testing.T) {
 	opus, _ := e.cfg.PriceOf("opus")
 	want.CostUSD = opus.Cost(want.InputTokens, want.OutputTokens, want.CacheReadTokens, want.CacheWriteTokens)
 	for range 2 {
-		e.refreshUsage(t.Context(), r, true)
+		e.spend.refreshUsage(t.Context(), r, true)
 		if r.State.Usage == nil || *r.State.Usage != want {
 			t.Fatalf("usage %+v, want %+v", r.State.Usage, want)
 		}
@@ -92,26 +90,26 @@ func TestSessionUsageOfATmuxRun(t *testing.T) {
 	// The monitor's look within 30 s of the last read does not read again; one after does.
 	r.State.Usage = nil
 	now = now.Add(29 * time.Second)
-	e.refreshUsage(t.Context(), r, false)
+	e.spend.refreshUsage(t.Context(), r, false)
 	if r.State.Usage != nil {
 		t.Errorf("read again after 29 s: %+v", r.State.Usage)
 	}
 	now = now.Add(time.Second)
-	e.refreshUsage(t.Context(), r, false)
+	e.spend.refreshUsage(t.Context(), r, false)
 	if r.State.Usage == nil || *r.State.Usage != want {
 		t.Errorf("after 30 s: %+v, want %+v", r.State.Usage, want)
 	}
 
 	// Sessions from before the run (an earlier attempt in the same working copy) are not this run's.
 	r2 := &store.Run{ID: 2, Agent: "claude", Runner: "tmux", Workdir: "/home/user/project", CreatedAt: now}
-	e.refreshUsage(t.Context(), r2, true)
+	e.spend.refreshUsage(t.Context(), r2, true)
 	if r2.State.Usage != nil {
 		t.Errorf("a later run: %+v, want no usage", r2.State.Usage)
 	}
 	// A headless run's usage is its turns' (addTurnUsage): the session files do not replace it.
 	ex := &store.Run{ID: 3, Agent: "claude", Runner: "exec", Workdir: "/home/user/project",
 		State: store.RunState{Usage: &store.Usage{OutputTokens: 1}}}
-	e.refreshUsage(t.Context(), ex, true)
+	e.spend.refreshUsage(t.Context(), ex, true)
 	if *ex.State.Usage != (store.Usage{OutputTokens: 1}) {
 		t.Errorf("a headless run's usage became %+v", ex.State.Usage)
 	}

@@ -9,6 +9,10 @@ import (
 	"github.com/aceworks/ace/pkg/store"
 )
 
+// usageLimits pauses runs whose agent hit a usage limit, resumes them at the reset, and hands a run to a fallback
+// agent when the reset is far away (node_fallback.go).
+type usageLimits struct{ e *Engine }
+
 // Usage limits. An agent whose account hit a usage or rate limit is not idle: nudging it only walks into the
 // same wall and then pings a human for nothing. The run pauses instead (status paused_limit, its job snoozed
 // until State.ResumeAt), answers the limit menu the CLI opened with the key that keeps the user's choice, and at
@@ -17,24 +21,26 @@ import (
 
 // limitGate is the monitor's first look at limits: a paused run waits for its reset, then resumes; an active run
 // whose agent is paused by another run's limit pauses with it. ok is false when the monitor goes on as usual.
-func (e *Engine) limitGate(ctx context.Context, r *store.Run) (res Result, ok bool, err error) {
+func (ul *usageLimits) limitGate(ctx context.Context, r *store.Run) (res Result, ok bool, err error) {
+	e := ul.e
 	now := e.o.Now()
 	if r.Status == store.StatusPausedLimit {
 		if wait := r.State.ResumeAt.Sub(now); wait > 0 {
-			return e.whilePaused(ctx, r, wait), true, nil // Stay(wait), unless a fallback agent takes the run
+			return ul.whilePaused(ctx, r, wait), true, nil // Stay(wait), unless a fallback agent takes the run
 		}
-		return e.resumeFromLimit(ctx, r)
+		return ul.resumeFromLimit(ctx, r)
 	}
-	until, msg, err := e.agentPausedUntil(ctx, r.Agent, r.ID)
+	until, msg, err := ul.agentPausedUntil(ctx, r.Agent, r.ID)
 	if err != nil || !until.After(now) {
 		return Result{}, false, err
 	}
-	return e.pauseAt(ctx, r, agents.Limit{Message: msg}, until, true, limitSeen(r)), true, nil
+	return ul.pauseAt(ctx, r, agents.Limit{Message: msg}, until, true, limitSeen(r)), true, nil
 }
 
 // pause puts the run on hold until the limit's reset (plus limits.resume_margin), or a backoff when the agent
 // gave none or the reset has passed already (a resume refused again).
-func (e *Engine) pause(ctx context.Context, r *store.Run, l agents.Limit, shared bool, seen int) Result {
+func (ul *usageLimits) pause(ctx context.Context, r *store.Run, l agents.Limit, shared bool, seen int) Result {
+	e := ul.e
 	lc := e.cfg.Limits
 	now := e.o.Now()
 	at := l.ResetsAt.Add(lc.ResumeMargin.Duration)
@@ -42,11 +48,12 @@ func (e *Engine) pause(ctx context.Context, r *store.Run, l agents.Limit, shared
 		at = now.Add(limitBackoff(lc.Backoff.Duration, lc.MaxBackoff.Duration, limitState(r).Pauses))
 		limitState(r).Pauses++
 	}
-	return e.pauseAt(ctx, r, l, at, shared, seen)
+	return ul.pauseAt(ctx, r, l, at, shared, seen)
 }
 
-func (e *Engine) pauseAt(ctx context.Context, r *store.Run, l agents.Limit, at time.Time, shared bool, seen int) Result {
-	if res, ok := e.fallBack(ctx, r, l, at, shared); ok { // agent.fallback: another agent instead of a long wait
+func (ul *usageLimits) pauseAt(ctx context.Context, r *store.Run, l agents.Limit, at time.Time, shared bool, seen int) Result {
+	e := ul.e
+	if res, ok := ul.fallBack(ctx, r, l, at, shared); ok { // agent.fallback: another agent instead of a long wait
 		return res
 	}
 	now := e.o.Now()
@@ -70,12 +77,13 @@ func (e *Engine) pauseAt(ctx context.Context, r *store.Run, l agents.Limit, at t
 	if err := e.postStatus(ctx, r, view); err != nil {
 		e.log.WarnContext(ctx, "status comment of a paused run", "run", r.ID, "err", err)
 	}
-	return Stay(e.pausedWait(r.State.ResumeAt.Sub(now))).With(store.StatusPausedLimit) // node_fallback.go
+	return Stay(ul.pausedWait(r.State.ResumeAt.Sub(now))).With(store.StatusPausedLimit) // node_fallback.go
 }
 
 // resumeFromLimit ends a pause at its reset: the same conversation gets limits.continue (typed into the tmux
 // session; the next turn of a headless one). A limit still there pauses the run again at the next look.
-func (e *Engine) resumeFromLimit(ctx context.Context, r *store.Run) (Result, bool, error) {
+func (ul *usageLimits) resumeFromLimit(ctx context.Context, r *store.Run) (Result, bool, error) {
+	e := ul.e
 	now := e.o.Now()
 	ls := limitState(r)
 	msg := e.cfg.Limits.Continue
@@ -97,7 +105,8 @@ func (e *Engine) resumeFromLimit(ctx context.Context, r *store.Run) (Result, boo
 
 // agentPausedUntil is the latest reset of the limits other runs on agent are paused at (the limit is the
 // account's), or left it at for another agent (agent.fallback), with what the agent said; zero when none is.
-func (e *Engine) agentPausedUntil(ctx context.Context, agent string, except int64) (time.Time, string, error) {
+func (ul *usageLimits) agentPausedUntil(ctx context.Context, agent string, except int64) (time.Time, string, error) {
+	e := ul.e
 	statuses := []store.Status{store.StatusPausedLimit}
 	if len(e.cfg.Agent.Fallback) > 0 {
 		statuses = append(statuses, store.StatusActive, store.StatusWaitingInput) // runs that fell back: node_fallback.go
@@ -162,11 +171,12 @@ func limitSeen(r *store.Run) int {
 
 // agentPaused reports whether the agent an issue's labels choose is paused at a usage limit: dispatch starts no
 // run on it until the reset.
-func (e *Engine) agentPaused(ctx context.Context, labels []string) (bool, error) {
+func (ul *usageLimits) agentPaused(ctx context.Context, labels []string) (bool, error) {
+	e := ul.e
 	agent, _ := e.labelChoice(labels)
 	if agent == "" {
 		agent = e.cfg.Agent.Default
 	}
-	until, _, err := e.agentPausedUntil(ctx, agent, 0)
+	until, _, err := ul.agentPausedUntil(ctx, agent, 0)
 	return until.After(e.o.Now()), err
 }

@@ -25,8 +25,9 @@ const (
 // verifyBeforePR runs the workflow's verify command at finalize, once the agent's work is committed. ok is false
 // when finalize goes on to push: verify passed, there is none, or the rounds are used up (the pull request then
 // opens as a draft saying what failed). Otherwise the failure went back to the agent and res is its next step.
-func (e *Engine) verifyBeforePR(ctx context.Context, r *store.Run, ws *workspace.Workspace) (res Result, ok bool, err error) {
-	wf, err := e.repoWorkflow(ctx, r)
+func (fl *repoFlow) verifyBeforePR(ctx context.Context, r *store.Run, ws *workspace.Workspace) (res Result, ok bool, err error) {
+	e := fl.e
+	wf, err := fl.repoWorkflow(ctx, r)
 	if err != nil {
 		return Result{}, true, err
 	}
@@ -42,18 +43,18 @@ func (e *Engine) verifyBeforePR(ctx context.Context, r *store.Run, ws *workspace
 	if st.VerifiedHead == head && (st.VerifyPassed || st.VerifyRounds >= wf.PR.MaxRounds) {
 		return Result{}, false, nil // decided at this commit already (finalize retried after a push failed)
 	}
-	red, _, err := e.workflowSecrets(ctx, r, wf)
+	red, _, err := fl.workflowSecrets(ctx, r, wf)
 	if err != nil {
 		return Result{}, true, err
 	}
-	env, err := e.commandEnv(r, m, wf, red)
+	env, err := fl.commandEnv(r, m, wf, red)
 	if err != nil {
 		return Result{}, true, err
 	}
 	cmd := config.Command(wf.Verify).String()
 	e.event(ctx, r, "workflow", "verify: running `"+cmd+"`")
 	vctx, cancel := context.WithTimeout(ctx, wf.VerifyTimeout.Duration)
-	out, runErr := e.runCommand(vctx, r, "verify", wf.Verify, env, red)
+	out, runErr := fl.runCommand(vctx, r, "verify", wf.Verify, env, red)
 	timedOut := vctx.Err() != nil
 	cancel()
 	if runErr != nil && ctx.Err() != nil {
@@ -101,7 +102,7 @@ func (e *Engine) verifyBeforePR(ctx context.Context, r *store.Run, ws *workspace
 	if err := e.postStatus(ctx, r, statusView{Headline: headline}); err != nil {
 		e.log.WarnContext(ctx, "status comment", "run", r.ID, "err", err) // the round matters more than its report
 	}
-	res, err = e.deliverFollowUp(ctx, r, st.VerifyPrompt, fmt.Sprintf("verify round %d delivered", st.VerifyRounds))
+	res, err = e.follow.deliverFollowUp(ctx, r, st.VerifyPrompt, fmt.Sprintf("verify round %d delivered", st.VerifyRounds))
 	return res, true, err
 }
 
@@ -121,8 +122,9 @@ func verifyReport(r *store.Run) (line string, failed bool) {
 
 // labelPR puts the workflow's labels on the pull request ace opened; a label that cannot be added is reported,
 // never a reason to fail a run whose pull request is open.
-func (e *Engine) labelPR(ctx context.Context, r *store.Run, number int) {
-	wf, err := e.repoWorkflow(ctx, r)
+func (fl *repoFlow) labelPR(ctx context.Context, r *store.Run, number int) {
+	e := fl.e
+	wf, err := fl.repoWorkflow(ctx, r)
 	if err != nil || len(wf.Labels) == 0 {
 		return
 	}

@@ -14,9 +14,14 @@ import (
 	"github.com/aceworks/ace/pkg/tracker"
 )
 
+// humans is the run's conversation with people on the issue: a question posted, an answer found and checked, and
+// given to the agent.
+type humans struct{ e *Engine }
+
 // askHuman posts the agent's question on the issue, labels it as needing input and parks the run in
 // waiting_input. Comments after the question by a trusted user become the answer.
-func (e *Engine) askHuman(ctx context.Context, r *store.Run, question, screen string) error {
+func (hu *humans) askHuman(ctx context.Context, r *store.Run, question, screen string) error {
+	e := hu.e
 	n := r.State.Questions + 1
 	marker := fmt.Sprintf("<!-- ace:question:%d:%d -->", r.ID, n)
 	body := marker + "\n**ace** · the agent working on this issue needs input.\n\n" + quote(question)
@@ -54,44 +59,12 @@ func (e *Engine) askHuman(ctx context.Context, r *store.Run, question, screen st
 	return nil
 }
 
-// waitingInput relays a trusted human's answer from the issue into the session and resumes monitoring.
-func (e *Engine) waitingInput(ctx context.Context, r *store.Run) (Result, error) {
-	if next, ok := e.checkIssue(ctx, r); ok {
-		return next, nil
-	}
-	if summary, ok := readProtocolFile(r.Workdir, doneFile); ok {
-		// Someone helped the agent directly (ace attach) and it finished.
-		r.State.Summary = summary
-		return Goto(StepFinalize).With(store.StatusActive), nil
-	}
-	asked := r.State.QuestionAt
-	if asked.IsZero() {
-		asked = r.UpdatedAt
-	}
-	who, answer, err := e.findAnswer(ctx, r, asked)
-	if err != nil {
-		return Result{}, err
-	}
-	if answer == "" {
-		return Stay(e.cfg.Poll.Interval.Duration), nil
-	}
-	// The answer goes in exactly as the human wrote it: no prefix, no rewording.
-	if err := e.runner(r).Type(ctx, r, answer); err != nil {
-		return Result{}, fmt.Errorf("the answer: %w", err)
-	}
-	next, err := e.recordAnswer(ctx, r, answer)
-	if err != nil {
-		return Result{}, err
-	}
-	e.answerEvent(ctx, r, who)
-	return next, nil
-}
-
 // recordAnswer changes the run for an answer that reached the agent (typed) or is to (queued for its next
 // turn): the question is cleared, and for a waiting run next is its way back to work — monitor, or
 // deliver_prompt when the answer passed a screen before the task. It types nothing, so it can be redone on a
 // fresh run.
-func (e *Engine) recordAnswer(ctx context.Context, r *store.Run, answer string) (next Result, err error) {
+func (hu *humans) recordAnswer(ctx context.Context, r *store.Run, answer string) (next Result, err error) {
+	e := hu.e
 	e.runner(r).Queue(r, answer)
 	if err := os.Remove(filepath.Join(r.Workdir, questionFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return Result{}, fmt.Errorf("clear the question: %w", err)
@@ -118,7 +91,8 @@ func (e *Engine) recordAnswer(ctx context.Context, r *store.Run, answer string) 
 }
 
 // answerEvent records who answered (empty: ace send) and how the answer went in.
-func (e *Engine) answerEvent(ctx context.Context, r *store.Run, who string) {
+func (hu *humans) answerEvent(ctx context.Context, r *store.Run, who string) {
+	e := hu.e
 	src := "ace send"
 	if who != "" {
 		src = "@" + who
@@ -127,7 +101,8 @@ func (e *Engine) answerEvent(ctx context.Context, r *store.Run, who string) {
 }
 
 // findAnswer returns the comments made after the question by trusted humans (never ace itself), joined.
-func (e *Engine) findAnswer(ctx context.Context, r *store.Run, asked time.Time) (who, answer string, err error) {
+func (hu *humans) findAnswer(ctx context.Context, r *store.Run, asked time.Time) (who, answer string, err error) {
+	e := hu.e
 	comments, err := e.o.Tracker.Comments(ctx, r.Repo, r.Issue, asked)
 	if err != nil {
 		return "", "", trackerErr(fmt.Errorf("read comments: %w", err))
@@ -141,7 +116,7 @@ func (e *Engine) findAnswer(ctx context.Context, r *store.Run, asked time.Time) 
 		if !c.CreatedAt.After(asked) || isAceComment(c.Body) || strings.EqualFold(c.Author, self) {
 			continue
 		}
-		ok, err := e.trustedUser(ctx, r.Repo, c.Author)
+		ok, err := hu.trustedUser(ctx, r.Repo, c.Author)
 		if err != nil {
 			return "", "", err
 		}
@@ -156,7 +131,8 @@ func (e *Engine) findAnswer(ctx context.Context, r *store.Run, asked time.Time) 
 }
 
 // trustedUser applies the trigger policy to a commenter: allowed_users, else at least min_permission.
-func (e *Engine) trustedUser(ctx context.Context, repo, user string) (bool, error) {
+func (hu *humans) trustedUser(ctx context.Context, repo, user string) (bool, error) {
+	e := hu.e
 	t := e.cfg.Trigger
 	if slices.ContainsFunc(t.AllowedUsers, func(u string) bool { return strings.EqualFold(u, user) }) {
 		return true, nil

@@ -14,18 +14,22 @@ import (
 	"github.com/aceworks/ace/pkg/workspace"
 )
 
+// memoryKeeper gives each run the repository's memory and records in it how the run ended.
+type memoryKeeper struct{ e *Engine }
+
 // The repository memory is a help, not a requirement: when it cannot be read or written the run goes on, and
 // the problem is logged and shown as a "memory" event.
 
 // provideMemory copies the repository's memory into a freshly prepared working copy and, for an agent that
 // reads a context file of its own (CLAUDE.md, GEMINI.md, AGENTS.md), writes a git-excluded one pointing at it.
-func (e *Engine) provideMemory(ctx context.Context, r *store.Run, ws *workspace.Workspace) {
+func (mk *memoryKeeper) provideMemory(ctx context.Context, r *store.Run, ws *workspace.Workspace) {
+	e := mk.e
 	if e.o.Memory == nil {
 		return
 	}
-	rescued, err := e.o.Memory.CopyIn(ctx, r.Repo, ws.Dir, e.secretValues(ctx, r)...)
+	rescued, err := e.o.Memory.CopyIn(ctx, r.Repo, ws.Dir, mk.secretValues(ctx, r)...)
 	if err != nil {
-		e.memoryTrouble(ctx, r, "copy the repository memory into the working copy", err)
+		mk.memoryTrouble(ctx, r, "copy the repository memory into the working copy", err)
 		return
 	}
 	if rescued.Added > 0 {
@@ -39,7 +43,7 @@ func (e *Engine) provideMemory(ctx context.Context, r *store.Run, ws *workspace.
 	name := prof.ContextFile
 	tracked, err := ws.Tracked(ctx, name)
 	if err != nil {
-		e.memoryTrouble(ctx, r, "look for a tracked "+name, err)
+		mk.memoryTrouble(ctx, r, "look for a tracked "+name, err)
 		return
 	}
 	if tracked {
@@ -52,20 +56,20 @@ func (e *Engine) provideMemory(ctx context.Context, r *store.Run, ws *workspace.
 		// An untracked file ace did not write (an earlier attempt's agent replaced the pointer, say): not ours
 		// to replace, and git must see it.
 		if err := ws.Unexclude("/" + name); err != nil {
-			e.memoryTrouble(ctx, r, "un-exclude "+name, err)
+			mk.memoryTrouble(ctx, r, "un-exclude "+name, err)
 		}
 		return
 	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
-		e.memoryTrouble(ctx, r, "read "+name, err)
+		mk.memoryTrouble(ctx, r, "read "+name, err)
 		return
 	}
 	// Excluded before it exists, so that no failure in between can get ace's pointer committed.
 	if err := ws.Exclude(ctx, "/"+name); err != nil {
-		e.memoryTrouble(ctx, r, "exclude "+name+" from git", err)
+		mk.memoryTrouble(ctx, r, "exclude "+name+" from git", err)
 		return
 	}
 	if err := os.WriteFile(path, []byte(pointer(name)), 0o644); err != nil {
-		e.memoryTrouble(ctx, r, "write "+name, err)
+		mk.memoryTrouble(ctx, r, "write "+name, err)
 		_ = ws.Unexclude("/" + name)
 		return
 	}
@@ -91,7 +95,8 @@ func pointer(name string) string {
 }
 
 // memorySection is the part of ACE_TASK.md about the repository memory.
-func (e *Engine) memorySection(r *store.Run) string {
+func (mk *memoryKeeper) memorySection(r *store.Run) string {
+	e := mk.e
 	if e.o.Memory == nil {
 		return ""
 	}
@@ -111,7 +116,8 @@ func (e *Engine) memorySection(r *store.Run) string {
 
 // keepAgentContextFile un-excludes ace's pointer file when the agent replaced it with its own (the task was to
 // write a CLAUDE.md, say), so that the agent's file is committed; ace's untouched pointer is deleted instead.
-func (e *Engine) keepAgentContextFile(ctx context.Context, r *store.Run, ws *workspace.Workspace) {
+func (mk *memoryKeeper) keepAgentContextFile(ctx context.Context, r *store.Run, ws *workspace.Workspace) {
+	e := mk.e
 	name := r.State.MemoryPointer
 	if name == "" {
 		return
@@ -122,14 +128,14 @@ func (e *Engine) keepAgentContextFile(ctx context.Context, r *store.Run, ws *wor
 		return
 	}
 	if err != nil {
-		e.memoryTrouble(ctx, r, "read "+name, err)
+		mk.memoryTrouble(ctx, r, "read "+name, err)
 		return
 	}
 	if string(b) == pointer(name) {
 		return
 	}
 	if err := ws.Unexclude("/" + name); err != nil {
-		e.memoryTrouble(ctx, r, "un-exclude "+name, err)
+		mk.memoryTrouble(ctx, r, "un-exclude "+name, err)
 		return
 	}
 	r.State.MemoryPointer = ""
@@ -138,16 +144,17 @@ func (e *Engine) keepAgentContextFile(ctx context.Context, r *store.Run, ws *wor
 
 // remember ends a run in the repository memory: what the agent added to its copy of AGENTS.md is merged back
 // and one status line says how the run ended. It runs once per run, whatever the agent did.
-func (e *Engine) remember(ctx context.Context, r *store.Run, outcome string) {
+func (mk *memoryKeeper) remember(ctx context.Context, r *store.Run, outcome string) {
+	e := mk.e
 	if e.o.Memory == nil || r.State.Remembered {
 		return
 	}
 	r.State.Remembered = true
-	values := e.secretValues(ctx, r)
+	values := mk.secretValues(ctx, r)
 	if r.Workdir != "" {
 		m, err := e.o.Memory.MergeBack(ctx, r.Repo, r.Workdir, values...)
 		if err != nil {
-			e.memoryTrouble(ctx, r, "merge the agent's AGENTS.md into the repository memory", err)
+			mk.memoryTrouble(ctx, r, "merge the agent's AGENTS.md into the repository memory", err)
 		}
 		if m.Withheld > 0 {
 			e.event(ctx, r, "memory", fmt.Sprintf("withheld %d line(s) of the agent's AGENTS.md that held a secret", m.Withheld))
@@ -167,13 +174,14 @@ func (e *Engine) remember(ctx context.Context, r *store.Run, outcome string) {
 	}
 	err := e.o.Memory.Record(ctx, r.Repo, memory.Entry{Time: e.o.Now(), Issue: r.Issue, Agent: r.Agent, Outcome: outcome, Detail: detail})
 	if err != nil {
-		e.memoryTrouble(ctx, r, "record the run in status.md", err)
+		mk.memoryTrouble(ctx, r, "record the run in status.md", err)
 	}
 }
 
 // secretValues are the secrets the run's agent gets, and the GitHub token: what must never reach the memory
 // that every later agent reads. Best effort: a secret that cannot be resolved now was not given to the agent.
-func (e *Engine) secretValues(ctx context.Context, r *store.Run) []string {
+func (mk *memoryKeeper) secretValues(ctx context.Context, r *store.Run) []string {
+	e := mk.e
 	var out []string
 	if prof, err := e.profile(r); err == nil {
 		for _, name := range prof.SecretNames() { // one by one: one that fails must not hide the others
@@ -188,7 +196,8 @@ func (e *Engine) secretValues(ctx context.Context, r *store.Run) []string {
 	return out
 }
 
-func (e *Engine) memoryTrouble(ctx context.Context, r *store.Run, what string, err error) {
+func (mk *memoryKeeper) memoryTrouble(ctx context.Context, r *store.Run, what string, err error) {
+	e := mk.e
 	e.log.WarnContext(ctx, "repository memory", "run", r.ID, "repo", r.Repo, "issue", r.Issue, "op", what, "err", err)
 	e.event(ctx, r, "memory", "could not "+what+": "+err.Error())
 }

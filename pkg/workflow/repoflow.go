@@ -24,6 +24,10 @@ import (
 	"github.com/aceworks/ace/pkg/workspace"
 )
 
+// repoFlow is the repository's own workflow (.ace/workflow.toml): setup commands before the agent starts and verify
+// commands before the pull request, each in the agent's environment.
+type repoFlow struct{ e *Engine }
+
 // A repository's workflow (.ace/workflow.toml on its default branch, under ace.toml's [repos."owner/name"]) is
 // read from ace's mirror at prepare_workspace — a bad file fails the run there, before any agent starts — and
 // its commit is kept in the run, so that every later step reads the same file. Setup runs once in the new
@@ -44,7 +48,8 @@ const verifyFile = ".ace/VERIFY.md"
 const outputLimit = 1 << 20
 
 // prepareRepoflow reads the repository's workflow, applies its agent and model, and runs its setup once.
-func (e *Engine) prepareRepoflow(ctx context.Context, r *store.Run, ws *workspace.Workspace, defaultBranch string) error {
+func (fl *repoFlow) prepareRepoflow(ctx context.Context, r *store.Run, ws *workspace.Workspace, defaultBranch string) error {
+	e := fl.e
 	m, ok := e.o.Workspaces.(repoMirror)
 	if !ok {
 		return nil // a Workspaces without mirrors (tests of other parts) has no workflow files
@@ -62,7 +67,7 @@ func (e *Engine) prepareRepoflow(ctx context.Context, r *store.Run, ws *workspac
 		st.Rev = rev
 		r.State.Workflow = st
 	}
-	wf, err := e.repoWorkflow(ctx, r)
+	wf, err := fl.repoWorkflow(ctx, r)
 	if err != nil {
 		return err
 	}
@@ -80,7 +85,7 @@ func (e *Engine) prepareRepoflow(ctx context.Context, r *store.Run, ws *workspac
 	if st.SetupDone {
 		return nil
 	}
-	if err := e.runSetup(ctx, r, ws, m, wf); err != nil {
+	if err := fl.runSetup(ctx, r, ws, m, wf); err != nil {
 		return err
 	}
 	st = cloneWorkflowState(r.State.Workflow)
@@ -91,7 +96,8 @@ func (e *Engine) prepareRepoflow(ctx context.Context, r *store.Run, ws *workspac
 
 // repoWorkflow is the run's workflow: its repository's file at the run's commit, merged under ace.toml's table.
 // A bad file is a terminal error naming the file, the line and the key.
-func (e *Engine) repoWorkflow(ctx context.Context, r *store.Run) (config.RepoWorkflow, error) {
+func (fl *repoFlow) repoWorkflow(ctx context.Context, r *store.Run) (config.RepoWorkflow, error) {
+	e := fl.e
 	var file *config.RepoWorkflow
 	m, ok := e.o.Workspaces.(repoMirror)
 	if ok && r.State.Workflow != nil && r.State.Workflow.Rev != "" {
@@ -149,25 +155,26 @@ func gitText(ctx context.Context, gitDir string, args ...string) (string, error)
 }
 
 // runSetup writes the env files and runs the setup commands in the working copy, within setup_timeout.
-func (e *Engine) runSetup(ctx context.Context, r *store.Run, ws *workspace.Workspace, m repoMirror, wf config.RepoWorkflow) error {
+func (fl *repoFlow) runSetup(ctx context.Context, r *store.Run, ws *workspace.Workspace, m repoMirror, wf config.RepoWorkflow) error {
+	e := fl.e
 	if len(wf.Setup) == 0 && len(wf.EnvFiles) == 0 {
 		return nil
 	}
-	red, fileSecrets, err := e.workflowSecrets(ctx, r, wf)
+	red, fileSecrets, err := fl.workflowSecrets(ctx, r, wf)
 	if err != nil {
 		return err
 	}
 	if err := writeEnvFiles(ctx, ws, wf.EnvFiles, fileSecrets); err != nil {
 		return err
 	}
-	env, err := e.commandEnv(r, m, wf, red)
+	env, err := fl.commandEnv(r, m, wf, red)
 	if err != nil {
 		return err
 	}
 	sctx, cancel := context.WithTimeout(ctx, wf.SetupTimeout.Duration)
 	defer cancel()
 	for i, argv := range wf.Setup {
-		out, err := e.runCommand(sctx, r, "setup", argv, env, red)
+		out, err := fl.runCommand(sctx, r, "setup", argv, env, red)
 		if err != nil {
 			if sctx.Err() != nil && ctx.Err() == nil {
 				err = fmt.Errorf("setup_timeout (%s) passed", wf.SetupTimeout.Duration)
@@ -182,9 +189,10 @@ func (e *Engine) runSetup(ctx context.Context, r *store.Run, ws *workspace.Works
 
 // workflowSecrets resolves the env files' secrets and returns a redactor that knows them and every other secret
 // of the run (the agent's, the GitHub token).
-func (e *Engine) workflowSecrets(ctx context.Context, r *store.Run, wf config.RepoWorkflow) (*secrets.Redactor, map[string]string, error) {
+func (fl *repoFlow) workflowSecrets(ctx context.Context, r *store.Run, wf config.RepoWorkflow) (*secrets.Redactor, map[string]string, error) {
+	e := fl.e
 	red := secrets.NewMaskingRedactor("[redacted]")
-	red.Add(e.secretValues(ctx, r)...)
+	red.Add(e.memory.secretValues(ctx, r)...)
 	var vals map[string]string
 	if names := wf.SecretNames(); len(names) > 0 {
 		var err error
@@ -231,7 +239,8 @@ func writeEnvFiles(ctx context.Context, ws *workspace.Workspace, files []config.
 
 // commandEnv is the environment of setup and verify: ace's own without any variable holding a secret, the
 // repository's dependency caches, the workflow's env.
-func (e *Engine) commandEnv(r *store.Run, m repoMirror, wf config.RepoWorkflow, red *secrets.Redactor) ([]string, error) {
+func (fl *repoFlow) commandEnv(r *store.Run, m repoMirror, wf config.RepoWorkflow, red *secrets.Redactor) ([]string, error) {
+	e := fl.e
 	var env []string
 	for _, kv := range os.Environ() {
 		k, v, _ := strings.Cut(kv, "=")
@@ -254,7 +263,8 @@ func (e *Engine) commandEnv(r *store.Run, m repoMirror, wf config.RepoWorkflow, 
 
 // runCommand runs argv (no shell) in the working copy with its own process group, ended whole when ctx ends. Its
 // output, secrets masked, is appended to the run's workflow log and returned (the last outputLimit bytes).
-func (e *Engine) runCommand(ctx context.Context, r *store.Run, what string, argv []string, env []string, red *secrets.Redactor) (string, error) {
+func (fl *repoFlow) runCommand(ctx context.Context, r *store.Run, what string, argv []string, env []string, red *secrets.Redactor) (string, error) {
+	e := fl.e
 	buf := &tailBuffer{limit: outputLimit}
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = r.Workdir, env, buf, buf
@@ -268,7 +278,7 @@ func (e *Engine) runCommand(ctx context.Context, r *store.Run, what string, argv
 	if err != nil {
 		status = red.Redact(err.Error())
 	}
-	e.appendWorkflowLog(r, fmt.Sprintf("== %s %s: `%s` in %s: %s\n%s\n", start.UTC().Format(time.RFC3339), what,
+	fl.appendWorkflowLog(r, fmt.Sprintf("== %s %s: `%s` in %s: %s\n%s\n", start.UTC().Format(time.RFC3339), what,
 		config.Command(argv), time.Since(start).Round(time.Millisecond), status, out))
 	if err != nil {
 		return out, errors.New(status)
@@ -277,12 +287,14 @@ func (e *Engine) runCommand(ctx context.Context, r *store.Run, what string, argv
 }
 
 // workflowLog is the run's log of setup and verify output, next to its transcript.
-func (e *Engine) workflowLog(r *store.Run) string {
+func (fl *repoFlow) workflowLog(r *store.Run) string {
+	e := fl.e
 	return filepath.Join(e.o.Root, "logs", tmuxops.SessionName(r.Repo, r.Issue)+".workflow.log")
 }
 
-func (e *Engine) appendWorkflowLog(r *store.Run, text string) {
-	p := e.workflowLog(r)
+func (fl *repoFlow) appendWorkflowLog(r *store.Run, text string) {
+	e := fl.e
+	p := fl.workflowLog(r)
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		e.log.Warn("workflow log", "path", p, "err", err)
 		return
@@ -322,8 +334,8 @@ func (t *tailBuffer) String() string {
 }
 
 // repoflowSection is the workflow's template rendered over the issue, for ACE_TASK.md ("" when there is none).
-func (e *Engine) repoflowSection(ctx context.Context, r *store.Run, iss *tracker.Issue) (string, error) {
-	wf, err := e.repoWorkflow(ctx, r)
+func (fl *repoFlow) repoflowSection(ctx context.Context, r *store.Run, iss *tracker.Issue) (string, error) {
+	wf, err := fl.repoWorkflow(ctx, r)
 	if err != nil || wf.Template == "" {
 		return "", err
 	}

@@ -40,26 +40,28 @@ const (
 // and an agent of agent.fallback can take the run, the run is handed over and res moves it; ok false lets the run
 // pause. Nothing here fails the step: what goes wrong before the old agent is stopped is logged and recorded, and
 // the run pauses as it would have.
-func (e *Engine) fallBack(ctx context.Context, r *store.Run, l agents.Limit, at time.Time, shared bool) (res Result, ok bool) {
-	return e.tryFallback(ctx, r, l, at, shared, false)
+func (ul *usageLimits) fallBack(ctx context.Context, r *store.Run, l agents.Limit, at time.Time, shared bool) (res Result, ok bool) {
+	return ul.tryFallback(ctx, r, l, at, shared, false)
 }
 
 // whilePaused is a paused run's look before its reset (limitGate): while the reset is more than
 // agent.fallback_after away, a fallback agent may take it — one free again since the pause, or fallback configured
 // meanwhile. Quietly: the pause said why none could.
-func (e *Engine) whilePaused(ctx context.Context, r *store.Run, wait time.Duration) Result {
+func (ul *usageLimits) whilePaused(ctx context.Context, r *store.Run, wait time.Duration) Result {
+	e := ul.e
 	if wait > e.cfg.Agent.FallbackAfter.Duration {
 		ls := limitState(r)
-		if res, ok := e.tryFallback(ctx, r, agents.Limit{Message: ls.Message}, r.State.ResumeAt, ls.Shared, true); ok {
+		if res, ok := ul.tryFallback(ctx, r, agents.Limit{Message: ls.Message}, r.State.ResumeAt, ls.Shared, true); ok {
 			return res
 		}
 	}
-	return Stay(e.pausedWait(wait))
+	return Stay(ul.pausedWait(wait))
 }
 
 // pausedWait is how long a paused run whose reset is wait away sleeps before it looks again: until the reset, or,
 // while a fallback agent could still take it, limits.backoff (at least a second).
-func (e *Engine) pausedWait(wait time.Duration) time.Duration {
+func (ul *usageLimits) pausedWait(wait time.Duration) time.Duration {
+	e := ul.e
 	ac := e.cfg.Agent
 	if len(ac.Fallback) == 0 || wait <= ac.FallbackAfter.Duration {
 		return wait
@@ -69,7 +71,8 @@ func (e *Engine) pausedWait(wait time.Duration) time.Duration {
 
 // tryFallback hands the run over when its pause until at is longer than agent.fallback_after and an agent can
 // take it. quiet records nothing when none can, or the handover fails (a paused run looking again).
-func (e *Engine) tryFallback(ctx context.Context, r *store.Run, l agents.Limit, at time.Time, shared, quiet bool) (res Result, ok bool) {
+func (ul *usageLimits) tryFallback(ctx context.Context, r *store.Run, l agents.Limit, at time.Time, shared, quiet bool) (res Result, ok bool) {
+	e := ul.e
 	ac := e.cfg.Agent
 	now := e.o.Now()
 	if len(ac.Fallback) == 0 || at.Sub(now) <= ac.FallbackAfter.Duration {
@@ -86,7 +89,7 @@ func (e *Engine) tryFallback(ctx context.Context, r *store.Run, l agents.Limit, 
 	}
 	usable := func(agent string) error { _, err := e.o.Profile(agent); return err }
 	limitedUntil := func(agent string) (time.Time, error) {
-		until, _, err := e.agentPausedUntil(ctx, agent, r.ID)
+		until, _, err := ul.agentPausedUntil(ctx, agent, r.ID)
 		return until, err
 	}
 	to, skipped, err := pickFallback(ac.Fallback, r, now, usable, limitedUntil)
@@ -104,12 +107,12 @@ func (e *Engine) tryFallback(ctx context.Context, r *store.Run, l agents.Limit, 
 		e.log.WarnContext(ctx, "fallback agent", "run", r.ID, "agent", to, "err", err)
 		return Result{}, false
 	}
-	if err := e.writeHandover(ctx, r, to, why); err != nil {
+	if err := ul.writeHandover(ctx, r, to, why); err != nil {
 		e.log.WarnContext(ctx, "write the handover", "run", r.ID, "err", err)
 		note(fmt.Sprintf("%s; the handover to %s could not be written (%v): the run pauses", why, to, err))
 		return Result{}, false
 	}
-	e.refreshUsage(ctx, r, true) // usage.go: the old agent's spend to the end, before its records are left behind
+	e.spend.refreshUsage(ctx, r, true) // usage.go: the old agent's spend to the end, before its records are left behind
 	if err := e.runner(r).Stop(ctx, r); err != nil {
 		e.log.WarnContext(ctx, "stop the agent for a fallback", "run", r.ID, "err", err)
 		note(fmt.Sprintf("%s; %s could not be stopped (%v): the run pauses instead of going to %s", why, r.Agent, err, to))
@@ -224,7 +227,7 @@ func handoversLine(r *store.Run) string {
 
 // handoverLead opens the prompt of an agent that took the run over (resumePrompt), while the handover is in
 // the working copy; "" otherwise.
-func (e *Engine) handoverLead(r *store.Run) string {
+func (ul *usageLimits) handoverLead(r *store.Run) string {
 	h, ok := r.State.Fallback.Last()
 	if !ok || h.To != r.Agent || r.Workdir == "" {
 		return ""
@@ -239,7 +242,8 @@ func (e *Engine) handoverLead(r *store.Run) string {
 
 // writeHandover writes .ace/HANDOVER.md for the agent to take the run over: read before the old agent is
 // stopped, so that its screen is still there. What cannot be read is said in its place.
-func (e *Engine) writeHandover(ctx context.Context, r *store.Run, to, why string) error {
+func (ul *usageLimits) writeHandover(ctx context.Context, r *store.Run, to, why string) error {
+	e := ul.e
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Handover: %s#%d\n\n", r.Repo, r.Issue)
 	fmt.Fprintf(&b, "You (%s) take over this task from %s: %s. Its work is in this working copy, on branch `%s`: "+
@@ -264,7 +268,7 @@ func (e *Engine) writeHandover(ctx context.Context, r *store.Run, to, why string
 		fmt.Fprintf(&b, "## Diff against the base (`git diff %s`; new files not yet added are listed above only)\n\n%s\n\n%s\n\n",
 			so.Base, quote(orNone(so.Stat)), fenced("diff", orNone(diff)))
 	}
-	tail, err := e.transcriptTail(ctx, r)
+	tail, err := ul.transcriptTail(ctx, r)
 	if err != nil {
 		tail = fmt.Sprintf("(ace could not read it: %s)", sanitize.Line(err.Error()))
 	}
@@ -284,7 +288,8 @@ func (e *Engine) writeHandover(ctx context.Context, r *store.Run, to, why string
 
 // transcriptTail is the end of what the run's agent did, as text: a tmux agent's screen with its scrollback (its
 // log when the session is gone: a TUI's log is mostly redraws), a headless agent's transcript as `ace logs` shows it.
-func (e *Engine) transcriptTail(ctx context.Context, r *store.Run) (string, error) {
+func (ul *usageLimits) transcriptTail(ctx context.Context, r *store.Run) (string, error) {
+	e := ul.e
 	screen, err := e.runner(r).Screen(ctx, r, handoverScrollback)
 	if err == nil {
 		return lastBytes(sanitize.Clean(screen), handoverTailMax), nil

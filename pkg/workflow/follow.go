@@ -1,0 +1,211 @@
+package workflow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/aceworks/ace/pkg/atomicfile"
+	"github.com/aceworks/ace/pkg/store"
+	"github.com/aceworks/ace/pkg/tracker"
+)
+
+// followThrough follows a run's pull request until it is merged or closed: it collects a round's reviews, CI
+// failures and /ace commands and gives them to the agent.
+type followThrough struct{ e *Engine }
+
+// followFile holds a round's details (full check output, log tail, diff hunks) in the working copy; like all of
+// .ace/ it is git-excluded.
+const followFile = ".ace/FOLLOWUP.md"
+
+// workspaceRemover is a Workspaces that can delete a working copy (the workspace manager).
+type workspaceRemover interface {
+	Remove(ctx context.Context, repo string, issue int) error
+}
+
+// prReader returns the tracker's pull request reader when following is on and the tracker can read one.
+func (ft *followThrough) prReader(r *store.Run) (tracker.PRReader, bool) {
+	e := ft.e
+	if !e.cfg.PR.Follow || r.PRNumber == 0 {
+		return nil, false
+	}
+	pr, ok := e.o.Tracker.(tracker.PRReader)
+	return pr, ok
+}
+
+// reportFollow is report's turn when the pull request is followed: the first time it starts following; after
+// a round, it says the round was pushed. The session and working copy stay.
+func (ft *followThrough) reportFollow(ctx context.Context, r *store.Run) (Result, bool, error) {
+	e := ft.e
+	if _, ok := ft.prReader(r); !ok {
+		return Result{}, false, nil
+	}
+	f := cloneFollow(r.State.Follow)
+	headline := "pull request opened: " + r.PRURL + " — following it until it is merged"
+	if f.InRound {
+		headline = fmt.Sprintf("round %d/%d pushed to %s (%s); following the pull request", f.Rounds, e.cfg.PR.MaxRounds,
+			r.PRURL, f.Topic)
+		// A round that pushed nothing new leaves the head as it was: its failures are looked at again (and a
+		// check failing the same way twice goes to a human).
+		f.HandledSHA = ""
+	}
+	f.InRound, f.Prompt = false, ""
+	f.QuietSince = e.o.Now() // pr.release_after counts from here
+	r.State.Follow = f
+	if err := e.postStatus(ctx, r, statusView{Headline: headline}); err != nil {
+		return Result{}, true, trackerErr(err)
+	}
+	e.event(ctx, r, EventFollow, headline)
+	return Goto(StepFollowPR), true, nil
+}
+
+// startRound hands the agent a round: .ace/DONE removed, the details in .ace/FOLLOWUP.md, a one-line prompt.
+func (ft *followThrough) startRound(ctx context.Context, r *store.Run, f *store.FollowState, pr *tracker.PRState, rd *round) (Result, error) {
+	e := ft.e
+	if err := os.Remove(filepath.Join(r.Workdir, doneFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return Result{}, fmt.Errorf("remove %s: %w", doneFile, err)
+	}
+	if err := ft.writeFollowFile(r, rd.details()); err != nil {
+		return Result{}, err
+	}
+	f.Rounds++
+	f.InRound = true
+	f.HandledSHA = pr.HeadSHA
+	f.Topic = strings.Join(rd.topics, "; ")
+	f.Tried = append(f.Tried, fmt.Sprintf("round %d: %s", f.Rounds, f.Topic))
+	if f.Failures == nil {
+		f.Failures = map[string]string{}
+	}
+	maps.Copy(f.Failures, rd.digests)
+	f.Prompt = ft.roundPrompt(r, f, rd)
+	r.State.Follow = f
+	r.State.Summary = ""
+	r.Nudges, r.State.NudgedAt = 0, time.Time{}
+	headline := fmt.Sprintf("round %d/%d on %s: %s", f.Rounds, e.cfg.PR.MaxRounds, r.PRURL, f.Topic)
+	e.event(ctx, r, EventRound, headline)
+	if err := e.postStatus(ctx, r, statusView{Headline: headline}); err != nil {
+		e.log.WarnContext(ctx, "status comment", "run", r.ID, "err", err) // the round matters more than its report
+	}
+	return ft.deliverRound(ctx, r)
+}
+
+// deliverRound gives the round's prompt to the agent (deliverFollowUp).
+func (ft *followThrough) deliverRound(ctx context.Context, r *store.Run) (Result, error) {
+	return ft.deliverFollowUp(ctx, r, r.State.Follow.Prompt, fmt.Sprintf("follow-up round %d delivered", r.State.Follow.Rounds))
+}
+
+// deliverFollowUp gives a round's prompt (a pull request's, a failed verify's) to the agent: typed into its
+// session, queued as the next turn of a headless conversation, or — when the agent is gone — with a restart in
+// the same working copy, whose resume prompt says what the round is about. delivered is the event's message.
+func (ft *followThrough) deliverFollowUp(ctx context.Context, r *store.Run, prompt, delivered string) (Result, error) {
+	e := ft.e
+	r.State.MonitorSince = e.o.Now()
+	return e.runner(r).FollowUp(ctx, r, prompt, delivered)
+}
+
+// needsHuman stops sending rounds: the issue gets the needs-human label and a comment saying what was tried.
+// The pull request is still followed, so a merge or close still ends the run.
+func (ft *followThrough) needsHuman(ctx context.Context, r *store.Run, why string) (Result, error) {
+	e := ft.e
+	f := cloneFollow(r.State.Follow)
+	var b strings.Builder
+	fmt.Fprintf(&b, "ace stopped working on %s: %s.\n\n", r.PRURL, why)
+	if len(f.Tried) > 0 {
+		b.WriteString("What ace tried:\n")
+		for _, t := range f.Tried {
+			b.WriteString("- " + flatten(t, 500) + "\n")
+		}
+	} else {
+		b.WriteString("No follow-up round was sent.\n")
+	}
+	fmt.Fprintf(&b, "\nThe working copy and the agent's session are kept (`ace attach %d`). ace still follows the pull "+
+		"request and ends the run when it is merged or closed.\n", r.Issue)
+	if err := e.setLabels(ctx, r, []string{e.cfg.PR.NeedsHumanLabel}); err != nil {
+		return Result{}, trackerErr(err)
+	}
+	if _, err := e.o.Tracker.CreateComment(ctx, r.Repo, r.Issue, b.String()); err != nil {
+		return Result{}, trackerErr(fmt.Errorf("ask for a human: %w", err))
+	}
+	f.NeedsHuman = true
+	r.State.Follow = f
+	headline := "needs a human: " + why
+	e.event(ctx, r, EventNeedsHuman, headline)
+	if err := e.postStatus(ctx, r, statusView{Headline: headline}); err != nil {
+		e.log.WarnContext(ctx, "status comment", "run", r.ID, "err", err)
+	}
+	return Stay(e.cfg.Poll.Interval.Duration), nil
+}
+
+// endFollow ends a followed run: merged is its success (done), closed unmerged ends it closed. Either way the
+// agent's session and the working copy are removed.
+func (ft *followThrough) endFollow(ctx context.Context, r *store.Run, merged bool) (Result, error) {
+	e := ft.e
+	if err := e.endSession(ctx, r); err != nil {
+		return Result{}, err
+	}
+	rounds := 0
+	if r.State.Follow != nil {
+		rounds = r.State.Follow.Rounds
+	}
+	outcome, status := "closed without merge", store.StatusClosed
+	headline := fmt.Sprintf("closed: the pull request was closed without being merged; the %q label was removed (add it again "+
+		"to start over)", e.cfg.Trigger.Label)
+	if merged {
+		outcome, status = fmt.Sprintf("merged after %d rounds", rounds), store.StatusDone
+		headline = fmt.Sprintf("done — pull request %s merged after %d follow-up round(s)", r.PRURL, rounds)
+	}
+	e.memory.remember(ctx, r, outcome)
+	l := e.cfg.Labels
+	add, remove := []string{l.Done}, []string{l.Running, l.NeedsInput, e.cfg.PR.NeedsHumanLabel}
+	if !merged {
+		// A human closed the pull request: the issue must not be picked up again by the next poll.
+		add, remove = nil, append(remove, e.cfg.Trigger.Label)
+	}
+	if err := e.setLabels(ctx, r, add, remove...); err != nil {
+		return Result{}, trackerErr(err)
+	}
+	if err := e.postStatus(ctx, r, statusView{Status: status, Headline: headline}); err != nil {
+		return Result{}, trackerErr(err)
+	}
+	if rm, ok := e.o.Workspaces.(workspaceRemover); ok && r.Workdir != "" {
+		if err := rm.Remove(ctx, r.Repo, r.Issue); err != nil {
+			e.log.WarnContext(ctx, "remove the working copy", "run", r.ID, "err", err)
+		} else {
+			e.event(ctx, r, EventCleaned, "removed the working copy "+r.Workdir)
+		}
+	}
+	e.finish(r)
+	if merged {
+		return Goto(StepDone).With(store.StatusDone), nil
+	}
+	return Goto(StepFollowPR).With(store.StatusClosed), nil
+}
+
+func (ft *followThrough) writeFollowFile(r *store.Run, text string) error {
+	dir := filepath.Join(r.Workdir, ".ace")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("write %s: %w", followFile, err)
+	}
+	if err := atomicfile.Write(filepath.Join(r.Workdir, followFile), []byte(text), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", followFile, err)
+	}
+	return nil
+}
+
+// cloneFollow copies the follow state: the engine saves a run when its fields differ from before the visit,
+// so the state is replaced, never changed in place.
+func cloneFollow(f *store.FollowState) *store.FollowState {
+	if f == nil {
+		return &store.FollowState{}
+	}
+	c := *f
+	c.Failures = maps.Clone(f.Failures)
+	c.Tried = slices.Clone(f.Tried)
+	return &c
+}

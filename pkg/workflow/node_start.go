@@ -1,0 +1,17 @@
+package workflow
+
+import (
+	"context"
+
+	"github.com/aceworks/ace/pkg/store"
+)
+
+// startSession opens the agent (its runner's Start), or re-attaches to the one a previous ace process left.
+func (e *Engine) startSession(ctx context.Context, r *store.Run) (Result, error) {
+	return e.runner(r).Start(ctx, r)
+}
+
+// deliver gives the agent its task (its runner's Deliver).
+func (e *Engine) deliver(ctx context.Context, r *store.Run) (Result, error) {
+	return e.runner(r).Deliver(ctx, r)
+}
