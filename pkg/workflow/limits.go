@@ -10,7 +10,7 @@ import (
 )
 
 // usageLimits pauses runs whose agent hit a usage limit, resumes them at the reset, and hands a run to a fallback
-// agent when the reset is far away (node_fallback.go).
+// agent when the reset is far away (limits_fallback.go).
 type usageLimits struct{ e *Engine }
 
 // Usage limits. An agent whose account hit a usage or rate limit is not idle: nudging it only walks into the
@@ -77,7 +77,7 @@ func (ul *usageLimits) pauseAt(ctx context.Context, r *store.Run, l agents.Limit
 	if err := e.postStatus(ctx, r, view); err != nil {
 		e.log.WarnContext(ctx, "status comment of a paused run", "run", r.ID, "err", err)
 	}
-	return Stay(ul.pausedWait(r.State.ResumeAt.Sub(now))).With(store.StatusPausedLimit) // node_fallback.go
+	return Stay(ul.pausedWait(r.State.ResumeAt.Sub(now))).With(store.StatusPausedLimit) // limits_fallback.go
 }
 
 // resumeFromLimit ends a pause at its reset: the same conversation gets limits.continue (typed into the tmux
@@ -109,7 +109,7 @@ func (ul *usageLimits) agentPausedUntil(ctx context.Context, agent string, excep
 	e := ul.e
 	statuses := []store.Status{store.StatusPausedLimit}
 	if len(e.cfg.Agent.Fallback) > 0 {
-		statuses = append(statuses, store.StatusActive, store.StatusWaitingInput) // runs that fell back: node_fallback.go
+		statuses = append(statuses, store.StatusActive, store.StatusWaitingInput) // runs that fell back: limits_fallback.go
 	}
 	runs, err := e.o.Store.ListRuns(ctx, store.Filter{Statuses: statuses})
 	if err != nil {

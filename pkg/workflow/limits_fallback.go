@@ -36,7 +36,7 @@ const (
 	handoverScrollback = 500      // lines of a tmux agent's scrollback captured
 )
 
-// fallBack is pauseAt's first look (node_limit.go): when the pause would last longer than agent.fallback_after
+// fallBack is pauseAt's first look (limits.go): when the pause would last longer than agent.fallback_after
 // and an agent of agent.fallback can take the run, the run is handed over and res moves it; ok false lets the run
 // pause. Nothing here fails the step: what goes wrong before the old agent is stopped is logged and recorded, and
 // the run pauses as it would have.

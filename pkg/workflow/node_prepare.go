@@ -70,7 +70,7 @@ func (e *Engine) prepareWorkspace(ctx context.Context, r *store.Run) (Result, er
 	r.State.RemoteURL = repo.CloneURL
 	e.event(ctx, r, "workspace", ws.Dir+" on "+ws.Branch)
 	if err := e.flow.prepareRepoflow(ctx, r, ws, repo.DefaultBranch); err != nil {
-		return Result{}, err // a bad workflow file fails the run here, before any agent (node_repoflow.go)
+		return Result{}, err // a bad workflow file fails the run here, before any agent (repoflow.go)
 	}
 	e.memory.provideMemory(ctx, r, ws)
 	return Goto(StepWriteTask), nil

@@ -182,7 +182,7 @@ func (x *execRunner) execTurn(ctx context.Context, r *store.Run, prompt string) 
 	}
 	startOver := r.State.Limit != nil && r.State.Limit.StartOver
 	if startOver {
-		vars.SessionID = "" // the limited conversation was never saved (node_limit.go): a new one
+		vars.SessionID = "" // the limited conversation was never saved (limits.go): a new one
 	}
 	argv, err := prof.HeadlessArgv(vars)
 	if err != nil {

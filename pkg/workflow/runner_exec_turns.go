@@ -83,7 +83,7 @@ func (x *execRunner) execTurnEnded(ctx context.Context, r *store.Run) (Result, e
 	if e.timedOut(r, lastWords(st)) {
 		return Goto(StepFailed), nil
 	}
-	if res, ok, err := x.limitInTurn(ctx, r, st); ok || err != nil { // usage limits: node_limit.go
+	if res, ok, err := x.limitInTurn(ctx, r, st); ok || err != nil { // usage limits: limits.go
 		return res, err
 	}
 	if p := r.State.ExecPending; p != "" {

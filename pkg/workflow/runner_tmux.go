@@ -14,7 +14,7 @@ import (
 )
 
 // tmuxRunner runs the agent's own terminal UI in a tmux session (`ace attach` shows it): the prompt is pasted
-// and verified on its screen (node_deliver.go), the monitor reads its screen (node_monitor.go), and text goes in
+// and verified on its screen (runner_tmux_deliver.go), the monitor reads its screen (node_monitor.go), and text goes in
 // as a paste or, at a menu, as keys (node_input.go).
 type tmuxRunner struct {
 	e *Engine

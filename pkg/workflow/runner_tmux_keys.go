@@ -278,7 +278,7 @@ func (t *tmuxRunner) type_(ctx context.Context, r *store.Run, text string) error
 			return st == agents.StateReady || st == agents.StateQuestion || st == agents.StateApproval
 		},
 		// Enter only once the paste shows, and again until the screen shows it taken, as for the task's prompt
-		// (node_deliver.go): a follow-up round dropped by a busy CLI would otherwise be lost without a trace.
+		// (runner_tmux_deliver.go): a follow-up round dropped by a busy CLI would otherwise be lost without a trace.
 		Shown:        func(screen string) bool { return prof.ShowsPaste(screen, text) },
 		PasteTimeout: pasteShowWait,
 		Submitted:    func(before, after string) bool { return prof.Submitted(before, after, text) },

@@ -96,7 +96,7 @@ func (t *tmuxRunner) readUsage(ctx context.Context, r *store.Run) {
 		return
 	}
 	r.State.Usage = withEarlierAgents(r, &store.Usage{InputTokens: u.Input, OutputTokens: u.Output, CacheReadTokens: u.CacheRead,
-		CacheWriteTokens: u.CacheWrite, CostUSD: e.spend.sessionCost(r, u)}) // node_fallback.go: and the agents before it
+		CacheWriteTokens: u.CacheWrite, CostUSD: e.spend.sessionCost(r, u)}) // limits_fallback.go: and the agents before it
 }
 
 // sessionCost is what a session usage cost: as the files recorded it, else priced model by model (in a fixed

@@ -1,4 +1,4 @@
-package workflow
+package queue
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/aceworks/ace/pkg/workflow"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 )
@@ -18,7 +19,7 @@ type OnceReport struct {
 
 // startupSteps are the steps before an agent has its prompt: a pass (cron's ace poll --once) keeps a new run going
 // through them rather than leaving an agent without its task until the next pass.
-var startupSteps = []Step{StepClaim, StepPrepare, StepWriteTask, StepStartSession, StepDeliver}
+var startupSteps = []workflow.Step{workflow.StepClaim, workflow.StepPrepare, workflow.StepWriteTask, workflow.StepStartSession, workflow.StepDeliver}
 
 // Once is one pass for cron: it starts working, enqueues a dispatch, and returns when every job that was due has
 // been visited once and every run it visited is past its start-up steps — or when bound has passed. Jobs other
@@ -95,6 +96,6 @@ func (q *Queue) startingUp(ctx context.Context, j *rivertype.JobRow) bool {
 	if !ok {
 		return false
 	}
-	r, err := q.e.o.Store.LatestRun(ctx, a.Repo, a.Issue)
-	return err == nil && !r.Status.Terminal() && slices.Contains(startupSteps, Step(r.Step))
+	r, err := q.st.LatestRun(ctx, a.Repo, a.Issue)
+	return err == nil && !r.Status.Terminal() && slices.Contains(startupSteps, workflow.Step(r.Step))
 }

@@ -1,4 +1,4 @@
-package workflow
+package queue
 
 import (
 	"context"
@@ -28,7 +28,7 @@ func (q *Queue) rescueDead(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("list running jobs: %w", err)
 	}
-	hosts, err := q.e.o.Store.Hosts(ctx)
+	hosts, err := q.st.Hosts(ctx)
 	if err != nil {
 		return err
 	}
@@ -36,14 +36,14 @@ func (q *Queue) rescueDead(ctx context.Context) error {
 	for _, h := range hosts {
 		dead[h.Name] = q.dead(h)
 	}
-	now := q.e.o.Now().UTC()
+	now := q.now().UTC()
 	var p riverdriver.JobRescueManyParams
 	for _, j := range res.Jobs {
 		if len(j.AttemptedBy) == 0 {
 			continue
 		}
 		by := j.AttemptedBy[len(j.AttemptedBy)-1]
-		if !deadLocalClient(by, q.e.o.Host) && !dead[clientHost(by)] {
+		if !deadLocalClient(by, q.self) && !dead[clientHost(by)] {
 			continue
 		}
 		msg, _ := json.Marshal(rivertype.AttemptError{At: now, Attempt: j.Attempt,

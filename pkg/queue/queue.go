@@ -1,4 +1,4 @@
-package workflow
+package queue
 
 import (
 	"context"
@@ -17,15 +17,21 @@ import (
 	"github.com/riverqueue/river/rivermigrate"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/store"
+	"github.com/aceworks/ace/pkg/workflow"
 )
 
 // Queue runs ace's jobs on River: each run advances as a job of its own host's queue, dispatch runs as a periodic
 // job on the leader. The driver decides the database (SQLite by default, PostgreSQL for a fleet); nothing here
 // depends on which.
 type Queue struct {
-	e      *Engine
-	o      QueueOptions
+	e      *workflow.Engine
+	o      Options
+	st     Store
+	cfg    *config.Config
+	self   string // this host's name
+	now    func() time.Time
 	client jobClient
 	exec   riverdriver.Executor
 	host   string // this host's queue
@@ -58,8 +64,14 @@ type jobClient interface {
 	Subscribe(kinds ...river.EventKind) (<-chan *river.Event, func())
 }
 
-// QueueOptions configure the Queue of one ace process.
-type QueueOptions struct {
+// Options configure the Queue of one ace process.
+type Options struct {
+	// Store is ace's store, in the database River's driver works on.
+	Store Store
+	// Config is ace's configuration (host.dead_after, monitor.interval, store.keep, poll).
+	Config *config.Config
+	// Now is the clock runs are judged by (time.Now when nil).
+	Now func() time.Time
 	// Workers bounds the jobs this process works at once (poll.max_concurrent; at least 2).
 	Workers int
 	// Dispatch makes this process start runs for labelled issues: a periodic job every Interval (the leader's),
@@ -81,10 +93,10 @@ type QueueOptions struct {
 // visitTimeout bounds one visit of a run (several steps in a row, each bounded by stepTimeout).
 const visitTimeout = 30 * time.Minute
 
-// NewQueue builds the Queue of engine e over driver, running River's migrations first. It does not start
+// New builds the Queue of engine e over driver, running River's migrations first. It does not start
 // working jobs: Start does. A Queue that is never started still enqueues, cancels and wakes jobs (ace stop, ace
 // send): some other ace process works them.
-func NewQueue[TTx any](ctx context.Context, e *Engine, driver riverdriver.Driver[TTx], o QueueOptions) (*Queue, error) {
+func New[TTx any](ctx context.Context, e *workflow.Engine, driver riverdriver.Driver[TTx], o Options) (*Queue, error) {
 	if o.Workers < 2 {
 		o.Workers = 2
 	}
@@ -95,12 +107,20 @@ func NewQueue[TTx any](ctx context.Context, e *Engine, driver riverdriver.Driver
 		o.SoftStop = 10 * time.Second
 	}
 	if o.Logger == nil {
-		o.Logger = e.log
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Store == nil || o.Config == nil {
+		return nil, errors.New("queue: incomplete options")
 	}
 	if err := migrateRiver(ctx, driver); err != nil {
 		return nil, err
 	}
-	q := &Queue{e: e, o: o, host: HostQueue(e.o.Host), exec: driver.GetExecutor(), watch: newPaneWatch(e.cfg.Monitor.Interval.Duration)}
+	q := &Queue{e: e, o: o, st: o.Store, cfg: o.Config, self: e.Host(), now: o.Now, exec: driver.GetExecutor(),
+		watch: newPaneWatch(o.Config.Monitor.Interval.Duration)}
+	q.host = HostQueue(q.self)
 	workers := river.NewWorkers()
 	if err := river.AddWorkerSafely(workers, &runWorker{q: q}); err != nil {
 		return nil, err
@@ -128,7 +148,7 @@ func NewQueue[TTx any](ctx context.Context, e *Engine, driver riverdriver.Driver
 		periodic = append(periodic, q.prunePeriodic()...)
 	}
 	client, err := river.NewClient(driver, &river.Config{
-		ID:                   clientID(e.o.Host),
+		ID:                   clientID(q.self),
 		Queues:               queues,
 		Workers:              workers,
 		PeriodicJobs:         periodic,
@@ -138,7 +158,7 @@ func NewQueue[TTx any](ctx context.Context, e *Engine, driver riverdriver.Driver
 		JobTimeout:           visitTimeout,
 		RescueStuckJobsAfter: visitTimeout + 5*time.Minute,
 		SoftStopTimeout:      o.SoftStop,
-		// River's maintenance (its leader's) deletes its own finished jobs after these (queue_prune.go).
+		// River's maintenance (its leader's) deletes its own finished jobs after these (prune.go).
 		CompletedJobRetentionPeriod: completedJobRetention,
 		CancelledJobRetentionPeriod: failedJobRetention,
 		DiscardedJobRetentionPeriod: failedJobRetention,
@@ -149,7 +169,7 @@ func NewQueue[TTx any](ctx context.Context, e *Engine, driver riverdriver.Driver
 		return nil, fmt.Errorf("job queue: %w", err)
 	}
 	q.client = client
-	e.queue = q
+	e.UseJobs(q)
 	return q, nil
 }
 
@@ -294,7 +314,7 @@ func (q *Queue) queueOf(r *store.Run) string {
 // Wake makes the job of the issue's latest unfinished run due now: something changed that the run should look at
 // (a human's answer sent with ace send, a webhook).
 func (q *Queue) Wake(ctx context.Context, repo string, issue int) error {
-	r, err := q.e.o.Store.LatestRun(ctx, repo, issue)
+	r, err := q.st.LatestRun(ctx, repo, issue)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
 	}
@@ -307,7 +327,7 @@ func (q *Queue) Wake(ctx context.Context, repo string, issue int) error {
 	return q.Enqueue(ctx, r)
 }
 
-// wake makes the run's existing job due now. A job that runs is woken once its visit ends (queue_wake.go): the
+// wake makes the run's existing job due now. A job that runs is woken once its visit ends (wake.go): the
 // visit may have read the run before what changed.
 func (q *Queue) wake(ctx context.Context, job *rivertype.JobRow, r *store.Run) error {
 	if job == nil || job.State == rivertype.JobStateAvailable {
@@ -323,7 +343,7 @@ func (q *Queue) wake(ctx context.Context, job *rivertype.JobRow, r *store.Run) e
 }
 
 // Dispatch makes a dispatch pass due now (a webhook, a run that ended and freed a slot). A pass that runs already
-// may have listed the issues before what changed: another one follows it (queue_wake.go).
+// may have listed the issues before what changed: another one follows it (wake.go).
 func (q *Queue) Dispatch(ctx context.Context) error {
 	if !q.o.Dispatch {
 		return nil
@@ -338,9 +358,9 @@ func (q *Queue) Dispatch(ctx context.Context) error {
 	return nil
 }
 
-// interruptRun cancels the run job of an issue while it works (ace stop interrupts a long step); the caller
+// Interrupt cancels the run job of an issue while it works (ace stop interrupts a long step); the caller
 // enqueues it again to run the cancelled step.
-func (q *Queue) interruptRun(ctx context.Context, repo string, issue int) error {
+func (q *Queue) Interrupt(ctx context.Context, repo string, issue int) error {
 	jobs, err := q.runJobs(ctx, repo, issue, rivertype.JobStateRunning)
 	if err != nil {
 		return err
@@ -409,19 +429,18 @@ func (q *Queue) whenAway(ctx context.Context, err error) error {
 }
 
 func (q *Queue) visit(ctx context.Context, jobID int64, a RunArgs) error {
-	e := q.e
-	r, err := e.o.Store.GetRun(ctx, a.Run)
+	r, err := q.st.GetRun(ctx, a.Run)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil // deleted
 	}
 	if err != nil {
 		return err
 	}
-	if r.Host != "" && r.Host != e.o.Host {
+	if r.Host != "" && r.Host != q.self {
 		return nil // the run moved to another host while this one was away: its job there works it
 	}
 	if r.Host == "" {
-		r.Host = e.o.Host // a run from before hosts were recorded is this host's: its job is in this queue
+		r.Host = q.self // a run from before hosts were recorded is this host's: its job is in this queue
 	}
 	for {
 		if r.Status.Terminal() {
@@ -434,8 +453,7 @@ func (q *Queue) visit(ctx context.Context, jobID int64, a RunArgs) error {
 		if q.fence.up.Load() {
 			return river.JobSnooze(fencedSnooze) // cut off from the store: no step until it answers again
 		}
-		resumeWaiting(r)
-		res, err := e.Step(ctx, r)
+		res, err := q.e.Step(ctx, r)
 		q.fence.visited(r)
 		if err != nil {
 			return err
@@ -471,7 +489,7 @@ func (q *Queue) dispatchOnce(ctx context.Context) error {
 	if err := q.moveRunsOfDeadHosts(ctx); err != nil {
 		q.o.Logger.WarnContext(ctx, "move the runs of dead hosts", "err", err)
 	}
-	runs, err := q.e.o.Store.ListRuns(ctx, store.Filter{Statuses: []store.Status{store.StatusActive, store.StatusWaitingInput, store.StatusPausedLimit}})
+	runs, err := q.st.ListRuns(ctx, store.Filter{Statuses: []store.Status{store.StatusActive, store.StatusWaitingInput, store.StatusPausedLimit}})
 	if err != nil {
 		return fmt.Errorf("list unfinished runs: %w", err)
 	}
@@ -488,7 +506,7 @@ func (q *Queue) dispatchOnce(ctx context.Context) error {
 		return err
 	}
 	start := time.Now()
-	var rep PollReport
+	var rep workflow.PollReport
 	if err := q.DispatchRepos(ctx, repos, q.o.MaxConcurrent, &rep); err != nil {
 		return err
 	}
@@ -498,4 +516,24 @@ func (q *Queue) dispatchOnce(ctx context.Context) error {
 	q.o.Logger.InfoContext(ctx, "dispatch pass", "repos", len(repos), "started", rep.Started, "skipped", rep.Skipped,
 		"untrusted", rep.Untrusted, "errors", len(rep.Errors), "took", time.Since(start).Round(time.Millisecond))
 	return nil
+}
+
+// DispatchRepos starts runs for the labelled issues of repos (one dispatch pass, workflow.Engine.DispatchRepos),
+// each on the live host with the most free slots.
+func (q *Queue) DispatchRepos(ctx context.Context, repos []string, maxConcurrent int, rep *workflow.PollReport) error {
+	return q.e.DispatchRepos(ctx, repos, maxConcurrent, q.pickHost, rep)
+}
+
+// Fenced reports whether this host is cut off from the store for long enough that another may take its runs: it
+// takes no step and pushes nothing until the store answers (fence.go).
+func (q *Queue) Fenced() bool { return q.fence.up.Load() }
+
+// Store is what the queue reads and writes of ace's store.
+type Store interface {
+	GetRun(ctx context.Context, id int64) (*store.Run, error)
+	LatestRun(ctx context.Context, repo string, issue int) (*store.Run, error)
+	ListRuns(ctx context.Context, f store.Filter) ([]*store.Run, error)
+	Hosts(ctx context.Context) ([]store.Host, error)
+	Heartbeat(ctx context.Context, h store.Host) error
+	Prune(ctx context.Context, cutoff time.Time) (int, error)
 }

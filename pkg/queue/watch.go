@@ -1,4 +1,4 @@
-package workflow
+package queue
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/aceworks/ace/pkg/store"
+	"github.com/aceworks/ace/pkg/workflow"
 )
 
 // paneWatch keeps watching agents cheap. A run whose agent works in tmux would need a visit every
@@ -21,33 +22,26 @@ import (
 // a way the monitor acts on. Nothing is written while agents just work.
 type paneWatch struct {
 	mu    sync.Mutex
-	runs  map[int64]watched // by job ID
+	runs  map[int64]workflow.Held // by job ID
 	kick  chan struct{}
 	every time.Duration
 }
 
-type watched struct {
-	runID   int64
-	session string
-	workdir string
-	until   time.Time // the job's own snooze ends then: no need to wake it after
-}
-
 func newPaneWatch(every time.Duration) *paneWatch {
-	return &paneWatch{runs: map[int64]watched{}, kick: make(chan struct{}, 1), every: max(every, 50*time.Millisecond)}
+	return &paneWatch{runs: map[int64]workflow.Held{}, kick: make(chan struct{}, 1), every: max(every, 50*time.Millisecond)}
 }
 
 // hold is called after a visit that left a tmux run monitoring: its job sleeps quietWait and the watch wakes it
 // early when needed. It returns the snooze to use.
 func (q *Queue) hold(jobID int64, r *store.Run, wait time.Duration) time.Duration {
-	// Only an agent with a pane is watched (r.Session: a tmux run); the others are looked at when their snooze ends.
-	if Step(r.Step) != StepMonitor || r.Session == "" || wait != q.e.cfg.Monitor.Interval.Duration {
+	// Only an agent with a pane is watched (a tmux run); the others are looked at when their snooze ends.
+	quiet, h, ok := q.e.Holdable(r, wait)
+	if !ok {
 		q.watch.drop(jobID)
 		return wait
 	}
-	quiet := q.e.tmux.quietWait()
 	q.watch.mu.Lock()
-	q.watch.runs[jobID] = watched{runID: r.ID, session: r.Session, workdir: r.Workdir, until: time.Now().Add(quiet)}
+	q.watch.runs[jobID] = h
 	q.watch.mu.Unlock()
 	return quiet
 }
@@ -105,22 +99,22 @@ func (q *Queue) adoptHeld(ctx context.Context) error {
 		if !ok {
 			continue
 		}
-		r, err := q.e.o.Store.GetRun(ctx, a.Run)
+		r, err := q.st.GetRun(ctx, a.Run)
 		if errors.Is(err, store.ErrNotFound) {
 			continue
 		}
 		if err != nil {
 			return err
 		}
-		if Step(r.Step) == StepMonitor && r.Session != "" && (r.Host == "" || r.Host == q.e.o.Host) {
-			q.watch.keep(j.ID, watched{runID: r.ID, session: r.Session, workdir: r.Workdir, until: j.ScheduledAt})
+		if workflow.Step(r.Step) == workflow.StepMonitor && r.Session != "" && (r.Host == "" || r.Host == q.self) {
+			q.watch.keep(j.ID, workflow.Held{RunID: r.ID, Session: r.Session, Workdir: r.Workdir, Until: j.ScheduledAt})
 		}
 	}
 	return nil
 }
 
 // keep watches a job again that could not be woken (unless a visit held it anew meanwhile).
-func (w *paneWatch) keep(jobID int64, h watched) {
+func (w *paneWatch) keep(jobID int64, h workflow.Held) {
 	w.mu.Lock()
 	if _, ok := w.runs[jobID]; !ok {
 		w.runs[jobID] = h
@@ -129,9 +123,9 @@ func (w *paneWatch) keep(jobID int64, h watched) {
 }
 
 // due returns the held jobs to wake now, and forgets them (and those whose snooze has ended by itself).
-func (w *paneWatch) due(ctx context.Context, e *Engine) map[int64]watched {
+func (w *paneWatch) due(ctx context.Context, e *workflow.Engine) map[int64]workflow.Held {
 	w.mu.Lock()
-	held := make(map[int64]watched, len(w.runs))
+	held := make(map[int64]workflow.Held, len(w.runs))
 	for id, h := range w.runs {
 		held[id] = h
 	}
@@ -140,12 +134,12 @@ func (w *paneWatch) due(ctx context.Context, e *Engine) map[int64]watched {
 		return nil
 	}
 	now := time.Now()
-	wake, err := e.tmux.changed(ctx, held, now)
+	wake, err := e.Changed(ctx, held, now)
 	if err != nil {
 		return nil // tmux unreachable: the jobs wake at the end of their snooze and see for themselves
 	}
 	for id, h := range held {
-		if _, woken := wake[id]; woken || now.After(h.until) {
+		if _, woken := wake[id]; woken || now.After(h.Until) {
 			w.drop(id)
 		}
 	}

@@ -1,4 +1,4 @@
-package workflow
+package queue
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/aceworks/ace/pkg/store"
+	"github.com/aceworks/ace/pkg/workflow"
 )
 
 // Hosts share one store in a fleet. Each heartbeats while its queue runs; a run belongs to the host that holds its
@@ -19,8 +20,8 @@ import (
 // database is away a heartbeat is tried every second; the outage is logged when it begins and when it ends, not at
 // every try.
 func (q *Queue) heartbeats(ctx context.Context) {
-	every := max(q.e.cfg.Host.DeadAfter.Duration/4, 250*time.Millisecond)
-	started := q.e.o.Now()
+	every := max(q.cfg.Host.DeadAfter.Duration/4, 250*time.Millisecond)
+	started := q.now()
 	var lost time.Time // when the heartbeats began to fail
 	for {
 		err := q.heartbeat(ctx, started, every)
@@ -33,15 +34,15 @@ func (q *Queue) heartbeats(ctx context.Context) {
 			wait = min(every, time.Second)
 			if lost.IsZero() {
 				lost = time.Now()
-				q.o.Logger.WarnContext(ctx, "heartbeat: the store does not answer; runs wait until it does", "host", q.e.o.Host, "err", err)
+				q.o.Logger.WarnContext(ctx, "heartbeat: the store does not answer; runs wait until it does", "host", q.self, "err", err)
 			}
 			q.fenceIfCutOff(ctx)
 		default:
 			if q.inTouch.Load() == 0 {
-				q.inTouch.Store(q.e.o.Now().UnixNano())
+				q.inTouch.Store(q.now().UnixNano())
 			}
 			if !lost.IsZero() {
-				q.o.Logger.InfoContext(ctx, "heartbeat: the store answers again", "host", q.e.o.Host,
+				q.o.Logger.InfoContext(ctx, "heartbeat: the store answers again", "host", q.self,
 					"after", time.Since(lost).Round(time.Second))
 				lost = time.Time{}
 			}
@@ -64,15 +65,15 @@ func (q *Queue) heartbeats(ctx context.Context) {
 func (q *Queue) heartbeat(ctx context.Context, started time.Time, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	l, err := q.hostLoad(ctx, q.e.o.Host)
+	l, err := workflow.HostLoad(ctx, q.st, q.self)
 	if err != nil {
 		return err
 	}
-	if err := q.e.o.Store.Heartbeat(ctx, store.Host{Name: q.e.o.Host, StartedAt: started,
-		MaxConcurrent: q.o.MaxConcurrent, Running: l.live}); err != nil {
+	if err := q.st.Heartbeat(ctx, store.Host{Name: q.self, StartedAt: started,
+		MaxConcurrent: q.o.MaxConcurrent, Running: l.Live}); err != nil {
 		return err
 	}
-	q.fence.held(l.runs)
+	q.fence.held(l.Runs)
 	return nil
 }
 
@@ -89,20 +90,13 @@ func (q *Queue) dead(h store.Host) bool {
 	if t := time.Unix(0, since); t.After(last) {
 		last = t
 	}
-	return q.e.o.Now().Sub(last) >= q.e.cfg.Host.DeadAfter.Duration
-}
-
-// alive reports whether a host's last heartbeat is recent enough.
-func (q *Queue) alive(h store.Host) bool {
-	e := q.e
-	return e.o.Now().Sub(h.HeartbeatAt) < e.cfg.Host.DeadAfter.Duration
+	return q.now().Sub(last) >= q.cfg.Host.DeadAfter.Duration
 }
 
 // pickHost chooses the host a new run goes to: the live one with the most free slots. ok is false when every
 // live host is full. Before any host has a heartbeat (a first start), this host decides for itself.
 func (q *Queue) pickHost(ctx context.Context, maxConcurrent int) (string, bool, error) {
-	e := q.e
-	hosts, err := e.o.Store.Hosts(ctx)
+	hosts, err := q.st.Hosts(ctx)
 	if err != nil {
 		return "", false, err
 	}
@@ -117,24 +111,24 @@ func (q *Queue) pickHost(ctx context.Context, maxConcurrent int) (string, bool, 
 			continue
 		}
 		capacity := h.MaxConcurrent
-		if h.Name == e.o.Host {
+		if h.Name == q.self {
 			self, capacity = true, maxConcurrent
 		}
-		l, err := q.hostLoad(ctx, h.Name) // live agents, and the rounds waiting ahead of new work
+		l, err := workflow.HostLoad(ctx, q.st, h.Name) // live agents, and the rounds waiting ahead of new work
 		if err != nil {
 			return "", false, err
 		}
-		if capacity <= 0 || l.free(capacity) > 0 {
-			live = append(live, slot{h.Name, l.free(capacity)})
+		if capacity <= 0 || l.Free(capacity) > 0 {
+			live = append(live, slot{h.Name, l.Free(capacity)})
 		}
 	}
 	if !self {
-		l, err := q.hostLoad(ctx, e.o.Host)
+		l, err := workflow.HostLoad(ctx, q.st, q.self)
 		if err != nil {
 			return "", false, err
 		}
-		if maxConcurrent <= 0 || l.free(maxConcurrent) > 0 {
-			live = append(live, slot{e.o.Host, l.free(maxConcurrent)})
+		if maxConcurrent <= 0 || l.Free(maxConcurrent) > 0 {
+			live = append(live, slot{q.self, l.Free(maxConcurrent)})
 		}
 	}
 	if len(live) == 0 {
@@ -153,17 +147,16 @@ func (q *Queue) pickHost(ctx context.Context, maxConcurrent int) (string, bool, 
 // new host starts each again from claim: a fresh working copy from the run's pushed branch, the agent
 // started with a prompt to continue, the same status comment edited to say where the run went.
 func (q *Queue) moveRunsOfDeadHosts(ctx context.Context) error {
-	e := q.e
-	hosts, err := e.o.Store.Hosts(ctx)
+	hosts, err := q.st.Hosts(ctx)
 	if err != nil {
 		return err
 	}
 	var errs []error
 	for _, h := range hosts {
-		if h.Name == e.o.Host || !q.dead(h) {
+		if h.Name == q.self || !q.dead(h) {
 			continue
 		}
-		runs, err := e.o.Store.ListRuns(ctx, store.Filter{Host: h.Name, Statuses: []store.Status{store.StatusActive, store.StatusWaitingInput, store.StatusPausedLimit}})
+		runs, err := q.st.ListRuns(ctx, store.Filter{Host: h.Name, Statuses: []store.Status{store.StatusActive, store.StatusWaitingInput, store.StatusPausedLimit}})
 		if err != nil {
 			return err
 		}
@@ -178,8 +171,8 @@ func (q *Queue) moveRunsOfDeadHosts(ctx context.Context) error {
 				return errors.Join(errs...)
 			}
 			why := fmt.Sprintf("host %s stopped answering (no heartbeat for %s): moved to %s, which continues from the pushed branch",
-				h.Name, e.cfg.Host.DeadAfter.Duration, to)
-			if err := q.restartOn(ctx, r, to, EventMoved, why); err != nil {
+				h.Name, q.cfg.Host.DeadAfter.Duration, to)
+			if err := q.e.MoveRun(ctx, r, to, workflow.EventMoved, why); err != nil {
 				errs = append(errs, fmt.Errorf("%s#%d: %w", r.Repo, r.Issue, err))
 			}
 		}
@@ -187,37 +180,7 @@ func (q *Queue) moveRunsOfDeadHosts(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// restartOn gives a run to host to — from a dead host (EventMoved), or back to this one after its fence stopped
-// the agent (EventFenced) — to start again from its working copy or pushed branch, and enqueues it there; why
-// is the event's message.
-func (q *Queue) restartOn(ctx context.Context, r *store.Run, to string, kind EventKind, why string) error {
-	e := q.e
-	from := r.Host
-	r.Host = to
-	r.Session, r.Workdir, r.AgentSessionID = "", "", ""
-	s := &r.State
-	s.DropAgent()
-	step := StepClaim // idempotent: the issue read again, then a fresh working copy from the pushed branch
-	if Step(r.Step) == StepFollowPR {
-		step = StepFollowPR
-		if f := cloneFollow(s.Follow); f != nil && !f.InRound {
-			f.Released = true // no agent on the new host until a round takes a slot there
-			s.Follow = f
-		}
-	}
-	if _, err := transition(r, step, store.StatusActive); err != nil {
-		return err
-	}
-	if err := e.o.Store.UpdateRun(ctx, r, &store.Event{Kind: string(kind), Step: r.Step, Message: why}); err != nil {
-		return err
-	}
-	e.notify(Progress{Run: r, Kind: kind, Step: Step(r.Step), Message: why})
-	headline := "moved to host " + to + " (" + from + " stopped answering)"
-	if from == to {
-		headline = "continuing on host " + to + " (it was cut off from the store)"
-	}
-	if err := e.postStatus(ctx, r, statusView{Headline: headline}); err != nil {
-		e.log.WarnContext(ctx, "status comment of a moved run", "run", r.ID, "err", err)
-	}
-	return q.Enqueue(ctx, r)
+// alive reports whether a host's last heartbeat is recent enough.
+func (q *Queue) alive(h store.Host) bool {
+	return q.now().Sub(h.HeartbeatAt) < q.cfg.Host.DeadAfter.Duration
 }

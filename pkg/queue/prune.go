@@ -1,4 +1,4 @@
-package workflow
+package queue
 
 import (
 	"context"
@@ -38,7 +38,7 @@ const (
 
 // prunePeriodic is the hourly prune, when store.keep is set.
 func (q *Queue) prunePeriodic() []*river.PeriodicJob {
-	if q.e.cfg.Store.Keep.Duration <= 0 {
+	if q.cfg.Store.Keep.Duration <= 0 {
 		return nil
 	}
 	return []*river.PeriodicJob{river.NewPeriodicJob(river.PeriodicInterval(pruneEvery),
@@ -59,12 +59,12 @@ func (w *pruneWorker) Timeout(*river.Job[PruneArgs]) time.Duration { return 10 *
 
 // prune deletes the finished runs older than store.keep.
 func (q *Queue) prune(ctx context.Context) error {
-	keep := q.e.cfg.Store.Keep.Duration
+	keep := q.cfg.Store.Keep.Duration
 	if keep <= 0 {
 		return nil
 	}
 	start := time.Now()
-	n, err := q.e.o.Store.Prune(ctx, q.e.o.Now().Add(-keep))
+	n, err := q.st.Prune(ctx, q.now().Add(-keep))
 	if n > 0 || err != nil {
 		q.o.Logger.InfoContext(ctx, "pruned finished runs", "runs", n, "older_than", keep, "took",
 			time.Since(start).Round(time.Millisecond), "err", err)

@@ -1,15 +1,14 @@
-package workflow
+package queue
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/aceworks/ace/pkg/store"
-	"github.com/aceworks/ace/pkg/workspace"
+	"github.com/aceworks/ace/pkg/workflow"
 )
 
 // A host that cannot write its heartbeat is about to be taken for dead: after host.dead_after without one, another
@@ -21,9 +20,6 @@ import (
 // copy; those moved away are the other hosts' now. (Freezing the agents with SIGSTOP instead, so that a
 // database restart would cost no agent its work, does not hold: tmux continues a pane's stopped process at
 // once.)
-
-// errFenced refuses a push behind the fence.
-var errFenced = errors.New("this host is cut off from the store: no step until it answers again")
 
 // fencedSnooze is how long a visit behind the fence puts its run off.
 const fencedSnooze = 2 * time.Second
@@ -70,18 +66,18 @@ func (q *Queue) fenceIfCutOff(ctx context.Context) {
 	f := &q.fence
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.up.Load() || f.lastBeat.IsZero() || time.Since(f.lastBeat) < q.e.cfg.Host.DeadAfter.Duration/2 {
+	if f.up.Load() || f.lastBeat.IsZero() || time.Since(f.lastBeat) < q.cfg.Host.DeadAfter.Duration/2 {
 		return
 	}
 	f.up.Store(true)
 	q.o.Logger.WarnContext(ctx, "cut off from the store: this host takes no step and stops its agents before other hosts may move its runs",
-		"host", q.e.o.Host, "since", time.Since(f.lastBeat).Round(time.Second), "runs", len(f.runs))
+		"host", q.self, "since", time.Since(f.lastBeat).Round(time.Second), "runs", len(f.runs))
 	for _, r := range f.runs {
-		if !holdsAgent(r) {
+		if !workflow.HoldsAgent(r) {
 			continue
 		}
 		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		err := q.e.runner(r).Stop(sctx, r)
+		err := q.e.StopAgent(sctx, r)
 		cancel()
 		if err != nil {
 			q.o.Logger.WarnContext(ctx, "fence: stop an agent", "repo", r.Repo, "issue", r.Issue, "err", err)
@@ -103,35 +99,15 @@ func (q *Queue) lift(ctx context.Context) {
 	f.stopped = nil
 	f.up.Store(false)
 	f.mu.Unlock()
-	q.o.Logger.InfoContext(ctx, "the store answers again: this host takes steps again", "host", q.e.o.Host, "agents stopped", len(stopped))
+	q.o.Logger.InfoContext(ctx, "the store answers again: this host takes steps again", "host", q.self, "agents stopped", len(stopped))
 	for _, r := range stopped {
-		fresh, err := q.e.o.Store.GetRun(ctx, r.ID)
-		if err != nil || fresh.Host != q.e.o.Host || fresh.Status.Terminal() {
+		fresh, err := q.st.GetRun(ctx, r.ID)
+		if err != nil || fresh.Host != q.self || fresh.Status.Terminal() {
 			continue
 		}
-		why := fmt.Sprintf("host %s was cut off from the store, so it stopped this run's agent; it continues from its working copy", q.e.o.Host)
-		if err := q.restartOn(ctx, fresh, q.e.o.Host, EventFenced, why); err != nil {
+		why := fmt.Sprintf("host %s was cut off from the store, so it stopped this run's agent; it continues from its working copy", q.self)
+		if err := q.e.MoveRun(ctx, fresh, q.self, workflow.EventFenced, why); err != nil {
 			q.o.Logger.WarnContext(ctx, "restart a run after the fence", "repo", r.Repo, "issue", r.Issue, "err", err)
 		}
 	}
-}
-
-// pushFenced pushes the run's branch only while this host holds the run: not behind the fence, and not when the
-// store says the run has moved to another host or changed under it (the lease read right before the push), so
-// that a host waking from a long pause cannot push over its successor's work.
-func (e *Engine) pushFenced(ctx context.Context, r *store.Run, ws *workspace.Workspace, token string) error {
-	if e.queue != nil && e.queue.fence.up.Load() {
-		return errFenced
-	}
-	fresh, err := e.o.Store.GetRun(ctx, r.ID)
-	if err != nil {
-		return fmt.Errorf("check that this host still holds the run: %w", err)
-	}
-	if fresh.Host != "" && r.Host != "" && fresh.Host != r.Host {
-		return fmt.Errorf("the run moved to host %s: this host does not push: %w", fresh.Host, store.ErrConflict)
-	}
-	if fresh.Version != r.Version {
-		return fmt.Errorf("the run changed under this step: %w", store.ErrConflict)
-	}
-	return ws.Push(ctx, token)
 }
