@@ -9,6 +9,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/headless"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/workflow"
@@ -26,7 +27,7 @@ func runHeadlessLogs(ctx context.Context, app *App, r *store.Run, follow, asJSON
 		return fmt.Errorf("transcript of %s#%d: %w", r.Repo, r.Issue, err)
 	}
 	defer f.Close()
-	s, err := headless.NewStream(format)
+	s, err := agents.Parsers().NewStream(format)
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/headless"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/tmuxops"
@@ -186,7 +187,7 @@ func (s *Server) transcript(r *store.Run) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		st, err := headless.NewStream(format)
+		st, err := agents.Parsers().NewStream(format)
 		if err != nil {
 			return "", err
 		}

@@ -334,7 +334,7 @@ func headlessTail(path, format string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	t, err := headless.ParseAll(format, bytes.NewReader(raw))
+	t, err := agents.Parsers().ParseAll(format, bytes.NewReader(raw))
 	if err != nil && t == nil {
 		return "", fmt.Errorf("read transcript %s: %w", path, err)
 	}

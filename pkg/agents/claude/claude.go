@@ -1,59 +1,68 @@
-package agents
+// Package claude is everything ace knows of Claude Code as an agent: its profile and screens, sign-in and
+// isolated home, limit messages, session files and headless stream.
+package claude
 
 import (
 	"path/filepath"
 	"regexp"
+
+	"github.com/aceworks/ace/pkg/agents/agent"
+	"github.com/aceworks/ace/pkg/headless"
 )
 
-// claudeAdapter is Claude Code (`claude`, npm @anthropic-ai/claude-code). Screens: testdata/real/claude-2.1.197.
+// Adapter is Claude Code (`claude`, npm @anthropic-ai/claude-code). Screens: pkg/agents/testdata/real/claude-2.1.197.
 //
 // Sign-in, in claude's own order: ANTHROPIC_API_KEY (claude asks once whether to use it: the api-key dialog),
 // CLAUDE_CODE_OAUTH_TOKEN (a subscriber's token from `claude setup-token`; no dialog), or its login in
 // ~/.claude/.credentials.json (CLAUDE_CONFIG_DIR moves it; on macOS the token sits in the keychain, which an
 // isolated home cannot reach).
-func claudeAdapter() *Adapter {
-	return &Adapter{
-		Name: "claude", CLI: "claude", Package: "@anthropic-ai/claude-code", Tested: VersionRange{"2.1.197", "2.1.331"},
-		SignIns: []SignIn{
+func Adapter() *agent.Adapter {
+	return &agent.Adapter{
+		Name: "claude", CLI: "claude", Package: "@anthropic-ai/claude-code",
+		Tested: agent.VersionRange{Oldest: "2.1.197", Newest: "2.1.331"},
+		SignIns: []agent.SignIn{
 			{Name: "api-key", Secret: "ANTHROPIC_API_KEY", How: "an Anthropic API key"},
 			{Name: "oauth-token", Secret: "CLAUDE_CODE_OAUTH_TOKEN", How: "a subscription token from `claude setup-token`"},
 			{Name: "login", Files: []string{".credentials.json"}, How: "sign in with `claude` (/login)"},
 		},
-		configDir:    dirFromEnv("CLAUDE_CONFIG_DIR", ".claude", false),
-		isolate:      claudeHome,
-		ProjectMCP:   true,
-		base:         claudeProfile,
-		sessionUsage: claudeSessionUsage,
+		ConfigDir:     agent.DirFromEnv("CLAUDE_CONFIG_DIR", ".claude", false),
+		Isolate:       isolate,
+		ProjectMCP:    true,
+		Base:          profile,
+		SessionUsage:  sessionUsage,
+		Limits:        Limits(),
+		Parser:        func() headless.Parser { return &parser{} },
+		ContextImport: "@",
 	}
 }
 
-// claudeGitTools lets headless claude run the git commands ace's done protocol asks for (commit its work and
+// gitTools lets headless claude run the git commands ace's done protocol asks for (commit its work and
 // look at it): with acceptEdits alone, `claude -p` denies every Bash call, so the agent's `git commit` fails and
 // ace commits for it (seen end to end in pkg/workflow realcli_e2e_test.go). Nothing else is allowed: no push
 // (ace pushes), no other command.
-const claudeGitTools = `--allowedTools "Bash(git add:*)" "Bash(git commit:*)" "Bash(git status:*)" "Bash(git diff:*)" "Bash(git log:*)"`
+const gitTools = `--allowedTools "Bash(git add:*)" "Bash(git commit:*)" "Bash(git status:*)" "Bash(git diff:*)" "Bash(git log:*)"`
 
-func claudeProfile() Profile {
+func profile() agent.Profile {
 	re := regexp.MustCompile
 	approval := `Do you want to (proceed|create|make|edit|overwrite)`
-	return Profile{
+	return agent.Profile{
 		Command: "claude --model {model}", ContinueCommand: "claude --continue --model {model}", Model: "sonnet",
 		// 2.1.331's idle footer names the permission mode ("⏵⏵ auto mode on (shift+tab to cycle)") where
 		// 2.1.197 said "? for shortcuts"; both stay under the working line (ComposerStays).
-		Markers: Markers{Ready: re(`\? for shortcuts|\(shift\+tab to cycle\)`), Busy: re(`esc to interrupt`), Approval: re(approval),
+		Markers: agent.Markers{Ready: re(`\? for shortcuts|\(shift\+tab to cycle\)`), Busy: re(`esc to interrupt`), Approval: re(approval),
 			// AskUserQuestion: a numbered list the human answers, never ace.
 			Question: re(`Enter to select`),
 			Pasted:   re(`\[Pasted text #\d+`)},
 		// Options by their words: 2.1.331 lists "No, exit" first and preselected in its trust dialog (2.1.197
 		// had "1. Yes, I trust this folder" first), and "2. No (recommended)" is preselected for the API key.
-		Dialogs: []Dialog{
-			choose("trust", `Is this a project you created or one you trust|Yes, I trust this folder`, `^Yes, I trust this folder`),
-			choose("api-key", `Do you want to use this API key\?`, `^Yes$`),
-			permission("permission", approval, `^Yes$`),
+		Dialogs: []agent.Dialog{
+			agent.Choose("trust", `Is this a project you created or one you trust|Yes, I trust this folder`, `^Yes, I trust this folder`),
+			agent.Choose("api-key", `Do you want to use this API key\?`, `^Yes$`),
+			agent.Permission("permission", approval, `^Yes$`),
 			// 2.1.331, the first tool call auto mode checks when requests go through a gateway (ANTHROPIC_BASE_URL):
 			// a notice that its classifier billing changes, "Enter to continue · Esc to cancel". Continuing keeps
 			// auto mode as the user has it.
-			confirm("auto-mode-notice", `(?s)auto mode.*Enter to continue · Esc to cancel`, "Enter"),
+			agent.Confirm("auto-mode-notice", `(?s)auto mode.*Enter to continue · Esc to cancel`, "Enter"),
 		},
 		Approve: regexp.MustCompile(`^Yes$`), ComposerStays: true, CompactCommand: "/compact", ContextFile: "CLAUDE.md",
 		QuestionTool: "AskUserQuestion",
@@ -63,19 +72,19 @@ func claudeProfile() Profile {
 		// -p without a prompt argument reads the prompt from stdin. Nobody is there to answer a permission
 		// prompt: edits are accepted, other tools follow the user's settings (or override headless with
 		// --dangerously-skip-permissions inside a sandbox).
-		Headless:       "claude -p --output-format stream-json --verbose --permission-mode acceptEdits " + claudeGitTools + " --model {model}",
-		HeadlessResume: "claude -p --resume {session_id} --output-format stream-json --verbose --permission-mode acceptEdits " + claudeGitTools + " --model {model}",
+		Headless:       "claude -p --output-format stream-json --verbose --permission-mode acceptEdits " + gitTools + " --model {model}",
+		HeadlessResume: "claude -p --resume {session_id} --output-format stream-json --verbose --permission-mode acceptEdits " + gitTools + " --model {model}",
 		HeadlessFormat: "claude",
 	}
 }
 
-// claudeHome: CLAUDE_CONFIG_DIR holds .claude.json, where onboarding is marked done (else claude runs an online
+// isolate: CLAUDE_CONFIG_DIR holds .claude.json, where onboarding is marked done (else claude runs an online
 // check at first start and exits when it cannot reach its service) and the working copy is trusted.
-func claudeHome(h isolatedHome) (map[string]string, error) {
+func isolate(h agent.IsolatedHome) (map[string]string, error) {
 	dir := filepath.Join(h.Home, ".claude")
-	err := mergeJSON(filepath.Join(dir, ".claude.json"), func(m map[string]any) {
+	err := agent.MergeJSON(filepath.Join(dir, ".claude.json"), func(m map[string]any) {
 		m["hasCompletedOnboarding"] = true
-		object(object(m, "projects"), h.Workdir)["hasTrustDialogAccepted"] = true
+		agent.Object(agent.Object(m, "projects"), h.Workdir)["hasTrustDialogAccepted"] = true
 	})
 	return map[string]string{"CLAUDE_CONFIG_DIR": dir}, err
 }
