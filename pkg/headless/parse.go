@@ -58,22 +58,23 @@ func (ps Parsers) ParseAll(format string, r io.Reader) (*Transcript, error) {
 
 // The helpers below are for the parsers, which live with their agents (pkg/agents/<name>).
 
-// DecodeLine trims line and decodes it into v. blank reports an empty line (skipped, not raw); ok is false
-// when the line is not a JSON object with a "type", so the caller keeps it raw.
-func DecodeLine(line []byte, v any, typ *string) (trimmed []byte, blank, ok bool) {
-	trimmed = bytes.TrimSpace(line)
+// Decode reads a stream line into v, whose "type" field typ points at. ok is false when the parser is done with
+// the line: evs is then nothing for a blank line (skipped, not raw), or the line kept raw when it is not a JSON
+// object with a "type".
+func Decode(line []byte, v any, typ *string) (evs []Event, ok bool) {
+	trimmed := bytes.TrimSpace(line)
 	if len(trimmed) == 0 {
-		return trimmed, true, false
+		return nil, false
 	}
 	if err := json.Unmarshal(trimmed, v); err != nil || *typ == "" {
-		return trimmed, false, false
+		return []Event{RawEvent(trimmed)}, false
 	}
-	return trimmed, false, true
+	return nil, true
 }
 
-// RawEvent keeps a line the parser does not understand; truncated because stray output can be huge.
+// RawEvent keeps a line the parser does not understand, trimmed; truncated because stray output can be huge.
 func RawEvent(line []byte) Event {
-	return Event{Kind: KindRaw, Raw: Truncate(string(line))}
+	return Event{Kind: KindRaw, Raw: Truncate(string(bytes.TrimSpace(line)))}
 }
 
 // Truncate cuts s to maxOutput bytes without splitting a UTF-8 sequence.

@@ -16,12 +16,8 @@ func (typeParse) Parse(line []byte) []Event {
 	var m struct {
 		Type string `json:"type"`
 	}
-	line, blank, ok := DecodeLine(line, &m, &m.Type)
-	if blank {
-		return nil
-	}
-	if !ok {
-		return []Event{RawEvent(line)}
+	if evs, ok := Decode(line, &m, &m.Type); !ok {
+		return evs
 	}
 	return []Event{{Kind: Kind(m.Type)}}
 }

@@ -48,12 +48,8 @@ type item struct {
 // Parse implements headless.Parser.
 func (p *parser) Parse(line []byte) []headless.Event {
 	var m streamLine
-	line, blank, ok := headless.DecodeLine(line, &m, &m.Type)
-	if blank {
-		return nil
-	}
-	if !ok {
-		return []headless.Event{headless.RawEvent(line)}
+	if evs, ok := headless.Decode(line, &m, &m.Type); !ok {
+		return evs
 	}
 	switch m.Type {
 	case "thread.started":

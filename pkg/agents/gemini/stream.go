@@ -38,13 +38,9 @@ type streamLine struct {
 // Parse implements headless.Parser.
 func (p *parser) Parse(line []byte) []headless.Event {
 	var m streamLine
-	line, blank, ok := headless.DecodeLine(line, &m, &m.Type)
-	if blank {
-		return nil
-	}
-	if !ok {
-		// Not a message boundary: a stray line must not split an assistant message in two.
-		return []headless.Event{headless.RawEvent(line)}
+	// A line kept raw is not a message boundary: a stray line must not split an assistant message in two.
+	if evs, ok := headless.Decode(line, &m, &m.Type); !ok {
+		return evs
 	}
 	if m.Type == "message" && m.Role == "assistant" && m.Delta {
 		p.buf.Add(m.Content)
