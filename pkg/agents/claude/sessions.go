@@ -52,9 +52,7 @@ func sessionUsage(dir, workdir string, since time.Time) (agent.Usage, error) {
 					agent.Before(l.Timestamp, since) || (d.shared && !within(l.Cwd, workdir)) {
 					return nil
 				}
-				u := l.Message.Usage
-				tok := usage.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
-					CacheReadTokens: u.CacheReadInputTokens, CacheWriteTokens: u.CacheCreationInputTokens}
+				tok := l.Message.Usage.tokens()
 				key := l.RequestID + "\x00" + l.Message.ID
 				if l.RequestID == "" && l.Message.ID == "" {
 					key = path + "\x00" + strconv.Itoa(len(order)) // nothing to tell it apart: count it
@@ -90,6 +88,20 @@ func sessionUsage(dir, workdir string, since time.Time) (agent.Usage, error) {
 	return u, nil
 }
 
+// apiUsage is a response's usage as Anthropic's API reports it, which claude writes in its transcripts and in
+// its stream's result: input_tokens without the cache, the cache's reads and writes, output_tokens.
+type apiUsage struct {
+	InputTokens              int64 `json:"input_tokens"`
+	OutputTokens             int64 `json:"output_tokens"`
+	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
+	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
+}
+
+func (a apiUsage) tokens() usage.Usage {
+	return usage.Usage{InputTokens: a.InputTokens, OutputTokens: a.OutputTokens, CacheReadTokens: a.CacheReadInputTokens,
+		CacheWriteTokens: a.CacheCreationInputTokens}
+}
+
 type sessionLine struct {
 	Type      string  `json:"type"`
 	Timestamp string  `json:"timestamp"`
@@ -97,14 +109,9 @@ type sessionLine struct {
 	Cwd       string  `json:"cwd"`
 	CostUSD   float64 `json:"costUSD"`
 	Message   struct {
-		ID    string `json:"id"`
-		Model string `json:"model"`
-		Usage *struct {
-			InputTokens              int64 `json:"input_tokens"`
-			OutputTokens             int64 `json:"output_tokens"`
-			CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
-			CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
-		} `json:"usage"`
+		ID    string    `json:"id"`
+		Model string    `json:"model"`
+		Usage *apiUsage `json:"usage"`
 	} `json:"message"`
 }
 

@@ -30,19 +30,14 @@ type streamLine struct {
 			Text string `json:"text"`
 		} `json:"delta"`
 	} `json:"event"`
-	IsError    bool            `json:"is_error"`
-	Result     string          `json:"result"`
-	Errors     json.RawMessage `json:"errors"`
-	NumTurns   int             `json:"num_turns"`
-	DurationMS int64           `json:"duration_ms"`
-	Usage      *struct {
-		InputTokens              int64 `json:"input_tokens"`
-		OutputTokens             int64 `json:"output_tokens"`
-		CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
-		CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
-	} `json:"usage"`
-	TotalCostUSD   float64 `json:"total_cost_usd"`
-	APIErrorStatus int     `json:"api_error_status"`
+	IsError        bool            `json:"is_error"`
+	Result         string          `json:"result"`
+	Errors         json.RawMessage `json:"errors"`
+	NumTurns       int             `json:"num_turns"`
+	DurationMS     int64           `json:"duration_ms"`
+	Usage          *apiUsage       `json:"usage"`
+	TotalCostUSD   float64         `json:"total_cost_usd"`
+	APIErrorStatus int             `json:"api_error_status"`
 	// Error is set on the synthetic assistant message claude writes for a failed request ("rate_limit").
 	Error string `json:"error"`
 	// A rate_limit_event carries its fields in rate_limit_info (or, in some versions, at the top level).
@@ -198,13 +193,10 @@ func result(m *streamLine) headless.Event {
 		}
 	}
 	u := &headless.Usage{Turns: m.NumTurns, DurationMS: m.DurationMS, Model: m.Model}
-	u.CostUSD = m.TotalCostUSD
 	if m.Usage != nil {
-		u.InputTokens = m.Usage.InputTokens
-		u.OutputTokens = m.Usage.OutputTokens
-		u.CacheReadTokens = m.Usage.CacheReadInputTokens
-		u.CacheWriteTokens = m.Usage.CacheCreationInputTokens
+		u.Usage = m.Usage.tokens()
 	}
+	u.CostUSD = m.TotalCostUSD
 	e.Usage = u
 	return e
 }

@@ -9,10 +9,8 @@ import (
 	"github.com/aceworks/ace/pkg/usage"
 )
 
-func newParser() headless.Parser { return &parser{} }
-
 func TestStreamFixtures(t *testing.T) {
-	headlesstest.Check(t, newParser, []headlesstest.Fixture{
+	headlesstest.Check(t, Adapter().Parser, []headlesstest.Fixture{
 		{
 			File:    "testdata/stream.jsonl",
 			Session: "8f1c2a4e-3b7d-4e1a-9c55-0d2f6b7a9e10", Model: "claude-sonnet-4-5-20250929",
@@ -49,7 +47,7 @@ func TestLimitEvents(t *testing.T) {
 		`{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"You've hit your session limit · resets 7:17pm (UTC)"}]},"error":"rate_limit","session_id":"s1"}`,
 		`{"type":"result","subtype":"success","is_error":true,"api_error_status":429,"result":"You've hit your session limit · resets 7:17pm (UTC)","session_id":"s1","total_cost_usd":0.0123,"usage":{"input_tokens":10,"output_tokens":5,"cache_read_input_tokens":100,"cache_creation_input_tokens":40}}`,
 	}, "\n")
-	ps := headless.Parsers{"claude": newParser}
+	ps := headless.Parsers{"claude": Adapter().Parser}
 	tr, err := ps.ParseAll("claude", strings.NewReader(stream))
 	if err != nil {
 		t.Fatal(err)

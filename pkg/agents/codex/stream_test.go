@@ -9,10 +9,8 @@ import (
 	"github.com/aceworks/ace/pkg/usage"
 )
 
-func newParser() headless.Parser { return &parser{} }
-
 func TestStreamFixtures(t *testing.T) {
-	headlesstest.Check(t, newParser, []headlesstest.Fixture{
+	headlesstest.Check(t, Adapter().Parser, []headlesstest.Fixture{
 		{
 			File:      "testdata/stream.jsonl",
 			Session:   "0199a213-81c0-7800-8aa1-bbab2a035a53",
@@ -39,7 +37,7 @@ func TestStreamFixtures(t *testing.T) {
 
 // TestExtraItems checks the items only codex has: file changes and MCP tool calls.
 func TestExtraItems(t *testing.T) {
-	tr := headlesstest.Parse(t, newParser, "testdata/stream_ok.jsonl")
+	tr := headlesstest.Parse(t, Adapter().Parser, "testdata/stream_ok.jsonl")
 	var calls []string
 	for _, e := range tr.Events {
 		if e.Kind == headless.KindToolCall {

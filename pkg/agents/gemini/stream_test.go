@@ -9,10 +9,8 @@ import (
 	"github.com/aceworks/ace/pkg/usage"
 )
 
-func newParser() headless.Parser { return &parser{} }
-
 func TestStreamFixtures(t *testing.T) {
-	headlesstest.Check(t, newParser, []headlesstest.Fixture{
+	headlesstest.Check(t, Adapter().Parser, []headlesstest.Fixture{
 		{
 			File:    "testdata/stream.jsonl",
 			Session: "c6b5a4d3-e2f1-4a0b-9c8d-7e6f5a4b3c2d", Model: "gemini-2.5-pro",
@@ -44,7 +42,7 @@ func TestLongLines(t *testing.T) {
 	stream := `{"type":"tool_result","tool_id":"t1","status":"success","output":"` + big + `"}` + "\n" +
 		"not json " + big + "\n" +
 		`{"type":"result","status":"success","stats":{"input_tokens":1}}` + "\n"
-	tr, err := headless.Parsers{"gemini": newParser}.ParseAll("gemini", strings.NewReader(stream))
+	tr, err := headless.Parsers{"gemini": Adapter().Parser}.ParseAll("gemini", strings.NewReader(stream))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +63,7 @@ func TestLongLines(t *testing.T) {
 
 // TestFlush checks deltas still pending at the end of a stream are not lost, and raw lines do not split them.
 func TestFlush(t *testing.T) {
-	p := newParser()
+	p := Adapter().Parser()
 	var evs []headless.Event
 	for _, l := range []string{
 		`{"type":"message","role":"assistant","content":"half ","delta":true}`,
