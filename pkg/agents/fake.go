@@ -30,7 +30,7 @@ func fakeProfile() Profile {
 // that tests need not wait for a minute to turn.
 func fakeLimits() agent.LimitPatterns {
 	own := regexp.MustCompile(`Usage limit reached · resets at (?P<reset>\S+)`)
-	c := claude.Limits()
+	c := claude.Adapter().Limits
 	return agent.LimitPatterns{
 		Screen: append([]*regexp.Regexp{own}, c.Screen...),
 		Menus:  c.Menus,

@@ -17,6 +17,7 @@ import (
 // ~/.claude/.credentials.json (CLAUDE_CONFIG_DIR moves it; on macOS the token sits in the keychain, which an
 // isolated home cannot reach).
 func Adapter() *agent.Adapter {
+	re := regexp.MustCompile
 	return &agent.Adapter{
 		Name: "claude", CLI: "claude", Package: "@anthropic-ai/claude-code",
 		Tested: agent.VersionRange{Oldest: "2.1.197", Newest: "2.1.331"},
@@ -25,12 +26,29 @@ func Adapter() *agent.Adapter {
 			{Name: "oauth-token", Secret: "CLAUDE_CODE_OAUTH_TOKEN", How: "a subscription token from `claude setup-token`"},
 			{Name: "login", Files: []string{".credentials.json"}, How: "sign in with `claude` (/login)"},
 		},
-		ConfigDir:     agent.DirFromEnv("CLAUDE_CONFIG_DIR", ".claude", false),
-		Isolate:       isolate,
-		ProjectMCP:    true,
-		Base:          profile,
-		SessionUsage:  sessionUsage,
-		Limits:        Limits(),
+		ConfigDir:    agent.DirFromEnv("CLAUDE_CONFIG_DIR", ".claude", false),
+		Isolate:      isolate,
+		ProjectMCP:   true,
+		Base:         profile,
+		SessionUsage: sessionUsage,
+		Limits: agent.LimitPatterns{
+			Screen: []*regexp.Regexp{
+				// Subscriber: "⎿  You've hit your session limit · resets 7:17pm (UTC)" (also weekly/Opus limits);
+				// 2.1.331: "You've hit your 5-hour limit · resets 5:09am (UTC)".
+				re(`You(?:'|’)ve hit your (?:[\w-]+ )*limit(?: · resets (?P<reset>[^·\n]*?\([^)\n]+\)))?`),
+				// API key: a 429 claude does not wait out by itself, and an overload it gave up on.
+				re(`API Error: (?:Request rejected \(429\)|529 Overloaded)`),
+			},
+			Menus: []agent.Dialog{
+				// "❯ 1. Stop and wait for limit to reset" is preselected: Enter keeps it.
+				agent.Choose("limit-menu", `Stop and wait for limit to reset`, `^Stop and wait`),
+			},
+			Stream: []*regexp.Regexp{
+				re(`You(?:'|’)ve hit your (?:[\w-]+ )*limit(?: · resets (?P<reset>[^·\n]*?\([^)\n]+\)))?`),
+				re(`API Error: (?:Request rejected \(429\)|529 Overloaded)|"?rate_limit(?:_error)?"?`),
+			},
+			Clock: agent.ClockZoned,
+		},
 		Parser:        func() headless.Parser { return &parser{} },
 		ContextImport: "@",
 	}

@@ -27,6 +27,7 @@ import (
 // checked with `codex sandbox` on 0.169.0: `git commit` fails without it, succeeds with it), so the agent
 // commits its own work like the other agents and the rest of the sandbox stays as it is.
 func Adapter() *agent.Adapter {
+	re := regexp.MustCompile
 	return &agent.Adapter{
 		Name: "codex", CLI: "codex", Wrapper: "codex-gh", Package: "@openai/codex",
 		Tested: agent.VersionRange{Oldest: "0.169.0", Newest: "0.169.0"},
@@ -38,8 +39,21 @@ func Adapter() *agent.Adapter {
 		Isolate:      isolate,
 		Base:         profile,
 		SessionUsage: sessionUsage,
-		Limits:       limits(),
-		Parser:       func() headless.Parser { return &parser{} },
+		Limits: agent.LimitPatterns{
+			Screen: []*regexp.Regexp{
+				re(`You(?:'|’)ve hit your usage limit\.(?:[^\n]*?try again at (?P<reset>\d{1,2}:\d{2}\s*[AaPp][Mm]))?`),
+			},
+			Menus: []agent.Dialog{
+				// "› 1. Switch to <model>" is preselected: Enter would change the user's model; 2 keeps it.
+				agent.Choose("limit-menu", `Keep current model`, `^Keep current model`),
+			},
+			Stream: []*regexp.Regexp{
+				re(`You(?:'|’)ve hit your usage limit\.(?:[^\n]*?try again at (?P<reset>\d{1,2}:\d{2}\s*[AaPp][Mm]))?`),
+				re(`usage_limit_reached|429 Too Many Requests`),
+			},
+			Clock: agent.ClockLocal,
+		},
+		Parser: func() headless.Parser { return &parser{} },
 	}
 }
 

@@ -22,6 +22,7 @@ import (
 // Headless gemini refuses an untrusted folder (exit 55): --skip-trust trusts the working copy for that one
 // session, nothing broader (no trustedFolders.json entry, no parent folder).
 func Adapter() *agent.Adapter {
+	re := regexp.MustCompile
 	return &agent.Adapter{
 		Name: "gemini", CLI: "gemini", Package: "@google/gemini-cli",
 		Tested: agent.VersionRange{Oldest: "0.61.0", Newest: "0.61.0"},
@@ -29,12 +30,28 @@ func Adapter() *agent.Adapter {
 			{Name: "api-key", Secret: "GEMINI_API_KEY", How: "a Gemini API key"},
 			{Name: "login", Files: []string{"oauth_creds.json", "google_accounts.json"}, How: "sign in with Google in `gemini`"},
 		},
-		ConfigDir:     agent.DirFromEnv("GEMINI_CLI_HOME", ".gemini", true),
-		Isolate:       isolate,
-		RunEnv:        runEnv,
-		Base:          profile,
-		SessionUsage:  sessionUsage,
-		Limits:        limits(),
+		ConfigDir:    agent.DirFromEnv("GEMINI_CLI_HOME", ".gemini", true),
+		Isolate:      isolate,
+		RunEnv:       runEnv,
+		Base:         profile,
+		SessionUsage: sessionUsage,
+		Limits: agent.LimitPatterns{
+			Screen: []*regexp.Regexp{
+				// Interactive, a daily quota opens a box: "Usage limit reached for gemini-3.5-flash-lite." with
+				// "● 1. Switch to <model>" "2. Stop".
+				re(`Usage limit reached for [\w.-]*\w|You have exhausted your (?:daily )?quota|Quota exceeded for quota metric|RESOURCE_EXHAUSTED`),
+			},
+			Menus: []agent.Dialog{
+				// "● 1. Switch to <model>" (or, once no model is left, "● 1. Keep trying") is preselected: Enter would
+				// change the user's model or retry into the limit; 2 stops and keeps the model.
+				agent.Choose("limit-menu", `(?s)Usage limit reached for .*\d\. (?:Switch to|Keep trying).*2\. Stop`, `^Stop`),
+			},
+			Stream: []*regexp.Regexp{
+				re(`You have exhausted your (?:daily )?quota|Quota exceeded for quota metric|RESOURCE_EXHAUSTED`),
+			},
+			ExitCodes:         []int{173},
+			UnsavedUntilReply: true,
+		},
 		Parser:        func() headless.Parser { return &parser{} },
 		ContextImport: "@",
 	}
