@@ -1,4 +1,4 @@
-package agents
+package agent
 
 import (
 	"regexp"
@@ -8,7 +8,7 @@ import (
 )
 
 // LimitPatterns is how one agent CLI says that its account hit a usage or rate limit, on its screen and in its
-// headless stream, and how a menu it opens then is answered. Each adapter owns its table (limitTables); the
+// headless stream, and how a menu it opens then is answered. Each adapter owns its table (Adapter.Limits); the
 // wording was observed against a scripted model server answering the providers' real error responses (see
 // the agents' notes on usage limits).
 type LimitPatterns struct {
@@ -52,74 +52,12 @@ type Limit struct {
 	ResetsAt time.Time
 }
 
-// limitTables holds the built-in agents' limit patterns by agent name.
-func limitTables() map[string]LimitPatterns {
-	re := regexp.MustCompile
-	claude := LimitPatterns{
-		Screen: []*regexp.Regexp{
-			// Subscriber: "⎿  You've hit your session limit · resets 7:17pm (UTC)" (also weekly/Opus limits);
-			// 2.1.331: "You've hit your 5-hour limit · resets 5:09am (UTC)".
-			re(`You(?:'|’)ve hit your (?:[\w-]+ )*limit(?: · resets (?P<reset>[^·\n]*?\([^)\n]+\)))?`),
-			// API key: a 429 claude does not wait out by itself, and an overload it gave up on.
-			re(`API Error: (?:Request rejected \(429\)|529 Overloaded)`),
-		},
-		Menus: []Dialog{
-			// "❯ 1. Stop and wait for limit to reset" is preselected: Enter keeps it.
-			choose("limit-menu", `Stop and wait for limit to reset`, `^Stop and wait`),
-		},
-		Stream: []*regexp.Regexp{
-			re(`You(?:'|’)ve hit your (?:[\w-]+ )*limit(?: · resets (?P<reset>[^·\n]*?\([^)\n]+\)))?`),
-			re(`API Error: (?:Request rejected \(429\)|529 Overloaded)|"?rate_limit(?:_error)?"?`),
-		},
-		Clock: ClockZoned,
-	}
-	codex := LimitPatterns{
-		Screen: []*regexp.Regexp{
-			re(`You(?:'|’)ve hit your usage limit\.(?:[^\n]*?try again at (?P<reset>\d{1,2}:\d{2}\s*[AaPp][Mm]))?`),
-		},
-		Menus: []Dialog{
-			// "› 1. Switch to <model>" is preselected: Enter would change the user's model; 2 keeps it.
-			choose("limit-menu", `Keep current model`, `^Keep current model`),
-		},
-		Stream: []*regexp.Regexp{
-			re(`You(?:'|’)ve hit your usage limit\.(?:[^\n]*?try again at (?P<reset>\d{1,2}:\d{2}\s*[AaPp][Mm]))?`),
-			re(`usage_limit_reached|429 Too Many Requests`),
-		},
-		Clock: ClockLocal,
-	}
-	gemini := LimitPatterns{
-		Screen: []*regexp.Regexp{
-			// Interactive, a daily quota opens a box: "Usage limit reached for gemini-3.5-flash-lite." with
-			// "● 1. Switch to <model>" "2. Stop".
-			re(`Usage limit reached for [\w.-]*\w|You have exhausted your (?:daily )?quota|Quota exceeded for quota metric|RESOURCE_EXHAUSTED`),
-		},
-		Menus: []Dialog{
-			// "● 1. Switch to <model>" (or, once no model is left, "● 1. Keep trying") is preselected: Enter would
-			// change the user's model or retry into the limit; 2 stops and keeps the model.
-			choose("limit-menu", `(?s)Usage limit reached for .*\d\. (?:Switch to|Keep trying).*2\. Stop`, `^Stop`),
-		},
-		Stream: []*regexp.Regexp{
-			re(`You have exhausted your (?:daily )?quota|Quota exceeded for quota metric|RESOURCE_EXHAUSTED`),
-		},
-		ExitCodes:         []int{173},
-		UnsavedUntilReply: true,
-	}
-	fake := LimitPatterns{
-		// ace's fake agent says when exactly, so that tests need not wait for a minute to turn.
-		Screen: append([]*regexp.Regexp{re(`Usage limit reached · resets at (?P<reset>\S+)`)}, claude.Screen...),
-		Menus:  claude.Menus,
-		Stream: append([]*regexp.Regexp{re(`Usage limit reached · resets at (?P<reset>\S+)`)}, claude.Stream...),
-		Clock:  ClockRFC3339,
-	}
-	return map[string]LimitPatterns{"claude": claude, "codex": codex, "gemini": gemini, "fake": fake}
-}
-
 // Limits returns the profile's limit patterns: its adapter's, none for a custom agent.
 func (p Profile) Limits() LimitPatterns {
 	if p.adapter == nil {
 		return LimitPatterns{}
 	}
-	return limitTables()[p.adapter.Name]
+	return p.adapter.Limits
 }
 
 // LimitOnScreen finds the last limit message on a screen. count is how many limit messages the screen shows,

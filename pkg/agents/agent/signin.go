@@ -1,4 +1,4 @@
-package agents
+package agent
 
 import (
 	"context"
@@ -97,7 +97,7 @@ func (p Profile) SignIn(ctx context.Context, src SecretSource, user UserEnv) (Au
 			choices = append(choices, s.Secret+" ("+s.How+")")
 			continue
 		}
-		dir := a.configDir(user.Home, user.Getenv)
+		dir := a.ConfigDir(user.Home, user.Getenv)
 		if files := loginFiles(dir, s.Files); files != nil {
 			if auth.Method == "" {
 				auth.Method, auth.Detail, auth.LoginFiles = s.Name, "login in "+tilde(dir, user.Home), files
@@ -141,9 +141,9 @@ func tilde(path, home string) string {
 	return path
 }
 
-// dirFromEnv is a configDir for CLIs whose variable names the config dir itself (CLAUDE_CONFIG_DIR,
+// DirFromEnv is an Adapter.ConfigDir for CLIs whose variable names the config dir itself (CLAUDE_CONFIG_DIR,
 // CODEX_HOME); parent is for CLIs whose variable names the home holding it (GEMINI_CLI_HOME).
-func dirFromEnv(env, sub string, parent bool) func(string, func(string) string) string {
+func DirFromEnv(env, sub string, parent bool) func(string, func(string) string) string {
 	return func(home string, getenv func(string) string) string {
 		if getenv != nil {
 			if v := getenv(env); v != "" {

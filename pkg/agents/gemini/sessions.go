@@ -1,4 +1,4 @@
-package agents
+package gemini
 
 import (
 	"crypto/sha256"
@@ -11,18 +11,21 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/aceworks/ace/pkg/agents/agent"
+	"github.com/aceworks/ace/pkg/usage"
 )
 
-// geminiSessionUsage reads gemini's chats: <gemini dir>/tmp/<project>/chats/session-*.jsonl, where <project> is
+// sessionUsage reads gemini's chats: <gemini dir>/tmp/<project>/chats/session-*.jsonl, where <project> is
 // the working copy's short name in <gemini dir>/projects.json (gemini 0.61) or the SHA-256 of its path (older
 // versions, whose chats are whole session-*.json files). A chat is a log of records: a header naming the
 // projectHash, messages by id (a message written again replaces its earlier version), "$set" updates (one
 // may set every message at once) and "$rewindTo". Each gemini message carries its response's tokens (input
 // including cached, output, cached, thoughts, tool); a message rewound away was still paid for, so it counts.
-func geminiSessionUsage(dir, workdir string, since time.Time) (Usage, error) {
-	var u Usage
+func sessionUsage(dir, workdir string, since time.Time) (agent.Usage, error) {
+	var u agent.Usage
 	seen := map[string]bool{}
-	for _, chats := range geminiChatDirs(dir, workdir) {
+	for _, chats := range chatDirs(dir, workdir) {
 		err := filepath.WalkDir(chats, func(path string, de fs.DirEntry, err error) error {
 			if err != nil {
 				if errors.Is(err, fs.ErrNotExist) {
@@ -34,30 +37,30 @@ func geminiSessionUsage(dir, workdir string, since time.Time) (Usage, error) {
 				return nil
 			}
 			seen[path] = true
-			var spent Usage
+			var spent agent.Usage
 			switch {
 			case strings.HasSuffix(path, ".jsonl"):
-				spent, err = geminiChatLog(path, workdir, since)
+				spent, err = chatLog(path, workdir, since)
 			case strings.HasSuffix(path, ".json"):
-				spent, err = geminiChatFile(path, workdir, since)
+				spent, err = chatFile(path, workdir, since)
 			default:
 				return nil
 			}
 			if err != nil {
 				return err
 			}
-			u.addSession(spent)
+			u.AddSession(spent)
 			return nil
 		})
 		if err != nil {
-			return Usage{}, err
+			return agent.Usage{}, err
 		}
 	}
 	return u, nil
 }
 
-// geminiChatDirs are the chat folders of workdir's project: by its short name, and by its hash.
-func geminiChatDirs(dir, workdir string) []string {
+// chatDirs are the chat folders of workdir's project: by its short name, and by its hash.
+func chatDirs(dir, workdir string) []string {
 	var reg struct {
 		Projects map[string]string `json:"projects"`
 	}
@@ -65,39 +68,39 @@ func geminiChatDirs(dir, workdir string) []string {
 		_ = json.Unmarshal(b, &reg) // a broken registry leaves the hashed folders
 	}
 	var out []string
-	for _, wd := range sameDirs(workdir) {
+	for _, wd := range agent.SameDirs(workdir) {
 		if id := reg.Projects[wd]; id != "" && !strings.ContainsAny(id, `/\`) && id != ".." {
 			out = append(out, filepath.Join(dir, "tmp", id, "chats"))
 		}
-		out = append(out, filepath.Join(dir, "tmp", geminiProjectHash(wd), "chats"))
+		out = append(out, filepath.Join(dir, "tmp", projectHash(wd), "chats"))
 	}
 	return out
 }
 
-// geminiProjectHash is gemini's hash of a project root: SHA-256 of the path, in hex.
-func geminiProjectHash(workdir string) string {
+// projectHash is gemini's hash of a project root: SHA-256 of the path, in hex.
+func projectHash(workdir string) string {
 	h := sha256.Sum256([]byte(workdir))
 	return hex.EncodeToString(h[:])
 }
 
-// geminiRecord is one line of a chat log, or one message of a chat file.
-type geminiRecord struct {
+// record is one line of a chat log, or one message of a chat file.
+type record struct {
 	// header
 	SessionID   string `json:"sessionId"`
 	ProjectHash string `json:"projectHash"`
 	// message
-	ID        string        `json:"id"`
-	Type      string        `json:"type"`
-	Timestamp string        `json:"timestamp"`
-	Model     string        `json:"model"`
-	Tokens    *geminiTokens `json:"tokens"`
+	ID        string      `json:"id"`
+	Type      string      `json:"type"`
+	Timestamp string      `json:"timestamp"`
+	Model     string      `json:"model"`
+	Tokens    *chatTokens `json:"tokens"`
 	// update
 	Set *struct {
-		Messages []geminiRecord `json:"messages"`
+		Messages []record `json:"messages"`
 	} `json:"$set"`
 }
 
-type geminiTokens struct {
+type chatTokens struct {
 	Input    int64 `json:"input"`
 	Output   int64 `json:"output"`
 	Cached   int64 `json:"cached"`
@@ -107,20 +110,20 @@ type geminiTokens struct {
 
 // tokens maps gemini's counts onto ace's kinds: its input (promptTokenCount) includes the cached tokens, tool
 // prompts are input too, thoughts are output.
-func (g geminiTokens) tokens() Tokens {
-	return Tokens{Input: max(g.Input-g.Cached, 0) + g.Tool, Output: g.Output + g.Thoughts, CacheRead: g.Cached}
+func (g chatTokens) tokens() usage.Usage {
+	return usage.Usage{InputTokens: max(g.Input-g.Cached, 0) + g.Tool, OutputTokens: g.Output + g.Thoughts, CacheReadTokens: g.Cached}
 }
 
-// geminiChat sums the last version of each gemini message.
-type geminiChat struct {
+// chat sums the last version of each gemini message.
+type chat struct {
 	workdir string
 	since   time.Time
 	other   bool // the header names another project
-	byID    map[string]geminiRecord
+	byID    map[string]record
 	order   []string
 }
 
-func (c *geminiChat) message(m geminiRecord) {
+func (c *chat) message(m record) {
 	if m.ID == "" || m.Type != "gemini" || m.Tokens == nil {
 		return
 	}
@@ -130,10 +133,10 @@ func (c *geminiChat) message(m geminiRecord) {
 	c.byID[m.ID] = m
 }
 
-func (c *geminiChat) record(r geminiRecord) {
+func (c *chat) record(r record) {
 	switch {
 	case r.ProjectHash != "" && r.ID == "":
-		c.other = !slices.ContainsFunc(sameDirs(c.workdir), func(wd string) bool { return geminiProjectHash(wd) == r.ProjectHash })
+		c.other = !slices.ContainsFunc(agent.SameDirs(c.workdir), func(wd string) bool { return projectHash(wd) == r.ProjectHash })
 	case r.Set != nil:
 		for _, m := range r.Set.Messages {
 			c.message(m)
@@ -143,25 +146,25 @@ func (c *geminiChat) record(r geminiRecord) {
 	}
 }
 
-func (c *geminiChat) usage() Usage {
-	var u Usage
+func (c *chat) usage() agent.Usage {
+	var u agent.Usage
 	if c.other {
 		return u
 	}
 	for _, id := range c.order {
 		m := c.byID[id]
-		if !before(m.Timestamp, c.since) {
-			u.add(m.Model, m.Tokens.tokens())
+		if !agent.Before(m.Timestamp, c.since) {
+			u.AddModel(m.Model, m.Tokens.tokens())
 		}
 	}
 	return u
 }
 
-// geminiChatLog reads a chat log (gemini 0.61: session-*.jsonl).
-func geminiChatLog(path, workdir string, since time.Time) (Usage, error) {
-	c := &geminiChat{workdir: workdir, since: since, byID: map[string]geminiRecord{}}
-	err := eachLine(path, func(line []byte) error {
-		var r geminiRecord
+// chatLog reads a chat log (gemini 0.61: session-*.jsonl).
+func chatLog(path, workdir string, since time.Time) (agent.Usage, error) {
+	c := &chat{workdir: workdir, since: since, byID: map[string]record{}}
+	err := agent.EachLine(path, func(line []byte) error {
+		var r record
 		if json.Unmarshal(line, &r) == nil {
 			c.record(r)
 		}
@@ -170,21 +173,21 @@ func geminiChatLog(path, workdir string, since time.Time) (Usage, error) {
 	return c.usage(), err
 }
 
-// geminiChatFile reads a whole chat (older versions: session-*.json, {sessionId, projectHash, messages}).
-func geminiChatFile(path, workdir string, since time.Time) (Usage, error) {
+// chatFile reads a whole chat (older versions: session-*.json, {sessionId, projectHash, messages}).
+func chatFile(path, workdir string, since time.Time) (agent.Usage, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return Usage{}, err
+		return agent.Usage{}, err
 	}
 	var f struct {
-		ProjectHash string         `json:"projectHash"`
-		Messages    []geminiRecord `json:"messages"`
+		ProjectHash string   `json:"projectHash"`
+		Messages    []record `json:"messages"`
 	}
 	if json.Unmarshal(b, &f) != nil {
-		return Usage{}, nil // not a chat
+		return agent.Usage{}, nil // not a chat
 	}
-	c := &geminiChat{workdir: workdir, since: since, byID: map[string]geminiRecord{}}
-	c.record(geminiRecord{ProjectHash: f.ProjectHash})
+	c := &chat{workdir: workdir, since: since, byID: map[string]record{}}
+	c.record(record{ProjectHash: f.ProjectHash})
 	for _, m := range f.Messages {
 		c.message(m)
 	}

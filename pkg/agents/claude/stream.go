@@ -1,18 +1,20 @@
-package headless
+package claude
 
 import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/aceworks/ace/pkg/headless"
 )
 
-// claudeParser reads `claude -p --output-format stream-json --verbose` (optionally with
+// parser reads `claude -p --output-format stream-json --verbose` (optionally with
 // --include-partial-messages, which adds stream_event lines carrying text deltas).
-type claudeParser struct {
-	buf deltaBuf
+type parser struct {
+	buf headless.DeltaBuf
 }
 
-type claudeLine struct {
+type streamLine struct {
 	Type      string `json:"type"`
 	Subtype   string `json:"subtype"`
 	SessionID string `json:"session_id"`
@@ -28,32 +30,27 @@ type claudeLine struct {
 			Text string `json:"text"`
 		} `json:"delta"`
 	} `json:"event"`
-	IsError    bool            `json:"is_error"`
-	Result     string          `json:"result"`
-	Errors     json.RawMessage `json:"errors"`
-	NumTurns   int             `json:"num_turns"`
-	DurationMS int64           `json:"duration_ms"`
-	Usage      *struct {
-		InputTokens              int64 `json:"input_tokens"`
-		OutputTokens             int64 `json:"output_tokens"`
-		CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
-		CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
-	} `json:"usage"`
-	TotalCostUSD   float64 `json:"total_cost_usd"`
-	APIErrorStatus int     `json:"api_error_status"`
+	IsError        bool            `json:"is_error"`
+	Result         string          `json:"result"`
+	Errors         json.RawMessage `json:"errors"`
+	NumTurns       int             `json:"num_turns"`
+	DurationMS     int64           `json:"duration_ms"`
+	Usage          *apiUsage       `json:"usage"`
+	TotalCostUSD   float64         `json:"total_cost_usd"`
+	APIErrorStatus int             `json:"api_error_status"`
 	// Error is set on the synthetic assistant message claude writes for a failed request ("rate_limit").
 	Error string `json:"error"`
 	// A rate_limit_event carries its fields in rate_limit_info (or, in some versions, at the top level).
-	RateLimitInfo *claudeRateLimit `json:"rate_limit_info"`
-	claudeRateLimit
+	RateLimitInfo *rateLimit `json:"rate_limit_info"`
+	rateLimit
 }
 
-type claudeRateLimit struct {
+type rateLimit struct {
 	Status   string `json:"status"`
 	ResetsAt int64  `json:"resetsAt"`
 }
 
-type claudeBlock struct {
+type block struct {
 	Type      string          `json:"type"`
 	Text      string          `json:"text"`
 	ID        string          `json:"id"`
@@ -64,15 +61,11 @@ type claudeBlock struct {
 	IsError   bool            `json:"is_error"`
 }
 
-// Parse implements Parser.
-func (p *claudeParser) Parse(line []byte) []Event {
-	var m claudeLine
-	line, blank, ok := decodeLine(line, &m, &m.Type)
-	if blank {
-		return nil
-	}
-	if !ok {
-		return []Event{rawEvent(line)}
+// Parse implements headless.Parser.
+func (p *parser) Parse(line []byte) []headless.Event {
+	var m streamLine
+	if evs, ok := headless.Decode(line, &m, &m.Type); !ok {
+		return evs
 	}
 	switch m.Type {
 	case "stream_event":
@@ -80,63 +73,64 @@ func (p *claudeParser) Parse(line []byte) []Event {
 		// message, because the complete assistant message that follows them carries the same text.
 		if m.Event != nil && m.Event.Type == "content_block_delta" && m.Event.Delta != nil &&
 			m.Event.Delta.Type == "text_delta" {
-			p.buf.add(m.Event.Delta.Text)
+			p.buf.Add(m.Event.Delta.Text)
 		}
 		return nil
 	case "system":
-		out := p.buf.flush()
+		out := p.buf.Flush()
 		if m.Subtype == "init" {
-			out = append(out, Event{Kind: KindInit, SessionID: m.SessionID, Model: m.Model})
+			out = append(out, headless.Event{Kind: headless.KindInit, SessionID: m.SessionID, Model: m.Model})
 		}
 		return out // other subtypes (hooks, compaction) are bookkeeping, not conversation
 	case "rate_limit_event":
-		rl := m.claudeRateLimit
+		rl := m.rateLimit
 		if m.RateLimitInfo != nil {
 			rl = *m.RateLimitInfo
 		}
 		if rl.Status != "rejected" {
 			return nil // allowed, allowed_warning: information only
 		}
-		return append(p.buf.flush(), Event{Kind: KindLimit, ResetsAt: rl.ResetsAt, Text: "rate limit: rejected"})
+		return append(p.buf.Flush(),
+			headless.Event{Kind: headless.KindLimit, ResetsAt: rl.ResetsAt, Text: "rate limit: rejected"})
 	case "assistant":
-		var out []Event
+		var out []headless.Event
 		if m.Error == "rate_limit" {
-			out = append(p.buf.flush(), Event{Kind: KindLimit, Text: "rate limit"})
+			out = append(p.buf.Flush(), headless.Event{Kind: headless.KindLimit, Text: "rate limit"})
 		}
 		if m.Message == nil {
-			return append(out, rawEvent(line))
+			return append(out, headless.RawEvent(line))
 		}
 		return append(out, p.assistant(m.Message.Content)...)
 	case "user":
 		if m.Message == nil {
-			return []Event{rawEvent(line)}
+			return []headless.Event{headless.RawEvent(line)}
 		}
-		return append(p.buf.flush(), claudeUser(m.Message.Content)...)
+		return append(p.buf.Flush(), userEvents(m.Message.Content)...)
 	case "result":
-		out := append(p.buf.flush(), claudeResult(&m))
+		out := append(p.buf.Flush(), result(&m))
 		if m.APIErrorStatus == 429 || m.APIErrorStatus == 529 {
-			out = append(out, Event{Kind: KindLimit, Text: fmt.Sprintf("API error %d", m.APIErrorStatus)})
+			out = append(out, headless.Event{Kind: headless.KindLimit, Text: fmt.Sprintf("API error %d", m.APIErrorStatus)})
 		}
 		return out
 	}
-	return []Event{rawEvent(line)}
+	return []headless.Event{headless.RawEvent(line)}
 }
 
-// Flush implements Parser.
-func (p *claudeParser) Flush() []Event { return p.buf.flush() }
+// Flush implements headless.Parser.
+func (p *parser) Flush() []headless.Event { return p.buf.Flush() }
 
 // assistant turns one message's blocks into events, joining consecutive text blocks into one event.
-func (p *claudeParser) assistant(content json.RawMessage) []Event {
-	var blocks []claudeBlock
+func (p *parser) assistant(content json.RawMessage) []headless.Event {
+	var blocks []block
 	if json.Unmarshal(content, &blocks) != nil {
-		return append(p.buf.flush(), Event{Kind: KindAssistant, Text: textOf(content)})
+		return append(p.buf.Flush(), headless.Event{Kind: headless.KindAssistant, Text: headless.TextOf(content)})
 	}
-	var out []Event
+	var out []headless.Event
 	var text []string
 	hasText := false
 	endText := func() {
 		if len(text) > 0 {
-			out = append(out, Event{Kind: KindAssistant, Text: strings.Join(text, "\n")})
+			out = append(out, headless.Event{Kind: headless.KindAssistant, Text: strings.Join(text, "\n")})
 			text = nil
 		}
 	}
@@ -147,43 +141,44 @@ func (p *claudeParser) assistant(content json.RawMessage) []Event {
 			text = append(text, b.Text)
 		case "tool_use":
 			endText()
-			out = append(out, Event{Kind: KindToolCall, Tool: b.Name, ToolID: b.ID, Input: compact(b.Input)})
+			out = append(out, headless.Event{Kind: headless.KindToolCall, Tool: b.Name, ToolID: b.ID,
+				Input: headless.CompactJSON(b.Input)})
 		}
 		// thinking blocks are skipped: they are not part of the conversation.
 	}
 	endText()
 	if hasText {
 		// The complete message repeats the text its deltas streamed; emitting both would double it.
-		p.buf.reset()
+		p.buf.Reset()
 		return out
 	}
-	return append(p.buf.flush(), out...)
+	return append(p.buf.Flush(), out...)
 }
 
-// claudeUser reads a user message: tool results, or text the CLI echoes back.
-func claudeUser(content json.RawMessage) []Event {
-	var blocks []claudeBlock
+// userEvents reads a user message: tool results, or text the CLI echoes back.
+func userEvents(content json.RawMessage) []headless.Event {
+	var blocks []block
 	if json.Unmarshal(content, &blocks) != nil {
-		if s := textOf(content); s != "" {
-			return []Event{{Kind: KindUser, Text: s}}
+		if s := headless.TextOf(content); s != "" {
+			return []headless.Event{{Kind: headless.KindUser, Text: s}}
 		}
 		return nil
 	}
-	var out []Event
+	var out []headless.Event
 	for _, b := range blocks {
 		switch b.Type {
 		case "tool_result":
-			out = append(out, Event{Kind: KindToolResult, ToolID: b.ToolUseID,
-				Output: truncate(textOf(b.Content)), IsError: b.IsError})
+			out = append(out, headless.Event{Kind: headless.KindToolResult, ToolID: b.ToolUseID,
+				Output: headless.Truncate(headless.TextOf(b.Content)), IsError: b.IsError})
 		case "text":
-			out = append(out, Event{Kind: KindUser, Text: b.Text})
+			out = append(out, headless.Event{Kind: headless.KindUser, Text: b.Text})
 		}
 	}
 	return out
 }
 
-func claudeResult(m *claudeLine) Event {
-	e := Event{Kind: KindResult, SessionID: m.SessionID, Status: m.Subtype, Text: m.Result,
+func result(m *streamLine) headless.Event {
+	e := headless.Event{Kind: headless.KindResult, SessionID: m.SessionID, Status: m.Subtype, Text: m.Result,
 		IsError: m.IsError || strings.HasPrefix(m.Subtype, "error")}
 	if e.Status == "" {
 		e.Status = "success"
@@ -197,13 +192,11 @@ func claudeResult(m *claudeLine) Event {
 			e.Text = strings.Join(errs, "\n")
 		}
 	}
-	u := &Usage{Turns: m.NumTurns, DurationMS: m.DurationMS, CostUSD: m.TotalCostUSD, Model: m.Model}
+	u := &headless.Usage{Turns: m.NumTurns, DurationMS: m.DurationMS, Model: m.Model}
 	if m.Usage != nil {
-		u.InputTokens = m.Usage.InputTokens
-		u.OutputTokens = m.Usage.OutputTokens
-		u.CachedTokens = m.Usage.CacheReadInputTokens
-		u.CacheWriteTokens = m.Usage.CacheCreationInputTokens
+		u.Usage = m.Usage.tokens()
 	}
+	u.CostUSD = m.TotalCostUSD
 	e.Usage = u
 	return e
 }

@@ -1,8 +1,9 @@
-// Package agents describes coding-agent CLIs as ace drives them: how to start them (argv templates, no shell),
-// how to read their screens (markers → states), which first-run dialogs to answer, and how to give them an
-// isolated home. Markers are regexes over the visible screen, built in per agent and overridable in ace.toml,
-// because the CLIs' wording moves between versions.
-package agents
+// Package agent is what ace knows of a coding-agent CLI and how it reads it: the profile (how to start the CLI,
+// argv templates with no shell; how to read its screens, markers → states; which first-run dialogs to answer) and
+// the adapter that carries one CLI's own knowledge (sign-in, isolated home, versions, limit messages, session
+// files, stream parser). Each built-in agent fills an adapter in its own folder (pkg/agents/claude, …);
+// pkg/agents lists them and lays ace.toml over them.
+package agent
 
 import (
 	"fmt"
@@ -119,7 +120,7 @@ func (p Profile) Argv(v Vars) ([]string, error) { return p.argvOf(p.Command, v) 
 // ContinueArgv is the command that starts the CLI again in the conversation it last had in its working
 // directory (ContinueCommand), or Argv where the CLI has none or the user's own command replaces the built-in.
 func (p Profile) ContinueArgv(v Vars) ([]string, error) {
-	if p.ContinueCommand == "" || p.adapter == nil || p.Command != p.adapter.base().Command {
+	if p.ContinueCommand == "" || p.adapter == nil || p.Command != p.adapter.Base().Command {
 		return p.Argv(v)
 	}
 	return p.argvOf(p.ContinueCommand, v)

@@ -1,4 +1,6 @@
-package agents
+// Package codex is everything ace knows of the Codex CLI as an agent: its profile and screens, sign-in and
+// isolated home, limit messages, session files and headless stream.
+package codex
 
 import (
 	"errors"
@@ -7,10 +9,13 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/aceworks/ace/pkg/agents/agent"
+	"github.com/aceworks/ace/pkg/headless"
 )
 
-// codexAdapter is the Codex CLI (`codex`, npm @openai/codex), started through ace's codex-gh wrapper (it hands
-// the GitHub token to codex's GitHub MCP server). Screens: testdata/real/codex-0.169.0.
+// Adapter is the Codex CLI (`codex`, npm @openai/codex), started through ace's codex-gh wrapper (it hands
+// the GitHub token to codex's GitHub MCP server). Screens: pkg/agents/testdata/real/codex-0.169.0.
 //
 // Sign-in: OPENAI_API_KEY, or the ChatGPT sign-in in ~/.codex/auth.json (CODEX_HOME moves it). With only the
 // key, a fresh CODEX_HOME still walks through sign-in screens: "Sign in with ChatGPT" → 3 ("Sign in another
@@ -21,34 +26,51 @@ import (
 // and it spends turns on it. ace makes .git a writable root of its own (sandbox_workspace_write.writable_roots,
 // checked with `codex sandbox` on 0.169.0: `git commit` fails without it, succeeds with it), so the agent
 // commits its own work like the other agents and the rest of the sandbox stays as it is.
-func codexAdapter() *Adapter {
-	return &Adapter{
-		Name: "codex", CLI: "codex", Wrapper: "codex-gh", Package: "@openai/codex", Tested: VersionRange{"0.169.0", "0.169.0"},
-		SignIns: []SignIn{
+func Adapter() *agent.Adapter {
+	re := regexp.MustCompile
+	return &agent.Adapter{
+		Name: "codex", CLI: "codex", Wrapper: "codex-gh", Package: "@openai/codex",
+		Tested: agent.VersionRange{Oldest: "0.169.0", Newest: "0.169.0"},
+		SignIns: []agent.SignIn{
 			{Name: "api-key", Secret: "OPENAI_API_KEY", How: "an OpenAI API key"},
 			{Name: "login", Files: []string{"auth.json"}, How: "sign in with ChatGPT (`codex login`)"},
 		},
-		configDir:    dirFromEnv("CODEX_HOME", ".codex", false),
-		isolate:      codexHome,
-		base:         codexProfile,
-		sessionUsage: codexSessionUsage,
+		ConfigDir:    agent.DirFromEnv("CODEX_HOME", ".codex", false),
+		Isolate:      isolate,
+		Base:         profile,
+		SessionUsage: sessionUsage,
+		Limits: agent.LimitPatterns{
+			Screen: []*regexp.Regexp{
+				re(`You(?:'|’)ve hit your usage limit\.(?:[^\n]*?try again at (?P<reset>\d{1,2}:\d{2}\s*[AaPp][Mm]))?`),
+			},
+			Menus: []agent.Dialog{
+				// "› 1. Switch to <model>" is preselected: Enter would change the user's model; 2 keeps it.
+				agent.Choose("limit-menu", `Keep current model`, `^Keep current model`),
+			},
+			Stream: []*regexp.Regexp{
+				re(`You(?:'|’)ve hit your usage limit\.(?:[^\n]*?try again at (?P<reset>\d{1,2}:\d{2}\s*[AaPp][Mm]))?`),
+				re(`usage_limit_reached|429 Too Many Requests`),
+			},
+			Clock: agent.ClockLocal,
+		},
+		Parser: func() headless.Parser { return &parser{} },
 	}
 }
 
-// codexGitWritable is the -c option that gives the sandbox a writable .git (see codexAdapter).
-const codexGitWritable = `-c 'sandbox_workspace_write.writable_roots=["{workdir}/.git"]'`
+// gitWritable is the -c option that gives the sandbox a writable .git (see Adapter).
+const gitWritable = `-c 'sandbox_workspace_write.writable_roots=["{workdir}/.git"]'`
 
-func codexProfile() Profile {
+func profile() agent.Profile {
 	re := regexp.MustCompile
 	approval := `Would you like to run the following command\?`
-	return Profile{
-		Command: "{ace_bin}/codex-gh --model {model} --sandbox workspace-write " + codexGitWritable + " --ask-for-approval on-request",
+	return agent.Profile{
+		Command: "{ace_bin}/codex-gh --model {model} --sandbox workspace-write " + gitWritable + " --ask-for-approval on-request",
 		// resume filters its sessions by the working directory: --last is this working copy's conversation.
-		ContinueCommand: "{ace_bin}/codex-gh resume --last --model {model} --sandbox workspace-write " + codexGitWritable +
+		ContinueCommand: "{ace_bin}/codex-gh resume --last --model {model} --sandbox workspace-write " + gitWritable +
 			" --ask-for-approval on-request",
 		// The splash shows a look-alike composer ("› Ask Codex to do anything") for seconds before the first
 		// dialog; only the real one has the status line "<model> default · <cwd>" under it.
-		Markers: Markers{Ready: re(`default · |Worked for`),
+		Markers: agent.Markers{Ready: re(`default · |Worked for`),
 			// A prompt submitted while codex is still connecting is queued, not lost: pasting it again would
 			// queue it twice.
 			Busy:     re(`esc to interrupt|Queued follow-up inputs|edit last queued message`),
@@ -56,25 +78,25 @@ func codexProfile() Profile {
 			Question: re(`Enter to select`),
 			Pasted:   re(`\[Pasted Content \d+`)},
 		// Most specific first: the sign-in screens share words.
-		Dialogs: []Dialog{
-			choose("trust", `Trust this folder\?`, `^Trust and continue`),
-			confirm("api-key", `Detected OPENAI_API_KEY environment variable|Press enter to save`, "Enter"),
-			choose("sign-in-method", `Use an OpenAI API key`, `^Use an OpenAI API key`),
-			choose("sign-in", `Sign in with ChatGPT`, `^Sign in another way`),
-			choose("model-notice", `Use existing model`, `^Use existing model`),
-			permission("approval", approval, `^Yes, proceed`),
+		Dialogs: []agent.Dialog{
+			agent.Choose("trust", `Trust this folder\?`, `^Trust and continue`),
+			agent.Confirm("api-key", `Detected OPENAI_API_KEY environment variable|Press enter to save`, "Enter"),
+			agent.Choose("sign-in-method", `Use an OpenAI API key`, `^Use an OpenAI API key`),
+			agent.Choose("sign-in", `Sign in with ChatGPT`, `^Sign in another way`),
+			agent.Choose("model-notice", `Use existing model`, `^Use existing model`),
+			agent.Permission("approval", approval, `^Yes, proceed`),
 		},
 		Approve: regexp.MustCompile(`^Yes, proceed`), ComposerStays: true, CompactCommand: "/compact", ContextFile: "AGENTS.md",
 		// "-" reads the prompt from stdin; exec defaults to a read-only sandbox, so ask for workspace-write.
-		Headless:       "{ace_bin}/codex-gh exec --json --sandbox workspace-write " + codexGitWritable + " --model {model} -",
-		HeadlessResume: "{ace_bin}/codex-gh exec --json --sandbox workspace-write " + codexGitWritable + " --model {model} resume {session_id} -",
+		Headless:       "{ace_bin}/codex-gh exec --json --sandbox workspace-write " + gitWritable + " --model {model} -",
+		HeadlessResume: "{ace_bin}/codex-gh exec --json --sandbox workspace-write " + gitWritable + " --model {model} resume {session_id} -",
 		HeadlessFormat: "codex",
 	}
 }
 
-// codexHome: CODEX_HOME with the working copy trusted and the GitHub MCP server, appended to the user's
+// isolate: CODEX_HOME with the working copy trusted and the GitHub MCP server, appended to the user's
 // config.toml text (kept as the user wrote it).
-func codexHome(h isolatedHome) (map[string]string, error) {
+func isolate(h agent.IsolatedHome) (map[string]string, error) {
 	dir := filepath.Join(h.Home, ".codex")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package agents
+package codex
 
 import (
 	"encoding/json"
@@ -7,22 +7,25 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/aceworks/ace/pkg/agents/agent"
+	"github.com/aceworks/ace/pkg/usage"
 )
 
-// codexSessionUsage reads codex's rollouts: <CODEX_HOME>/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl, one per
+// sessionUsage reads codex's rollouts: <CODEX_HOME>/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl, one per
 // thread (a subagent's thread has its own). The first line, session_meta, names the thread's cwd; token_count
 // events carry the thread's running total (info.total_token_usage: input_tokens including cached_input_tokens,
 // output_tokens including reasoning). codex repeats a token_count without new usage (rate-limit updates), so
 // what a thread spent since a moment is its last total minus the last total before it, each step charged to
 // the model of the turn (turn_context) it happened in.
-func codexSessionUsage(dir, workdir string, since time.Time) (Usage, error) {
+func sessionUsage(dir, workdir string, since time.Time) (agent.Usage, error) {
 	root := filepath.Join(dir, "sessions")
 	// Day folders are named in local time: one day of slack covers any zone.
 	oldest := ""
 	if !since.IsZero() {
 		oldest = since.Add(-24 * time.Hour).Format("2006/01/02")
 	}
-	var u Usage
+	var u agent.Usage
 	err := filepath.WalkDir(root, func(path string, de fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
@@ -42,30 +45,30 @@ func codexSessionUsage(dir, workdir string, since time.Time) (Usage, error) {
 		if !strings.HasPrefix(de.Name(), "rollout-") || !strings.HasSuffix(de.Name(), ".jsonl") {
 			return nil
 		}
-		spent, err := codexRollout(path, workdir, since)
+		spent, err := rollout(path, workdir, since)
 		if err != nil {
 			return err
 		}
-		u.addSession(spent)
+		u.AddSession(spent)
 		return nil
 	})
 	if err != nil {
-		return Usage{}, err
+		return agent.Usage{}, err
 	}
 	return u, nil
 }
 
-// codexRollout is what one rollout spent since, when its thread ran in workdir.
-func codexRollout(path, workdir string, since time.Time) (Usage, error) {
+// rollout is what one rollout spent since, when its thread ran in workdir.
+func rollout(path, workdir string, since time.Time) (agent.Usage, error) {
 	var (
-		u          Usage
+		u          agent.Usage
 		mine, meta bool
 		model      string
-		last       Tokens
+		last       usage.Usage
 	)
 	errOther := errors.New("another working copy")
-	err := eachLine(path, func(line []byte) error {
-		var l codexLine
+	err := agent.EachLine(path, func(line []byte) error {
+		var l rolloutLine
 		if json.Unmarshal(line, &l) != nil {
 			return nil
 		}
@@ -88,23 +91,23 @@ func codexRollout(path, workdir string, since time.Time) (Usage, error) {
 			}
 			t := l.Payload.Info.Total.tokens()
 			d := t.Sub(last)
-			if d.Input < 0 || d.Output < 0 || d.CacheRead < 0 || d.CacheWrite < 0 {
+			if d.InputTokens < 0 || d.OutputTokens < 0 || d.CacheReadTokens < 0 || d.CacheWriteTokens < 0 {
 				d = t // the total started again
 			}
-			if !before(l.Timestamp, since) {
-				u.add(model, d)
+			if !agent.Before(l.Timestamp, since) {
+				u.AddModel(model, d)
 			}
 			last = t
 		}
 		return nil
 	})
 	if errors.Is(err, errOther) {
-		return Usage{}, nil
+		return agent.Usage{}, nil
 	}
 	return u, err
 }
 
-type codexLine struct {
+type rolloutLine struct {
 	Timestamp string `json:"timestamp"`
 	Type      string `json:"type"`
 	Payload   struct {
@@ -112,12 +115,12 @@ type codexLine struct {
 		Cwd   string `json:"cwd"`
 		Model string `json:"model"`
 		Info  *struct {
-			Total *codexTokens `json:"total_token_usage"`
+			Total *rolloutTokens `json:"total_token_usage"`
 		} `json:"info"`
 	} `json:"payload"`
 }
 
-type codexTokens struct {
+type rolloutTokens struct {
 	InputTokens     int64 `json:"input_tokens"`
 	CachedInput     int64 `json:"cached_input_tokens"`
 	CacheWriteInput int64 `json:"cache_write_input_tokens"`
@@ -126,20 +129,20 @@ type codexTokens struct {
 
 // tokens maps codex's counts onto ace's kinds: its input_tokens include the cached ones (and any cache
 // writes), its output_tokens the reasoning ones.
-func (c codexTokens) tokens() Tokens {
-	return Tokens{Input: max(c.InputTokens-c.CachedInput-c.CacheWriteInput, 0), Output: c.OutputTokens,
-		CacheRead: c.CachedInput, CacheWrite: c.CacheWriteInput}
+func (c rolloutTokens) tokens() usage.Usage {
+	return usage.Usage{InputTokens: max(c.InputTokens-c.CachedInput-c.CacheWriteInput, 0), OutputTokens: c.OutputTokens,
+		CacheReadTokens: c.CachedInput, CacheWriteTokens: c.CacheWriteInput}
 }
 
 // sameDir reports whether dir is workdir (or the path workdir resolves to).
 func sameDir(dir, workdir string) bool {
-	for _, wd := range sameDirs(workdir) {
+	for _, wd := range agent.SameDirs(workdir) {
 		if filepath.Clean(dir) == wd {
 			return true
 		}
 	}
 	if real, err := filepath.EvalSymlinks(dir); err == nil {
-		for _, wd := range sameDirs(workdir) {
+		for _, wd := range agent.SameDirs(workdir) {
 			if real == wd {
 				return true
 			}
