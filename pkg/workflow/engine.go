@@ -69,6 +69,8 @@ type Engine struct {
 	flow    *repoFlow
 	memory  *memoryKeeper
 	slots   *slots
+	agent   *runAgent
+	status  *reporter
 
 	mu      sync.Mutex
 	changed chan struct{} // closed at the next change of a run made by this process (see Follow)
@@ -132,6 +134,7 @@ func withParts(e *Engine) *Engine {
 	e.tmux, e.exec = newTmuxRunner(e, e.o.Sessions), &execRunner{e}
 	e.prompts, e.humans, e.limits, e.spend = &prompts{e}, &humans{e}, &usageLimits{e}, &spending{e}
 	e.follow, e.flow, e.memory, e.slots = &followThrough{e}, &repoFlow{e}, &memoryKeeper{e}, &slots{e}
+	e.agent, e.status = &runAgent{e}, &reporter{e}
 	return e
 }
 

@@ -74,7 +74,7 @@ func (ul *usageLimits) pauseAt(ctx context.Context, r *store.Run, l agents.Limit
 		detail = "The agent said:\n\n" + quote(l.Message)
 	}
 	view := statusView{Status: store.StatusPausedLimit, Headline: fmt.Sprintf("paused: %s; resumes at %s", why, when), Detail: detail}
-	if err := e.postStatus(ctx, r, view); err != nil {
+	if err := e.status.postStatus(ctx, r, view); err != nil {
 		e.log.WarnContext(ctx, "status comment of a paused run", "run", r.ID, "err", err)
 	}
 	return Stay(ul.pausedWait(r.State.ResumeAt.Sub(now))).With(store.StatusPausedLimit) // limits_fallback.go
@@ -97,7 +97,7 @@ func (ul *usageLimits) resumeFromLimit(ctx context.Context, r *store.Run) (Resul
 	ls.ResumedAt = now
 	r.State.NudgedAt = now // the continue is the nudge of this stretch; idleness counts from here
 	e.event(ctx, r, EventLimit, fmt.Sprintf("resumed after the usage limit with %q", msg))
-	if err := e.postStatus(ctx, r, statusView{Status: store.StatusActive, Headline: "resumed after the usage limit; working"}); err != nil {
+	if err := e.status.postStatus(ctx, r, statusView{Status: store.StatusActive, Headline: "resumed after the usage limit; working"}); err != nil {
 		e.log.WarnContext(ctx, "status comment of a resumed run", "run", r.ID, "err", err)
 	}
 	return Stay(e.cfg.Monitor.Interval.Duration).With(store.StatusActive), true, nil

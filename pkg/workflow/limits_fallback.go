@@ -139,7 +139,7 @@ func (ul *usageLimits) tryFallback(ctx context.Context, r *store.Run, l agents.L
 	}
 	view := statusView{Status: store.StatusActive, Detail: detail,
 		Headline: fmt.Sprintf("%s; handed over to %s, which continues in the same working copy", why, to)}
-	if err := e.postStatus(ctx, r, view); err != nil {
+	if err := e.status.postStatus(ctx, r, view); err != nil {
 		e.log.WarnContext(ctx, "status comment of a run handed over", "run", r.ID, "err", err)
 	}
 	return Goto(StepStartSession).With(store.StatusActive), true

@@ -37,7 +37,7 @@ func (mk *memoryKeeper) provideMemory(ctx context.Context, r *store.Run, ws *wor
 		e.event(ctx, r, "memory", fmt.Sprintf("merged %d line(s) an earlier attempt added to AGENTS.md", rescued.Added))
 	}
 	r.State.MemoryPointer = ""
-	prof, err := e.profile(r)
+	prof, err := e.agent.profile(r)
 	if err != nil || prof.ContextFile == "" {
 		return
 	}
@@ -183,7 +183,7 @@ func (mk *memoryKeeper) remember(ctx context.Context, r *store.Run, outcome stri
 func (mk *memoryKeeper) secretValues(ctx context.Context, r *store.Run) []string {
 	e := mk.e
 	var out []string
-	if prof, err := e.profile(r); err == nil {
+	if prof, err := e.agent.profile(r); err == nil {
 		for _, name := range prof.SecretNames() { // one by one: one that fails must not hide the others
 			if m, err := e.o.Secrets.ResolveAll(ctx, []string{name}); err == nil {
 				out = append(out, m[name])

@@ -34,7 +34,7 @@ func (e *Engine) MoveRun(ctx context.Context, r *store.Run, to string, kind Even
 	if from == to {
 		headline = "continuing on host " + to + " (it was cut off from the store)"
 	}
-	if err := e.postStatus(ctx, r, statusView{Headline: headline}); err != nil {
+	if err := e.status.postStatus(ctx, r, statusView{Headline: headline}); err != nil {
 		e.log.WarnContext(ctx, "status comment of a moved run", "run", r.ID, "err", err)
 	}
 	return e.enqueue(ctx, r)

@@ -34,10 +34,10 @@ func (e *Engine) claim(ctx context.Context, r *store.Run) (Result, error) {
 		r.State.Labeled = true
 	}
 	l := e.cfg.Labels
-	if err := e.setLabels(ctx, r, []string{l.Running}, l.Failed, l.Done, l.NeedsInput); err != nil {
+	if err := e.status.setLabels(ctx, r, []string{l.Running}, l.Failed, l.Done, l.NeedsInput); err != nil {
 		return Result{}, trackerErr(err)
 	}
-	if err := e.postStatus(ctx, r, statusView{Headline: "on it — preparing a working copy"}); err != nil {
+	if err := e.status.postStatus(ctx, r, statusView{Headline: "on it — preparing a working copy"}); err != nil {
 		return Result{}, trackerErr(err)
 	}
 	return Goto(StepPrepare), nil

@@ -155,7 +155,7 @@ func (t *tmuxRunner) Continue(ctx context.Context, r *store.Run, msg string) err
 	if err != nil {
 		return fmt.Errorf("capture screen: %w", err)
 	}
-	prof, err := e.profile(r)
+	prof, err := e.agent.profile(r)
 	if err != nil {
 		return err
 	}

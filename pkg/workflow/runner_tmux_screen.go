@@ -40,7 +40,7 @@ func (t *tmuxRunner) observeScreen(ctx context.Context, r *store.Run) (Result, e
 	if !found || pane.Dead {
 		return t.onAgentExit(ctx, r, pane, found)
 	}
-	prof, err := e.profile(r)
+	prof, err := e.agent.profile(r)
 	if err != nil {
 		return Result{}, err
 	}

@@ -81,7 +81,7 @@ func (sp *spending) refreshUsage(ctx context.Context, r *store.Run, force bool) 
 // the usage as it is.
 func (t *tmuxRunner) readUsage(ctx context.Context, r *store.Run) {
 	e := t.e
-	prof, err := e.profile(r)
+	prof, err := e.agent.profile(r)
 	if err != nil || r.Workdir == "" {
 		return
 	}
@@ -132,7 +132,7 @@ func (sp *spending) runModel(r *store.Run) string {
 	if r.State.Model != "" {
 		return r.State.Model
 	}
-	if prof, err := e.profile(r); err == nil {
+	if prof, err := e.agent.profile(r); err == nil {
 		return prof.Model
 	}
 	return ""
