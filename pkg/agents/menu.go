@@ -118,10 +118,11 @@ func menuAround(lines []string, i, col int, text string) (Menu, bool) {
 		return Option{Text: t}, !isNumbered
 	}
 	// continues reports whether line may sit between two options: a description indented deeper or, in a
-	// numbered menu, a blank line.
+	// numbered menu, a blank line or a rule (claude draws one above its question's last option, "4. Chat about
+	// this").
 	continues := func(line string) bool {
 		in := indentOf(line)
-		return in > col || in < 0 && isNumbered
+		return in > col || in < 0 && isNumbered || isNumbered && isRule(line)
 	}
 	sel := Option{Text: text}
 	if m := numbered.FindStringSubmatch(text); m != nil {
@@ -228,4 +229,10 @@ func (m Menu) Describe() string {
 		b.WriteString("\n")
 	}
 	return b.String()
+}
+
+// isRule reports whether line is a horizontal rule: nothing but box-drawing dashes.
+func isRule(line string) bool {
+	t := strings.TrimSpace(line)
+	return t != "" && strings.Trim(t, "─━") == ""
 }

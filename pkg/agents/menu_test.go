@@ -27,7 +27,7 @@ func TestParseMenuRealScreens(t *testing.T) {
 		{"real/codex-0.169.0/05-trust.txt", []string{"Trust and continue", "Back to Agent Command Center"}, 0, "trust", 0, ""},
 		{"real/gemini-0.61.0/01-trust.txt", []string{"Trust folder (project)", "Trust parent folder (user)", "Don't trust"}, 0, "trust", 0, ""},
 		{"real/gemini-0.61.0/02-auth-method.txt", []string{"Sign in with Google", "Use Gemini API Key", "Vertex AI"}, 1, "auth-method", 1, ""},
-		{"screens/claude/question-real-ask.txt", []string{"Formal", "Casual", "Type something."}, 0, "", -1,
+		{"screens/claude/question-real-ask.txt", []string{"Formal", "Casual", "Type something.", "Chat about this"}, 0, "", -1,
 			"Should the greeting be formal or casual?"},
 	} {
 		t.Run(c.file, func(t *testing.T) {
@@ -81,7 +81,7 @@ func TestMenuAnswers(t *testing.T) {
 	if m.FreeText() != 2 || !slices.Equal(m.Moves(2), []string{"Down", "Down"}) {
 		t.Errorf("free text at %d, moves %v", m.FreeText(), m.Moves(2))
 	}
-	if got := m.Describe(); got != "1. Formal (selected)\n2. Casual\n3. Type something.\n" {
+	if got := m.Describe(); got != "1. Formal (selected)\n2. Casual\n3. Type something.\n4. Chat about this\n" {
 		t.Errorf("Describe = %q", got)
 	}
 	if _, ok := ParseMenu("❯ \n  ? for shortcuts\n"); ok {

@@ -135,34 +135,40 @@ func (t *tmuxRunner) typeAnswer(ctx context.Context, r *store.Run, answer string
 	return t.type_(ctx, r, answer)
 }
 
-// menuOption is a numbered line of a selection menu: "❯ 1. Formal", "  3. Type something.".
-// menuOption is one numbered option: after a cursor, a radio dot or the border of the box the menu is drawn in
-// (gemini 0.61 draws its permission dialogs inside one), up to the box's right border.
-var menuOption = regexp.MustCompile(`(?m)^[\s│┃❯›>●]*(\d{1,2})\.\s+(\S.*?)[\s│┃]*$`)
-
-// answerMenu answers a selection menu with keys, never a paste: pasted text is dropped by these menus and the
-// Enter after it picks the preselected option (claude 2.1.197 answered "Formal" to a human's "2"). An answer
-// that is an option's number or label selects that option; any other text goes through the menu's free-text
-// option ("Type something."); a menu without one gets the text in the composer, as before.
+// answerMenu answers a selection menu (read with agents.ParseMenu, like every menu ace answers) with keys, never
+// a paste: pasted text is dropped by these menus and the Enter after it picks the preselected option (claude
+// 2.1.197 answered "Formal" to a human's "2"). An answer that is an option's number or words selects that option
+// (by its number key where it has one: the path that held for the human's answers in CI; by the cursor where it
+// has none); any other text goes through the menu's free-text option ("Type something."); a menu without one
+// gets the text in the composer, as before.
 func (t *tmuxRunner) answerMenu(ctx context.Context, r *store.Run, screen, answer string) error {
 	t.forget(r.ID)
-	options, free := menuOptions(screen)
-	want := strings.TrimSpace(answer)
-	for n, label := range options {
-		if strings.EqualFold(want, label) {
-			want = n
-		}
-	}
-	if _, ok := options[want]; ok && want != free {
-		return t.pickOption(ctx, r, screen, want)
-	}
-	if free == "" {
+	m, ok := agents.ParseMenu(screen)
+	if !ok {
 		return t.type_(ctx, r, answer)
 	}
-	if err := t.pickOption(ctx, r, screen, free); err != nil {
+	free := m.FreeText()
+	if i := m.Choose(answer); i >= 0 && i != free {
+		return t.pick(ctx, r, screen, m, i)
+	}
+	if free < 0 {
+		return t.type_(ctx, r, answer)
+	}
+	if err := t.pick(ctx, r, screen, m, free); err != nil {
 		return err
 	}
 	return t.submitFreeText(ctx, r, screen, answer)
+}
+
+// pick selects option i of menu m: its number key, or the cursor moved there and Enter.
+func (t *tmuxRunner) pick(ctx context.Context, r *store.Run, screen string, m agents.Menu, i int) error {
+	if n := m.Options[i].Number; n != "" {
+		return t.pickOption(ctx, r, screen, n)
+	}
+	if err := t.moveTo(ctx, r, m, i); err != nil {
+		return err
+	}
+	return t.tmux.SendKeys(ctx, r.Session, "Enter")
 }
 
 // submitFreeText puts answer into the free-text option the cursor is on and submits it: Enter only once the
@@ -193,23 +199,6 @@ func (t *tmuxRunner) submitFreeText(ctx context.Context, r *store.Run, screen, a
 		return fmt.Errorf("answer the agent's menu in free text: %w", err)
 	}
 	return nil
-}
-
-// menuOptions reads a menu's numbered options (number → label), those of the lowest list on screen, and the
-// number of its free-text option ("" when it has none).
-func menuOptions(screen string) (options map[string]string, free string) {
-	options = map[string]string{}
-	for _, m := range menuOption.FindAllStringSubmatch(bottomOf(screen), -1) {
-		if m[1] == "1" {
-			// A list starts again: the menu is the lowest one, not a numbered list in the output above it.
-			options, free = map[string]string{}, ""
-		}
-		options[m[1]] = m[2]
-		if strings.HasPrefix(strings.ToLower(m[2]), "type something") {
-			free = m[1]
-		}
-	}
-	return options, free
 }
 
 // pickOption presses an option's number, then waits for the screen to settle. Some menus submit on the number
