@@ -52,4 +52,3 @@ func LogTo(l *slog.Logger) func(Event) {
 		l.Log(context.Background(), level, "egress", "conn", e)
 	}
 }
-

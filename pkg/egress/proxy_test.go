@@ -193,8 +193,10 @@ func TestUnixSocket(t *testing.T) {
 	}
 	events := start(t, ln, []string{srv.Listener.Addr().String()})
 	tr := &http.Transport{
-		Proxy:       http.ProxyURL(&url.URL{Scheme: "http", Host: "egress"}),
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) { return (&net.Dialer{}).DialContext(ctx, "unix", sock) },
+		Proxy: http.ProxyURL(&url.URL{Scheme: "http", Host: "egress"}),
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, "unix", sock)
+		},
 	}
 	resp, err := (&http.Client{Transport: tr}).Get(srv.URL)
 	if err != nil {
