@@ -19,6 +19,10 @@ func TestMain(m *testing.M) {
 			os.Exit(sandbox.BoxMain(os.Args[2:]))
 		case sandbox.LaunchArg:
 			os.Exit(sandbox.LaunchMain(os.Args[2:]))
+		case "hostile":
+			os.Exit(hostileMain(os.Args[2:]))
+		case "tui":
+			os.Exit(tuiMain())
 		case "exit":
 			os.Exit(exitMain(os.Args[2:]))
 		case "canary-sleeper":
