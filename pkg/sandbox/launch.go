@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"syscall"
 )
 
@@ -16,6 +17,12 @@ const LaunchArg = "__box-launch"
 // is exactly the file's variables. A tmux pane starts with the tmux server's environment, which is ace's own
 // (its tokens among it); `ace __launch` adds to it, this replaces it, since bwrap hands its environment to
 // the box.
+//
+// SIGTERM is left ignored across the exec: bwrap forwards no signal, and dying of one it would take the whole
+// box down at once (--die-with-parent), so a stop that sends SIGTERM to every process of the pane (tmuxops.Kill)
+// would kill the agent before it could save its session. Ignored by bwrap, the SIGTERM reaches the agent, which
+// ends on its own, and the box with it. (ace __box, a Go program, handles SIGTERM again; the agent, exec'd by
+// it, starts with the default.)
 func LaunchMain(args []string) int {
 	if len(args) < 3 || args[1] != "--" {
 		fmt.Fprintln(os.Stderr, "usage: ace "+LaunchArg+" ENVFILE -- COMMAND [ARGS…]")
@@ -38,6 +45,7 @@ func LaunchMain(args []string) int {
 		fmt.Fprintf(os.Stderr, "ace: cannot start the box: %v\n", err)
 		return 127
 	}
+	signal.Ignore(syscall.SIGTERM)
 	err = syscall.Exec(path, args[2:], env)
 	fmt.Fprintf(os.Stderr, "ace: exec %s: %v\n", path, err)
 	return 126

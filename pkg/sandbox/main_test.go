@@ -23,6 +23,8 @@ func TestMain(m *testing.M) {
 			os.Exit(hostileMain(os.Args[2:]))
 		case "tui":
 			os.Exit(tuiMain())
+		case "graceful":
+			os.Exit(gracefulMain())
 		case "exit":
 			os.Exit(exitMain(os.Args[2:]))
 		case "canary-sleeper":

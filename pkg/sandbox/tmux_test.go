@@ -164,3 +164,63 @@ func TestTUIInTmux(t *testing.T) {
 		t.Errorf("the env file was left behind: %v", ents)
 	}
 }
+
+// gracefulMain waits for SIGTERM, then takes a moment to leave a mark in its working directory and exits 0: an
+// agent saving its session on the way out.
+func gracefulMain() int {
+	term := make(chan os.Signal, 1)
+	signal.Notify(term, syscall.SIGTERM)
+	fmt.Print("waiting for SIGTERM\r\n")
+	<-term
+	time.Sleep(300 * time.Millisecond) // saving a session takes a moment: the box must live through it
+	if err := os.WriteFile("saved", []byte("session saved"), 0o644); err != nil {
+		return 1
+	}
+	return 0
+}
+
+// TestStopInTmux: ending a boxed pane the way ace ends a session (SIGTERM to every process of the pane, SIGKILL
+// after a grace) lets the agent finish its SIGTERM handler; bwrap, which would take the box down at once,
+// ignores it.
+func TestStopInTmux(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed")
+	}
+	h := host(t)
+	d := dirs(t, "wc", "home", "run")
+	box, err := h.Wrap(sandbox.Spec{WorkDir: d[0], Home: d[1], Self: self(t), Terminal: true,
+		Env: map[string]string{"TERM": "tmux-256color"}}, []string{sandbox.SelfPath, "graceful"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := tmuxops.New(fmt.Sprintf("ace-box-stop-%d", os.Getpid()))
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := c.KillServer(ctx); err != nil {
+			t.Errorf("kill tmux server: %v", err)
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err = c.NewSession(ctx, tmuxops.SessionSpec{Name: "box", Dir: d[0], Argv: box.Argv, Secrets: box.Env,
+		Launcher: []string{self(t), sandbox.LaunchArg}, RuntimeDir: filepath.Join(d[2], "env"), Width: 100, Height: 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if screen, _ := c.Capture(ctx, "box", 0); strings.Contains(screen, "waiting for SIGTERM") {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatal("the boxed program did not start")
+		}
+		time.Sleep(50 * time.Millisecond) // a screen has no change event to wait on
+	}
+	if err := c.Kill(ctx, "box"); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(d[0], "saved")); err != nil || string(b) != "session saved" {
+		t.Fatalf("the agent was killed before its SIGTERM handler ran: %q %v", b, err)
+	}
+}
