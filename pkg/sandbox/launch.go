@@ -16,7 +16,8 @@ const LaunchArg = "__box-launch"
 // env file (a JSON object, as tmuxops.WriteEnvFile writes it) and replaces itself with ARGV whose environment
 // is exactly the file's variables. A tmux pane starts with the tmux server's environment, which is ace's own
 // (its tokens among it); `ace __launch` adds to it, this replaces it, since bwrap hands its environment to
-// the box.
+// the box. One variable of the pane's is kept when the file does not set it: TERM, which tmux sets to the
+// terminal the pane emulates (a property of the pane, not of ace).
 //
 // SIGTERM is left ignored across the exec: bwrap forwards no signal, and dying of one it would take the whole
 // box down at once (--die-with-parent), so a stop that sends SIGTERM to every process of the pane (tmuxops.Kill)
@@ -38,6 +39,9 @@ func LaunchMain(args []string) int {
 	if err := json.Unmarshal(data, &vars); err != nil {
 		fmt.Fprintf(os.Stderr, "ace: env file: %v\n", err)
 		return 127
+	}
+	if _, ok := vars["TERM"]; !ok && os.Getenv("TERM") != "" {
+		vars["TERM"] = os.Getenv("TERM")
 	}
 	env := (&Box{Env: vars}).Environ()
 	path, err := exec.LookPath(args[2])

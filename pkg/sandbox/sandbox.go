@@ -49,8 +49,11 @@ type Spec struct {
 	ProxyPort int
 	// Terminal keeps the caller's controlling terminal, as a tmux pane needs: an interactive CLI opens
 	// /dev/tty, gets SIGWINCH on a resize and ^C as a signal only when the box stays in the pane's session.
-	// Without it the box starts a new session (bwrap --new-session), which stops a boxed process from pushing
-	// input into a terminal outside with TIOCSTI: right for headless runs, which have no terminal to lose.
+	// The box can then push input into that terminal with TIOCSTI (where the kernel still allows it,
+	// dev.tty.legacy_tiocsti): in a tmux pane that input is the agent's own, since the pane dies with the box
+	// (remain-on-exit, no shell after it) and a user's `ace attach` is a tmux client on a terminal of its own.
+	// Without Terminal the box starts a new session (bwrap --new-session), which rules TIOCSTI out: right for
+	// headless runs, which have no terminal to lose.
 	Terminal bool
 	// Self is ace's executable on the host, run inside as the box's first process; "" is os.Executable().
 	Self string

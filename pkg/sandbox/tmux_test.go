@@ -21,7 +21,7 @@ import (
 )
 
 // tuiMain is a small interactive program as an agent CLI is one: it opens /dev/tty, checks that it is the
-// terminal's foreground, reads keys in raw mode, and redraws its size on SIGWINCH.
+// terminal's foreground and has TERM (the pane's), reads keys in raw mode, and redraws its size on SIGWINCH.
 func tuiMain() int {
 	tty := "ok"
 	if f, err := os.OpenFile("/dev/tty", os.O_RDWR, 0); err != nil {
@@ -31,6 +31,9 @@ func tuiMain() int {
 	}
 	fg, err := unix.IoctlGetInt(0, unix.TIOCGPGRP)
 	foreground := err == nil && fg == syscall.Getpgrp()
+	if os.Getenv("TERM") == "" {
+		tty += " (no TERM)"
+	}
 	canary := "absent"
 	pid1, _ := os.ReadFile("/proc/1/environ")
 	if os.Getenv("ACE_HOST_CANARY") != "" || strings.Contains(string(pid1), envCanary) {
@@ -91,7 +94,7 @@ func TestTUIInTmux(t *testing.T) {
 	t.Setenv("ACE_HOST_CANARY", envCanary) // the tmux server inherits it; the box must not
 	d := dirs(t, "wc", "home", "run")
 	box, err := h.Wrap(sandbox.Spec{WorkDir: d[0], Home: d[1], Self: self(t), Terminal: true,
-		Env: map[string]string{"TERM": "tmux-256color", "ANTHROPIC_API_KEY": agentSecret}}, []string{sandbox.SelfPath, "tui"})
+		Env: map[string]string{"ANTHROPIC_API_KEY": agentSecret}}, []string{sandbox.SelfPath, "tui"})
 	if err != nil {
 		t.Fatal(err)
 	}
