@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -98,7 +99,8 @@ func (h *Host) bwrapArgs(s Spec, self string, inner []string) ([]string, error) 
 }
 
 // mounts are the Spec's own mounts, parents before children so that a path below a hidden one is mounted over
-// the mask (ace's mirror objects below ace's hidden root, say).
+// the mask (ace's mirror objects below ace's hidden root, say). A hidden path that does not exist, or that no
+// mount contains, is absent from the box anyway: it gets no mask (whose mount point would name it).
 func (s Spec) mounts() ([]mount, error) {
 	var ms []mount
 	add := func(kind int, paths ...string) error {
@@ -108,22 +110,23 @@ func (s Spec) mounts() ([]mount, error) {
 			}
 			p = filepath.Clean(p)
 			fi, err := os.Stat(p)
-			if kind == kindHide {
-				if err == nil || errors.Is(err, os.ErrNotExist) {
-					ms = append(ms, mount{kind: kind, path: p, file: err == nil && !fi.IsDir()})
-					continue
-				}
-			}
-			if err != nil {
+			switch {
+			case kind == kindHide && errors.Is(err, os.ErrNotExist):
+			case err != nil:
 				return fmt.Errorf("sandbox: %w", err)
+			default:
+				ms = append(ms, mount{kind: kind, path: p, file: !fi.IsDir()})
 			}
-			ms = append(ms, mount{kind: kind, path: p})
 		}
 		return nil
 	}
 	if err := errors.Join(add(kindRO, s.ReadOnly...), add(kindRW, s.WorkDir, s.Home), add(kindHide, s.Hide...)); err != nil {
 		return nil, err
 	}
+	binds := slices.DeleteFunc(slices.Clone(ms), func(m mount) bool { return m.kind == kindHide })
+	ms = slices.DeleteFunc(ms, func(h mount) bool {
+		return h.kind == kindHide && !slices.ContainsFunc(binds, func(b mount) bool { return within(h.path, b.path) })
+	})
 	sort.SliceStable(ms, func(i, j int) bool {
 		di, dj := depth(ms[i].path), depth(ms[j].path)
 		if di != dj {
@@ -132,6 +135,11 @@ func (s Spec) mounts() ([]mount, error) {
 		return ms[i].kind < ms[j].kind
 	})
 	return ms, nil
+}
+
+// within reports whether path is dir or below it.
+func within(path, dir string) bool {
+	return path == dir || strings.HasPrefix(path, strings.TrimSuffix(dir, "/")+"/")
 }
 
 func depth(p string) int { return strings.Count(p, "/") }

@@ -387,7 +387,7 @@ func TestHostileAgent(t *testing.T) {
 			t.Errorf("%s: the box let it through: %+v", n, a)
 		}
 	}
-	listed := map[string]string{"list-user-home": ".local .ssh", "list-ace-root": "homes mirrors worktrees",
+	listed := map[string]string{"list-user-home": ".local", "list-ace-root": "homes mirrors worktrees",
 		"list-worktrees": "1", "list-agent-homes": "claude"}
 	for n, want := range listed {
 		if a := res[n]; a.Out != want {

@@ -104,6 +104,27 @@ func TestMountOrder(t *testing.T) {
 	if !(ro < hideSSH && ro < hideRoot && hideRoot < bindWC) {
 		t.Fatalf("order ro=%d hide .ssh=%d hide root=%d wc=%d: %q", ro, hideSSH, hideRoot, bindWC, box.Argv)
 	}
+	// Run it: the key under the read-only home is masked, the working copy below the masked root is there, and
+	// hidden paths that do not exist or that no mount contains cost nothing.
+	if err := os.WriteFile(filepath.Join(ssh, "id_ed25519"), []byte("key"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(wc, "mine"), []byte("mine"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	box, err = h.Wrap(sandbox.Spec{WorkDir: wc, Home: agentHome, Self: self(t), ReadOnly: []string{home},
+		Hide: []string{ssh, aceRoot, filepath.Join(home, "missing"), "/etc/shadow"}},
+		[]string{"sh", "-c", "ls -A " + ssh + "; cat " + filepath.Join(wc, "mine") + "; ls -A " + aceRoot})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(box.Argv, "/etc/shadow") || slices.Contains(box.Argv, filepath.Join(home, "missing")) {
+		t.Errorf("a mask for a path the box cannot see anyway: %q", box.Argv)
+	}
+	out, err := box.Command(context.Background()).CombinedOutput()
+	if err != nil || string(out) != "mine"+"homes\nworktrees\n" {
+		t.Fatalf("inside: %q %v", out, err)
+	}
 	if _, err := h.Wrap(sandbox.Spec{WorkDir: wc, Home: agentHome, ReadOnly: []string{"relative/path"}}, []string{"true"}); err == nil {
 		t.Fatal("a relative path was accepted")
 	}
