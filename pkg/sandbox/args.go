@@ -87,7 +87,7 @@ func (h *Host) bwrapArgs(s Spec, self string, inner []string) ([]string, error) 
 	}
 	args = append(args, "--ro-bind", self, SelfPath)
 	if s.ProxySocket != "" {
-		args = append(args, "--bind", s.ProxySocket, ProxySocketPath)
+		args = append(args, "--ro-bind", filepath.Dir(s.ProxySocket), ProxyDir)
 	}
 	// The root and the masks are tmpfs: made read-only last (once the mount points below them exist), so that a
 	// write outside the mounts above fails rather than vanishing. A remount is not recursive: binds stay as they are.

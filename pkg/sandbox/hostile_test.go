@@ -164,7 +164,9 @@ func roundTrip(path string) (string, error) {
 // proxies (the stand-in model endpoint is on the host's loopback).
 func proxyClient(caPEM string) *http.Client {
 	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM([]byte(caPEM))
+	if caPEM != "" {
+		pool.AppendCertsFromPEM([]byte(caPEM))
+	}
 	pu, _ := url.Parse(os.Getenv("HTTPS_PROXY"))
 	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
 		Proxy: http.ProxyURL(pu), TLSClientConfig: &tls.Config{RootCAs: pool}, DisableKeepAlives: true,
@@ -231,7 +233,7 @@ func newWorld(t *testing.T) *world {
 	w.wc = filepath.Join(w.aceRoot, "worktrees/r/1")
 	gittest.Run(t, w.aceRoot, "clone", "-q", "--shared", w.mirror, w.wc)
 
-	runDir := filepath.Join(w.aceRoot, "run/r-1")
+	runDir := filepath.Join(w.aceRoot, "run/r-1/egress")
 	if err := os.MkdirAll(runDir, 0o700); err != nil {
 		t.Fatal(err)
 	}

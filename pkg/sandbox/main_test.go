@@ -25,6 +25,8 @@ func TestMain(m *testing.M) {
 			os.Exit(tuiMain())
 		case "graceful":
 			os.Exit(gracefulMain())
+		case "fetch":
+			os.Exit(fetchMain())
 		case "exit":
 			os.Exit(exitMain(os.Args[2:]))
 		case "canary-sleeper":

@@ -20,8 +20,10 @@ import (
 const (
 	// SelfPath is where ace's executable is mounted: the box's first process is `SelfPath __box`.
 	SelfPath = "/run/ace/ace"
-	// ProxySocketPath is where the egress proxy's unix socket is mounted.
-	ProxySocketPath = "/run/ace/egress.sock"
+	// ProxyDir is where the directory of the egress proxy's unix socket is mounted. The directory rather than
+	// the socket: a socket that ace, restarted, listens on anew is a new file, which a bind of the old one would
+	// never show to a box that outlived the restart.
+	ProxyDir = "/run/ace/egress"
 	// DefaultProxyPort is the loopback port of the forwarder inside the box (its own network namespace, so
 	// any port is free).
 	DefaultProxyPort = 3128
@@ -43,7 +45,8 @@ type Spec struct {
 	// Env is the command's whole environment: nothing of the caller's is inherited. PATH and HOME get defaults
 	// when absent; the proxy variables are set when ProxySocket is.
 	Env map[string]string
-	// ProxySocket is the host path of the egress proxy's unix socket; "" leaves the box without network.
+	// ProxySocket is the host path of the egress proxy's unix socket, alone in a directory of its own (the
+	// directory is what the box sees); "" leaves the box without network.
 	ProxySocket string
 	// ProxyPort is the forwarder's port inside the box; 0 is DefaultProxyPort.
 	ProxyPort int

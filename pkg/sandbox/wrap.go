@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 )
 
@@ -37,11 +38,14 @@ func (h *Host) Wrap(s Spec, argv []string) (*Box, error) {
 		if fi.Mode().Type() != os.ModeSocket {
 			return nil, fmt.Errorf("sandbox: proxy socket %s is not a socket", s.ProxySocket)
 		}
+		if ents, err := os.ReadDir(filepath.Dir(s.ProxySocket)); err != nil || len(ents) != 1 {
+			return nil, fmt.Errorf("sandbox: the proxy socket %s must be alone in its directory, which the box sees", s.ProxySocket)
+		}
 		port := s.ProxyPort
 		if port == 0 {
 			port = DefaultProxyPort
 		}
-		inner = append(inner, "--proxy-socket", ProxySocketPath, "--proxy-listen", "127.0.0.1:"+strconv.Itoa(port))
+		inner = append(inner, "--proxy-socket", ProxyDir+"/"+filepath.Base(s.ProxySocket), "--proxy-listen", "127.0.0.1:"+strconv.Itoa(port))
 	}
 	inner = append(append(inner, "--"), argv...)
 	args, err := h.bwrapArgs(s, self, inner)
