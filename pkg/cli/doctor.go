@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/aceworks/ace/pkg/agents"
+	"github.com/aceworks/ace/pkg/sandbox"
 	"github.com/aceworks/ace/pkg/service"
 )
 
@@ -74,6 +75,12 @@ func runDoctor(ctx context.Context, app *App) error {
 		c.fail("git", "not found; install: "+agents.InstallHint("git"))
 	} else {
 		c.ok("git", string(trimNL(out)))
+	}
+	// A warning, not a failure, until runs are boxed: nothing needs bwrap yet.
+	if h, err := sandbox.Detect(ctx); err != nil {
+		c.warn("sandbox", err.Error())
+	} else {
+		c.ok("sandbox", h.String()+": per-run boxes work")
 	}
 	for _, name := range app.Config.AgentNames() {
 		checkAgent(ctx, c, app, name)

@@ -1,0 +1,109 @@
+package sandbox
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/aceworks/ace/pkg/egress"
+)
+
+// ChildArg is the hidden first argument of ace's process inside a box.
+const ChildArg = "__box"
+
+// forwarded are the signals BoxMain passes on to the command's process group.
+var forwarded = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2}
+
+// BoxMain is the body of `ace __box [--proxy-socket S --proxy-listen ADDR] -- ARGV…`, the box's first process:
+// it relays ADDR (the box's own loopback) to the egress proxy's socket S, and runs ARGV as its child in a process
+// group of its own — in the terminal's foreground when it has one, so that keys, ^C and resizes reach the agent
+// and not bwrap outside — and exits with its status (128+N for a signal N, as a shell does). Signals sent to
+// this process go on to the child's group. It stays the parent, rather than exec'ing ARGV, to keep the
+// forwarder running.
+func BoxMain(args []string) int {
+	fs := flag.NewFlagSet(ChildArg, flag.ContinueOnError)
+	sock := fs.String("proxy-socket", "", "the egress proxy's unix `socket`")
+	listen := fs.String("proxy-listen", "", "loopback `address` to relay to the proxy")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	argv := fs.Args()
+	if len(argv) == 0 {
+		fmt.Fprintln(os.Stderr, "usage: ace "+ChildArg+" [--proxy-socket S --proxy-listen ADDR] -- COMMAND [ARGS…]")
+		return 2
+	}
+	if *sock != "" {
+		ln, err := net.Listen("tcp", *listen)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "ace box: proxy forwarder: %v\n", err)
+			return 126
+		}
+		// It lives as long as this process, which is as long as the box: nothing to shut down.
+		go forward(ln, *sock)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if _, err := unix.IoctlGetInt(0, unix.TIOCGPGRP); err == nil {
+		// stdin is this session's controlling terminal: hand its foreground to the command.
+		cmd.SysProcAttr.Foreground, cmd.SysProcAttr.Ctty = true, 0
+	}
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, forwarded...)
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(os.Stderr, "ace box: cannot start %s: %v (is its directory among the box's read-only paths?)\n", argv[0], err)
+		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
+			return 127
+		}
+		return 126
+	}
+	go func() {
+		for s := range sigs {
+			syscall.Kill(-cmd.Process.Pid, s.(syscall.Signal))
+		}
+	}()
+	err := cmd.Wait()
+	signal.Stop(sigs)
+	return exitCode(err)
+}
+
+func exitCode(err error) int {
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		if err != nil {
+			return 126
+		}
+		return 0
+	}
+	if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ee.ExitCode()
+}
+
+// forward relays each connection to ln to the proxy's unix socket. Errors are not printed: stderr is the
+// agent's screen, and the proxy on the host records what reached it.
+func forward(ln net.Listener, sock string) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		go func() {
+			defer c.Close()
+			u, err := net.Dial("unix", sock)
+			if err != nil {
+				return
+			}
+			defer u.Close()
+			egress.Relay(c, u)
+		}()
+	}
+}

@@ -1,0 +1,83 @@
+package sandbox_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/aceworks/ace/pkg/sandbox"
+)
+
+// TestMain lets the test binary be ace inside and outside the box (__box, __box-launch), the scripted hostile
+// agent, the interactive program of the tmux test, and a host process the box must not see.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case sandbox.ChildArg:
+			os.Exit(sandbox.BoxMain(os.Args[2:]))
+		case sandbox.LaunchArg:
+			os.Exit(sandbox.LaunchMain(os.Args[2:]))
+		case "hostile":
+			os.Exit(hostileMain(os.Args[2:]))
+		case "tui":
+			os.Exit(tuiMain())
+		case "graceful":
+			os.Exit(gracefulMain())
+		case "fetch":
+			os.Exit(fetchMain())
+		case "exit":
+			os.Exit(exitMain(os.Args[2:]))
+		case "canary-sleeper":
+			// Blocks until its stdin closes: a host process whose command line the box must not list.
+			var b [1]byte
+			os.Stdin.Read(b[:])
+			os.Exit(0)
+		}
+	}
+	os.Exit(m.Run())
+}
+
+// host is bubblewrap here, or the test is skipped (failed under CI=true, where .ci/run installs it).
+func host(t *testing.T) *sandbox.Host {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	h, err := sandbox.Detect(ctx)
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%v (CI=true: failing instead of skipping)", err)
+		}
+		t.Skip(err)
+	}
+	return h
+}
+
+func self(t *testing.T) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exe
+}
+
+// startCanary starts a host process with a recognisable command line, ended by PID at cleanup.
+func startCanary(t *testing.T) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(self(t), "canary-sleeper")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		stdin.Close()
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	return cmd
+}
