@@ -339,3 +339,11 @@ func snapshot(r *store.Run) store.Run {
 	c.Version = 0
 	return c
 }
+
+// since is how long ago t was; a time never recorded (zero) counts as "long ago".
+func (e *Engine) since(t time.Time) time.Duration {
+	if t.IsZero() {
+		return 1<<63 - 1
+	}
+	return e.o.Now().Sub(t)
+}

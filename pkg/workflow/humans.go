@@ -154,3 +154,9 @@ func firstLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
 	return s
 }
+
+// isAceComment reports whether a comment was written by ace itself (status, questions): those are not part of
+// the task and never count as a human's answer.
+func isAceComment(body string) bool {
+	return strings.Contains(body, "<!-- ace:")
+}

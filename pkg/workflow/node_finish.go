@@ -148,13 +148,3 @@ func (e *Engine) cancelled(ctx context.Context, r *store.Run) (Result, error) {
 	e.finish(r)
 	return Result{Status: store.StatusCancelled}, nil
 }
-
-// endSession ends the agent and everything it started, if it is still there.
-func (e *Engine) endSession(ctx context.Context, r *store.Run) error {
-	return e.runner(r).Stop(ctx, r)
-}
-
-func (e *Engine) finish(r *store.Run) {
-	now := e.o.Now()
-	r.FinishedAt = &now
-}

@@ -7,11 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/aceworks/ace/pkg/store"
-	"github.com/aceworks/ace/pkg/tracker"
 	"github.com/aceworks/ace/pkg/workspace"
 )
 
@@ -76,18 +74,6 @@ func (e *Engine) prepareWorkspace(ctx context.Context, r *store.Run) (Result, er
 	return Goto(StepWriteTask), nil
 }
 
-// gitToken is the token for clone, fetch and push: GitHub's when the tracker is GitHub, none otherwise.
-func (e *Engine) gitToken(ctx context.Context) (string, error) {
-	if e.cfg.Tracker.Kind != "github" {
-		return "", nil
-	}
-	tok, err := e.o.Secrets.GitHubToken(ctx, e.cfg.GitHub.TokenEnv)
-	if err != nil {
-		return "", Terminalf("no GitHub token (looked for %s): %w", strings.Join(e.cfg.GitHub.TokenEnv, ", "), err)
-	}
-	return tok, nil
-}
-
 // writeTask writes ACE_TASK.md from the issue as it is now, and clears done-protocol files left by an earlier
 // attempt (a stale .ace/DONE would end this attempt before it began).
 func (e *Engine) writeTask(ctx context.Context, r *store.Run) (Result, error) {
@@ -127,25 +113,4 @@ func (e *Engine) writeTask(ctx context.Context, r *store.Run) (Result, error) {
 		}
 	}
 	return Goto(StepStartSession), nil
-}
-
-// The done protocol's files, relative to the working copy (ACE_TASK.md tells the agent about them).
-const (
-	doneFile     = ".ace/DONE"
-	questionFile = ".ace/QUESTION"
-)
-
-// isAceComment reports whether a comment was written by ace itself (status, questions): those are not part of
-// the task and never count as a human's answer.
-func isAceComment(body string) bool {
-	return strings.Contains(body, "<!-- ace:")
-}
-
-// trackerErr marks tracker errors that retrying cannot fix (missing issue, bad token, validation) as terminal;
-// the rest (rate limits, 5xx, network) stay retryable.
-func trackerErr(err error) error {
-	if errors.Is(err, tracker.ErrNotFound) || errors.Is(err, tracker.ErrUnauthorized) || errors.Is(err, tracker.ErrValidation) {
-		return Terminal(err)
-	}
-	return err
 }

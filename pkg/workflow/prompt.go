@@ -2,7 +2,6 @@ package workflow
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/aceworks/ace/pkg/store"
 )
@@ -44,14 +43,6 @@ func (pp *prompts) resumePrompt(r *store.Run) string {
 func (pp *prompts) nudgePrompt() string {
 	e := pp.e
 	return e.cfg.Monitor.Nudge + ". " + doneProtocol
-}
-
-// since is how long ago t was; a time never recorded (zero) counts as "long ago".
-func (e *Engine) since(t time.Time) time.Duration {
-	if t.IsZero() {
-		return 1<<63 - 1
-	}
-	return e.o.Now().Sub(t)
 }
 
 // promptText is what deliver_prompt pastes: the task, or the resume prompt after a restart.
