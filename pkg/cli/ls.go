@@ -63,6 +63,9 @@ func runLs(ctx context.Context, app *App, asJSON, all bool) error {
 			pr = r.PRURL
 		}
 		session := workflow.Describe(r).Session(r)
+		if !r.Status.Terminal() && !workflow.HoldsAgent(r) {
+			session = "released" // its agent stopped until the pull request's next round; the working copy kept
+		}
 		status := string(r.Status)
 		if r.Status == store.StatusPausedLimit {
 			status += " until " + r.State.ResumeAt.Local().Format("15:04")
@@ -74,7 +77,25 @@ func runLs(ctx context.Context, app *App, asJSON, all bool) error {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Repo, r.Issue, r.Attempt, r.Agent, r.Step, status,
 			age(now.Sub(r.CreatedAt)), tokens, cost, session, pr)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return printSlots(ctx, app, st, now)
+}
+
+// printSlots ends the table with each live host's slots: live agents against poll.max_concurrent, the rounds
+// waiting for one and the working copies held.
+func printSlots(ctx context.Context, app *App, st workflow.FleetReader, now time.Time) error {
+	hosts, err := workflow.FleetSlots(ctx, st, app.Config.Host.DeadAfter.Duration, now)
+	if err != nil {
+		return err
+	}
+	for _, h := range hosts {
+		if h.Alive {
+			fmt.Fprintf(app.Stdout, "host %s: %s\n", h.Name, h.Describe())
+		}
+	}
+	return nil
 }
 
 // age renders a duration the way people read ages: 45s, 12m, 3h, 2d.

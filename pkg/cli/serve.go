@@ -43,6 +43,7 @@ hear about runs that need input, fail, or open a pull request. ace poll --addr d
 func serveOptions(app *App, svc *service.Service, addr string) (serve.Options, error) {
 	cfg := app.Config.Serve
 	o := serve.Options{Store: svc.Store, Engine: svc.Engine, Queue: svc.Queue, Root: svc.Root, Addr: addr,
+		DeadAfter:    app.Config.Host.DeadAfter.Duration,
 		TriggerLabel: app.Config.Trigger.Label, MaxBody: cfg.MaxBodyBytes, Redactor: app.Redactor, Logger: app.Logger}
 	var err error
 	if o.Token, err = fromEnv(app, "serve.token_env", cfg.TokenEnv); err != nil {

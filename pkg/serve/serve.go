@@ -35,6 +35,7 @@ type Store interface {
 	ListRuns(ctx context.Context, f store.Filter) ([]*store.Run, error)
 	GetRun(ctx context.Context, id int64) (*store.Run, error)
 	Events(ctx context.Context, runID int64) ([]store.Event, error)
+	Hosts(ctx context.Context) ([]store.Host, error)
 }
 
 // Queue is what webhooks do: start runs for labelled issues now, or make a run look at its issue now.
@@ -75,6 +76,8 @@ type Options struct {
 	StorePoll time.Duration
 	// ActionTimeout bounds stop, send and nudge (default 2m).
 	ActionTimeout time.Duration
+	// DeadAfter is host.dead_after: a host silent that long is shown dead (default 30s).
+	DeadAfter time.Duration
 }
 
 // Server is ace's HTTP server.
@@ -111,6 +114,9 @@ func New(o Options) (*Server, error) {
 	}
 	if o.StorePoll <= 0 {
 		o.StorePoll = time.Second
+	}
+	if o.DeadAfter <= 0 {
+		o.DeadAfter = 30 * time.Second
 	}
 	if o.ActionTimeout <= 0 {
 		o.ActionTimeout = 2 * time.Minute

@@ -13,7 +13,7 @@ type Host struct {
 	StartedAt     time.Time `json:"started_at"`
 	HeartbeatAt   time.Time `json:"heartbeat_at"`
 	MaxConcurrent int       `json:"max_concurrent"`
-	// Running is how many unfinished runs the host holds (its load), as of its last heartbeat.
+	// Running is how many live agents the host runs (its load against MaxConcurrent), as of its last heartbeat.
 	Running int `json:"running"`
 }
 

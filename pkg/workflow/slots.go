@@ -114,3 +114,63 @@ func (sl *slots) release(ctx context.Context, r *store.Run, f *store.FollowState
 type RunLister interface {
 	ListRuns(ctx context.Context, f store.Filter) ([]*store.Run, error)
 }
+
+// HostSlots is a host's slots as people are shown them (ace hosts, ace ls, the dashboard): its live agents
+// against its poll.max_concurrent, the rounds of released runs waiting for a slot, and the working copies it
+// holds — every unfinished run's, released ones included, which keep theirs for their next round.
+type HostSlots struct {
+	store.Host
+	Alive   bool `json:"alive"`
+	Live    int  `json:"live_agents"`
+	Waiting int  `json:"waiting_rounds"`
+	Held    int  `json:"held_working_copies"`
+}
+
+// FleetReader is the part of the store the fleet's slots are read from.
+type FleetReader interface {
+	RunLister
+	Hosts(ctx context.Context) ([]store.Host, error)
+}
+
+// FleetSlots reads every host's slots now; a host silent for deadAfter is not alive.
+func FleetSlots(ctx context.Context, st FleetReader, deadAfter time.Duration, now time.Time) ([]HostSlots, error) {
+	hosts, err := st.Hosts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]HostSlots, 0, len(hosts))
+	for _, h := range hosts {
+		l, err := HostLoad(ctx, st, h.Name)
+		if err != nil {
+			return nil, err
+		}
+		held := 0
+		for _, r := range l.Runs {
+			if r.Workdir != "" {
+				held++
+			}
+		}
+		out = append(out, HostSlots{Host: h, Alive: now.Sub(h.HeartbeatAt) < deadAfter, Live: l.Live,
+			Waiting: len(l.Waiting), Held: held})
+	}
+	return out, nil
+}
+
+// Describe says what the host's slots hold, in a line: "2/4 agents live, 1 round waiting, 7 working copies held".
+func (h HostSlots) Describe() string {
+	s := fmt.Sprintf("%d/%d agents live", h.Live, h.MaxConcurrent)
+	if h.MaxConcurrent <= 0 {
+		s = fmt.Sprintf("%d agents live (no poll.max_concurrent)", h.Live)
+	}
+	if h.Waiting > 0 {
+		s += fmt.Sprintf(", %d %s waiting for a slot", h.Waiting, plural(h.Waiting, "round", "rounds"))
+	}
+	return s + fmt.Sprintf(", %d working %s held", h.Held, plural(h.Held, "copy", "copies"))
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
