@@ -14,7 +14,7 @@ type MarkerOverride struct {
 // Override is [agents.<name>] from ace.toml; empty fields keep the built-in values.
 type Override struct {
 	Command, Model, Home, Nudge, CompactCommand, Headless, HeadlessResume, HeadlessFormat, Runner string
-	GitHubMCP, ContextFile                                                                        string
+	GitHubMCP, ContextFile, ContinueCommand                                                       string
 	Markers                                                                                       MarkerOverride
 	AutoApprove                                                                                   *bool
 	Env                                                                                           map[string]string
@@ -36,7 +36,12 @@ func Resolve(name string, o Override) (Profile, error) {
 			*dst = v
 		}
 	}
+	if o.Command != "" && o.Command != p.Command && o.ContinueCommand == "" {
+		// The user's own command (a wrapper) runs something ace does not know how to continue.
+		p.ContinueCommand = ""
+	}
 	set(&p.Command, o.Command)
+	set(&p.ContinueCommand, o.ContinueCommand)
 	set(&p.Model, o.Model)
 	set(&p.Home, o.Home)
 	set(&p.Nudge, o.Nudge)

@@ -117,20 +117,23 @@ type AgentDefaults struct {
 
 // AgentConfig configures one agent; for the built-in ones (claude, codex, gemini) every field is optional.
 type AgentConfig struct {
-	Command        string            `toml:"command"`
-	Model          string            `toml:"model"`
-	Secrets        []string          `toml:"secrets"`
-	Env            map[string]string `toml:"env"`
-	Runner         string            `toml:"runner"`
-	Home           string            `toml:"home"`
-	AutoApprove    bool              `toml:"auto_approve"`
-	Markers        Markers           `toml:"markers"`
-	Headless       string            `toml:"headless"`
-	HeadlessResume string            `toml:"headless_resume"`
-	HeadlessFormat string            `toml:"headless_format"`
-	Nudge          string            `toml:"nudge"`
-	CompactCommand string            `toml:"compact_command"`
-	GitHubMCP      string            `toml:"github_mcp"`
+	Command string `toml:"command"`
+	// ContinueCommand starts the agent again in the conversation it last had in its working copy (a released
+	// run's next round); "" for a built-in agent keeps its own unless command replaces the built-in one.
+	ContinueCommand string            `toml:"continue_command"`
+	Model           string            `toml:"model"`
+	Secrets         []string          `toml:"secrets"`
+	Env             map[string]string `toml:"env"`
+	Runner          string            `toml:"runner"`
+	Home            string            `toml:"home"`
+	AutoApprove     bool              `toml:"auto_approve"`
+	Markers         Markers           `toml:"markers"`
+	Headless        string            `toml:"headless"`
+	HeadlessResume  string            `toml:"headless_resume"`
+	HeadlessFormat  string            `toml:"headless_format"`
+	Nudge           string            `toml:"nudge"`
+	CompactCommand  string            `toml:"compact_command"`
+	GitHubMCP       string            `toml:"github_mcp"`
 	// ContextFile is the file the agent reads at the top of its working copy (CLAUDE.md, GEMINI.md, AGENTS.md).
 	ContextFile string `toml:"context_file"`
 }

@@ -22,7 +22,9 @@
 //
 // When the script is used up, each further prompt is answered "ok". Every submitted prompt is appended to
 // --record as one JSON line {"prompt": "…"}, byte-exact; a prompt typed while a turn was still running (which
-// a driver should never do) is marked "during_turn": true.
+// a driver should never do) is marked "during_turn": true. With --sessions each working directory's
+// conversation is kept, and --continue goes on with it (conversation.go): records then say how many prompts
+// came before ("history").
 package fakeagent
 
 import (
@@ -53,6 +55,8 @@ type options struct {
 	tick          time.Duration
 	readyMarker   string
 	status        string
+	sessions      string
+	cont          bool
 }
 
 // Main runs the fake agent with command-line args and returns its exit code.
@@ -71,6 +75,8 @@ func Main(args []string) int {
 	fs.DurationVar(&o.tick, "tick", 0, "print a line this often")
 	fs.StringVar(&o.readyMarker, "ready-marker", "› Ask fake-agent anything", "composer placeholder when idle")
 	fs.StringVar(&o.status, "status-line", "? for shortcuts", "status line when idle")
+	fs.StringVar(&o.sessions, "sessions", "", "keep each working directory's conversation under this `dir`")
+	fs.BoolVar(&o.cont, "continue", false, "go on with the working directory's last conversation (--sessions)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -144,6 +150,8 @@ type agent struct {
 	// lagged is a paste not shown yet (--paste-lag), lagDone fires when it is.
 	lagged  string
 	lagDone <-chan time.Time
+	// conv is the conversation kept under --sessions; nil without it.
+	conv *conversation
 }
 
 func (a *agent) run() int {
@@ -163,6 +171,17 @@ func (a *agent) run() int {
 
 	a.say("fake-agent 1.0 — a scripted stand-in for a coding agent")
 	a.say("cwd: " + mustGetwd())
+	if a.o.sessions != "" {
+		conv, err := openConversation(a.o.sessions, mustGetwd(), a.o.cont)
+		if err != nil {
+			a.say("sessions: " + err.Error())
+			return 1
+		}
+		a.conv, a.pc = conv, min(conv.PC, len(a.script))
+		if a.o.cont {
+			a.say(fmt.Sprintf("continuing the conversation: %d earlier prompts", conv.History))
+		}
+	}
 	if a.o.splash > 0 {
 		a.drawSplash()
 		end := time.After(a.o.splash)
@@ -269,7 +288,11 @@ func (a *agent) handle(in input, sigs chan os.Signal) (int, bool) {
 		}
 		a.record(prompt, in.at.Before(a.turnEnded) || a.pastedAt.Before(a.turnEnded))
 		a.say("› " + firstLine(prompt))
-		return a.turn(sigs)
+		code, exit := a.turn(sigs)
+		if a.conv != nil {
+			a.conv.turn(prompt, a.pc)
+		}
+		return code, exit
 	case in.key == 0x7f && a.composer != "":
 		a.composer = a.composer[:len(a.composer)-1]
 	case in.key == 0x03:
@@ -300,6 +323,9 @@ func (a *agent) record(prompt string, duringTurn bool) {
 	}
 	defer f.Close()
 	rec := map[string]any{"prompt": prompt}
+	if a.conv != nil {
+		rec["history"] = a.conv.History // the prompts before this one in the conversation
+	}
 	if duringTurn {
 		rec["during_turn"] = true
 	}

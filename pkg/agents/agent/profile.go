@@ -118,9 +118,10 @@ type Vars struct {
 func (p Profile) Argv(v Vars) ([]string, error) { return p.argvOf(p.Command, v) }
 
 // ContinueArgv is the command that starts the CLI again in the conversation it last had in its working
-// directory (ContinueCommand), or Argv where the CLI has none or the user's own command replaces the built-in.
+// directory (ContinueCommand), or Argv where it has none (a custom agent without continue_command, or the user's
+// own command in place of a built-in one's: agents.Resolve drops the built-in continue then).
 func (p Profile) ContinueArgv(v Vars) ([]string, error) {
-	if p.ContinueCommand == "" || p.adapter == nil || p.Command != p.adapter.Base().Command {
+	if p.ContinueCommand == "" {
 		return p.Argv(v)
 	}
 	return p.argvOf(p.ContinueCommand, v)

@@ -1,0 +1,82 @@
+package workflow_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aceworks/ace/internal/fakegithub"
+	"github.com/aceworks/ace/pkg/config"
+	"github.com/aceworks/ace/pkg/store"
+	"github.com/aceworks/ace/pkg/workflow"
+)
+
+// TestReleasedRunsRoundResumesItsConversation: a followed pull request's agent is released after
+// pr.release_after; the round a CI failure brings starts the agent again with its continue_command, in the
+// conversation it had: the scripted agent sees its earlier prompts and goes on with its script where it stopped,
+// doing the round's work, not the task's first steps again.
+func TestReleasedRunsRoundResumesItsConversation(t *testing.T) {
+	t.Parallel()
+	out := t.TempDir()
+	sessions := filepath.Join(t.TempDir(), "sessions")
+	w := newWorld(t, followScript(out), func(c *config.Config) {
+		c.PR.Follow = true
+		c.PR.ReleaseAfter = config.Duration{Duration: time.Second}
+		fake := c.Agents["fake"]
+		fake.Command += " --sessions " + sessions
+		fake.ContinueCommand = fake.Command + " --continue"
+		c.Agents["fake"] = fake
+	})
+	w.gh.SetGitDir(testRepo, w.remote)
+	r := w.run(workflow.UntilSettled)
+	if r.Step != string(workflow.StepFollowPR) {
+		t.Fatalf("run at %s (%s)", r.Step, r.Error)
+	}
+	r = w.waitRun(r, "the agent is released", func(r *store.Run) bool {
+		return r.State.Follow != nil && r.State.Follow.Released
+	})
+	w.gh.AddCheckRun(testRepo, fakegithub.CheckRun{HeadSHA: w.gh.HeadSHA(testRepo, r.PRNumber), Name: "build",
+		Conclusion: "failure", Title: "does not compile"})
+	r = w.waitRun(r, "round 1 pushed", func(r *store.Run) bool { return roundDone(r, 1) })
+
+	// The round's work is the script's second part (it copies the round's file), not the task's first steps.
+	if b, err := os.ReadFile(filepath.Join(out, "round1.md")); err != nil || !strings.Contains(string(b), "`build` failed") {
+		t.Errorf("the resumed agent did not do the round's part of its script: %q, %v", b, err)
+	}
+	var round struct {
+		Prompt  string `json:"prompt"`
+		History int    `json:"history"`
+	}
+	b, err := os.ReadFile(w.recordPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var rec struct {
+			Prompt  string `json:"prompt"`
+			History int    `json:"history"`
+		}
+		if json.Unmarshal([]byte(line), &rec) == nil && strings.Contains(rec.Prompt, `check "build" failed`) {
+			round = rec
+		}
+	}
+	if round.Prompt == "" || round.History < 1 {
+		t.Fatalf("the round's prompt reached the agent with %d earlier prompts in its conversation, want the task's "+
+			"before it (prompt %q)", round.History, round.Prompt)
+	}
+	evs, err := w.svc.Store.Events(context.Background(), r.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resumed := false
+	for _, ev := range evs {
+		resumed = resumed || ev.Kind == "session" && strings.Contains(ev.Message, "resumed the conversation of")
+	}
+	if !resumed {
+		t.Error("no event says the agent's conversation was resumed")
+	}
+}
