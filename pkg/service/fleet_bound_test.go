@@ -1,0 +1,129 @@
+package service_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aceworks/ace/internal/pgtest"
+	"github.com/aceworks/ace/pkg/config"
+	"github.com/aceworks/ace/pkg/tmuxops"
+)
+
+// TestFleetBoundsLiveAgents: three hosts with poll.max_concurrent 3 each over one PostgreSQL share thirty labelled
+// issues with follow-through on and every pull request left open (pr.release_after 1s), and one host is killed -9
+// with its agents mid-run. Every issue gets exactly one pull request, and no host ever runs more live agent
+// processes than its max_concurrent — counted every 100 ms from the process table, not from ace's own records:
+// followed pull requests hold a working copy, not a process, and the dead host's runs move only into free slots.
+func TestFleetBoundsLiveAgents(t *testing.T) {
+	t.Parallel()
+	const issues, perHost = 30, 3
+	pg := pgtest.URL(t)
+	in := pgConfig(t, pg)
+	in.scriptAgent(t, "busy 1s\n"+workScript)
+	in.cfg.Poll.MaxConcurrent = perHost
+	in.cfg.PR.Follow = true
+	in.cfg.PR.ReleaseAfter = config.D(time.Second)
+	nums := labelIssues(in.gh, issues)
+
+	var hosts []*fleetHost
+	bySocket := map[string]string{}
+	for _, name := range []string{"alpha", "beta", "gamma"} {
+		h := startHost(t, in.cfg, in.exe, name)
+		hosts = append(hosts, h)
+		bySocket[h.cfg.Tmux.Socket] = name
+	}
+	var mu sync.Mutex
+	peak := map[string]int{}
+	samples := 0
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+			live := liveAgents(bySocket)
+			mu.Lock()
+			samples++
+			for h, n := range live {
+				peak[h] = max(peak[h], n)
+			}
+			mu.Unlock()
+		}
+	}()
+
+	start := time.Now()
+	waitFor(t, "a third of the issues have their pull requests", 150*time.Second, func() bool {
+		return len(in.gh.PRs(repo)) >= issues/3
+	})
+	doomed := hosts[2]
+	doomed.kill()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	_ = tmuxops.New(doomed.cfg.Tmux.Socket).KillServer(ctx) // the machine is gone: its agents too
+	cancel()
+	waitFor(t, "every issue has its pull request", 150*time.Second, func() bool { return len(in.gh.PRs(repo)) >= issues })
+	close(stop)
+	<-sampled
+	t.Logf("%d issues to pull requests on 3 hosts (one killed) in %s; most live agents at once, over %d samples: %v",
+		issues, time.Since(start).Round(time.Millisecond), samples, peak)
+
+	heads := map[string]int{}
+	for _, pr := range in.gh.PRs(repo) {
+		heads[pr.Head]++
+	}
+	if len(heads) != len(nums) {
+		t.Errorf("%d pull requests on %d branches for %d issues, want one each", len(in.gh.PRs(repo)), len(heads), len(nums))
+	}
+	for h, n := range peak {
+		if n > perHost {
+			t.Errorf("host %s ran %d agents at once, over its poll.max_concurrent %d", h, n, perHost)
+		}
+	}
+	if peak["alpha"] == 0 || peak["beta"] == 0 {
+		t.Errorf("the sampler saw no agents on the live hosts (%v): it counts nothing", peak)
+	}
+	for _, h := range hosts[:2] {
+		h.terminate(t, "")
+	}
+}
+
+// liveAgents counts the fake agent processes of each host, from the process table: an agent is a process running
+// the fake agent in a tmux pane, and the pane's TMUX variable names its server's socket, which is its host's.
+func liveAgents(bySocket map[string]string) map[string]int {
+	live := map[string]int{}
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		if _, err := strconv.Atoi(d.Name()); err != nil {
+			continue
+		}
+		cmd, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
+		if err != nil || !bytes.Contains(cmd, []byte("\x00demo-agent\x00")) {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join("/proc", d.Name(), "environ"))
+		if err != nil {
+			continue
+		}
+		for _, kv := range bytes.Split(env, []byte{0}) {
+			if v, ok := strings.CutPrefix(string(kv), "TMUX="); ok {
+				sock, _, _ := strings.Cut(v, ",")
+				if h, ok := bySocket[filepath.Base(sock)]; ok {
+					live[h]++
+				}
+			}
+		}
+	}
+	return live
+}
