@@ -3,6 +3,7 @@ package workflow_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -54,12 +55,16 @@ const (
 // change on a line → the agent gets path:line and pushes → an untrusted user's /ace comment never reaches the
 // model → the PR is merged → the run is done, its working copy and session gone, one status comment.
 func TestRealCLIFollowsItsPullRequest(t *testing.T) {
-	// claude: the quickest and steadiest of the three in tmux.
+	// claude: the quickest and steadiest of the three in tmux, walked with its agent kept and released.
 	// released: the agent is stopped a second after each push (pr.release_after), and each round starts it again
-	// in its conversation — the scripted model, which picks its turn by the length of the conversation, only
-	// answers a round right when the round reaches the conversation that did the earlier work.
-	for _, c := range realcli.Pinned(t, "claude") {
+	// in its conversation (each CLI's own continue: claude --continue, codex resume --last, gemini --resume
+	// latest) — the scripted model, which picks its turn by the length of the conversation, only answers a round
+	// right when the round reaches the conversation that did the earlier work.
+	for _, c := range realcli.PinnedAll(t) {
 		for _, released := range []bool{false, true} {
+			if !released && c.Name != "claude" {
+				continue
+			}
 			name := c.Label()
 			if released {
 				name += "-released" // no "/": realcli.Enter re-runs exactly this subtest
@@ -78,7 +83,7 @@ func TestRealCLIFollowsItsPullRequest(t *testing.T) {
 
 func runFollowCase(t *testing.T, c realcli.CLI, released bool) {
 	start := time.Now()
-	toml := "[agent]\ndefault = \"claude\"\n\n[agents.claude]\nauto_approve = true\n"
+	toml := fmt.Sprintf("[agent]\ndefault = %q\n\n[agents.%s]\nauto_approve = true\n", c.Name, c.Name)
 	w := newRealWorld(t, c, toml, "Please add GREETING.md saying hello.", followTurns(), func(cfg *config.Config) {
 		cfg.PR.Follow = true
 		cfg.PR.LogBudget = 2048
@@ -197,7 +202,7 @@ func runFollowCase(t *testing.T, c realcli.CLI, released bool) {
 	if strings.Contains(ev, "nudge") || strings.Contains(ev, "restart") {
 		t.Errorf("the run needed a nudge or a restart:\n%s", ev)
 	}
-	if released && strings.Count(ev, "resumed the conversation of claude") != 2 {
+	if released && strings.Count(ev, "resumed the conversation of "+c.Name) != 2 {
 		t.Errorf("want each of the two rounds to resume the released agent's conversation:\n%s", ev)
 	}
 }
