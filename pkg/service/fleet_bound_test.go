@@ -3,6 +3,7 @@ package service_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -26,6 +27,7 @@ func TestFleetBoundsLiveAgents(t *testing.T) {
 	const issues, perHost = 30, 3
 	pg := pgtest.URL(t)
 	in := pgConfig(t, pg)
+	st := openStoreAt(t, pg)
 	in.scriptAgent(t, "busy 1s\n"+workScript)
 	in.cfg.Poll.MaxConcurrent = perHost
 	in.cfg.PR.Follow = true
@@ -42,6 +44,7 @@ func TestFleetBoundsLiveAgents(t *testing.T) {
 	var mu sync.Mutex
 	peak := map[string]int{}
 	samples := 0
+	var over []string // what the sampler saw each time a host ran more than its slots
 	stop := make(chan struct{})
 	sampled := make(chan struct{})
 	go func() {
@@ -57,8 +60,12 @@ func TestFleetBoundsLiveAgents(t *testing.T) {
 			live := liveAgents(bySocket)
 			mu.Lock()
 			samples++
-			for h, n := range live {
-				peak[h] = max(peak[h], n)
+			for h, issues := range live {
+				peak[h] = max(peak[h], len(issues))
+				if len(issues) > perHost {
+					over = append(over, fmt.Sprintf("%s: host %s runs agents for issues %v",
+						time.Now().Format("15:04:05.000"), h, issues))
+				}
 			}
 			mu.Unlock()
 		}
@@ -91,6 +98,21 @@ func TestFleetBoundsLiveAgents(t *testing.T) {
 			t.Errorf("host %s ran %d agents at once, over its poll.max_concurrent %d", h, n, perHost)
 		}
 	}
+	if len(over) > 0 {
+		for _, o := range over {
+			t.Log(o)
+		}
+		for n, rs := range runsByIssue(t, st) {
+			for _, r := range rs {
+				evs, _ := st.Events(context.Background(), r.ID)
+				var b strings.Builder
+				for _, ev := range evs {
+					fmt.Fprintf(&b, "\n    %s %s %s: %s", ev.Time.Format("15:04:05.000"), ev.Step, ev.Kind, ev.Message)
+				}
+				t.Logf("issue %d run %d on %s, %s at %s:%s", n, r.ID, r.Host, r.Status, r.Step, b.String())
+			}
+		}
+	}
 	if peak["alpha"] == 0 || peak["beta"] == 0 {
 		t.Errorf("the sampler saw no agents on the live hosts (%v): it counts nothing", peak)
 	}
@@ -99,10 +121,11 @@ func TestFleetBoundsLiveAgents(t *testing.T) {
 	}
 }
 
-// liveAgents counts the fake agent processes of each host, from the process table: an agent is a process running
-// the fake agent in a tmux pane, and the pane's TMUX variable names its server's socket, which is its host's.
-func liveAgents(bySocket map[string]string) map[string]int {
-	live := map[string]int{}
+// liveAgents finds the fake agent processes of each host, from the process table, by their issue: an agent is a
+// process running the fake agent in a tmux pane, and the pane's TMUX variable names its server's socket, which is
+// its host's.
+func liveAgents(bySocket map[string]string) map[string][]string {
+	live := map[string][]string{}
 	dirs, _ := os.ReadDir("/proc")
 	for _, d := range dirs {
 		if _, err := strconv.Atoi(d.Name()); err != nil {
@@ -116,13 +139,18 @@ func liveAgents(bySocket map[string]string) map[string]int {
 		if err != nil {
 			continue
 		}
+		host, issue := "", ""
 		for _, kv := range bytes.Split(env, []byte{0}) {
 			if v, ok := strings.CutPrefix(string(kv), "TMUX="); ok {
 				sock, _, _ := strings.Cut(v, ",")
-				if h, ok := bySocket[filepath.Base(sock)]; ok {
-					live[h]++
-				}
+				host = bySocket[filepath.Base(sock)]
 			}
+			if v, ok := strings.CutPrefix(string(kv), "ACE_ISSUE="); ok {
+				issue = v
+			}
+		}
+		if host != "" {
+			live[host] = append(live[host], issue+"/"+d.Name())
 		}
 	}
 	return live
