@@ -11,6 +11,7 @@ import (
 
 	"github.com/aceworks/ace/internal/fakegithub"
 	"github.com/aceworks/ace/internal/pgtest"
+	"github.com/aceworks/ace/internal/testkit"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/tmuxops"
 	"github.com/aceworks/ace/pkg/workflow"
@@ -45,7 +46,7 @@ func TestFleetFencesAHostCutOffFromTheStore(t *testing.T) {
 		names, _ := tmuxops.New(h.cfg.Tmux.Socket).Sessions(ctx, "ace-")
 		return names
 	}
-	waitFor(t, "the host to be cut off runs both agents", 60*time.Second, func() bool { return len(agents(cut)) == 2 })
+	testkit.WaitFor(t, "the host to be cut off runs both agents", 60*time.Second, func() bool { return len(agents(cut)) == 2 })
 	survivor := startHost(t, in.cfg, in.exe, "survivor")
 
 	// Sample both hosts' agents every 100 ms until the end: never one issue on both.
@@ -78,7 +79,7 @@ func TestFleetFencesAHostCutOffFromTheStore(t *testing.T) {
 	cutAt := time.Now()
 	proxy.Cut()
 
-	waitFor(t, "every issue has its pull request", 150*time.Second, func() bool { return allDone(t, st, nums) })
+	testkit.WaitFor(t, "every issue has its pull request", 150*time.Second, func() bool { return allDone(t, st, nums) })
 	close(stop)
 	<-sampled
 	mu.Lock()
@@ -123,7 +124,7 @@ func TestFleetFencesAHostCutOffFromTheStore(t *testing.T) {
 	// The proxy lets the host through again: it rejoins, and with the survivor gone it takes the next issue.
 	restored := time.Now()
 	proxy.Restore()
-	waitFor(t, "the cut-off host heartbeats again", 60*time.Second, func() bool {
+	testkit.WaitFor(t, "the cut-off host heartbeats again", 60*time.Second, func() bool {
 		hs, err := st.Hosts(context.Background())
 		if err != nil {
 			return false
@@ -138,7 +139,7 @@ func TestFleetFencesAHostCutOffFromTheStore(t *testing.T) {
 	survivor.terminate(t, "")
 	next := in.gh.AddIssue(repo, fakegithub.IssueOptions{Title: "After the cut", Author: "alice"})
 	in.gh.Label(repo, next, "ace", "alice")
-	waitFor(t, "the rejoined host finishes the next issue", 90*time.Second, func() bool {
+	testkit.WaitFor(t, "the rejoined host finishes the next issue", 90*time.Second, func() bool {
 		r, err := st.LatestRun(context.Background(), repo, next)
 		return err == nil && r.Status == store.StatusDone && r.Host == "cut"
 	})

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/aceworks/ace/internal/pgtest"
+	"github.com/aceworks/ace/internal/testkit"
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/procs"
 	"github.com/aceworks/ace/pkg/store"
@@ -60,7 +61,7 @@ func TestFleetSurvivesAPostgresRestart(t *testing.T) {
 	doomed := startHost(t, in.cfg, in.exe, "doomed")
 	deadAfter := doomed.cfg.Host.DeadAfter.Duration
 
-	waitFor(t, "six agents are working", 90*time.Second, func() bool { return len(startsOf(t, starts)) >= 6 })
+	testkit.WaitFor(t, "six agents are working", 90*time.Second, func() bool { return len(startsOf(t, starts)) >= 6 })
 	held := map[int]string{} // issue → host, as PostgreSQL goes away
 	for n, rs := range runsByIssue(t, st) {
 		held[n] = rs[len(rs)-1].Host
@@ -80,7 +81,7 @@ func TestFleetSurvivesAPostgresRestart(t *testing.T) {
 	}
 	t.Logf("host doomed killed, PostgreSQL (pid %d) shut down; runs by host %v", pid, held)
 	// The live hosts find the database gone (their heartbeats fail) …
-	waitFor(t, "each live host notices PostgreSQL is gone", 30*time.Second, func() bool {
+	testkit.WaitFor(t, "each live host notices PostgreSQL is gone", 30*time.Second, func() bool {
 		for i, h := range live {
 			if !strings.Contains(h.out.String()[marks[i]:], "heartbeat") {
 				return false
@@ -99,7 +100,7 @@ func TestFleetSurvivesAPostgresRestart(t *testing.T) {
 	t.Logf("PostgreSQL back (pid %d) after %s", pg.PID(), back.Sub(down).Round(time.Millisecond))
 	live[0].restart(t) // the same host: its name, root and tmux server
 
-	waitFor(t, "every issue has its pull request", 120*time.Second, func() bool {
+	testkit.WaitFor(t, "every issue has its pull request", 120*time.Second, func() bool {
 		done, err := doneAll(st, nums)
 		if err != nil {
 			t.Logf("the test's own store: %v", err) // its connections went with the restart too

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/aceworks/ace/internal/fakegithub"
 	"github.com/aceworks/ace/internal/pgtest"
+	"github.com/aceworks/ace/internal/testkit"
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/tmuxops"
@@ -30,24 +30,7 @@ type fleetHost struct {
 	name string
 	cfg  *config.Config
 	cmd  *exec.Cmd
-	out  *syncBuffer
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	out  *testkit.Buffer
 }
 
 // startHost starts `ace poll` as host name over base's store, tracker and agent.
@@ -81,7 +64,7 @@ func startHost(t *testing.T, base *config.Config, exe, name string) *fleetHost {
 	if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	h := &fleetHost{name: name, cfg: &c, out: &syncBuffer{}}
+	h := &fleetHost{name: name, cfg: &c, out: &testkit.Buffer{}}
 	h.cmd = exec.Command(exe, "ace", "--config", path, "poll", "--interval", "300ms")
 	h.cmd.Env = append(os.Environ(), "GITHUB_TOKEN="+botToken, "NO_COLOR=1")
 	h.cmd.Stdout, h.cmd.Stderr = h.out, h.out
@@ -127,17 +110,6 @@ func labelIssues(gh *fakegithub.Server, n int) []int {
 		nums = append(nums, num)
 	}
 	return nums
-}
-
-func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting until %s", what)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
 }
 
 func openStoreAt(t *testing.T, url string) *store.Store {
@@ -202,7 +174,7 @@ func TestFleetStartsEachIssueOnceSpreadByLoad(t *testing.T) {
 	for _, name := range []string{"alpha", "beta", "gamma"} {
 		hosts = append(hosts, startHost(t, in.cfg, in.exe, name))
 	}
-	waitFor(t, "every issue has its pull request", 150*time.Second, func() bool { return allDone(t, st, nums) })
+	testkit.WaitFor(t, "every issue has its pull request", 150*time.Second, func() bool { return allDone(t, st, nums) })
 	t.Logf("%d issues to pull requests on 3 hosts in %s", issues, time.Since(start).Round(time.Millisecond))
 
 	per := map[string]int{}
@@ -296,7 +268,7 @@ func TestFleetMovesTheRunsOfADeadHost(t *testing.T) {
 	st := openStoreAt(t, url)
 
 	doomed := startHost(t, in.cfg, in.exe, "doomed")
-	waitFor(t, "the doomed host holds runs", 60*time.Second, func() bool {
+	testkit.WaitFor(t, "the doomed host holds runs", 60*time.Second, func() bool {
 		n, err := st.CountHeld(context.Background(), "doomed")
 		return err == nil && n > 0
 	})
@@ -308,7 +280,7 @@ func TestFleetMovesTheRunsOfADeadHost(t *testing.T) {
 
 	// Generous: the survivor learns of the death after host.dead_after, and runs at most two agents at once.
 	deadline := time.Now().Add(120 * time.Second)
-	waitFor(t, "every issue has its pull request", 150*time.Second, func() bool {
+	testkit.WaitFor(t, "every issue has its pull request", 150*time.Second, func() bool {
 		if allDone(t, st, nums) {
 			return true
 		}

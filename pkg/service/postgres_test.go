@@ -17,6 +17,7 @@ import (
 	"github.com/aceworks/ace/internal/fakegithub"
 	"github.com/aceworks/ace/internal/gittest"
 	"github.com/aceworks/ace/internal/pgtest"
+	"github.com/aceworks/ace/internal/testkit"
 	"github.com/aceworks/ace/pkg/cli"
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/secrets"
@@ -28,14 +29,7 @@ import (
 // TestMain lets the test binary play the parts tmux panes run (the launcher, the fake agent) and ace itself, and
 // stops the PostgreSQL cluster the tests started.
 func TestMain(m *testing.M) {
-	if code, ok := cli.Child(os.Args[1:]); ok {
-		os.Exit(code)
-	}
-	if len(os.Args) > 1 && os.Args[1] == "ace" {
-		os.Args = os.Args[1:]
-		os.Exit(cli.Main())
-	}
-	os.Exit(pgtest.Main(m))
+	os.Exit(testkit.Main(m, pgtest.Main, cli.Child, testkit.As("ace", cli.Main)))
 }
 
 const (
