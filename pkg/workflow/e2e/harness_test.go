@@ -20,6 +20,7 @@ import (
 
 	"github.com/aceworks/ace/internal/fakegithub"
 	"github.com/aceworks/ace/internal/gittest"
+	"github.com/aceworks/ace/internal/testkit"
 	"github.com/aceworks/ace/pkg/cli"
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/secrets"
@@ -31,15 +32,7 @@ import (
 
 // TestMain lets the test binary play the parts tmux panes run: the secret-injecting launcher and the fake agent.
 func TestMain(m *testing.M) {
-	if code, ok := cli.Child(os.Args[1:]); ok {
-		os.Exit(code)
-	}
-	if len(os.Args) > 1 && os.Args[1] == "ace" {
-		os.Args = os.Args[1:]
-		os.Exit(cli.Main())
-	}
-	widenParallel()
-	os.Exit(m.Run())
+	os.Exit(testkit.Main(m, func(m *testing.M) int { widenParallel(); return m.Run() }, cli.Child, testkit.As("ace", cli.Main)))
 }
 
 // widenParallel lets more end-to-end tests run at once than there are CPUs (go test's default): each spends most
