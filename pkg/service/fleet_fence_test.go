@@ -26,9 +26,9 @@ func TestFleetFencesAHostCutOffFromTheStore(t *testing.T) {
 	t.Parallel()
 	pg := pgtest.URL(t)
 	in := pgConfig(t, pg)
-	in.scriptAgent(t, "busy 15s\n"+workScript) // agents still working when their host is cut off
-	in.cfg.Poll.MaxConcurrent = 2
-	nums := labelIssues(in.gh, 2)
+	scriptAgent(t, in, "busy 15s\n"+workScript) // agents still working when their host is cut off
+	in.Cfg.Poll.MaxConcurrent = 2
+	nums := labelIssues(in.GH, 2)
 	st := openStoreAt(t, pg)
 
 	u, err := url.Parse(pg)
@@ -37,9 +37,9 @@ func TestFleetFencesAHostCutOffFromTheStore(t *testing.T) {
 	}
 	proxy := pgtest.NewProxy(t, u.Host)
 	u.Host = proxy.Addr()
-	cutCfg := *in.cfg
+	cutCfg := *in.Cfg
 	cutCfg.Store.URL = u.String()
-	cut := startHost(t, &cutCfg, in.exe, "cut")
+	cut := startHost(t, &cutCfg, in.Exe, "cut")
 	agents := func(h *fleetHost) []string {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -47,7 +47,7 @@ func TestFleetFencesAHostCutOffFromTheStore(t *testing.T) {
 		return names
 	}
 	testkit.WaitFor(t, "the host to be cut off runs both agents", 60*time.Second, func() bool { return len(agents(cut)) == 2 })
-	survivor := startHost(t, in.cfg, in.exe, "survivor")
+	survivor := startHost(t, in.Cfg, in.Exe, "survivor")
 
 	// Sample both hosts' agents every 100 ms until the end: never one issue on both.
 	var mu sync.Mutex
@@ -115,7 +115,7 @@ func TestFleetFencesAHostCutOffFromTheStore(t *testing.T) {
 	if !strings.Contains(cut.out.String(), "cut off from the store") {
 		t.Errorf("the cut-off host did not say it fenced itself:\n%s", cut.out)
 	}
-	if n := len(in.gh.PRs(repo)); n != len(nums) {
+	if n := len(in.GH.PRs(repo)); n != len(nums) {
 		t.Errorf("%d pull requests, want %d", n, len(nums))
 	}
 	t.Logf("cut at %s; its agents gone after %s; first run moved after %s", cutAt.Format("15:04:05.000"),
@@ -137,8 +137,8 @@ func TestFleetFencesAHostCutOffFromTheStore(t *testing.T) {
 		return false
 	})
 	survivor.terminate(t, "")
-	next := in.gh.AddIssue(repo, fakegithub.IssueOptions{Title: "After the cut", Author: "alice"})
-	in.gh.Label(repo, next, "ace", "alice")
+	next := in.GH.AddIssue(repo, fakegithub.IssueOptions{Title: "After the cut", Author: "alice"})
+	in.GH.Label(repo, next, "ace", "alice")
 	testkit.WaitFor(t, "the rejoined host finishes the next issue", 90*time.Second, func() bool {
 		r, err := st.LatestRun(context.Background(), repo, next)
 		return err == nil && r.Status == store.StatusDone && r.Host == "cut"

@@ -15,7 +15,6 @@ import (
 
 	"github.com/aceworks/ace/internal/pgtest"
 	"github.com/aceworks/ace/internal/testkit"
-	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/procs"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/tmuxops"
@@ -45,20 +44,13 @@ func TestFleetSurvivesAPostgresRestart(t *testing.T) {
 	in := pgConfig(t, url)
 	// Each agent writes its issue to starts.txt when it gets its prompt (an agent started again, in place or on
 	// another host, writes it again), then works long enough to be busy when PostgreSQL goes away.
-	dir := t.TempDir()
-	starts := filepath.Join(dir, "starts.txt")
-	script := filepath.Join(dir, "agent.txt")
-	if err := os.WriteFile(script, []byte(fmt.Sprintf("sh echo \"$ACE_ISSUE\" >> %s\nbusy 3s\n%s", starts, workScript)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	fake := in.cfg.Agents["fake"]
-	fake.Command = fmt.Sprintf("%s demo-agent --script %s", in.exe, script)
-	in.cfg.Agents = map[string]config.AgentConfig{"fake": fake}
-	in.cfg.Poll.MaxConcurrent = 2
-	nums := labelIssues(in.gh, 8)
+	starts := filepath.Join(t.TempDir(), "starts.txt")
+	scriptAgent(t, in, fmt.Sprintf("sh echo \"$ACE_ISSUE\" >> %s\nbusy 3s\n%s", starts, workScript))
+	in.Cfg.Poll.MaxConcurrent = 2
+	nums := labelIssues(in.GH, 8)
 	st := openStoreAt(t, url)
-	live := []*fleetHost{startHost(t, in.cfg, in.exe, "alpha"), startHost(t, in.cfg, in.exe, "beta")}
-	doomed := startHost(t, in.cfg, in.exe, "doomed")
+	live := []*fleetHost{startHost(t, in.Cfg, in.Exe, "alpha"), startHost(t, in.Cfg, in.Exe, "beta")}
+	doomed := startHost(t, in.Cfg, in.Exe, "doomed")
 	deadAfter := doomed.cfg.Host.DeadAfter.Duration
 
 	testkit.WaitFor(t, "six agents are working", 90*time.Second, func() bool { return len(startsOf(t, starts)) >= 6 })
@@ -157,7 +149,7 @@ func TestFleetSurvivesAPostgresRestart(t *testing.T) {
 			finished[held[n]] = append(finished[held[n]], r.FinishedAt.Sub(back).Round(100*time.Millisecond))
 		}
 		status := 0
-		for _, c := range in.gh.Comments(repo, n) {
+		for _, c := range in.GH.Comments(repo, n) {
 			if strings.Contains(c.Body, workflow.StatusMarker) {
 				status++
 			}
@@ -170,7 +162,7 @@ func TestFleetSurvivesAPostgresRestart(t *testing.T) {
 		t.Errorf("the dead host held no run when it died (runs by host %v)", held)
 	}
 	t.Logf("runs finished after PostgreSQL was back, by the host that held them when it went away: %v", finished)
-	if prs := in.gh.PRs(repo); len(prs) != len(nums) {
+	if prs := in.GH.PRs(repo); len(prs) != len(nums) {
 		t.Errorf("%d pull requests, want %d", len(prs), len(nums))
 	}
 	for _, h := range live {
