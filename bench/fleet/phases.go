@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aceworks/ace/pkg/queue"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/workflow"
 )
@@ -39,7 +40,7 @@ func idlePhase(ctx context.Context, w *world, o options) error {
 	if err != nil {
 		return err
 	}
-	_, passes1 := w.visits.between(workflow.DispatchArgs{}.Kind(), time.Now().Add(-one.d), time.Now())
+	_, passes1 := w.visits.between(queue.DispatchArgs{}.Kind(), time.Now().Add(-one.d), time.Now())
 	start := time.Now()
 	if err := w.addHosts(ctx, o.hosts); err != nil {
 		return err
@@ -50,7 +51,7 @@ func idlePhase(ctx context.Context, w *world, o options) error {
 	if err != nil {
 		return err
 	}
-	_, passesN := w.visits.between(workflow.DispatchArgs{}.Kind(), time.Now().Add(-all.d), time.Now())
+	_, passesN := w.visits.between(queue.DispatchArgs{}.Kind(), time.Now().Add(-all.d), time.Now())
 	idle = all
 	n := float64(o.hosts)
 	fmt.Printf("\n1. Database load per host, no runs (each fleet measured for %s)\n", o.window)
@@ -178,8 +179,8 @@ func runsPhase(ctx context.Context, w *world, o options) error {
 	for _, r := range rs {
 		hosts[r.Host]++
 	}
-	waits, _ := w.visits.between(workflow.RunArgs{}.Kind(), t0, c.at)
-	dispatchWaits, _ := w.visits.between(workflow.DispatchArgs{}.Kind(), t0, c.at)
+	waits, _ := w.visits.between(queue.RunArgs{}.Kind(), t0, c.at)
+	dispatchWaits, _ := w.visits.between(queue.DispatchArgs{}.Kind(), t0, c.at)
 	sizes, err := w.stats.tableSizes(ctx)
 	if err != nil {
 		return err

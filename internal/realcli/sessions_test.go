@@ -17,6 +17,7 @@ import (
 	"github.com/aceworks/ace/internal/realcli"
 	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/modelserver"
+	"github.com/aceworks/ace/pkg/usage"
 )
 
 // TestSessionUsage runs each CLI in tmux on a fresh HOME through a scripted task (read a file, say something and
@@ -31,7 +32,7 @@ func TestSessionUsage(t *testing.T) {
 			t.Parallel()
 			realcli.Require(t, c)
 			version := c.Version
-			fixtures, _ := filepath.Abs(filepath.Join("..", "agents", "testdata", "sessions", cli+"-"+version))
+			fixtures, _ := filepath.Abs(filepath.Join("..", "..", "pkg", "agents", "testdata", "sessions", cli+"-"+version))
 			if !realcli.Enter(t) {
 				return
 			}
@@ -47,7 +48,7 @@ func TestSessionUsage(t *testing.T) {
 			}})
 			h := realcli.NewHome(t, c, srv.URL())
 			if cli == "gemini" {
-				h.Setenv("GEMINI_CLI_TRUST_WORKSPACE", "true") // as ace runs it (agents.geminiRunEnv)
+				h.Setenv("GEMINI_CLI_TRUST_WORKSPACE", "true") // as ace runs it (gemini.runEnv, pkg/agents/gemini)
 			}
 			start := time.Now()
 			tm := startTmux(t, h, repo, bin)
@@ -71,8 +72,8 @@ func TestSessionUsage(t *testing.T) {
 
 			prof, _ := agents.Builtin(cli)
 			served := srv.Served()
-			wantTok := agents.Tokens{Input: served.InputTokens, Output: served.OutputTokens,
-				CacheRead: served.CacheReadTokens, CacheWrite: served.CacheWriteTokens}
+			wantTok := usage.Usage{InputTokens: served.InputTokens, OutputTokens: served.OutputTokens,
+				CacheReadTokens: served.CacheReadTokens, CacheWriteTokens: served.CacheWriteTokens}
 			// The CLI writes the last response's usage after drawing its answer: wait for the file to say it.
 			var got agents.Usage
 			for ctx.Err() == nil {
@@ -80,19 +81,19 @@ func TestSessionUsage(t *testing.T) {
 				if got, err = prof.SessionUsage(agents.UserEnv{Home: h.Dir}, repo, start); err != nil {
 					t.Fatal(err)
 				}
-				if got.Tokens == wantTok {
+				if got.Usage == wantTok {
 					break
 				}
 				time.Sleep(100 * time.Millisecond)
 			}
 			t.Logf("served %+v (side requests %+v); the sessions say %+v", served, srv.SideUsage(), got)
-			if got.Tokens != wantTok || got.Sessions != 1 || len(got.Models) != 1 {
+			if got.Usage != wantTok || got.Sessions != 1 || len(got.Models) != 1 {
 				t.Fatalf("session usage %+v, want %+v in one session of one model", got, wantTok)
 			}
-			if wantTok.Input == 0 || wantTok.Output == 0 || wantTok.CacheRead == 0 {
+			if wantTok.InputTokens == 0 || wantTok.OutputTokens == 0 || wantTok.CacheReadTokens == 0 {
 				t.Errorf("the model server billed a zero count: %+v", served)
 			}
-			if later, err := prof.SessionUsage(agents.UserEnv{Home: h.Dir}, repo, time.Now()); err != nil || later.Total() != 0 {
+			if later, err := prof.SessionUsage(agents.UserEnv{Home: h.Dir}, repo, time.Now()); err != nil || later.Tokens() != 0 {
 				t.Errorf("usage since now = %+v, %v; want none", later, err)
 			}
 			if os.Getenv("ACE_RECORD_SESSIONS") != "" {

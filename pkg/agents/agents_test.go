@@ -242,19 +242,6 @@ func TestSubmittedNeedsAKnownScreen(t *testing.T) {
 	}
 }
 
-// TestGeminiTrustsTheWorkingCopyForItsSessionOnly: gemini gets the working copy trusted through its env, not by
-// the trust dialog (which restarts it) nor by an entry in the user's trustedFolders.json.
-func TestGeminiTrustsTheWorkingCopyForItsSessionOnly(t *testing.T) {
-	p, _ := Builtin("gemini")
-	env, err := p.RunEnv(t.TempDir(), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if env["GEMINI_CLI_TRUST_WORKSPACE"] != "true" {
-		t.Fatalf("gemini's env %v does not trust the working copy", env)
-	}
-}
-
 // TestShowsPaste: the prompt's beginning at the bottom, or the CLI's placeholder for a long paste, shows the
 // paste; a prompt starting with what terminals draw differently is not looked for; an unknown command is
 // taken at its word.
@@ -276,32 +263,5 @@ func TestShowsPaste(t *testing.T) {
 	}
 	if !(Profile{Name: "mine"}).ShowsPaste("", prompt) {
 		t.Error("a command without markers was not taken at its word")
-	}
-}
-
-// TestClaudeAsksWithoutAutoApprove: without auto_approve claude starts in its default permission mode, so that
-// each permission reaches a human (2.1.331's own default, auto mode, decides by itself); with it, or when the
-// user's command runs a wrapper, the command is left as it is.
-func TestClaudeAsksWithoutAutoApprove(t *testing.T) {
-	yes := true
-	for _, c := range []struct {
-		o    Override
-		want string
-	}{
-		{Override{}, "claude --model sonnet --permission-mode default"},
-		{Override{AutoApprove: &yes}, "claude --model sonnet"},
-		{Override{Command: "my-claude-wrapper --model {model}"}, "my-claude-wrapper --model sonnet"},
-	} {
-		p, err := Resolve("claude", c.o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		argv, err := p.Argv(Vars{Model: p.Model})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := strings.Join(argv, " "); got != c.want {
-			t.Errorf("%+v: argv %q, want %q", c.o, got, c.want)
-		}
 	}
 }

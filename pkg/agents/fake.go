@@ -1,10 +1,15 @@
 package agents
 
-import "regexp"
+import (
+	"regexp"
+
+	"github.com/aceworks/ace/pkg/agents/agent"
+	"github.com/aceworks/ace/pkg/agents/claude"
+)
 
 // fakeAdapter is ace's scripted test agent (`ace demo-agent`, pkg/fakeagent): built into ace, no sign-in.
 func fakeAdapter() *Adapter {
-	return &Adapter{Name: "fake", Internal: true, base: fakeProfile}
+	return &Adapter{Name: "fake", Internal: true, Base: fakeProfile, Limits: fakeLimits()}
 }
 
 func fakeProfile() Profile {
@@ -14,9 +19,22 @@ func fakeProfile() Profile {
 		Markers: Markers{Ready: re(`\? for shortcuts`), Busy: re(`esc to interrupt`),
 			Approval: re(`Do you want to proceed\?`), Question: re(`Enter to select`)},
 		Dialogs: []Dialog{
-			choose("trust", `Trust this folder\?`, `^Trust and continue`),
-			permission("permission", `Do you want to proceed\?`, `^Yes$`),
+			agent.Choose("trust", `Trust this folder\?`, `^Trust and continue`),
+			agent.Permission("permission", `Do you want to proceed\?`, `^Yes$`),
 		},
 		Approve: regexp.MustCompile(`^Yes$`), ComposerStays: true, CompactCommand: "/compact",
+	}
+}
+
+// fakeLimits are claude's, which the fake agent imitates, and its own message that says when exactly, so
+// that tests need not wait for a minute to turn.
+func fakeLimits() agent.LimitPatterns {
+	own := regexp.MustCompile(`Usage limit reached · resets at (?P<reset>\S+)`)
+	c := claude.Adapter().Limits
+	return agent.LimitPatterns{
+		Screen: append([]*regexp.Regexp{own}, c.Screen...),
+		Menus:  c.Menus,
+		Stream: append([]*regexp.Regexp{own}, c.Stream...),
+		Clock:  agent.ClockRFC3339,
 	}
 }

@@ -1,28 +1,13 @@
 package agents
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 
-	"github.com/aceworks/ace/pkg/atomicfile"
+	"github.com/aceworks/ace/pkg/agents/agent"
 )
-
-// MCPConfig names an MCP server for the agent. It carries the NAME of the variable holding the token, never
-// the token.
-type MCPConfig struct {
-	GitHubURL      string
-	GitHubTokenEnv string
-}
-
-// isolatedHome is what an adapter needs to fill an isolated home.
-type isolatedHome struct {
-	Home, Workdir string
-	MCP           MCPConfig
-	Auth          Auth
-}
 
 // PrepareHome makes <root>/homes/<agent>/ a home in which the agent trusts workdir, skips onboarding and finds
 // the user's login when that is how it signs in (auth.LoginFiles, linked, so a token the CLI refreshes stays
@@ -33,16 +18,16 @@ func PrepareHome(p Profile, root, workdir string, mcp MCPConfig, auth Auth) (map
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return nil, err
 	}
-	a := p.adapter
-	if a == nil || a.isolate == nil {
+	a := p.Adapter()
+	if a == nil || a.Isolate == nil {
 		return map[string]string{"HOME": home}, nil
 	}
-	env, err := a.isolate(isolatedHome{Home: home, Workdir: workdir, MCP: mcp, Auth: auth})
+	env, err := a.Isolate(agent.IsolatedHome{Home: home, Workdir: workdir, MCP: mcp, Auth: auth})
 	if err != nil {
 		return nil, err
 	}
 	if len(auth.LoginFiles) > 0 {
-		if err := linkLogin(a.configDir(home, nil), auth.LoginFiles); err != nil {
+		if err := linkLogin(a.ConfigDir(home, nil), auth.LoginFiles); err != nil {
 			return nil, fmt.Errorf("bring the %s login into the isolated home: %w", p.Name, err)
 		}
 	}
@@ -88,48 +73,27 @@ func WriteProjectMCP(p Profile, workdir string, mcp MCPConfig) error {
 	if !p.ReadsProjectMCP() || mcp.GitHubURL == "" {
 		return nil
 	}
-	return mergeJSON(filepath.Join(workdir, ".mcp.json"), func(m map[string]any) {
-		setMCPServer(m, map[string]any{"type": "http", "url": mcp.GitHubURL,
+	return agent.MergeJSON(filepath.Join(workdir, ".mcp.json"), func(m map[string]any) {
+		agent.SetMCPServer(m, map[string]any{"type": "http", "url": mcp.GitHubURL,
 			"headers": map[string]any{"Authorization": "Bearer ${" + mcp.GitHubTokenEnv + "}"}})
 	})
 }
 
-// setMCPServer puts server under mcpServers.github, keeping the other servers of the file.
-func setMCPServer(m map[string]any, server map[string]any) {
-	servers, _ := m["mcpServers"].(map[string]any)
-	if servers == nil {
-		servers = map[string]any{}
+// AgentHome is the home a run's agent uses: the isolated one PrepareHome makes under root, or the user's, where
+// the agent's env (and, failing that, the user's) may move the CLI's config dir (CLAUDE_CONFIG_DIR, CODEX_HOME,
+// GEMINI_CLI_HOME).
+func AgentHome(p Profile, root string, user UserEnv) UserEnv {
+	if p.Home == "isolated" {
+		// PrepareHome points every variable that moves a config dir at the isolated home itself.
+		return UserEnv{Home: isolatedHomeDir(p, root)}
 	}
-	servers["github"] = server
-	m["mcpServers"] = servers
-}
-
-// object returns m[key] as an object, adding an empty one when it is missing or not an object.
-func object(m map[string]any, key string) map[string]any {
-	o, _ := m[key].(map[string]any)
-	if o == nil {
-		o = map[string]any{}
-		m[key] = o
-	}
-	return o
-}
-
-func mergeJSON(path string, edit func(map[string]any)) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
-	}
-	m := map[string]any{}
-	if b, err := os.ReadFile(path); err == nil {
-		if err := json.Unmarshal(b, &m); err != nil {
-			return fmt.Errorf("%s: %w", path, err)
+	return UserEnv{Home: user.Home, Getenv: func(k string) string {
+		if v, ok := p.Env[k]; ok {
+			return v
 		}
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	edit(m)
-	b, err := json.MarshalIndent(m, "", "  ")
-	if err != nil {
-		return err
-	}
-	return atomicfile.Write(path, b, 0o600)
+		if user.Getenv != nil {
+			return user.Getenv(k)
+		}
+		return ""
+	}}
 }

@@ -55,11 +55,11 @@ func TestParseMenuRealScreens(t *testing.T) {
 			cli := filepath.Base(filepath.Dir(c.file))
 			name, _, _ := strings.Cut(cli, "-")
 			p, _ := Builtin(name)
-			d, ok := p.dialogNamed(c.want)
-			if !ok {
+			i := slices.IndexFunc(p.Dialogs, func(d Dialog) bool { return d.Name == c.want })
+			if i < 0 {
 				t.Fatalf("%s has no dialog %s", p.Name, c.want)
 			}
-			if got := m.Find(d.Choose); got != c.wantAt {
+			if got := m.Find(p.Dialogs[i].Choose); got != c.wantAt {
 				t.Errorf("dialog %s wants option %d, found %d", c.want, c.wantAt, got)
 			}
 		})

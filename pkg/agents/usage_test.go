@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/aceworks/ace/pkg/usage"
 )
 
 // recordedWorkdir is the working copy the recorded sessions ran in (testdata/sessions/README.md).
@@ -44,20 +46,20 @@ func TestSessionUsageOfRealFiles(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		agent, model string
-		all          Tokens
+		all          usage.Usage
 		// secondAt lies between the first and the second response; fromSecond is what the last two spent.
 		secondAt   string
-		fromSecond Tokens
+		fromSecond usage.Usage
 	}{
 		{"claude", "claude-opus-4-8",
-			Tokens{Input: 27782, Output: 39, CacheRead: 37037, CacheWrite: 9258},
-			"2026-11-24T01:54:22.300Z", Tokens{Input: 18555, Output: 27, CacheRead: 24736, CacheWrite: 6183}},
+			usage.Usage{InputTokens: 27782, OutputTokens: 39, CacheReadTokens: 37037, CacheWriteTokens: 9258},
+			"2026-11-24T01:54:22.300Z", usage.Usage{InputTokens: 18555, OutputTokens: 27, CacheReadTokens: 24736, CacheWriteTokens: 6183}},
 		{"codex", "gpt-6.1-sol",
-			Tokens{Input: 27564, Output: 39, CacheRead: 27561},
-			"2026-11-24T01:54:35.650Z", Tokens{Input: 18469, Output: 27, CacheRead: 18467}},
+			usage.Usage{InputTokens: 27564, OutputTokens: 39, CacheReadTokens: 27561},
+			"2026-11-24T01:54:35.650Z", usage.Usage{InputTokens: 18469, OutputTokens: 27, CacheReadTokens: 18467}},
 		{"gemini", "gemini-3.8-flash",
-			Tokens{Input: 19034, Output: 39, CacheRead: 19032},
-			"2026-11-24T01:54:58.700Z", Tokens{Input: 12742, Output: 27, CacheRead: 12740}},
+			usage.Usage{InputTokens: 19034, OutputTokens: 39, CacheReadTokens: 19032},
+			"2026-11-24T01:54:58.700Z", usage.Usage{InputTokens: 12742, OutputTokens: 27, CacheReadTokens: 12740}},
 	}
 	for _, c := range cases {
 		t.Run(c.agent, func(t *testing.T) {
@@ -68,7 +70,7 @@ func TestSessionUsageOfRealFiles(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := Usage{Tokens: c.all, Models: map[string]Tokens{c.model: c.all}, Sessions: 1}
+			want := Usage{Usage: c.all, Models: map[string]usage.Usage{c.model: c.all}, Sessions: 1}
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("usage %+v, want %+v", got, want)
 			}
@@ -76,8 +78,8 @@ func TestSessionUsageOfRealFiles(t *testing.T) {
 				t.Errorf("read again: %+v, want the same %+v", again, got)
 			}
 			part, err := p.SessionUsage(user, recordedWorkdir, stamp(t, c.secondAt))
-			if err != nil || part.Tokens != c.fromSecond {
-				t.Errorf("usage since %s = %+v, %v; want %+v", c.secondAt, part.Tokens, err, c.fromSecond)
+			if err != nil || part.Usage != c.fromSecond {
+				t.Errorf("usage since %s = %+v, %v; want %+v", c.secondAt, part.Usage, err, c.fromSecond)
 			}
 			for name, u := range map[string]func() (Usage, error){
 				"another working copy": func() (Usage, error) { return p.SessionUsage(user, "/home/user/other", time.Time{}) },
@@ -155,10 +157,10 @@ func TestSessionUsageAddsSessions(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var want Tokens
-			want.Add(one.Tokens)
-			want.Add(one.Tokens)
-			if two.Tokens != want || two.Sessions != 2 {
+			var want usage.Usage
+			want.Add(one.Usage)
+			want.Add(one.Usage)
+			if two.Usage != want || two.Sessions != 2 {
 				t.Errorf("two sessions: %+v, want %+v in 2 sessions", two, want)
 			}
 			if agent != "claude" {
@@ -167,8 +169,8 @@ func TestSessionUsageAddsSessions(t *testing.T) {
 			copyTree(t, recorded, home, func(rel string, b []byte) (string, []byte) {
 				return renamed(rel, "resumed"), b
 			})
-			if three, _ := p.SessionUsage(UserEnv{Home: home}, recordedWorkdir, time.Time{}); three.Tokens != want {
-				t.Errorf("with a resumed copy: %+v, want %+v still", three.Tokens, want)
+			if three, _ := p.SessionUsage(UserEnv{Home: home}, recordedWorkdir, time.Time{}); three.Usage != want {
+				t.Errorf("with a resumed copy: %+v, want %+v still", three.Usage, want)
 			}
 		})
 	}
@@ -180,7 +182,7 @@ func TestSessionUsageFindsTheConfigDir(t *testing.T) {
 	t.Parallel()
 	p, recorded := sessionHome(t, "claude")
 	want, err := p.SessionUsage(UserEnv{Home: recorded}, recordedWorkdir, time.Time{})
-	if err != nil || want.Total() == 0 {
+	if err != nil || want.Tokens() == 0 {
 		t.Fatalf("recorded usage %+v, %v", want, err)
 	}
 	root := t.TempDir()
@@ -190,37 +192,20 @@ func TestSessionUsageFindsTheConfigDir(t *testing.T) {
 
 	iso := p
 	iso.Home = "isolated"
-	if got, _ := iso.SessionUsage(AgentHome(iso, root, user), recordedWorkdir, time.Time{}); got.Tokens != want.Tokens {
-		t.Errorf("isolated home: %+v, want %+v", got.Tokens, want.Tokens)
+	if got, _ := iso.SessionUsage(AgentHome(iso, root, user), recordedWorkdir, time.Time{}); got.Usage != want.Usage {
+		t.Errorf("isolated home: %+v, want %+v", got.Usage, want.Usage)
 	}
-	if got, _ := p.SessionUsage(AgentHome(p, root, user), recordedWorkdir, time.Time{}); got.Total() != 0 {
+	if got, _ := p.SessionUsage(AgentHome(p, root, user), recordedWorkdir, time.Time{}); got.Tokens() != 0 {
 		t.Errorf("the user's empty home: %+v, want nothing", got)
 	}
 	moved := p
 	moved.Env = map[string]string{"CLAUDE_CONFIG_DIR": filepath.Join(root, "homes", "claude", ".claude")}
 	user.Getenv = func(k string) string { return "/elsewhere/" + k }
-	if got, _ := moved.SessionUsage(AgentHome(moved, root, user), recordedWorkdir, time.Time{}); got.Tokens != want.Tokens {
-		t.Errorf("CLAUDE_CONFIG_DIR in the agent's env: %+v, want %+v", got.Tokens, want.Tokens)
+	if got, _ := moved.SessionUsage(AgentHome(moved, root, user), recordedWorkdir, time.Time{}); got.Usage != want.Usage {
+		t.Errorf("CLAUDE_CONFIG_DIR in the agent's env: %+v, want %+v", got.Usage, want.Usage)
 	}
 	custom := Profile{Name: "mine", Command: "mine"}
 	if _, err := custom.SessionUsage(user, recordedWorkdir, time.Time{}); err != ErrNoSessionUsage {
 		t.Errorf("a custom agent: %v, want ErrNoSessionUsage", err)
-	}
-}
-
-// TestClaudeProjectDir matches claude 2.1's own folder names (computed with its sanitizePath in node): a long
-// path is cut at 200 characters and suffixed with its hash; each UTF-16 unit that is no ASCII letter or digit
-// becomes "-".
-func TestClaudeProjectDir(t *testing.T) {
-	t.Parallel()
-	long := "/home/user/" + strings.Repeat("a-very-long-folder-name/", 9) + "prøject 😀"
-	for path, want := range map[string]string{
-		"/home/user/project":   "-home-user-project",
-		"/home/user/prøject 😀": "-home-user-pr-ject---",
-		long:                   "-home-user" + strings.Repeat("-a-very-long-folder-name", 7) + "-a-very-long-folder-na-cjhlqx",
-	} {
-		if got := claudeProjectDir(path); got != want {
-			t.Errorf("claudeProjectDir(%q) = %q, want %q", path, got, want)
-		}
 	}
 }

@@ -40,15 +40,10 @@ func runAttach(ctx context.Context, app *App, repo string, n int) error {
 	if !workflow.Describe(r).HasScreen() {
 		return noScreen(r, "attach to")
 	}
-	tmux := tmuxops.New(app.Config.Tmux.Socket)
-	ok, err := tmux.HasSession(ctx, r.Session)
+	argv, err := workflow.AttachCommand(ctx, tmuxops.New(app.Config.Tmux.Socket), r)
 	if err != nil {
 		return err
 	}
-	if r.Session == "" || !ok {
-		return fmt.Errorf("%s#%d has no live agent session (run %d is %s)", r.Repo, n, r.ID, r.Status)
-	}
-	argv := tmux.AttachArgv(r.Session)
 	path, err := exec.LookPath(argv[0])
 	if err != nil {
 		return fmt.Errorf("tmux: %w", err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/tmuxops"
+	"github.com/aceworks/ace/pkg/workflow"
 	"github.com/aceworks/ace/pkg/workspace"
 )
 
@@ -69,21 +70,12 @@ func runClean(ctx context.Context, app *App, o cleanOptions) error {
 		}
 		fmt.Fprintf(app.Stdout, "%s %s (%s#%d, %s)\n", verb, r.Workdir, r.Repo, r.Issue, r.Status)
 	}
-	tmux := tmuxops.New(app.Config.Tmux.Socket)
-	sessions, err := tmux.Sessions(ctx, "ace-")
+	orphans, err := workflow.Orphans(ctx, tmuxops.New(app.Config.Tmux.Socket), owned, !o.DryRun)
+	for _, s := range orphans {
+		fmt.Fprintf(app.Stdout, "%s tmux session %s (no unfinished run owns it)\n", verb, s)
+	}
 	if err != nil {
 		return err
-	}
-	for _, s := range sessions {
-		if owned[s] {
-			continue
-		}
-		if !o.DryRun {
-			if err := tmux.Kill(ctx, s); err != nil {
-				return fmt.Errorf("end session %s: %w", s, err)
-			}
-		}
-		fmt.Fprintf(app.Stdout, "%s tmux session %s (no unfinished run owns it)\n", verb, s)
 	}
 	return nil
 }

@@ -39,18 +39,7 @@ func runPeek(ctx context.Context, app *App, repo string, n, history int) error {
 	if !workflow.Describe(r).HasScreen() {
 		return noScreen(r, "show")
 	}
-	if r.Session == "" {
-		return fmt.Errorf("%s#%d has no agent session (run %d is at %s)", r.Repo, n, r.ID, r.Step)
-	}
-	tmux := tmuxops.New(app.Config.Tmux.Socket)
-	ok, err := tmux.HasSession(ctx, r.Session)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return fmt.Errorf("session %s is gone (run %d is %s); its transcript: ace logs %d", r.Session, r.ID, r.Status, n)
-	}
-	screen, err := tmux.Capture(ctx, r.Session, history)
+	screen, err := workflow.Peek(ctx, tmuxops.New(app.Config.Tmux.Socket), r, history)
 	if err != nil {
 		return err
 	}

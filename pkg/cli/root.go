@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/fakeagent"
 	"github.com/aceworks/ace/pkg/headless"
@@ -52,7 +53,7 @@ func Child(args []string) (code int, ok bool) {
 	case "__launch":
 		return tmuxops.LaunchMain(args[1:]), true
 	case "__headless":
-		return headless.SupervisorMain(args[1:]), true
+		return headless.SupervisorMain(agents.Parsers(), args[1:]), true
 	case "demo-agent":
 		return fakeagent.Main(args[1:]), true
 	case agentcheck.ChildArg:

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/aceworks/ace/pkg/agents"
-	"github.com/aceworks/ace/pkg/headless"
 )
 
 var permissions = []string{"read", "triage", "write", "maintain", "admin"}
@@ -166,7 +165,7 @@ func (c *Config) validateAgent(name string, a AgentConfig, bad func(key, format 
 	default:
 		bad(key+".runner", "%q is not \"tmux\" or \"exec\"", a.Runner)
 	}
-	formats := headless.Formats()
+	formats := agents.Parsers().Formats()
 	if a.HeadlessFormat != "" && !slices.Contains(formats, a.HeadlessFormat) {
 		bad(key+".headless_format", "%q is not one of %s", a.HeadlessFormat, strings.Join(formats, ", "))
 	}

@@ -25,7 +25,7 @@ func TestReadLinesSurvivesOverlongLines(t *testing.T) {
 }
 
 func TestParseAllKeepsGoingAfterGiantLine(t *testing.T) {
-	p, _ := NewParser("gemini")
+	p := typeParser()
 	var evs []Event
 	in := "{\"type\":\"init\",\"session_id\":\"s\"}\n" + strings.Repeat("{", 50) + "\n{\"type\":\"result\",\"status\":\"success\"}\n"
 	_ = readLines(strings.NewReader(in), 40, func(b []byte) { evs = append(evs, p.Parse(b)...) })

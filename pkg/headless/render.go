@@ -62,7 +62,7 @@ func Render(w io.Writer, e Event) error {
 // RenderTotals writes the closing line of a rendered transcript: tokens, turns and lines kept raw.
 func RenderTotals(w io.Writer, t *Transcript) error {
 	u := t.Usage
-	s := fmt.Sprintf("tokens: %d in, %d out, %d cached", u.InputTokens, u.OutputTokens, u.CachedTokens)
+	s := fmt.Sprintf("tokens: %d in, %d out, %d cached", u.InputTokens, u.OutputTokens, u.CacheReadTokens)
 	if u.CostUSD > 0 {
 		s += fmt.Sprintf(" · $%.4f", u.CostUSD)
 	}
@@ -107,8 +107,8 @@ type Stream struct {
 }
 
 // NewStream returns a Stream for format.
-func NewStream(format string) (*Stream, error) {
-	p, err := NewParser(format)
+func (ps Parsers) NewStream(format string) (*Stream, error) {
+	p, err := ps.New(format)
 	if err != nil {
 		return nil, err
 	}

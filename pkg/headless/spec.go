@@ -92,8 +92,9 @@ func writeJSON(path string, v any) error {
 	return atomicfile.Write(path, b, 0o600)
 }
 
-// readSpec reads and deletes a spec file: it lives only until the supervisor has it.
-func readSpec(path string) (*Spec, error) {
+// readSpec reads and deletes a spec file: it lives only until the supervisor has it. Its format must be one of
+// parsers'.
+func readSpec(path string, parsers Parsers) (*Spec, error) {
 	b, err := os.ReadFile(path)
 	os.Remove(path)
 	if err != nil {
@@ -105,7 +106,7 @@ func readSpec(path string) (*Spec, error) {
 		err = errors.New("argv, status_path and transcript_dir are required")
 	}
 	if err == nil {
-		_, err = NewParser(s.Format)
+		_, err = parsers.New(s.Format)
 	}
 	if err != nil {
 		// The secrets file must not outlive a spec that is refused: find it with as little of the spec as

@@ -14,9 +14,10 @@ import (
 	"github.com/aceworks/ace/pkg/secrets"
 )
 
-// SupervisorMain is the body of `ace __headless SPECFILE`: it runs one turn of a headless agent and writes what
-// happened to the spec's status file. Its own stdout and stderr are the run's debug log.
-func SupervisorMain(args []string) int {
+// SupervisorMain is the body of `ace __headless SPECFILE`: it runs one turn of a headless agent, reading its
+// stream with the parser parsers have for the spec's format, and writes what happened to the spec's status file.
+// Its own stdout and stderr are the run's debug log.
+func SupervisorMain(parsers Parsers, args []string) int {
 	if len(args) != 1 {
 		fmt.Fprintln(os.Stderr, "usage: ace __headless SPECFILE")
 		return 2
@@ -24,13 +25,14 @@ func SupervisorMain(args []string) int {
 	// The turn lock arrives as fd 3 and must stay with the supervisor alone: an agent that inherited it would
 	// keep the run "running" after its supervisor is gone.
 	syscall.CloseOnExec(lockFD)
-	spec, err := readSpec(args[0])
+	spec, err := readSpec(args[0], parsers)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "ace __headless: %v\n", err)
 		return 2
 	}
 	self := ProcOf(os.Getpid())
-	s := &supervisor{spec: spec, log: capped(os.Stdout, debugCap), status: Status{
+	parser, _ := parsers.New(spec.Format) // readSpec checked the format
+	s := &supervisor{spec: spec, parser: parser, log: capped(os.Stdout, debugCap), status: Status{
 		Turn: spec.Turn, SupervisorPID: self.PID, SupervisorStart: self.Start, StartedAt: time.Now().UTC(), Outcome: OutcomeRunning,
 		SessionID: spec.SessionID,
 	}}
@@ -67,7 +69,6 @@ func (s *supervisor) run() error {
 		return s.startFailed(err)
 	}
 	s.redact = redactor(secrets)
-	s.parser, _ = NewParser(s.spec.Format) // readSpec checked the format
 	if s.spec.SessionID != "" {
 		if err := s.openTranscript(s.spec.SessionID); err != nil {
 			// The stream names its session again: the transcript is opened then.
@@ -238,12 +239,12 @@ func (s *supervisor) event(e Event) {
 	case KindRaw:
 		s.status.Raw++
 	case KindAssistant:
-		s.status.LastText = truncate(e.Text)
+		s.status.LastText = Truncate(e.Text)
 	case KindResult:
 		s.status.ResultStatus, s.status.ResultError = e.Status, e.IsError
 		s.status.Usage.add(e.Usage)
 		if e.IsError && e.Text != "" {
-			s.status.LastText = truncate(e.Text)
+			s.status.LastText = Truncate(e.Text)
 		}
 	case KindError:
 		if e.Text != "" {

@@ -29,7 +29,7 @@ func TestRefusedSpecTakesItsSecretsFileAlong(t *testing.T) {
 	if err := os.WriteFile(spec, []byte(`{"secrets_file":"`+secretsFile+`","format":"nope"}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := readSpec(spec); err == nil {
+	if _, err := readSpec(spec, Parsers{"json": typeParser}); err == nil {
 		t.Fatal("a spec without argv was accepted")
 	}
 	for _, f := range []string{spec, secretsFile} {

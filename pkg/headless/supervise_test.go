@@ -14,14 +14,16 @@ import (
 	"time"
 
 	"github.com/aceworks/ace/internal/testkit"
+	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/fakeagent"
 	"github.com/aceworks/ace/pkg/headless"
+	"github.com/aceworks/ace/pkg/usage"
 )
 
 // TestMain lets the test binary be the supervisor and the fake headless agent, as ace is in production.
 func TestMain(m *testing.M) {
 	os.Exit(testkit.Main(m, nil, testkit.Commands(map[string]func([]string) int{
-		"__headless": headless.SupervisorMain,
+		"__headless": func(args []string) int { return headless.SupervisorMain(agents.Parsers(), args) },
 		"demo-agent": fakeagent.Main,
 	})))
 }
@@ -137,7 +139,7 @@ func TestSupervisorTurn(t *testing.T) {
 			raw := tu.file(want)
 			f, _ := os.Open(want)
 			defer f.Close()
-			tr, err := headless.ParseAll(format, f)
+			tr, err := agents.Parsers().ParseAll(format, f)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -242,7 +244,7 @@ func TestSupervisorResumeAppends(t *testing.T) {
 	}
 	f, _ := os.Open(second.Transcript)
 	defer f.Close()
-	tr, _ := headless.ParseAll("gemini", f)
+	tr, _ := agents.Parsers().ParseAll("gemini", f)
 	var said []string
 	for _, e := range tr.Events {
 		if e.Kind == headless.KindAssistant {
@@ -316,26 +318,6 @@ func TestProcIdentity(t *testing.T) {
 	}
 }
 
-func TestStreamMatchesParseAll(t *testing.T) {
-	for _, name := range []string{"claude.jsonl", "codex.jsonl", "gemini.jsonl"} {
-		format := strings.TrimSuffix(name, ".jsonl")
-		b, err := os.ReadFile(filepath.Join("testdata", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		whole, _ := headless.ParseAll(format, bytes.NewReader(b))
-		s, _ := headless.NewStream(format)
-		var evs []headless.Event
-		for i := 0; i < len(b); i += 7 { // chunks that split lines anywhere
-			evs = append(evs, s.Feed(b[i:min(i+7, len(b))])...)
-		}
-		evs = append(evs, s.Close()...)
-		if len(evs) != len(whole.Events) || s.T.Usage != whole.Usage || s.T.Raw != whole.Raw {
-			t.Errorf("%s: stream gave %d events (usage %+v), ParseAll %d (%+v)", name, len(evs), s.T.Usage, len(whole.Events), whole.Usage)
-		}
-	}
-}
-
 func TestRender(t *testing.T) {
 	var b bytes.Buffer
 	for _, e := range []headless.Event{
@@ -345,7 +327,7 @@ func TestRender(t *testing.T) {
 		{Kind: headless.KindToolCall, Tool: "Bash", Input: `{"command":"go test ./..."}`},
 		{Kind: headless.KindToolResult, Output: "--- FAIL: TestX\nFAIL\n", IsError: true},
 		{Kind: headless.KindRaw, Raw: "panic: boom"},
-		{Kind: headless.KindResult, Status: "error", IsError: true, Text: "max turns", Usage: &headless.Usage{InputTokens: 10, OutputTokens: 5}},
+		{Kind: headless.KindResult, Status: "error", IsError: true, Text: "max turns", Usage: &headless.Usage{Usage: usage.Usage{InputTokens: 10, OutputTokens: 5}}},
 	} {
 		if err := headless.Render(&b, e); err != nil {
 			t.Fatal(err)

@@ -46,7 +46,6 @@ type Queue interface {
 var (
 	_ Engine = (*workflow.Engine)(nil)
 	_ Store  = (*store.Store)(nil)
-	_ Queue  = (*workflow.Queue)(nil)
 )
 
 // Options configure a Server.

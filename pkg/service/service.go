@@ -19,6 +19,7 @@ import (
 	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/memory"
+	"github.com/aceworks/ace/pkg/queue"
 	"github.com/aceworks/ace/pkg/secrets"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/tmuxops"
@@ -63,7 +64,7 @@ type Service struct {
 	Engine     *workflow.Engine
 	// Queue advances runs as River jobs. Commands that work runs start it (StartQueue); the others only enqueue,
 	// wake or cancel jobs through it.
-	Queue  *workflow.Queue
+	Queue  *queue.Queue
 	Logger *slog.Logger
 
 	profilesMu sync.Mutex
@@ -155,7 +156,10 @@ func Open(ctx context.Context, o Options) (*Service, error) {
 		return nil, err
 	}
 	s.Engine = eng
-	q, err := newQueue(ctx, st, eng, workflow.QueueOptions{
+	q, err := newQueue(ctx, st, eng, queue.Options{
+		Store:         st,
+		Config:        cfg,
+		Now:           o.Now,
 		Workers:       cfg.Poll.MaxConcurrent,
 		Dispatch:      o.Dispatch,
 		Interval:      cfg.Poll.Interval.Duration,
@@ -175,12 +179,12 @@ func Open(ctx context.Context, o Options) (*Service, error) {
 }
 
 // newQueue builds the job queue in the store's own database, with River's driver for it.
-func newQueue(ctx context.Context, st *store.Store, eng *workflow.Engine, o workflow.QueueOptions) (*workflow.Queue, error) {
+func newQueue(ctx context.Context, st *store.Store, eng *workflow.Engine, o queue.Options) (*queue.Queue, error) {
 	switch st.Kind() {
 	case store.PostgreSQL:
-		return workflow.NewQueue(ctx, eng, riverpgxv5.New(st.Pool()), o)
+		return queue.New(ctx, eng, riverpgxv5.New(st.Pool()), o)
 	case store.SQLite:
-		return workflow.NewQueue(ctx, eng, riversqlite.New(st.DB()), o)
+		return queue.New(ctx, eng, riversqlite.New(st.DB()), o)
 	}
 	return nil, fmt.Errorf("job queue: no driver for a store in %s", st.Kind())
 }

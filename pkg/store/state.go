@@ -1,6 +1,10 @@
 package store
 
-import "time"
+import (
+	"time"
+
+	"github.com/aceworks/ace/pkg/usage"
+)
 
 // RunState is the engine's bookkeeping for one run: what it has already done and when, so that a restarted ace
 // continues where the last one stopped instead of doing a step twice.
@@ -85,31 +89,8 @@ type LimitState struct {
 	StartOver bool `json:"start_over,omitzero"`
 }
 
-// Usage is an agent's spending: tokens by kind and cost in US dollars.
-type Usage struct {
-	InputTokens      int64   `json:"input_tokens,omitzero"`
-	OutputTokens     int64   `json:"output_tokens,omitzero"`
-	CacheReadTokens  int64   `json:"cache_read_tokens,omitzero"`
-	CacheWriteTokens int64   `json:"cache_write_tokens,omitzero"`
-	CostUSD          float64 `json:"cost_usd,omitzero"`
-}
-
-// Add adds v to u, kind by kind, and its cost.
-func (u *Usage) Add(v Usage) {
-	u.InputTokens += v.InputTokens
-	u.OutputTokens += v.OutputTokens
-	u.CacheReadTokens += v.CacheReadTokens
-	u.CacheWriteTokens += v.CacheWriteTokens
-	u.CostUSD += v.CostUSD
-}
-
-// Tokens is every token counted.
-func (u *Usage) Tokens() int64 {
-	if u == nil {
-		return 0
-	}
-	return u.InputTokens + u.OutputTokens + u.CacheReadTokens + u.CacheWriteTokens
-}
+// Usage is an agent's spending: tokens by kind and cost in US dollars (the same count the agents' parsers keep).
+type Usage = usage.Usage
 
 // WorkflowState is the run's use of its repository's workflow (.ace/workflow.toml and ace.toml's [repos]).
 type WorkflowState struct {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/headless"
 	"github.com/aceworks/ace/pkg/tmuxops"
 )
@@ -70,7 +71,7 @@ func (t Transcript) sink(w io.Writer, asJSON bool) (sink, error) {
 		}
 		return &ansiStripper{w: w}, nil
 	}
-	s, err := headless.NewStream(t.Format)
+	s, err := agents.Parsers().NewStream(t.Format)
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/headless"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/tmuxops"
@@ -54,7 +55,7 @@ func (t Transcript) Tail(n int) (string, error) {
 	}
 	var text string
 	if t.Headless() {
-		st, err := headless.NewStream(t.Format)
+		st, err := agents.Parsers().NewStream(t.Format)
 		if err != nil {
 			return "", err
 		}

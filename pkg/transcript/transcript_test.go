@@ -49,7 +49,7 @@ func TestTailOfATerminalLog(t *testing.T) {
 }
 
 func TestTailAndCopyOfAnEventStream(t *testing.T) {
-	path, err := filepath.Abs("../headless/testdata/claude_ok.jsonl")
+	path, err := filepath.Abs("../agents/claude/testdata/stream_ok.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,10 +14,14 @@ import (
 	"github.com/aceworks/ace/pkg/store"
 )
 
+// runAgent is what ace knows of a run's agent: its profile, its environment, its CLI's version.
+type runAgent struct{ e *Engine }
+
 // recordCLIVersion notes on the run which version of its agent's CLI it started, against the releases ace was
 // tested with: ace show, ace ls --json and the status comment carry it, and one outside the range is an event
 // (its screens may have moved: `ace agents check` tells). A probe that fails or hangs costs the run nothing.
-func (e *Engine) recordCLIVersion(ctx context.Context, r *store.Run, prof agents.Profile) {
+func (ag *runAgent) recordCLIVersion(ctx context.Context, r *store.Run, prof agents.Profile) {
+	e := ag.e
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	in, err := e.versions.Of(ctx, prof)
@@ -44,7 +48,8 @@ func (e *Engine) recordCLIVersion(ctx context.Context, r *store.Run, prof agents
 // agentEnv is the agent's environment, whichever runner starts it: plain variables (ACE_*, the profile's env,
 // an isolated home, the MCP token variable's name) and, apart, its secrets, which only ever travel through the
 // launcher's env file.
-func (e *Engine) agentEnv(ctx context.Context, r *store.Run, prof agents.Profile, vars agents.Vars) (env, secrets map[string]string, err error) {
+func (ag *runAgent) agentEnv(ctx context.Context, r *store.Run, prof agents.Profile, vars agents.Vars) (env, secrets map[string]string, err error) {
+	e := ag.e
 	env = map[string]string{"ACE_ISSUE": fmt.Sprint(r.Issue), "ACE_REPO": r.Repo, "ACE_TASK_FILE": vars.TaskFile}
 	for k, v := range prof.Env {
 		env[k] = v
@@ -53,7 +58,7 @@ func (e *Engine) agentEnv(ctx context.Context, r *store.Run, prof agents.Profile
 	if prof.GitHubMCP != "" {
 		mcp = agents.MCPConfig{GitHubURL: prof.GitHubMCP, GitHubTokenEnv: mcpTokenEnv}
 		env["GITHUB_MCP_TOKEN_ENV"] = mcpTokenEnv // the variable's name, for scripts/codex-gh
-		if err := e.writeProjectMCP(ctx, r, prof, mcp); err != nil {
+		if err := ag.writeProjectMCP(ctx, r, prof, mcp); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -90,7 +95,8 @@ func (e *Engine) agentEnv(ctx context.Context, r *store.Run, prof agents.Profile
 
 // writeProjectMCP writes the MCP config an agent reads from the working copy (claude's .mcp.json) — unless
 // the repository tracks that file: it is the project's, and an edit of it would end up in the pull request.
-func (e *Engine) writeProjectMCP(ctx context.Context, r *store.Run, prof agents.Profile, mcp agents.MCPConfig) error {
+func (ag *runAgent) writeProjectMCP(ctx context.Context, r *store.Run, prof agents.Profile, mcp agents.MCPConfig) error {
+	e := ag.e
 	if !prof.ReadsProjectMCP() {
 		return nil
 	}
@@ -149,7 +155,8 @@ func missing(exe string, prof agents.Profile) error {
 	return errors.New(msg)
 }
 
-func (e *Engine) profile(r *store.Run) (agents.Profile, error) {
+func (ag *runAgent) profile(r *store.Run) (agents.Profile, error) {
+	e := ag.e
 	prof, err := e.o.Profile(r.Agent)
 	if err != nil {
 		return agents.Profile{}, Terminal(fmt.Errorf("agent %q: %w", r.Agent, err))

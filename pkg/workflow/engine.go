@@ -68,6 +68,9 @@ type Engine struct {
 	follow  *followThrough
 	flow    *repoFlow
 	memory  *memoryKeeper
+	slots   *slots
+	agent   *runAgent
+	status  *reporter
 
 	mu      sync.Mutex
 	changed chan struct{} // closed at the next change of a run made by this process (see Follow)
@@ -78,8 +81,8 @@ type Engine struct {
 	// versions remembers the agent CLIs' versions (recordCLIVersion).
 	versions agents.VersionCache
 
-	queue *Queue // the job queue runs advance on; set by NewQueue
-	bus   bus    // run events, published in process
+	jobs Jobs // the job queue runs advance on (UseJobs)
+	bus  bus  // run events, published in process
 }
 
 // New returns an engine. Every collaborator in o is required except Memory, Observer, Now and Logger. Its runs
@@ -130,7 +133,8 @@ func New(o Options) (*Engine, error) {
 func withParts(e *Engine) *Engine {
 	e.tmux, e.exec = newTmuxRunner(e, e.o.Sessions), &execRunner{e}
 	e.prompts, e.humans, e.limits, e.spend = &prompts{e}, &humans{e}, &usageLimits{e}, &spending{e}
-	e.follow, e.flow, e.memory = &followThrough{e}, &repoFlow{e}, &memoryKeeper{e}
+	e.follow, e.flow, e.memory, e.slots = &followThrough{e}, &repoFlow{e}, &memoryKeeper{e}, &slots{e}
+	e.agent, e.status = &runAgent{e}, &reporter{e}
 	return e
 }
 
@@ -152,10 +156,7 @@ func UntilMonitoring(r *store.Run) bool {
 // run is worked by whichever ace process works this host's queue — this one when its Queue is started — and r is
 // kept up to date from the store.
 func (e *Engine) Follow(ctx context.Context, r *store.Run, until Until) error {
-	if e.queue == nil {
-		return errors.New("workflow: no job queue")
-	}
-	if err := e.queue.Enqueue(ctx, r); err != nil {
+	if err := e.enqueue(ctx, r); err != nil {
 		return err
 	}
 	for {
@@ -204,6 +205,7 @@ func (e *Engine) signal() {
 // Step runs the run's current node once and persists what changed. The returned error is only for failures of
 // the engine itself (store unavailable, ctx cancelled); a node's own errors are handled by retry or failure.
 func (e *Engine) Step(ctx context.Context, r *store.Run) (Result, error) {
+	resumeWaiting(r)
 	step := Step(r.Step)
 	node, ok := e.nodes[step]
 	if !ok {

@@ -35,7 +35,7 @@ const (
 	EventTurn        EventKind = "turn"         // a headless turn ended
 	EventMoved       EventKind = "moved"        // the run moved to another host (its host stopped answering)
 	EventAgentFailed EventKind = "agent-failed" // a headless turn ended in an error
-	EventLimit       EventKind = "limit"        // a usage limit paused the run, or it resumed (node_limit.go)
+	EventLimit       EventKind = "limit"        // a usage limit paused the run, or it resumed (limits.go)
 	EventBudget      EventKind = "budget"       // the run reached its budget and waits for a human (budget.go)
 	EventFollow      EventKind = "follow"       // the pull request is followed, or a comment on it left alone
 	EventRound       EventKind = "round"        // a follow-up round (CI, review, conflict, /ace) was sent

@@ -58,7 +58,7 @@ func (ft *followThrough) reportFollow(ctx context.Context, r *store.Run) (Result
 	f.InRound, f.Prompt = false, ""
 	f.QuietSince = e.o.Now() // pr.release_after counts from here
 	r.State.Follow = f
-	if err := e.postStatus(ctx, r, statusView{Headline: headline}); err != nil {
+	if err := e.status.postStatus(ctx, r, statusView{Headline: headline}); err != nil {
 		return Result{}, true, trackerErr(err)
 	}
 	e.event(ctx, r, EventFollow, headline)
@@ -89,7 +89,7 @@ func (ft *followThrough) startRound(ctx context.Context, r *store.Run, f *store.
 	r.Nudges, r.State.NudgedAt = 0, time.Time{}
 	headline := fmt.Sprintf("round %d/%d on %s: %s", f.Rounds, e.cfg.PR.MaxRounds, r.PRURL, f.Topic)
 	e.event(ctx, r, EventRound, headline)
-	if err := e.postStatus(ctx, r, statusView{Headline: headline}); err != nil {
+	if err := e.status.postStatus(ctx, r, statusView{Headline: headline}); err != nil {
 		e.log.WarnContext(ctx, "status comment", "run", r.ID, "err", err) // the round matters more than its report
 	}
 	return ft.deliverRound(ctx, r)
@@ -126,7 +126,7 @@ func (ft *followThrough) needsHuman(ctx context.Context, r *store.Run, why strin
 	}
 	fmt.Fprintf(&b, "\nThe working copy and the agent's session are kept (`ace attach %d`). ace still follows the pull "+
 		"request and ends the run when it is merged or closed.\n", r.Issue)
-	if err := e.setLabels(ctx, r, []string{e.cfg.PR.NeedsHumanLabel}); err != nil {
+	if err := e.status.setLabels(ctx, r, []string{e.cfg.PR.NeedsHumanLabel}); err != nil {
 		return Result{}, trackerErr(err)
 	}
 	if _, err := e.o.Tracker.CreateComment(ctx, r.Repo, r.Issue, b.String()); err != nil {
@@ -136,7 +136,7 @@ func (ft *followThrough) needsHuman(ctx context.Context, r *store.Run, why strin
 	r.State.Follow = f
 	headline := "needs a human: " + why
 	e.event(ctx, r, EventNeedsHuman, headline)
-	if err := e.postStatus(ctx, r, statusView{Headline: headline}); err != nil {
+	if err := e.status.postStatus(ctx, r, statusView{Headline: headline}); err != nil {
 		e.log.WarnContext(ctx, "status comment", "run", r.ID, "err", err)
 	}
 	return Stay(e.cfg.Poll.Interval.Duration), nil
@@ -167,10 +167,10 @@ func (ft *followThrough) endFollow(ctx context.Context, r *store.Run, merged boo
 		// A human closed the pull request: the issue must not be picked up again by the next poll.
 		add, remove = nil, append(remove, e.cfg.Trigger.Label)
 	}
-	if err := e.setLabels(ctx, r, add, remove...); err != nil {
+	if err := e.status.setLabels(ctx, r, add, remove...); err != nil {
 		return Result{}, trackerErr(err)
 	}
-	if err := e.postStatus(ctx, r, statusView{Status: status, Headline: headline}); err != nil {
+	if err := e.status.postStatus(ctx, r, statusView{Status: status, Headline: headline}); err != nil {
 		return Result{}, trackerErr(err)
 	}
 	if rm, ok := e.o.Workspaces.(workspaceRemover); ok && r.Workdir != "" {

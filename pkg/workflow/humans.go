@@ -46,13 +46,13 @@ func (hu *humans) askHuman(ctx context.Context, r *store.Run, question, screen s
 			return trackerErr(fmt.Errorf("post the question: %w", err))
 		}
 	}
-	if err := e.setLabels(ctx, r, []string{e.cfg.Labels.NeedsInput}); err != nil {
+	if err := e.status.setLabels(ctx, r, []string{e.cfg.Labels.NeedsInput}); err != nil {
 		return trackerErr(err)
 	}
 	r.State.Question = asked // what ace show and the check read: the menu's question where there is one
 	r.State.QuestionAt = e.o.Now()
 	r.State.Questions = n
-	if err := e.postStatus(ctx, r, statusView{Status: store.StatusWaitingInput, Headline: "waiting for your answer (see the question below)"}); err != nil {
+	if err := e.status.postStatus(ctx, r, statusView{Status: store.StatusWaitingInput, Headline: "waiting for your answer (see the question below)"}); err != nil {
 		return trackerErr(err)
 	}
 	e.event(ctx, r, "question", firstLine(asked))
@@ -72,7 +72,7 @@ func (hu *humans) recordAnswer(ctx context.Context, r *store.Run, answer string)
 	if r.Status != store.StatusWaitingInput {
 		return Result{}, nil
 	}
-	if err := e.setLabels(ctx, r, nil, e.cfg.Labels.NeedsInput); err != nil {
+	if err := e.status.setLabels(ctx, r, nil, e.cfg.Labels.NeedsInput); err != nil {
 		return Result{}, trackerErr(err)
 	}
 	budgetGranted(r)
@@ -84,7 +84,7 @@ func (hu *humans) recordAnswer(ctx context.Context, r *store.Run, answer string)
 	r.State.Question = ""
 	// Time spent waiting for a human does not count against monitor.timeout.
 	r.State.MonitorSince = e.o.Now()
-	if err := e.postStatus(ctx, r, statusView{Status: store.StatusActive, Headline: "working (answer received)"}); err != nil {
+	if err := e.status.postStatus(ctx, r, statusView{Status: store.StatusActive, Headline: "working (answer received)"}); err != nil {
 		return Result{}, trackerErr(err)
 	}
 	return next, nil

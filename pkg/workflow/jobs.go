@@ -2,83 +2,38 @@ package workflow
 
 import (
 	"context"
-	"time"
+	"errors"
 
-	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/rivertype"
+	"github.com/aceworks/ace/pkg/store"
 )
 
-// RunArgs is the River job that advances one run (one attempt at one issue). There is one such job per run at a
-// time (unique over every unfinished state): it works the run's steps until one asks to wait, then snoozes for
-// that long, so a run that waits (an agent starting or working, a human answering) holds no worker and never
-// delays another run. The run's ID is part of the key: the job of an attempt that just ended (its visit still
-// finishing) never stands in the way of the next attempt's.
-type RunArgs struct {
-	Repo  string `json:"repo" river:"unique"`
-	Issue int    `json:"issue" river:"unique"`
-	Run   int64  `json:"run" river:"unique"`
+// Jobs is the job queue the runs advance on, as the graph sees it (pkg/queue, on River): the graph asks for a
+// run's job to be due, or interrupted, and whether this host is fenced off; it knows nothing else of it.
+type Jobs interface {
+	// Enqueue makes sure the run's job exists and is due now.
+	Enqueue(ctx context.Context, r *store.Run) error
+	// Interrupt cancels the issue's run job while it works (ace stop interrupts a long step).
+	Interrupt(ctx context.Context, repo string, issue int) error
+	// Fenced reports whether this host is cut off from the store for long enough that another may take its runs.
+	Fenced() bool
 }
 
-// Kind names the job in River's tables; it never changes.
-func (RunArgs) Kind() string { return "ace_run" }
+// UseJobs makes the runs of e advance as jobs of j.
+func (e *Engine) UseJobs(j Jobs) { e.jobs = j }
 
-// DispatchArgs is the job that starts runs for newly labelled issues and makes sure every unfinished run has its
-// run job. It runs periodically (every poll.interval, on the leader only), when a run ends (a slot is free) and
-// when a webhook says something changed.
-type DispatchArgs struct{}
+var errNoJobs = errors.New("workflow: no job queue")
 
-// Kind names the job in River's tables; it never changes.
-func (DispatchArgs) Kind() string { return "ace_dispatch" }
-
-// dispatchQueue is the queue of dispatch jobs: only `ace poll` works it (a foreground `ace run` starts no other
-// issue).
-const dispatchQueue = "ace_dispatch"
-
-// unfinishedJobStates are the job states that make a run or dispatch job unique: a finished job (completed,
-// cancelled, discarded) does not stop the next attempt from being enqueued.
-var unfinishedJobStates = []rivertype.JobState{
-	rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable,
-	rivertype.JobStateRunning, rivertype.JobStateScheduled,
-}
-
-// InsertOpts makes a run job unique per run and host queue: a run moved off a dead host gets a job on its new
-// host's queue while the dead host's job (still "running" there) waits to be dropped. The queue is set by the
-// Queue that inserts it (the run's host's).
-func (RunArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{
-		MaxAttempts: 25,
-		UniqueOpts:  river.UniqueOpts{ByArgs: true, ByQueue: true, ByState: unfinishedJobStates},
+// enqueue makes the run's job due now.
+func (e *Engine) enqueue(ctx context.Context, r *store.Run) error {
+	if e.jobs == nil {
+		return errNoJobs
 	}
+	return e.jobs.Enqueue(ctx, r)
 }
 
-// InsertOpts keeps at most one dispatch job queued at a time.
-func (DispatchArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{
-		Queue:       dispatchQueue,
-		MaxAttempts: 3,
-		UniqueOpts:  river.UniqueOpts{ByArgs: true, ByState: unfinishedJobStates},
-	}
-}
+// StopAgent ends the run's agent, if it is still there, keeping its working copy and conversation (a fenced
+// host stops its agents before another host may take its runs).
+func (e *Engine) StopAgent(ctx context.Context, r *store.Run) error { return e.runner(r).Stop(ctx, r) }
 
-type runWorker struct {
-	river.WorkerDefaults[RunArgs]
-	q *Queue
-}
-
-func (w *runWorker) Work(ctx context.Context, job *river.Job[RunArgs]) error {
-	return w.q.advance(ctx, job.ID, job.Args)
-}
-
-// Timeout bounds one visit of a run: the sum of a few step timeouts (a visit works steps until one waits).
-func (w *runWorker) Timeout(*river.Job[RunArgs]) time.Duration { return visitTimeout }
-
-type dispatchWorker struct {
-	river.WorkerDefaults[DispatchArgs]
-	q *Queue
-}
-
-func (w *dispatchWorker) Work(ctx context.Context, _ *river.Job[DispatchArgs]) error {
-	return w.q.dispatchPass(ctx)
-}
-
-func (w *dispatchWorker) Timeout(*river.Job[DispatchArgs]) time.Duration { return 10 * time.Minute }
+// Host is the name of the host this engine's runs live on.
+func (e *Engine) Host() string { return e.o.Host }

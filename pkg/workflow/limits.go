@@ -10,7 +10,7 @@ import (
 )
 
 // usageLimits pauses runs whose agent hit a usage limit, resumes them at the reset, and hands a run to a fallback
-// agent when the reset is far away (node_fallback.go).
+// agent when the reset is far away (limits_fallback.go).
 type usageLimits struct{ e *Engine }
 
 // Usage limits. An agent whose account hit a usage or rate limit is not idle: nudging it only walks into the
@@ -74,10 +74,10 @@ func (ul *usageLimits) pauseAt(ctx context.Context, r *store.Run, l agents.Limit
 		detail = "The agent said:\n\n" + quote(l.Message)
 	}
 	view := statusView{Status: store.StatusPausedLimit, Headline: fmt.Sprintf("paused: %s; resumes at %s", why, when), Detail: detail}
-	if err := e.postStatus(ctx, r, view); err != nil {
+	if err := e.status.postStatus(ctx, r, view); err != nil {
 		e.log.WarnContext(ctx, "status comment of a paused run", "run", r.ID, "err", err)
 	}
-	return Stay(ul.pausedWait(r.State.ResumeAt.Sub(now))).With(store.StatusPausedLimit) // node_fallback.go
+	return Stay(ul.pausedWait(r.State.ResumeAt.Sub(now))).With(store.StatusPausedLimit) // limits_fallback.go
 }
 
 // resumeFromLimit ends a pause at its reset: the same conversation gets limits.continue (typed into the tmux
@@ -97,7 +97,7 @@ func (ul *usageLimits) resumeFromLimit(ctx context.Context, r *store.Run) (Resul
 	ls.ResumedAt = now
 	r.State.NudgedAt = now // the continue is the nudge of this stretch; idleness counts from here
 	e.event(ctx, r, EventLimit, fmt.Sprintf("resumed after the usage limit with %q", msg))
-	if err := e.postStatus(ctx, r, statusView{Status: store.StatusActive, Headline: "resumed after the usage limit; working"}); err != nil {
+	if err := e.status.postStatus(ctx, r, statusView{Status: store.StatusActive, Headline: "resumed after the usage limit; working"}); err != nil {
 		e.log.WarnContext(ctx, "status comment of a resumed run", "run", r.ID, "err", err)
 	}
 	return Stay(e.cfg.Monitor.Interval.Duration).With(store.StatusActive), true, nil
@@ -109,7 +109,7 @@ func (ul *usageLimits) agentPausedUntil(ctx context.Context, agent string, excep
 	e := ul.e
 	statuses := []store.Status{store.StatusPausedLimit}
 	if len(e.cfg.Agent.Fallback) > 0 {
-		statuses = append(statuses, store.StatusActive, store.StatusWaitingInput) // runs that fell back: node_fallback.go
+		statuses = append(statuses, store.StatusActive, store.StatusWaitingInput) // runs that fell back: limits_fallback.go
 	}
 	runs, err := e.o.Store.ListRuns(ctx, store.Filter{Statuses: statuses})
 	if err != nil {

@@ -36,7 +36,7 @@ const (
 	handoverScrollback = 500      // lines of a tmux agent's scrollback captured
 )
 
-// fallBack is pauseAt's first look (node_limit.go): when the pause would last longer than agent.fallback_after
+// fallBack is pauseAt's first look (limits.go): when the pause would last longer than agent.fallback_after
 // and an agent of agent.fallback can take the run, the run is handed over and res moves it; ok false lets the run
 // pause. Nothing here fails the step: what goes wrong before the old agent is stopped is logged and recorded, and
 // the run pauses as it would have.
@@ -139,7 +139,7 @@ func (ul *usageLimits) tryFallback(ctx context.Context, r *store.Run, l agents.L
 	}
 	view := statusView{Status: store.StatusActive, Detail: detail,
 		Headline: fmt.Sprintf("%s; handed over to %s, which continues in the same working copy", why, to)}
-	if err := e.postStatus(ctx, r, view); err != nil {
+	if err := e.status.postStatus(ctx, r, view); err != nil {
 		e.log.WarnContext(ctx, "status comment of a run handed over", "run", r.ID, "err", err)
 	}
 	return Goto(StepStartSession).With(store.StatusActive), true

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/memory"
 	"github.com/aceworks/ace/pkg/secrets"
 	"github.com/aceworks/ace/pkg/store"
@@ -36,7 +37,7 @@ func (mk *memoryKeeper) provideMemory(ctx context.Context, r *store.Run, ws *wor
 		e.event(ctx, r, "memory", fmt.Sprintf("merged %d line(s) an earlier attempt added to AGENTS.md", rescued.Added))
 	}
 	r.State.MemoryPointer = ""
-	prof, err := e.profile(r)
+	prof, err := e.agent.profile(r)
 	if err != nil || prof.ContextFile == "" {
 		return
 	}
@@ -78,8 +79,8 @@ func (mk *memoryKeeper) provideMemory(ctx context.Context, r *store.Run, ws *wor
 
 const pointerHeading = "# Working copy prepared by ace\n"
 
-// pointer is the context file ace writes for the agent. Claude and Gemini import files named with @path;
-// other agents get the same words without the import.
+// pointer is the context file ace writes for the agent. Where the CLI that reads a file so named imports files
+// (claude's and gemini's @path), it imports the memory; other agents get the same words without the import.
 func pointer(name string) string {
 	var b strings.Builder
 	b.WriteString(pointerHeading + "\n")
@@ -87,9 +88,8 @@ func pointer(name string) string {
 		"ignores it. Your task is in ACE_TASK.md. Before you start, read what earlier runs on this repository\n" +
 		"recorded: " + "`" + memory.StatusCopy + "` (one line per earlier run) and `" + memory.AgentsCopy + "` (conventions\n" +
 		"and gotchas). Append what a later run should know to `" + memory.AgentsCopy + "`, one line per point.\n")
-	switch name {
-	case "CLAUDE.md", "GEMINI.md":
-		b.WriteString("\n@" + memory.AgentsCopy + "\n")
+	if imp := agents.ContextImport(name, memory.AgentsCopy); imp != "" {
+		b.WriteString("\n" + imp + "\n")
 	}
 	return b.String()
 }
@@ -183,7 +183,7 @@ func (mk *memoryKeeper) remember(ctx context.Context, r *store.Run, outcome stri
 func (mk *memoryKeeper) secretValues(ctx context.Context, r *store.Run) []string {
 	e := mk.e
 	var out []string
-	if prof, err := e.profile(r); err == nil {
+	if prof, err := e.agent.profile(r); err == nil {
 		for _, name := range prof.SecretNames() { // one by one: one that fails must not hide the others
 			if m, err := e.o.Secrets.ResolveAll(ctx, []string{name}); err == nil {
 				out = append(out, m[name])

@@ -94,10 +94,10 @@ func (e *Engine) report(ctx context.Context, r *store.Run) (Result, error) {
 	}
 	e.memory.remember(ctx, r, "done")
 	l := e.cfg.Labels
-	if err := e.setLabels(ctx, r, []string{l.Done}, l.Running, l.NeedsInput); err != nil {
+	if err := e.status.setLabels(ctx, r, []string{l.Done}, l.Running, l.NeedsInput); err != nil {
 		return Result{}, trackerErr(err)
 	}
-	if err := e.postStatus(ctx, r, statusView{Status: store.StatusDone, Headline: "done — pull request " + r.PRURL}); err != nil {
+	if err := e.status.postStatus(ctx, r, statusView{Status: store.StatusDone, Headline: "done — pull request " + r.PRURL}); err != nil {
 		return Result{}, trackerErr(err)
 	}
 	e.finish(r)
@@ -116,7 +116,7 @@ func (e *Engine) failed(ctx context.Context, r *store.Run) (Result, error) {
 	}
 	e.memory.remember(ctx, r, "failed")
 	l := e.cfg.Labels
-	if err := e.setLabels(ctx, r, []string{l.Failed}, l.Running, l.NeedsInput); err != nil {
+	if err := e.status.setLabels(ctx, r, []string{l.Failed}, l.Running, l.NeedsInput); err != nil {
 		return Result{}, trackerErr(err)
 	}
 	detail := ""
@@ -125,7 +125,7 @@ func (e *Engine) failed(ctx context.Context, r *store.Run) (Result, error) {
 	}
 	detail += fmt.Sprintf("\n\nThe working copy is kept. To try again, remove `%s` (keep `%s`), or run `ace run --issue %d`.",
 		l.Failed, e.cfg.Trigger.Label, r.Issue)
-	if err := e.postStatus(ctx, r, statusView{Status: store.StatusFailed, Headline: "failed: " + r.Error, Detail: detail}); err != nil {
+	if err := e.status.postStatus(ctx, r, statusView{Status: store.StatusFailed, Headline: "failed: " + r.Error, Detail: detail}); err != nil {
 		return Result{}, trackerErr(err)
 	}
 	e.finish(r)
@@ -139,10 +139,10 @@ func (e *Engine) cancelled(ctx context.Context, r *store.Run) (Result, error) {
 	}
 	e.memory.remember(ctx, r, "cancelled")
 	l := e.cfg.Labels
-	if err := e.setLabels(ctx, r, nil, l.Running, l.NeedsInput); err != nil {
+	if err := e.status.setLabels(ctx, r, nil, l.Running, l.NeedsInput); err != nil {
 		return Result{}, trackerErr(err)
 	}
-	if err := e.postStatus(ctx, r, statusView{Status: store.StatusCancelled, Headline: "cancelled: " + r.Error + "; the working copy is kept"}); err != nil {
+	if err := e.status.postStatus(ctx, r, statusView{Status: store.StatusCancelled, Headline: "cancelled: " + r.Error + "; the working copy is kept"}); err != nil {
 		return Result{}, trackerErr(err)
 	}
 	e.finish(r)

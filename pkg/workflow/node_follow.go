@@ -52,20 +52,20 @@ func (e *Engine) followPR(ctx context.Context, r *store.Run) (Result, error) {
 		return Result{}, err
 	}
 	if rd.empty() || f.NeedsHuman {
-		if _, err := e.queue.release(ctx, r, f); err != nil {
+		if _, err := e.slots.release(ctx, r, f); err != nil {
 			e.log.WarnContext(ctx, "release the agent of a followed pull request", "run", r.ID, "err", err)
 		}
 		return Stay(poll), nil
 	}
 	if f.Released && rd.repeated == "" && f.Rounds < e.cfg.PR.MaxRounds {
-		ok, err := e.queue.takeSlot(ctx, r, before)
+		ok, err := e.slots.takeSlot(ctx, r, before)
 		if err != nil {
 			return Result{}, err
 		}
 		if !ok {
 			before.CheckedAt = f.CheckedAt
 			r.State.Follow = before
-			return Stay(e.queue.slotWait()), nil
+			return Stay(e.slots.slotWait()), nil
 		}
 		f.Released, f.WaitingSlot = false, time.Time{}
 	}

@@ -17,7 +17,7 @@ func (e *Engine) monitor(ctx context.Context, r *store.Run) (Result, error) {
 	if next, ok := e.checkIssue(ctx, r); ok {
 		return next, nil
 	}
-	if res, ok, err := e.limits.limitGate(ctx, r); ok || err != nil { // usage limits: node_limit.go
+	if res, ok, err := e.limits.limitGate(ctx, r); ok || err != nil { // usage limits: limits.go
 		return res, err
 	}
 	rn := e.runner(r)

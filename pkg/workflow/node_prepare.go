@@ -34,10 +34,10 @@ func (e *Engine) claim(ctx context.Context, r *store.Run) (Result, error) {
 		r.State.Labeled = true
 	}
 	l := e.cfg.Labels
-	if err := e.setLabels(ctx, r, []string{l.Running}, l.Failed, l.Done, l.NeedsInput); err != nil {
+	if err := e.status.setLabels(ctx, r, []string{l.Running}, l.Failed, l.Done, l.NeedsInput); err != nil {
 		return Result{}, trackerErr(err)
 	}
-	if err := e.postStatus(ctx, r, statusView{Headline: "on it — preparing a working copy"}); err != nil {
+	if err := e.status.postStatus(ctx, r, statusView{Headline: "on it — preparing a working copy"}); err != nil {
 		return Result{}, trackerErr(err)
 	}
 	return Goto(StepPrepare), nil
@@ -70,7 +70,7 @@ func (e *Engine) prepareWorkspace(ctx context.Context, r *store.Run) (Result, er
 	r.State.RemoteURL = repo.CloneURL
 	e.event(ctx, r, "workspace", ws.Dir+" on "+ws.Branch)
 	if err := e.flow.prepareRepoflow(ctx, r, ws, repo.DefaultBranch); err != nil {
-		return Result{}, err // a bad workflow file fails the run here, before any agent (node_repoflow.go)
+		return Result{}, err // a bad workflow file fails the run here, before any agent (repoflow.go)
 	}
 	e.memory.provideMemory(ctx, r, ws)
 	return Goto(StepWriteTask), nil

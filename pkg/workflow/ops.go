@@ -33,10 +33,10 @@ func (e *Engine) Stop(ctx context.Context, r *store.Run, reason string) error {
 		return fmt.Errorf("save run: %w", err)
 	}
 	e.signal()
-	if e.queue == nil {
-		return errors.New("workflow: no job queue")
+	if e.jobs == nil {
+		return errNoJobs
 	}
-	if err := e.queue.interruptRun(ctx, r.Repo, r.Issue); err != nil {
+	if err := e.jobs.Interrupt(ctx, r.Repo, r.Issue); err != nil {
 		return err
 	}
 	return e.Follow(ctx, r, UntilSettled)
@@ -115,10 +115,10 @@ func (e *Engine) updateFresh(ctx context.Context, r *store.Run, change func(*sto
 // wake makes the run's job look at the run now (it changed outside a visit: ace send, ace nudge).
 func (e *Engine) wake(ctx context.Context, r *store.Run) {
 	e.signal()
-	if e.queue == nil {
+	if e.jobs == nil {
 		return
 	}
-	if err := e.queue.Enqueue(ctx, r); err != nil {
+	if err := e.jobs.Enqueue(ctx, r); err != nil {
 		e.log.WarnContext(ctx, "wake the run's job", "run", r.ID, "err", err)
 	}
 }

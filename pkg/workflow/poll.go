@@ -13,6 +13,16 @@ import (
 	"github.com/aceworks/ace/pkg/tracker"
 )
 
+// HostPicker chooses the host a new run goes to (the live host with the most free slots; ok false when none
+// has one).
+type HostPicker func(ctx context.Context, maxConcurrent int) (host string, ok bool, err error)
+
+// dispatcher is one dispatch pass over the labelled issues of the repositories.
+type dispatcher struct {
+	e    *Engine
+	pick HostPicker
+}
+
 // PollReport says what one poll pass did.
 type PollReport struct {
 	Ticked    int // active runs looked at
@@ -29,8 +39,8 @@ const untrustedMarker = "<!-- ace:untrusted -->"
 
 // DispatchRepos starts runs for the labelled issues of repos, oldest first, up to maxConcurrent unfinished runs in
 // total, and adds what it did to rep. Each new run is enqueued as a job: dispatch itself never waits on an agent.
-func (q *Queue) DispatchRepos(ctx context.Context, repos []string, maxConcurrent int, rep *PollReport) error {
-	e := q.e
+func (e *Engine) DispatchRepos(ctx context.Context, repos []string, maxConcurrent int, pick HostPicker, rep *PollReport) error {
+	d := &dispatcher{e: e, pick: pick}
 	// The day's budget is looked at once per pass, for every repository (budget.go).
 	if over, spentToday, until, err := e.spend.dayBudgetReached(ctx); err != nil || over {
 		if over {
@@ -43,7 +53,7 @@ func (q *Queue) DispatchRepos(ctx context.Context, repos []string, maxConcurrent
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if err := q.dispatch(ctx, repo, maxConcurrent, rep); err != nil {
+		if err := d.dispatch(ctx, repo, maxConcurrent, rep); err != nil {
 			rep.Errors = append(rep.Errors, fmt.Errorf("%s: %w", repo, err))
 		}
 	}
@@ -59,8 +69,8 @@ func resumeWaiting(r *store.Run) {
 }
 
 // dispatch starts runs for the open issues of repo that carry the trigger label and are not taken yet.
-func (q *Queue) dispatch(ctx context.Context, repo string, maxConcurrent int, rep *PollReport) error {
-	e := q.e
+func (d *dispatcher) dispatch(ctx context.Context, repo string, maxConcurrent int, rep *PollReport) error {
+	e := d.e
 	issues, err := e.o.Tracker.ListLabeled(ctx, repo, e.cfg.Trigger.Label)
 	if err != nil {
 		return fmt.Errorf("list issues labelled %s: %w", e.cfg.Trigger.Label, err)
@@ -83,14 +93,14 @@ func (q *Queue) dispatch(ctx context.Context, repo string, maxConcurrent int, re
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return err
 		}
-		host, ok, err := q.pickHost(ctx, maxConcurrent) // slots count live agents (slots.go)
+		host, ok, err := d.pick(ctx, maxConcurrent) // slots count live agents (slots.go)
 		if err != nil {
 			return err
 		}
 		if !ok {
 			return nil // every live host is full
 		}
-		paused, err := e.limits.agentPaused(ctx, iss.Labels) // usage limits: node_limit.go
+		paused, err := e.limits.agentPaused(ctx, iss.Labels) // usage limits: limits.go
 		if err != nil {
 			return err
 		}
@@ -98,19 +108,19 @@ func (q *Queue) dispatch(ctx context.Context, repo string, maxConcurrent int, re
 			rep.Skipped++
 			continue
 		}
-		ok, who, err := q.labelTrusted(ctx, repo, iss.Number)
+		ok, who, err := d.labelTrusted(ctx, repo, iss.Number)
 		if err != nil {
 			rep.Errors = append(rep.Errors, fmt.Errorf("%s#%d: %w", repo, iss.Number, err))
 			continue
 		}
 		if !ok {
 			rep.Untrusted++
-			if err := q.explainUntrusted(ctx, repo, iss.Number, who); err != nil {
+			if err := d.explainUntrusted(ctx, repo, iss.Number, who); err != nil {
 				rep.Errors = append(rep.Errors, err)
 			}
 			continue
 		}
-		if err := q.startFromLabel(ctx, iss, host); err != nil {
+		if err := d.startFromLabel(ctx, iss, host); err != nil {
 			rep.Errors = append(rep.Errors, fmt.Errorf("%s#%d: %w", repo, iss.Number, err))
 			continue
 		}
@@ -120,14 +130,14 @@ func (q *Queue) dispatch(ctx context.Context, repo string, maxConcurrent int, re
 }
 
 // startFromLabel opens a new run for a labelled issue and enqueues its job.
-func (q *Queue) startFromLabel(ctx context.Context, iss tracker.Issue, host string) error {
-	e := q.e
+func (d *dispatcher) startFromLabel(ctx context.Context, iss tracker.Issue, host string) error {
+	e := d.e
 	agent, model := e.labelChoice(iss.Labels)
 	r, err := e.Open(ctx, Request{Repo: iss.Repo, Issue: iss.Number, Agent: agent, Model: model, NewAttempt: true, TriggeredAt: e.o.Now(), Host: host})
 	if err != nil {
 		return err
 	}
-	return q.Enqueue(ctx, r)
+	return e.enqueue(ctx, r)
 }
 
 // labelChoice reads ace:agent:<name> and ace:model:<name> labels.
@@ -144,8 +154,8 @@ func (e *Engine) labelChoice(labels []string) (agent, model string) {
 }
 
 // labelTrusted checks who applied the trigger label.
-func (q *Queue) labelTrusted(ctx context.Context, repo string, number int) (bool, string, error) {
-	e := q.e
+func (d *dispatcher) labelTrusted(ctx context.Context, repo string, number int) (bool, string, error) {
+	e := d.e
 	who, err := e.o.Tracker.Labeler(ctx, repo, number, e.cfg.Trigger.Label)
 	if err != nil {
 		return false, "", trackerErr(fmt.Errorf("who labelled the issue: %w", err))
@@ -158,8 +168,8 @@ func (q *Queue) labelTrusted(ctx context.Context, repo string, number int) (bool
 }
 
 // explainUntrusted leaves one comment (never a second) saying why ace does not start.
-func (q *Queue) explainUntrusted(ctx context.Context, repo string, number int, who string) error {
-	e := q.e
+func (d *dispatcher) explainUntrusted(ctx context.Context, repo string, number int, who string) error {
+	e := d.e
 	c, err := e.o.Tracker.FindComment(ctx, repo, number, untrustedMarker)
 	if err != nil || c != nil {
 		return err

@@ -24,7 +24,7 @@ func (pp *prompts) taskPrompt(r *store.Run) string {
 func (pp *prompts) resumePrompt(r *store.Run) string {
 	e := pp.e
 	lead := "You were restarted after an interruption; your earlier work is committed on this branch. "
-	handover := e.limits.handoverLead(r) // another agent's run, handed over at a usage limit (node_fallback.go)
+	handover := e.limits.handoverLead(r) // another agent's run, handed over at a usage limit (limits_fallback.go)
 	if handover != "" {
 		lead = handover
 	}

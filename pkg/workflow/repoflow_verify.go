@@ -99,7 +99,7 @@ func (fl *repoFlow) verifyBeforePR(ctx context.Context, r *store.Run, ws *worksp
 	r.Nudges, r.State.NudgedAt = 0, time.Time{}
 	headline := fmt.Sprintf("verify round %d/%d: %s; the agent is fixing it", st.VerifyRounds, wf.PR.MaxRounds, st.VerifyFailure)
 	e.event(ctx, r, "round", headline)
-	if err := e.postStatus(ctx, r, statusView{Headline: headline}); err != nil {
+	if err := e.status.postStatus(ctx, r, statusView{Headline: headline}); err != nil {
 		e.log.WarnContext(ctx, "status comment", "run", r.ID, "err", err) // the round matters more than its report
 	}
 	res, err = e.follow.deliverFollowUp(ctx, r, st.VerifyPrompt, fmt.Sprintf("verify round %d delivered", st.VerifyRounds))

@@ -152,8 +152,8 @@ func (x *execRunner) startExec(ctx context.Context, r *store.Run) (Result, error
 	if err := x.execTurn(ctx, r, prompt); err != nil {
 		return Result{}, err
 	}
-	if prof, err := e.profile(r); err == nil {
-		e.recordCLIVersion(ctx, r, prof)
+	if prof, err := e.agent.profile(r); err == nil {
+		e.agent.recordCLIVersion(ctx, r, prof)
 	}
 	r.State.PromptDelivered = true
 	r.State.Resume = false
@@ -169,7 +169,7 @@ func (x *execRunner) execTurn(ctx context.Context, r *store.Run, prompt string) 
 	if len(e.o.Supervisor) == 0 {
 		return Terminalf("the headless runner is not available (no supervisor command)")
 	}
-	prof, err := e.profile(r)
+	prof, err := e.agent.profile(r)
 	if err != nil {
 		return err
 	}
@@ -182,7 +182,7 @@ func (x *execRunner) execTurn(ctx context.Context, r *store.Run, prompt string) 
 	}
 	startOver := r.State.Limit != nil && r.State.Limit.StartOver
 	if startOver {
-		vars.SessionID = "" // the limited conversation was never saved (node_limit.go): a new one
+		vars.SessionID = "" // the limited conversation was never saved (limits.go): a new one
 	}
 	argv, err := prof.HeadlessArgv(vars)
 	if err != nil {
@@ -191,7 +191,7 @@ func (x *execRunner) execTurn(ctx context.Context, r *store.Run, prompt string) 
 	if err := checkExecutable(argv[0], r.Workdir, prof); err != nil {
 		return Terminal(err)
 	}
-	env, secrets, err := e.agentEnv(ctx, r, prof, vars)
+	env, secrets, err := e.agent.agentEnv(ctx, r, prof, vars)
 	if err != nil {
 		return err
 	}

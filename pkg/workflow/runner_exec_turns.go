@@ -58,7 +58,7 @@ func (x *execRunner) execStatus(ctx context.Context, r *store.Run) *headless.Sta
 		r.State.ExecTurn = st.Turn
 		r.State.ExecProc = headless.Proc{PID: st.SupervisorPID, Start: st.SupervisorStart}.String()
 		if f := r.State.ExecFormat; f == "" {
-			if prof, err := e.profile(r); err == nil {
+			if prof, err := e.agent.profile(r); err == nil {
 				r.State.ExecFormat = prof.HeadlessFormat
 			}
 		}
@@ -83,7 +83,7 @@ func (x *execRunner) execTurnEnded(ctx context.Context, r *store.Run) (Result, e
 	if e.timedOut(r, lastWords(st)) {
 		return Goto(StepFailed), nil
 	}
-	if res, ok, err := x.limitInTurn(ctx, r, st); ok || err != nil { // usage limits: node_limit.go
+	if res, ok, err := x.limitInTurn(ctx, r, st); ok || err != nil { // usage limits: limits.go
 		return res, err
 	}
 	if p := r.State.ExecPending; p != "" {
@@ -297,7 +297,7 @@ func (x *execRunner) execCompaction(ctx context.Context, r *store.Run) (bool, er
 		e.event(ctx, r, "compact", "the agent compacted its context")
 		return false, nil
 	}
-	prof, err := e.profile(r)
+	prof, err := e.agent.profile(r)
 	if err != nil || prof.CompactCommand == "" {
 		return false, err
 	}
@@ -321,7 +321,7 @@ func (x *execRunner) limitInTurn(ctx context.Context, r *store.Run, st *headless
 	if st == nil || !st.Done || st.Turn <= limitSeen(r) {
 		return Result{}, false, nil
 	}
-	prof, err := e.profile(r)
+	prof, err := e.agent.profile(r)
 	if err != nil {
 		return Result{}, true, err
 	}

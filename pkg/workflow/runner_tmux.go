@@ -14,7 +14,7 @@ import (
 )
 
 // tmuxRunner runs the agent's own terminal UI in a tmux session (`ace attach` shows it): the prompt is pasted
-// and verified on its screen (node_deliver.go), the monitor reads its screen (node_monitor.go), and text goes in
+// and verified on its screen (runner_tmux_deliver.go), the monitor reads its screen (node_monitor.go), and text goes in
 // as a paste or, at a menu, as keys (node_input.go).
 type tmuxRunner struct {
 	e *Engine
@@ -155,7 +155,7 @@ func (t *tmuxRunner) Continue(ctx context.Context, r *store.Run, msg string) err
 	if err != nil {
 		return fmt.Errorf("capture screen: %w", err)
 	}
-	prof, err := e.profile(r)
+	prof, err := e.agent.profile(r)
 	if err != nil {
 		return err
 	}

@@ -29,7 +29,7 @@ func (t *tmuxRunner) deliverPrompt(ctx context.Context, r *store.Run) (Result, e
 	if r.State.DeliverSince.IsZero() {
 		r.State.DeliverSince = e.o.Now()
 	}
-	prof, err := e.profile(r)
+	prof, err := e.agent.profile(r)
 	if err != nil {
 		return Result{}, err
 	}

@@ -120,7 +120,7 @@ func errOptionMissing(err error) bool {
 // (claude's AskUserQuestion, codex's and gemini's lists, a permission dialog), else into the composer.
 func (t *tmuxRunner) typeAnswer(ctx context.Context, r *store.Run, answer string) error {
 	e := t.e
-	prof, err := e.profile(r)
+	prof, err := e.agent.profile(r)
 	if err != nil {
 		return err
 	}
@@ -170,7 +170,7 @@ func (t *tmuxRunner) answerMenu(ctx context.Context, r *store.Run, screen, answe
 // lost in 2 of 5 runs, leaving the answer typed but never sent, and the question asked again.
 func (t *tmuxRunner) submitFreeText(ctx context.Context, r *store.Run, screen, answer string) error {
 	e := t.e
-	prof, err := e.profile(r)
+	prof, err := e.agent.profile(r)
 	if err != nil {
 		return err
 	}
@@ -267,7 +267,7 @@ func bottomOf(screen string) string {
 // type_ pastes one line into the agent and submits it.
 func (t *tmuxRunner) type_(ctx context.Context, r *store.Run, text string) error {
 	e := t.e
-	prof, err := e.profile(r)
+	prof, err := e.agent.profile(r)
 	if err != nil {
 		return err
 	}
@@ -278,7 +278,7 @@ func (t *tmuxRunner) type_(ctx context.Context, r *store.Run, text string) error
 			return st == agents.StateReady || st == agents.StateQuestion || st == agents.StateApproval
 		},
 		// Enter only once the paste shows, and again until the screen shows it taken, as for the task's prompt
-		// (node_deliver.go): a follow-up round dropped by a busy CLI would otherwise be lost without a trace.
+		// (runner_tmux_deliver.go): a follow-up round dropped by a busy CLI would otherwise be lost without a trace.
 		Shown:        func(screen string) bool { return prof.ShowsPaste(screen, text) },
 		PasteTimeout: pasteShowWait,
 		Submitted:    func(before, after string) bool { return prof.Submitted(before, after, text) },

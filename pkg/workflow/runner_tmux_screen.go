@@ -40,7 +40,7 @@ func (t *tmuxRunner) observeScreen(ctx context.Context, r *store.Run) (Result, e
 	if !found || pane.Dead {
 		return t.onAgentExit(ctx, r, pane, found)
 	}
-	prof, err := e.profile(r)
+	prof, err := e.agent.profile(r)
 	if err != nil {
 		return Result{}, err
 	}
@@ -48,7 +48,7 @@ func (t *tmuxRunner) observeScreen(ctx context.Context, r *store.Run) (Result, e
 	if err != nil {
 		return Result{}, err
 	}
-	if res, ok, err := t.limitOnScreen(ctx, r, prof, o); ok || err != nil { // node_limit.go
+	if res, ok, err := t.limitOnScreen(ctx, r, prof, o); ok || err != nil { // limits.go
 		return res, err
 	}
 	if e.timedOut(r, o.screen) {
@@ -270,7 +270,7 @@ func (t *tmuxRunner) quietWait() time.Duration {
 
 // changed returns the held runs whose agents changed in a way the monitor acts on (their snooze not yet over),
 // from one listing of every pane.
-func (t *tmuxRunner) changed(ctx context.Context, held map[int64]watched, now time.Time) (map[int64]watched, error) {
+func (t *tmuxRunner) changed(ctx context.Context, held map[int64]Held, now time.Time) (map[int64]Held, error) {
 	panes, err := t.tmux.Panes(ctx)
 	if err != nil {
 		return nil, err
@@ -279,29 +279,54 @@ func (t *tmuxRunner) changed(ctx context.Context, held map[int64]watched, now ti
 	for _, p := range panes {
 		byName[p.Session] = p
 	}
-	wake := map[int64]watched{}
+	wake := map[int64]Held{}
 	for id, h := range held {
-		if !now.After(h.until) && t.needsVisit(h, byName, now) {
+		if !now.After(h.Until) && t.needsVisit(h, byName, now) {
 			wake[id] = h
 		}
 	}
 	return wake, nil
 }
 
-// needsVisit says whether the monitor would act on what the watched agent shows now.
-func (t *tmuxRunner) needsVisit(h watched, panes map[string]tmuxops.Pane, now time.Time) bool {
+// needsVisit says whether the monitor would act on what the held agent shows now.
+func (t *tmuxRunner) needsVisit(h Held, panes map[string]tmuxops.Pane, now time.Time) bool {
 	e := t.e
-	pane, ok := panes[h.session]
+	pane, ok := panes[h.Session]
 	if !ok || pane.Dead {
 		return true
 	}
 	for _, f := range []string{doneFile, questionFile} {
-		if _, err := os.Stat(filepath.Join(h.workdir, f)); err == nil {
+		if _, err := os.Stat(filepath.Join(h.Workdir, f)); err == nil {
 			return true
 		}
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	o := t.seen[h.runID]
+	o := t.seen[h.RunID]
 	return o == nil || needCapture(o, pane, now, e.cfg.Monitor.Settle.Duration)
+}
+
+// Held is a monitored tmux run whose job sleeps while the pane watch (pkg/queue) looks at its agent for it.
+type Held struct {
+	RunID   int64
+	Session string
+	Workdir string
+	Until   time.Time // the job's own snooze ends then: no need to wake it after
+}
+
+// Holdable says whether the job of r, which asked to be visited again after wait, may sleep a quiet interval
+// instead while the pane watch looks at its agent (a monitored tmux run that waits the usual monitor.interval),
+// and what it holds.
+func (e *Engine) Holdable(r *store.Run, wait time.Duration) (quiet time.Duration, h Held, ok bool) {
+	if Step(r.Step) != StepMonitor || Describe(r).Name() != runnerTmux || r.Session == "" ||
+		wait != e.cfg.Monitor.Interval.Duration {
+		return wait, Held{}, false
+	}
+	quiet = e.tmux.quietWait()
+	return quiet, Held{RunID: r.ID, Session: r.Session, Workdir: r.Workdir, Until: time.Now().Add(quiet)}, true
+}
+
+// Changed returns the held runs whose agents changed in a way the monitor acts on, from one look at every pane.
+func (e *Engine) Changed(ctx context.Context, held map[int64]Held, now time.Time) (map[int64]Held, error) {
+	return e.tmux.changed(ctx, held, now)
 }

@@ -37,7 +37,7 @@ func (t *tmuxRunner) sessionName(ctx context.Context, r *store.Run) (string, err
 // cont, in the conversation it last had in the working copy (agents.Profile.ContinueCommand).
 func (t *tmuxRunner) launch(ctx context.Context, r *store.Run, name string, respawn, cont bool) error {
 	e := t.e
-	prof, err := e.profile(r)
+	prof, err := e.agent.profile(r)
 	if err != nil {
 		return err
 	}
@@ -56,7 +56,7 @@ func (t *tmuxRunner) launch(ctx context.Context, r *store.Run, name string, resp
 	}
 	r.Session = name
 	r.State.PastedAt, r.State.PastesLost = time.Time{}, 0 // a new agent process: nothing pasted into it yet
-	e.recordCLIVersion(ctx, r, prof)
+	e.agent.recordCLIVersion(ctx, r, prof)
 	verb := "started"
 	switch {
 	case cont:
@@ -85,7 +85,7 @@ func (t *tmuxRunner) sessionSpec(ctx context.Context, r *store.Run, prof agents.
 	if err := checkExecutable(argv[0], r.Workdir, prof); err != nil {
 		return tmuxops.SessionSpec{}, Terminal(err)
 	}
-	env, secrets, err := e.agentEnv(ctx, r, prof, vars)
+	env, secrets, err := e.agent.agentEnv(ctx, r, prof, vars)
 	if err != nil {
 		return tmuxops.SessionSpec{}, err
 	}

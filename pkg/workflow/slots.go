@@ -8,6 +8,9 @@ import (
 	"github.com/aceworks/ace/pkg/store"
 )
 
+// slots bound the agents a host runs at once (poll.max_concurrent): a released run's round waits for one.
+type slots struct{ e *Engine }
+
 // poll.max_concurrent bounds the agents alive on a host, whatever they wait for. A run holds a slot from its
 // creation (or its move to the host) until it ends — except while it follows a pull request with its agent
 // released: after pr.release_after without a round the agent is stopped (Runner.Stop) and the run keeps its
@@ -16,7 +19,7 @@ import (
 // issues (they are older work), rounds oldest first among themselves.
 
 // holdsAgent reports whether a run counts against its host's slots.
-func holdsAgent(r *store.Run) bool {
+func HoldsAgent(r *store.Run) bool {
 	if r.Status.Terminal() {
 		return false
 	}
@@ -25,34 +28,33 @@ func holdsAgent(r *store.Run) bool {
 }
 
 // hostLoad is what a host's slots hold: live agents, and released runs whose round waits for a slot.
-type hostLoad struct {
-	live    int
-	waiting []*store.Run // rounds waiting for a slot, oldest first
-	runs    []*store.Run // every unfinished run the host holds
+type Load struct {
+	Live    int
+	Waiting []*store.Run // rounds waiting for a slot, oldest first
+	Runs    []*store.Run // every unfinished run the host holds
 }
 
 // free is the slots left to new work: a waiting round comes first.
-func (l hostLoad) free(capacity int) int { return capacity - l.live - len(l.waiting) }
+func (l Load) Free(capacity int) int { return capacity - l.Live - len(l.Waiting) }
 
-func (q *Queue) hostLoad(ctx context.Context, host string) (hostLoad, error) {
-	e := q.e
-	runs, err := e.o.Store.ListRuns(ctx, store.Filter{Host: host,
+func HostLoad(ctx context.Context, st RunLister, host string) (Load, error) {
+	runs, err := st.ListRuns(ctx, store.Filter{Host: host,
 		Statuses: []store.Status{store.StatusActive, store.StatusWaitingInput, store.StatusPausedLimit}})
 	if err != nil {
-		return hostLoad{}, fmt.Errorf("runs of host %s: %w", host, err)
+		return Load{}, fmt.Errorf("runs of host %s: %w", host, err)
 	}
-	l := hostLoad{runs: runs}
+	l := Load{Runs: runs}
 	for _, r := range runs {
 		switch {
-		case holdsAgent(r):
-			l.live++
+		case HoldsAgent(r):
+			l.Live++
 		case !r.State.Follow.WaitingSlot.IsZero():
-			l.waiting = append(l.waiting, r)
+			l.Waiting = append(l.Waiting, r)
 		}
 	}
-	for i := 1; i < len(l.waiting); i++ { // insertion sort by waiting time: a handful at most
-		for j := i; j > 0 && l.waiting[j].State.Follow.WaitingSlot.Before(l.waiting[j-1].State.Follow.WaitingSlot); j-- {
-			l.waiting[j], l.waiting[j-1] = l.waiting[j-1], l.waiting[j]
+	for i := 1; i < len(l.Waiting); i++ { // insertion sort by waiting time: a handful at most
+		for j := i; j > 0 && l.Waiting[j].State.Follow.WaitingSlot.Before(l.Waiting[j-1].State.Follow.WaitingSlot); j-- {
+			l.Waiting[j], l.Waiting[j-1] = l.Waiting[j-1], l.Waiting[j]
 		}
 	}
 	return l, nil
@@ -60,23 +62,23 @@ func (q *Queue) hostLoad(ctx context.Context, host string) (hostLoad, error) {
 
 // takeSlot reports whether the round of released run r may start its agent now: this host has a free slot and
 // no round waits for one since longer. Otherwise the round waits (f.WaitingSlot records since when).
-func (q *Queue) takeSlot(ctx context.Context, r *store.Run, f *store.FollowState) (bool, error) {
-	e := q.e
+func (sl *slots) takeSlot(ctx context.Context, r *store.Run, f *store.FollowState) (bool, error) {
+	e := sl.e
 	capacity := e.cfg.Poll.MaxConcurrent
 	if capacity <= 0 {
 		return true, nil
 	}
-	l, err := q.hostLoad(ctx, e.o.Host)
+	l, err := HostLoad(ctx, e.o.Store, e.o.Host)
 	if err != nil {
 		return false, err
 	}
 	ahead := 0
-	for _, w := range l.waiting {
+	for _, w := range l.Waiting {
 		if w.ID != r.ID && (f.WaitingSlot.IsZero() || w.State.Follow.WaitingSlot.Before(f.WaitingSlot)) {
 			ahead++
 		}
 	}
-	if l.live+ahead < capacity {
+	if l.Live+ahead < capacity {
 		return true, nil
 	}
 	if f.WaitingSlot.IsZero() {
@@ -86,15 +88,15 @@ func (q *Queue) takeSlot(ctx context.Context, r *store.Run, f *store.FollowState
 }
 
 // slotWait is how often a round waiting for a slot looks again (a run that ends also wakes dispatch, not it).
-func (q *Queue) slotWait() time.Duration {
-	e := q.e
+func (sl *slots) slotWait() time.Duration {
+	e := sl.e
 	return max(min(e.cfg.Poll.Interval.Duration, 10*time.Second), e.cfg.Monitor.Interval.Duration)
 }
 
 // release stops the agent of a followed pull request that has had no round for pr.release_after: the run keeps
 // its working copy and conversation. It reports whether it did.
-func (q *Queue) release(ctx context.Context, r *store.Run, f *store.FollowState) (bool, error) {
-	e := q.e
+func (sl *slots) release(ctx context.Context, r *store.Run, f *store.FollowState) (bool, error) {
+	e := sl.e
 	after := e.cfg.PR.ReleaseAfter.Duration
 	if after <= 0 || f.Released || f.InRound || f.QuietSince.IsZero() || e.o.Now().Sub(f.QuietSince) < after {
 		return false, nil
@@ -106,4 +108,9 @@ func (q *Queue) release(ctx context.Context, r *store.Run, f *store.FollowState)
 	e.event(ctx, r, EventReleased, fmt.Sprintf("no round for %s (pr.release_after): agent stopped, its slot freed; "+
 		"the working copy and conversation stay for the next round", after.Round(time.Second)))
 	return true, nil
+}
+
+// RunLister is the part of the store a host's load is read from.
+type RunLister interface {
+	ListRuns(ctx context.Context, f store.Filter) ([]*store.Run, error)
 }

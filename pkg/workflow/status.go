@@ -9,6 +9,9 @@ import (
 	"github.com/aceworks/ace/pkg/store"
 )
 
+// reporter keeps the issue saying where the run stands: its one status comment and its labels.
+type reporter struct{ e *Engine }
+
 // StatusMarker identifies ace's sticky status comment, so that a restarted ace edits it instead of posting another.
 const StatusMarker = "<!-- ace:status -->"
 
@@ -21,7 +24,8 @@ type statusView struct {
 	Status store.Status
 }
 
-func (e *Engine) renderStatus(run *store.Run, v statusView) string {
+func (rp *reporter) renderStatus(run *store.Run, v statusView) string {
+	e := rp.e
 	r := run
 	if v.Status != "" {
 		c := *run
@@ -36,7 +40,7 @@ func (e *Engine) renderStatus(run *store.Run, v statusView) string {
 	fmt.Fprintf(&b, "| attempt | %d |\n", r.Attempt)
 	fmt.Fprintf(&b, "| agent | %s |\n", strings.TrimSpace(r.Agent+" "+r.State.AgentCLI.String()))
 	if h := handoversLine(r); h != "" {
-		fmt.Fprintf(&b, "| handed over | %s |\n", h) // node_fallback.go
+		fmt.Fprintf(&b, "| handed over | %s |\n", h) // limits_fallback.go
 	}
 	if r.Branch != "" {
 		fmt.Fprintf(&b, "| branch | `%s` |\n", r.Branch)
@@ -69,9 +73,10 @@ func stateLabel(r *store.Run) string {
 
 // postStatus creates or edits the sticky status comment. It finds an existing one by its marker before creating,
 // so a crash between posting and saving the comment's id never leaves two.
-func (e *Engine) postStatus(ctx context.Context, r *store.Run, v statusView) error {
+func (rp *reporter) postStatus(ctx context.Context, r *store.Run, v statusView) error {
+	e := rp.e
 	e.spend.refreshUsage(ctx, r, true) // usage.go: the comment shows what the agent spent up to now
-	body := e.renderStatus(r, v)
+	body := rp.renderStatus(r, v)
 	if r.StatusCommentID == 0 {
 		c, err := e.o.Tracker.FindComment(ctx, r.Repo, r.Issue, StatusMarker)
 		if err != nil {
@@ -97,7 +102,8 @@ func (e *Engine) postStatus(ctx context.Context, r *store.Run, v statusView) err
 }
 
 // setLabels adds and removes labels on the issue; both are idempotent in every tracker.
-func (e *Engine) setLabels(ctx context.Context, r *store.Run, add []string, remove ...string) error {
+func (rp *reporter) setLabels(ctx context.Context, r *store.Run, add []string, remove ...string) error {
+	e := rp.e
 	if len(add) > 0 {
 		if err := e.o.Tracker.AddLabels(ctx, r.Repo, r.Issue, add...); err != nil {
 			return fmt.Errorf("add labels %v: %w", add, err)

@@ -30,11 +30,11 @@ func (x *execRunner) addTurnUsage(r *store.Run, st *headless.Status) {
 			model = e.spend.runModel(r)
 		}
 		if p, ok := e.cfg.PriceOf(model); ok {
-			cost = p.Cost(u.InputTokens, u.OutputTokens, u.CachedTokens, u.CacheWriteTokens)
+			cost = p.Cost(u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens)
 		}
 	}
 	r.State.Usage.Add(store.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
-		CacheReadTokens: u.CachedTokens, CacheWriteTokens: u.CacheWriteTokens, CostUSD: cost})
+		CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens, CostUSD: cost})
 }
 
 // usageReader is a Runner whose agent keeps its own record of what it spent, read after the fact: the tmux
@@ -81,7 +81,7 @@ func (sp *spending) refreshUsage(ctx context.Context, r *store.Run, force bool) 
 // the usage as it is.
 func (t *tmuxRunner) readUsage(ctx context.Context, r *store.Run) {
 	e := t.e
-	prof, err := e.profile(r)
+	prof, err := e.agent.profile(r)
 	if err != nil || r.Workdir == "" {
 		return
 	}
@@ -95,8 +95,9 @@ func (t *tmuxRunner) readUsage(ctx context.Context, r *store.Run) {
 	if u.Sessions == 0 {
 		return
 	}
-	r.State.Usage = withEarlierAgents(r, &store.Usage{InputTokens: u.Input, OutputTokens: u.Output, CacheReadTokens: u.CacheRead,
-		CacheWriteTokens: u.CacheWrite, CostUSD: e.spend.sessionCost(r, u)}) // node_fallback.go: and the agents before it
+	r.State.Usage = withEarlierAgents(r, &store.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
+		CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens,
+		CostUSD: e.spend.sessionCost(r, u)}) // limits_fallback.go: and the agents before it
 }
 
 // sessionCost is what a session usage cost: as the files recorded it, else priced model by model (in a fixed
@@ -119,7 +120,7 @@ func (sp *spending) sessionCost(r *store.Run, u agents.Usage) float64 {
 		}
 		if ok {
 			t := u.Models[m]
-			cost += p.Cost(t.Input, t.Output, t.CacheRead, t.CacheWrite)
+			cost += p.Cost(t.InputTokens, t.OutputTokens, t.CacheReadTokens, t.CacheWriteTokens)
 		}
 	}
 	return cost
@@ -131,7 +132,7 @@ func (sp *spending) runModel(r *store.Run) string {
 	if r.State.Model != "" {
 		return r.State.Model
 	}
-	if prof, err := e.profile(r); err == nil {
+	if prof, err := e.agent.profile(r); err == nil {
 		return prof.Model
 	}
 	return ""

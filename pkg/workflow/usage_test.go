@@ -19,10 +19,11 @@ func TestTurnUsageIsSummedAndPriced(t *testing.T) {
 	e := withParts(&Engine{cfg: config.Default()})
 	r := &store.Run{State: store.RunState{Model: "gpt-5"}}
 	// A reported cost (claude) is taken as it is.
-	e.exec.addTurnUsage(r, &headless.Status{Usage: headless.Usage{InputTokens: 100, OutputTokens: 10, CachedTokens: 1000,
-		CacheWriteTokens: 50, CostUSD: 0.5}})
+	e.exec.addTurnUsage(r, &headless.Status{Usage: headless.Usage{Usage: store.Usage{InputTokens: 100, OutputTokens: 10,
+		CacheReadTokens: 1000, CacheWriteTokens: 50, CostUSD: 0.5}}})
 	// No reported cost (codex): priced at gpt-5's default, 1.25 in, 10 out, 0.125 cached per million.
-	e.exec.addTurnUsage(r, &headless.Status{Usage: headless.Usage{InputTokens: 1_000_000, OutputTokens: 100_000, CachedTokens: 2_000_000}})
+	e.exec.addTurnUsage(r, &headless.Status{Usage: headless.Usage{Usage: store.Usage{InputTokens: 1_000_000, OutputTokens: 100_000,
+		CacheReadTokens: 2_000_000}}})
 	e.exec.addTurnUsage(r, &headless.Status{}) // a turn that reported nothing changes nothing
 	u := r.State.Usage
 	want := store.Usage{InputTokens: 1_000_100, OutputTokens: 100_010, CacheReadTokens: 2_001_000, CacheWriteTokens: 50}
@@ -37,7 +38,7 @@ func TestTurnUsageIsSummedAndPriced(t *testing.T) {
 	// A configured price replaces the default.
 	e.cfg.Prices = map[string]config.Price{"gpt-5": {Input: 2}}
 	r2 := &store.Run{State: store.RunState{Model: "gpt-5"}}
-	e.exec.addTurnUsage(r2, &headless.Status{Usage: headless.Usage{InputTokens: 500_000}})
+	e.exec.addTurnUsage(r2, &headless.Status{Usage: headless.Usage{Usage: store.Usage{InputTokens: 500_000}}})
 	if r2.State.Usage.CostUSD != 1 {
 		t.Errorf("cost with a configured price %v, want 1", r2.State.Usage.CostUSD)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/aceworks/ace/internal/testkit"
+	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/headless"
 	"github.com/aceworks/ace/pkg/store"
@@ -91,7 +92,7 @@ func (w *world) transcript(r *store.Run) *headless.Transcript {
 		w.t.Fatal(err)
 	}
 	defer f.Close()
-	tr, err := headless.ParseAll(format, f)
+	tr, err := agents.Parsers().ParseAll(format, f)
 	if err != nil {
 		w.t.Fatal(err)
 	}

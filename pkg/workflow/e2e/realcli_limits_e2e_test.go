@@ -116,7 +116,7 @@ func runLimitCase(t *testing.T, c realcli.CLI, runner string) {
 	}
 	// The same conversation: the continue reached the model with the task's prompt still in its history. Not for
 	// headless gemini: it saves no conversation whose first request was refused, so the task's prompt starts a
-	// new one (node_limit.go).
+	// new one (limits.go).
 	// Interactive gemini drops a refused prompt from its history: the continue says where the task is.
 	cont, task := w.cfg.Limits.Continue, "Read ACE_TASK.md"
 	switch {

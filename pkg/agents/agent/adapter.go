@@ -1,0 +1,128 @@
+package agent
+
+import (
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/aceworks/ace/pkg/headless"
+)
+
+// Adapter is everything ace knows about one agent CLI: one per agent, in its folder (pkg/agents/<name>). The
+// rest of ace asks the profile (which carries its adapter) instead of switching on agent names; a custom agent
+// from ace.toml has no adapter and gets the generic behaviour of each question.
+type Adapter struct {
+	Name string
+	// Base is the built-in profile: command templates, markers, first-run dialogs, context file, compact
+	// command, headless command and the stream format that names its parser (Parser).
+	Base func() Profile
+	// CLI is the program the agent runs; Wrapper is ace's own script in front of it (codex-gh), which the
+	// command may start instead. doctor and the runners check that CLI is installed either way.
+	CLI, Wrapper string
+	// Package is the npm package that installs CLI.
+	Package string
+	// Tested is the range of `CLI --version` releases ace's real-CLI tests run (tools/agent-clis/{oldest,newest},
+	// kept equal by TestTestedRangeIsPinned): doctor says whether the installed one is inside it.
+	Tested VersionRange
+	// SignIns are the CLI's ways to authenticate, in the order the CLI prefers them.
+	SignIns []SignIn
+	// ConfigDir is where the CLI keeps its login and settings for a user whose home is home.
+	ConfigDir func(home string, getenv func(string) string) string
+	// Isolate fills an isolated home (see agents.PrepareHome) and returns the variables pointing the CLI at it.
+	Isolate func(h IsolatedHome) (map[string]string, error)
+	// RunEnv adds what every run of the CLI needs, whatever its home (see Profile.RunEnv); nil for none.
+	RunEnv func(root, workdir string) (map[string]string, error)
+	// SessionUsage reads what the CLI's sessions spent from the files it keeps in its config dir (see
+	// Profile.SessionUsage); nil when ace reads none.
+	SessionUsage SessionReader
+	// Limits is how the CLI says its account hit a usage or rate limit.
+	Limits LimitPatterns
+	// Parser reads the stream of the headless command, the format Base names in HeadlessFormat; nil when the
+	// CLI has none.
+	Parser func() headless.Parser
+	// ContextImport is how the CLI's context file imports another file: the prefix of a line naming it ("@" in
+	// claude's CLAUDE.md and gemini's GEMINI.md); "" when the file imports nothing.
+	ContextImport string
+	// Internal: the agent is part of ace itself (the fake agent): nothing to install or sign in to.
+	Internal bool
+	// ProjectMCP: the CLI reads MCP servers from <workdir>/.mcp.json (the others from their home).
+	ProjectMCP bool
+}
+
+// SessionReader sums what the sessions of workdir, in the CLI config dir dir, spent at or after since (every
+// record when since is zero).
+type SessionReader func(dir, workdir string, since time.Time) (Usage, error)
+
+// Profile is the adapter's built-in profile, which carries the adapter.
+func (a *Adapter) Profile() Profile {
+	p := a.Base()
+	p.Name, p.adapter = a.Name, a
+	if a.Package != "" {
+		p.InstallHint = "npm install -g " + a.Package
+	}
+	return p
+}
+
+// Adapter returns the profile's adapter, nil for a custom agent.
+func (p Profile) Adapter() *Adapter { return p.adapter }
+
+// WrappedCLI returns the CLI that the program exe stands in front of (codex for ace's codex-gh), or "" when
+// exe is the agent's program itself. A custom command is never second-guessed: only the adapter's own wrapper
+// names a CLI behind it.
+func (p Profile) WrappedCLI(exe string) string {
+	if a := p.adapter; a != nil && a.Wrapper != "" && filepath.Base(exe) == a.Wrapper {
+		return a.CLI
+	}
+	return ""
+}
+
+// Program is the program the agent runs on its runner, as doctor checks and versions it: the command's
+// executable (the headless command's for runner exec), or the CLI behind ace's wrapper.
+func (p Profile) Program() string {
+	exe := p.Executable()
+	if p.Runner == "exec" {
+		exe = p.HeadlessExecutable()
+	}
+	if cli := p.WrappedCLI(exe); cli != "" {
+		return cli
+	}
+	return exe
+}
+
+// RunEnv returns the variables every run of the agent needs besides its home, preparing the files they name
+// under root (ace's workspace root); nil for agents that need none.
+func (p Profile) RunEnv(root, workdir string) (map[string]string, error) {
+	if p.adapter == nil || p.adapter.RunEnv == nil {
+		return nil, nil
+	}
+	return p.adapter.RunEnv(root, workdir)
+}
+
+// ReadsProjectMCP reports whether the agent reads MCP servers from the working copy (.mcp.json).
+func (p Profile) ReadsProjectMCP() bool { return p.adapter != nil && p.adapter.ProjectMCP }
+
+// Choose, Confirm and Permission build an adapter's dialog table: a menu answered with the option whose words
+// match option, a screen without options confirmed with keys, a permission prompt (answered with the profile's
+// Approve option when it auto-approves).
+func Choose(name, match, option string) Dialog {
+	return Dialog{Name: name, Match: regexp.MustCompile(match), Choose: regexp.MustCompile(option)}
+}
+
+// Confirm builds a dialog without options, answered with keys (see Choose).
+func Confirm(name, match string, keys ...string) Dialog {
+	return Dialog{Name: name, Match: regexp.MustCompile(match), Keys: keys}
+}
+
+// Permission builds a permission prompt (see Choose).
+func Permission(name, match, option string) Dialog {
+	d := Choose(name, match, option)
+	d.Permission = true
+	return d
+}
+
+// versionRe finds a version number in `--version` output ("2.1.197 (Claude Code)", "codex-cli 0.169.0").
+var versionRe = regexp.MustCompile(`\d+\.\d+\.\d+[0-9A-Za-z.+-]*`)
+
+// ParseVersion extracts the version number from a CLI's --version output, "" when there is none.
+func ParseVersion(out string) string { return versionRe.FindString(strings.TrimSpace(out)) }

@@ -1,0 +1,140 @@
+package agent
+
+import (
+	"regexp"
+	"strings"
+)
+
+// bottomLines is how much of the screen dialogs and prompts are looked for in: older text scrolled up (a
+// question that was answered, a finished turn) must not decide the state.
+const bottomLines = 15
+
+func bottom(screen string) string {
+	lines := strings.Split(strings.TrimRight(screen, "\n "), "\n")
+	if len(lines) > bottomLines {
+		lines = lines[len(lines)-bottomLines:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Classify reads a state from the screen and the pane: a dead pane is exited (status 0) or crashed; a starting
+// marker near the bottom is starting; then a dialog, an approval or a question near the bottom — unless a busy or
+// ready marker is drawn below it: CLIs that draw inline (gemini) leave an answered dialog on screen above what
+// follows it, and that must not decide the state; then busy or ready, whichever is drawn lower — an agent that
+// prints "working…" and then its prompt has finished — except for CLIs whose composer stays on screen under the
+// working line (ComposerStays): there a busy marker anywhere near the bottom is busy; else starting.
+func (p Profile) Classify(screen string, paneDead bool, exitStatus int) State {
+	if paneDead {
+		if exitStatus == 0 {
+			return StateExited
+		}
+		return StateCrashed
+	}
+	b := bottom(screen)
+	m := p.Markers
+	if m.Starting != nil && m.Starting.MatchString(b) {
+		return StateStarting
+	}
+	after := max(lastMatch(m.Busy, b), lastMatch(m.Ready, b))
+	for _, d := range p.Dialogs {
+		if !d.Permission && lastMatch(d.Match, b) > after {
+			return StateDialog
+		}
+	}
+	busy, ready := lastMatch(m.Busy, b), lastMatch(m.Ready, b)
+	switch {
+	case lastMatch(m.Approval, b) > after:
+		return StateApproval
+	case lastMatch(m.Question, b) > after:
+		return StateQuestion
+	case busy >= 0 && (p.ComposerStays || busy >= ready):
+		return StateBusy
+	case ready >= 0:
+		return StateReady
+	}
+	return StateStarting
+}
+
+// lastMatch is the offset of the line where re last matches in text, or -1 (also for a nil re): markers on one
+// line tie.
+func lastMatch(re *regexp.Regexp, text string) int {
+	if re == nil {
+		return -1
+	}
+	all := re.FindAllStringIndex(text, -1)
+	if len(all) == 0 {
+		return -1
+	}
+	return strings.LastIndex(text[:all[len(all)-1][0]], "\n") + 1
+}
+
+// IsReady reports whether the composer takes input.
+func (p Profile) IsReady(screen string) bool { return p.Classify(screen, false, 0) == StateReady }
+
+// Submitted reports whether a pasted prompt was taken, from the screen before Enter and the one after: the screen
+// changed, and it either shows a state ace knows (working, ready again, a question, a dialog) or no longer shows
+// the prompt's beginning near the bottom, where the composer is. A changed screen alone is not enough: on a slow
+// machine the paste is still being drawn when "before" is read, and gemini 0.61 then keeps the whole prompt in
+// its composer (no placeholder, no marker) while the screen differs — taken for submitted, it was never sent and
+// the run sat at an unsent prompt (seen in CI).
+func (p Profile) Submitted(before, after, prompt string) bool {
+	if before == after {
+		return false
+	}
+	if p.Classify(after, false, 0) != StateStarting {
+		return true
+	}
+	probe := promptProbe(prompt)
+	return probe == "" || !strings.Contains(bottom(after), probe)
+}
+
+// ShowsPaste reports whether the screen shows prompt pasted into the composer: its beginning near the bottom,
+// or the placeholder the CLI draws for a long paste. A profile without a ready marker (a command ace knows
+// nothing about) is taken at its word.
+func (p Profile) ShowsPaste(screen, prompt string) bool {
+	if p.Markers.Ready == nil {
+		return true
+	}
+	b := bottom(screen)
+	if p.Markers.Pasted != nil && p.Markers.Pasted.MatchString(b) {
+		return true
+	}
+	probe := promptProbe(prompt)
+	return probe == "" || strings.Contains(b, probe)
+}
+
+// promptProbe is the start of the prompt as any terminal draws it: up to 24 printable ASCII characters (no
+// terminal wraps that few; a tab, a wide or a combining character would be drawn differently), or "" when the
+// prompt starts with fewer than 8 such characters (nothing to look for).
+func promptProbe(prompt string) string {
+	s := strings.TrimSpace(prompt)
+	n := 0
+	for n < len(s) && n < 24 && s[n] >= 0x20 && s[n] < 0x7f {
+		n++
+	}
+	if n < 8 {
+		return ""
+	}
+	return strings.TrimRight(s[:n], " ")
+}
+
+// IsBusy reports whether the agent is working.
+func (p Profile) IsBusy(screen string) bool { return p.Classify(screen, false, 0) == StateBusy }
+
+// DialogOn returns the dialog on screen, the first of the profile's table (most specific first) drawn below any
+// busy or ready marker: first-run dialogs always, permission dialogs only when the profile auto-approves.
+func (p Profile) DialogOn(screen string) (Dialog, bool) {
+	b := bottom(screen)
+	m := p.Markers
+	if m.Starting != nil && m.Starting.MatchString(b) {
+		return Dialog{}, false
+	}
+	after := max(lastMatch(m.Busy, b), lastMatch(m.Ready, b))
+	for _, d := range p.Dialogs {
+		if d.Permission && !p.AutoApprove || lastMatch(d.Match, b) <= after {
+			continue
+		}
+		return d, true
+	}
+	return Dialog{}, false
+}

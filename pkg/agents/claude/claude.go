@@ -1,0 +1,108 @@
+// Package claude is everything ace knows of Claude Code as an agent: its profile and screens, sign-in and
+// isolated home, limit messages, session files and headless stream.
+package claude
+
+import (
+	"path/filepath"
+	"regexp"
+
+	"github.com/aceworks/ace/pkg/agents/agent"
+	"github.com/aceworks/ace/pkg/headless"
+)
+
+// Adapter is Claude Code (`claude`, npm @anthropic-ai/claude-code). Screens: pkg/agents/testdata/real/claude-2.1.197.
+//
+// Sign-in, in claude's own order: ANTHROPIC_API_KEY (claude asks once whether to use it: the api-key dialog),
+// CLAUDE_CODE_OAUTH_TOKEN (a subscriber's token from `claude setup-token`; no dialog), or its login in
+// ~/.claude/.credentials.json (CLAUDE_CONFIG_DIR moves it; on macOS the token sits in the keychain, which an
+// isolated home cannot reach).
+func Adapter() *agent.Adapter {
+	re := regexp.MustCompile
+	return &agent.Adapter{
+		Name: "claude", CLI: "claude", Package: "@anthropic-ai/claude-code",
+		Tested: agent.VersionRange{Oldest: "2.1.197", Newest: "2.1.331"},
+		SignIns: []agent.SignIn{
+			{Name: "api-key", Secret: "ANTHROPIC_API_KEY", How: "an Anthropic API key"},
+			{Name: "oauth-token", Secret: "CLAUDE_CODE_OAUTH_TOKEN", How: "a subscription token from `claude setup-token`"},
+			{Name: "login", Files: []string{".credentials.json"}, How: "sign in with `claude` (/login)"},
+		},
+		ConfigDir:    agent.DirFromEnv("CLAUDE_CONFIG_DIR", ".claude", false),
+		Isolate:      isolate,
+		ProjectMCP:   true,
+		Base:         profile,
+		SessionUsage: sessionUsage,
+		Limits: agent.LimitPatterns{
+			Screen: []*regexp.Regexp{
+				// Subscriber: "⎿  You've hit your session limit · resets 7:17pm (UTC)" (also weekly/Opus limits);
+				// 2.1.331: "You've hit your 5-hour limit · resets 5:09am (UTC)".
+				re(`You(?:'|’)ve hit your (?:[\w-]+ )*limit(?: · resets (?P<reset>[^·\n]*?\([^)\n]+\)))?`),
+				// API key: a 429 claude does not wait out by itself, and an overload it gave up on.
+				re(`API Error: (?:Request rejected \(429\)|529 Overloaded)`),
+			},
+			Menus: []agent.Dialog{
+				// "❯ 1. Stop and wait for limit to reset" is preselected: Enter keeps it.
+				agent.Choose("limit-menu", `Stop and wait for limit to reset`, `^Stop and wait`),
+			},
+			Stream: []*regexp.Regexp{
+				re(`You(?:'|’)ve hit your (?:[\w-]+ )*limit(?: · resets (?P<reset>[^·\n]*?\([^)\n]+\)))?`),
+				re(`API Error: (?:Request rejected \(429\)|529 Overloaded)|"?rate_limit(?:_error)?"?`),
+			},
+			Clock: agent.ClockZoned,
+		},
+		Parser:        func() headless.Parser { return &parser{} },
+		ContextImport: "@",
+	}
+}
+
+// gitTools lets headless claude run the git commands ace's done protocol asks for (commit its work and
+// look at it): with acceptEdits alone, `claude -p` denies every Bash call, so the agent's `git commit` fails and
+// ace commits for it (seen end to end in pkg/workflow realcli_e2e_test.go). Nothing else is allowed: no push
+// (ace pushes), no other command.
+const gitTools = `--allowedTools "Bash(git add:*)" "Bash(git commit:*)" "Bash(git status:*)" "Bash(git diff:*)" "Bash(git log:*)"`
+
+func profile() agent.Profile {
+	re := regexp.MustCompile
+	approval := `Do you want to (proceed|create|make|edit|overwrite)`
+	return agent.Profile{
+		Command: "claude --model {model}", ContinueCommand: "claude --continue --model {model}", Model: "sonnet",
+		// 2.1.331's idle footer names the permission mode ("⏵⏵ auto mode on (shift+tab to cycle)") where
+		// 2.1.197 said "? for shortcuts"; both stay under the working line (ComposerStays).
+		Markers: agent.Markers{Ready: re(`\? for shortcuts|\(shift\+tab to cycle\)`), Busy: re(`esc to interrupt`), Approval: re(approval),
+			// AskUserQuestion: a numbered list the human answers, never ace.
+			Question: re(`Enter to select`),
+			Pasted:   re(`\[Pasted text #\d+`)},
+		// Options by their words: 2.1.331 lists "No, exit" first and preselected in its trust dialog (2.1.197
+		// had "1. Yes, I trust this folder" first), and "2. No (recommended)" is preselected for the API key.
+		Dialogs: []agent.Dialog{
+			agent.Choose("trust", `Is this a project you created or one you trust|Yes, I trust this folder`, `^Yes, I trust this folder`),
+			agent.Choose("api-key", `Do you want to use this API key\?`, `^Yes$`),
+			agent.Permission("permission", approval, `^Yes$`),
+			// 2.1.331, the first tool call auto mode checks when requests go through a gateway (ANTHROPIC_BASE_URL):
+			// a notice that its classifier billing changes, "Enter to continue · Esc to cancel". Continuing keeps
+			// auto mode as the user has it.
+			agent.Confirm("auto-mode-notice", `(?s)auto mode.*Enter to continue · Esc to cancel`, "Enter"),
+		},
+		Approve: regexp.MustCompile(`^Yes$`), ComposerStays: true, CompactCommand: "/compact", ContextFile: "CLAUDE.md",
+		QuestionTool: "AskUserQuestion",
+		// 2.1.331 starts in auto mode, where its classifier allows or blocks each tool call; without
+		// auto_approve the user wants a human to decide, as with 2.1.197's default mode.
+		AskArgs: []string{"--permission-mode", "default"},
+		// -p without a prompt argument reads the prompt from stdin. Nobody is there to answer a permission
+		// prompt: edits are accepted, other tools follow the user's settings (or override headless with
+		// --dangerously-skip-permissions inside a sandbox).
+		Headless:       "claude -p --output-format stream-json --verbose --permission-mode acceptEdits " + gitTools + " --model {model}",
+		HeadlessResume: "claude -p --resume {session_id} --output-format stream-json --verbose --permission-mode acceptEdits " + gitTools + " --model {model}",
+		HeadlessFormat: "claude",
+	}
+}
+
+// isolate: CLAUDE_CONFIG_DIR holds .claude.json, where onboarding is marked done (else claude runs an online
+// check at first start and exits when it cannot reach its service) and the working copy is trusted.
+func isolate(h agent.IsolatedHome) (map[string]string, error) {
+	dir := filepath.Join(h.Home, ".claude")
+	err := agent.MergeJSON(filepath.Join(dir, ".claude.json"), func(m map[string]any) {
+		m["hasCompletedOnboarding"] = true
+		agent.Object(agent.Object(m, "projects"), h.Workdir)["hasTrustDialogAccepted"] = true
+	})
+	return map[string]string{"CLAUDE_CONFIG_DIR": dir}, err
+}

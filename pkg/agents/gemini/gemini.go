@@ -1,0 +1,131 @@
+// Package gemini is everything ace knows of the Gemini CLI as an agent: its profile and screens, sign-in and
+// isolated home, limit messages, session files and headless stream.
+package gemini
+
+import (
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/aceworks/ace/pkg/agents/agent"
+	"github.com/aceworks/ace/pkg/headless"
+)
+
+// Adapter is the Gemini CLI (`gemini`, npm @google/gemini-cli). Screens: pkg/agents/testdata/real/gemini-0.61.0.
+//
+// Sign-in: GEMINI_API_KEY, or the Google sign-in in ~/.gemini/oauth_creds.json (GEMINI_CLI_HOME moves the
+// home that holds .gemini). With only the key and no settings, gemini asks how to authenticate ("Existing API
+// key detected (GEMINI_API_KEY)…"): 2 picks "Use Gemini API Key" and submits, then the key screen ("Enter
+// Gemini API Key", prefilled) takes Enter.
+//
+// Headless gemini refuses an untrusted folder (exit 55): --skip-trust trusts the working copy for that one
+// session, nothing broader (no trustedFolders.json entry, no parent folder).
+func Adapter() *agent.Adapter {
+	re := regexp.MustCompile
+	return &agent.Adapter{
+		Name: "gemini", CLI: "gemini", Package: "@google/gemini-cli",
+		Tested: agent.VersionRange{Oldest: "0.61.0", Newest: "0.61.0"},
+		SignIns: []agent.SignIn{
+			{Name: "api-key", Secret: "GEMINI_API_KEY", How: "a Gemini API key"},
+			{Name: "login", Files: []string{"oauth_creds.json", "google_accounts.json"}, How: "sign in with Google in `gemini`"},
+		},
+		ConfigDir:    agent.DirFromEnv("GEMINI_CLI_HOME", ".gemini", true),
+		Isolate:      isolate,
+		RunEnv:       runEnv,
+		Base:         profile,
+		SessionUsage: sessionUsage,
+		Limits: agent.LimitPatterns{
+			Screen: []*regexp.Regexp{
+				// Interactive, a daily quota opens a box: "Usage limit reached for gemini-3.5-flash-lite." with
+				// "● 1. Switch to <model>" "2. Stop".
+				re(`Usage limit reached for [\w.-]*\w|You have exhausted your (?:daily )?quota|Quota exceeded for quota metric|RESOURCE_EXHAUSTED`),
+			},
+			Menus: []agent.Dialog{
+				// "● 1. Switch to <model>" (or, once no model is left, "● 1. Keep trying") is preselected: Enter would
+				// change the user's model or retry into the limit; 2 stops and keeps the model.
+				agent.Choose("limit-menu", `(?s)Usage limit reached for .*\d\. (?:Switch to|Keep trying).*2\. Stop`, `^Stop`),
+			},
+			Stream: []*regexp.Regexp{
+				re(`You have exhausted your (?:daily )?quota|Quota exceeded for quota metric|RESOURCE_EXHAUSTED`),
+			},
+			ExitCodes:         []int{173},
+			UnsavedUntilReply: true,
+		},
+		Parser:        func() headless.Parser { return &parser{} },
+		ContextImport: "@",
+	}
+}
+
+func profile() agent.Profile {
+	re := regexp.MustCompile
+	approval := `Apply this change\?|Allow execution of`
+	return agent.Profile{
+		Command: "gemini --model {model}", ContinueCommand: "gemini --resume latest --model {model}",
+		Markers: agent.Markers{Ready: re(`Type your message or @path/to/file`), Busy: re(`esc to cancel`),
+			// After the trust dialog the box stays drawn while gemini restarts: answering it again would type
+			// into the next screen.
+			Starting: re(`Gemini CLI is restarting`),
+			Approval: re(approval), Question: re(`Enter to select`),
+			Pasted: re(`\[Pasted Text: \d+ (lines|chars)`)},
+		Dialogs: []agent.Dialog{
+			agent.Choose("trust", `Do you trust the files in this folder\?`, `^Trust folder`),
+			agent.Confirm("api-key", `Enter Gemini API Key`, "Enter"),
+			// Only when gemini found the key: without one, the choice is the human's.
+			agent.Choose("auth-method", `Existing API key detected \(GEMINI_API_KEY\)`, `^Use Gemini API Key`),
+			agent.Permission("approval", approval, `^Allow once`),
+		},
+		Approve: regexp.MustCompile(`^Allow once`), ComposerStays: true, CompactCommand: "/compress", ContextFile: "GEMINI.md",
+		// -p makes gemini headless and is appended to the prompt read from stdin, so it only points back at it.
+		Headless:       "gemini -p \"Do what the text above asks.\" --skip-trust --output-format stream-json --approval-mode yolo --model {model}",
+		HeadlessResume: "gemini --resume {session_id} -p \"Do what the text above asks.\" --skip-trust --output-format stream-json --approval-mode yolo --model {model}",
+		HeadlessFormat: "gemini",
+	}
+}
+
+// runEnv: gemini 0.61's shell tool runs git with GIT_CONFIG_GLOBAL=/dev/null, so the user's name and
+// e-mail are gone and the agent's `git commit` fails ("Author identity unknown"; seen end to end in pkg/workflow
+// realcli_e2e_test.go). ace passes the identity git finds in the working copy (the user's global one or the
+// repository's own) as GIT_AUTHOR_* and GIT_COMMITTER_*, which gemini leaves alone.
+//
+// GEMINI_CLI_TRUST_WORKSPACE=true trusts the working copy ace made for this session only, as --skip-trust does
+// headless: ace would answer the trust dialog "Trust folder" anyway, and that answer costs a restart of gemini
+// (about 4 s, and a prompt pasted during it is lost) and an entry per working copy in the user's
+// trustedFolders.json.
+func runEnv(_, workdir string) (map[string]string, error) {
+	env := map[string]string{"GEMINI_CLI_TRUST_WORKSPACE": "true"}
+	for _, id := range []struct{ key, author, committer string }{
+		{"user.name", "GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"},
+		{"user.email", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL"},
+	} {
+		cmd := exec.Command("git", "config", "--get", id.key)
+		cmd.Dir = workdir
+		if out, err := cmd.Output(); err == nil && strings.TrimSpace(string(out)) != "" {
+			env[id.author] = strings.TrimSpace(string(out))
+			env[id.committer] = env[id.author]
+		}
+	}
+	return env, nil
+}
+
+// isolate: GEMINI_CLI_HOME with the working copy trusted, the GitHub MCP server, and the auth method chosen
+// for the sign-in ace found (headless gemini exits 41 without one).
+func isolate(h agent.IsolatedHome) (map[string]string, error) {
+	dir := filepath.Join(h.Home, ".gemini")
+	if err := agent.MergeJSON(filepath.Join(dir, "trustedFolders.json"), func(m map[string]any) { m[h.Workdir] = "TRUST_FOLDER" }); err != nil {
+		return nil, err
+	}
+	err := agent.MergeJSON(filepath.Join(dir, "settings.json"), func(m map[string]any) {
+		if h.MCP.GitHubURL != "" {
+			// gemini expands $VAR in settings: the file names the variable, the token stays in the env.
+			agent.SetMCPServer(m, map[string]any{"httpUrl": h.MCP.GitHubURL,
+				"headers": map[string]any{"Authorization": "Bearer $" + h.MCP.GitHubTokenEnv}})
+		}
+		kind := "gemini-api-key"
+		if h.Auth.Method == "login" {
+			kind = "oauth-personal"
+		}
+		agent.Object(agent.Object(m, "security"), "auth")["selectedType"] = kind
+	})
+	return map[string]string{"GEMINI_CLI_HOME": h.Home}, err
+}
