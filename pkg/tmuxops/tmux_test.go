@@ -20,6 +20,8 @@ import (
 	"github.com/aceworks/ace/pkg/tmuxops"
 )
 
+// TestMain lets the test binary play what the tests start: the launcher, the fake agent and a second process
+// holding a control connection (monitor).
 func TestMain(m *testing.M) {
 	os.Exit(testkit.Main(m, nil, testkit.Commands(map[string]func([]string) int{
 		"__launch":  tmuxops.LaunchMain,
