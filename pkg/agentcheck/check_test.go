@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/aceworks/ace/internal/realcli"
+	"github.com/aceworks/ace/internal/testkit"
 	"github.com/aceworks/ace/pkg/agentcheck"
 	"github.com/aceworks/ace/pkg/cli"
 	"github.com/aceworks/ace/pkg/config"
@@ -16,12 +17,7 @@ import (
 
 // TestMain lets the test binary stand in for ace: the check runs each phase as `ace __agents-check`, and the
 // tmux panes run ace's launcher.
-func TestMain(m *testing.M) {
-	if code, ok := cli.Child(os.Args[1:]); ok {
-		os.Exit(code)
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { os.Exit(testkit.Main(m, nil, cli.Child)) }
 
 // unknownDialogCLI is a "claude" that a new release might be: it tells its version, then draws a dialog ace
 // has never seen and waits for a key.

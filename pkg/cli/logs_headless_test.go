@@ -1,36 +1,17 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/aceworks/ace/internal/testkit"
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/store"
 )
-
-// syncBuffer is a bytes.Buffer safe to read while a command writes to it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestLogsFollowHeadless follows a headless transcript as its agent appends to it, including a line written in
 // two pieces, and ends with the totals when interrupted.
@@ -65,7 +46,7 @@ func TestLogsFollowHeadless(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := &syncBuffer{}
+	out := &testkit.Buffer{}
 	app := &App{Config: cfg, Stdout: out, Stderr: out}
 	fctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)

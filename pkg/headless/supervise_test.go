@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aceworks/ace/internal/testkit"
 	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/fakeagent"
 	"github.com/aceworks/ace/pkg/headless"
@@ -21,15 +22,10 @@ import (
 
 // TestMain lets the test binary be the supervisor and the fake headless agent, as ace is in production.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 {
-		switch os.Args[1] {
-		case "__headless":
-			os.Exit(headless.SupervisorMain(agents.Parsers(), os.Args[2:]))
-		case "demo-agent":
-			os.Exit(fakeagent.Main(os.Args[2:]))
-		}
-	}
-	os.Exit(m.Run())
+	os.Exit(testkit.Main(m, nil, testkit.Commands(map[string]func([]string) int{
+		"__headless": func(args []string) int { return headless.SupervisorMain(agents.Parsers(), args) },
+		"demo-agent": fakeagent.Main,
+	})))
 }
 
 type turn struct {
@@ -109,15 +105,9 @@ func (tu *turn) running() bool {
 // wait returns the status once the supervisor has ended (not a timing assertion: the deadline only bounds a hung test).
 func (tu *turn) wait(p headless.Proc) *headless.Status {
 	tu.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
 	// The lock, not the PID, says the supervisor is gone: its leader thread can show as a zombie while the other
 	// threads still hold its files.
-	for p.Alive() || tu.running() {
-		if time.Now().After(deadline) {
-			tu.t.Fatal("the supervisor did not end")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testkit.WaitFor(tu.t, "the supervisor to end", 30*time.Second, func() bool { return !p.Alive() && !tu.running() })
 	st, err := headless.ReadStatus(tu.spec.StatusPath)
 	if err != nil {
 		tu.t.Fatal(err)
@@ -270,14 +260,10 @@ func TestSupervisorStopKillsAgent(t *testing.T) {
 	tu := newTurn(t, "claude", "say Working.\nhang\n")
 	p := tu.start()
 	var st *headless.Status
-	deadline := time.Now().Add(30 * time.Second)
-	for st == nil || st.SessionID == "" {
-		if time.Now().After(deadline) {
-			t.Fatal("the agent never started")
-		}
-		time.Sleep(20 * time.Millisecond)
+	testkit.WaitFor(t, "the agent to start", 30*time.Second, func() bool {
 		st, _ = headless.ReadStatus(tu.spec.StatusPath)
-	}
+		return st != nil && st.SessionID != ""
+	})
 	if running, err := headless.Running(tu.lock()); err != nil || !running {
 		t.Fatalf("Running = %v, %v while the supervisor runs", running, err)
 	}

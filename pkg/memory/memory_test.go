@@ -11,15 +11,18 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/aceworks/ace/internal/testkit"
 )
 
 // TestMain lets the test binary act as a second ace process merging into the same memory.
 func TestMain(m *testing.M) {
-	if len(os.Args) == 5 && os.Args[1] == "merge-helper" {
-		n, _ := strconv.Atoi(os.Args[4])
-		os.Exit(mergeLines(os.Args[2], os.Args[3], n))
-	}
-	os.Exit(m.Run())
+	os.Exit(testkit.Main(m, nil, testkit.Commands(map[string]func([]string) int{
+		"merge-helper": func(args []string) int { // ROOT TAG N
+			n, _ := strconv.Atoi(args[2])
+			return mergeLines(args[0], args[1], n)
+		},
+	})))
 }
 
 // mergeLines merges n lines tagged tag into acme/widgets, one merge per line, as n separate runs would.

@@ -11,13 +11,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/aceworks/ace/internal/testkit"
 	"github.com/aceworks/ace/pkg/cli"
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/serve"
@@ -26,29 +26,7 @@ import (
 
 // TestMain lets the test binary be ace itself (the end-to-end test runs `ace demo` and `ace serve`), and play
 // the parts tmux panes run: the launcher and the fake agent.
-func TestMain(m *testing.M) {
-	if code, ok := cli.Child(os.Args[1:]); ok {
-		os.Exit(code)
-	}
-	if len(os.Args) > 1 && os.Args[1] == "ace" {
-		exe, _ := os.Executable()
-		os.Args = append([]string{exe}, os.Args[2:]...) // panes run this binary again, never another ace
-		os.Exit(cli.Main())
-	}
-	os.Exit(m.Run())
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+func TestMain(m *testing.M) { os.Exit(testkit.Main(m, nil, cli.Child, testkit.As("ace", cli.Main))) }
 
 func freeAddr(t *testing.T) string {
 	t.Helper()
@@ -81,17 +59,6 @@ func findIssue(runs []serve.Run, issue int) *serve.Run {
 		}
 	}
 	return nil
-}
-
-func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting until %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 // TestServeEndToEnd: after `ace demo`, `ace serve` lists the demo's run; an issues/labeled webhook with a bad
@@ -140,7 +107,7 @@ func TestServeEndToEnd(t *testing.T) {
 
 	addr := freeAddr(t)
 	base := "http://" + addr
-	out := &syncBuffer{}
+	out := &testkit.Buffer{}
 	srv := ace("--config", cfgPath, "serve", "--addr", addr)
 	srv.Stdout, srv.Stderr = out, out
 	if err := srv.Start(); err != nil {
@@ -153,7 +120,7 @@ func TestServeEndToEnd(t *testing.T) {
 			_ = srv.Wait()
 		}
 	})
-	waitFor(t, "ace serve answers", 30*time.Second, func() bool {
+	testkit.WaitFor(t, "ace serve answers", 30*time.Second, func() bool {
 		resp, err := http.Get(base + "/healthz")
 		if err == nil {
 			resp.Body.Close()
@@ -164,7 +131,7 @@ func TestServeEndToEnd(t *testing.T) {
 	if len(runs) != 1 || runs[0].Repo != "demo/hello" || runs[0].Issue != 1 || runs[0].Status != "done" || runs[0].PRURL == "" {
 		t.Fatalf("after ace demo, /api/v1/runs = %+v", runs)
 	}
-	waitFor(t, "the start-up dispatch pass", 30*time.Second, func() bool { return strings.Contains(out.String(), "dispatch pass") })
+	testkit.WaitFor(t, "the start-up dispatch pass", 30*time.Second, func() bool { return strings.Contains(out.String(), "dispatch pass") })
 
 	issue := "+++\ntitle = \"Say goodbye in bye.txt\"\nlabels = [\"ace\"]\nstate = \"open\"\nauthor = \"you\"\nlabeled_by = \"you\"\n+++\nPlease add bye.txt.\n"
 	if err := os.WriteFile(filepath.Join(dir, "tracker", "issues", "2.md"), []byte(issue), 0o644); err != nil {
@@ -195,7 +162,7 @@ func TestServeEndToEnd(t *testing.T) {
 		t.Fatalf("good signature: %d, want 202\n%s", code, out.String())
 	}
 	var run *serve.Run
-	waitFor(t, "the labelled issue's run starts", 30*time.Second, func() bool {
+	testkit.WaitFor(t, "the labelled issue's run starts", 30*time.Second, func() bool {
 		run = findIssue(listRuns(t, base), 2)
 		return run != nil
 	})
@@ -204,7 +171,7 @@ func TestServeEndToEnd(t *testing.T) {
 		t.Fatalf("redelivery: %d, want 200 (ignored)", code)
 	}
 
-	waitFor(t, "the agent works", 60*time.Second, func() bool {
+	testkit.WaitFor(t, "the agent works", 60*time.Second, func() bool {
 		run = findIssue(listRuns(t, base), 2)
 		return run.Step == "monitor" || run.Status != "active"
 	})

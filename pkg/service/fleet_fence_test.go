@@ -11,6 +11,7 @@ import (
 
 	"github.com/aceworks/ace/internal/fakegithub"
 	"github.com/aceworks/ace/internal/pgtest"
+	"github.com/aceworks/ace/internal/testkit"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/tmuxops"
 	"github.com/aceworks/ace/pkg/workflow"
@@ -25,9 +26,9 @@ func TestFleetFencesAHostCutOffFromTheStore(t *testing.T) {
 	t.Parallel()
 	pg := pgtest.URL(t)
 	in := pgConfig(t, pg)
-	in.scriptAgent(t, "busy 15s\n"+workScript) // agents still working when their host is cut off
-	in.cfg.Poll.MaxConcurrent = 2
-	nums := labelIssues(in.gh, 2)
+	scriptAgent(t, in, "busy 15s\n"+workScript) // agents still working when their host is cut off
+	in.Cfg.Poll.MaxConcurrent = 2
+	nums := labelIssues(in.GH, 2)
 	st := openStoreAt(t, pg)
 
 	u, err := url.Parse(pg)
@@ -36,17 +37,17 @@ func TestFleetFencesAHostCutOffFromTheStore(t *testing.T) {
 	}
 	proxy := pgtest.NewProxy(t, u.Host)
 	u.Host = proxy.Addr()
-	cutCfg := *in.cfg
+	cutCfg := *in.Cfg
 	cutCfg.Store.URL = u.String()
-	cut := startHost(t, &cutCfg, in.exe, "cut")
+	cut := startHost(t, &cutCfg, in.Exe, "cut")
 	agents := func(h *fleetHost) []string {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		names, _ := tmuxops.New(h.cfg.Tmux.Socket).Sessions(ctx, "ace-")
 		return names
 	}
-	waitFor(t, "the host to be cut off runs both agents", 60*time.Second, func() bool { return len(agents(cut)) == 2 })
-	survivor := startHost(t, in.cfg, in.exe, "survivor")
+	testkit.WaitFor(t, "the host to be cut off runs both agents", 60*time.Second, func() bool { return len(agents(cut)) == 2 })
+	survivor := startHost(t, in.Cfg, in.Exe, "survivor")
 
 	// Sample both hosts' agents every 100 ms until the end: never one issue on both.
 	var mu sync.Mutex
@@ -78,7 +79,7 @@ func TestFleetFencesAHostCutOffFromTheStore(t *testing.T) {
 	cutAt := time.Now()
 	proxy.Cut()
 
-	waitFor(t, "every issue has its pull request", 150*time.Second, func() bool { return allDone(t, st, nums) })
+	testkit.WaitFor(t, "every issue has its pull request", 150*time.Second, func() bool { return allDone(t, st, nums) })
 	close(stop)
 	<-sampled
 	mu.Lock()
@@ -114,7 +115,7 @@ func TestFleetFencesAHostCutOffFromTheStore(t *testing.T) {
 	if !strings.Contains(cut.out.String(), "cut off from the store") {
 		t.Errorf("the cut-off host did not say it fenced itself:\n%s", cut.out)
 	}
-	if n := len(in.gh.PRs(repo)); n != len(nums) {
+	if n := len(in.GH.PRs(repo)); n != len(nums) {
 		t.Errorf("%d pull requests, want %d", n, len(nums))
 	}
 	t.Logf("cut at %s; its agents gone after %s; first run moved after %s", cutAt.Format("15:04:05.000"),
@@ -123,7 +124,7 @@ func TestFleetFencesAHostCutOffFromTheStore(t *testing.T) {
 	// The proxy lets the host through again: it rejoins, and with the survivor gone it takes the next issue.
 	restored := time.Now()
 	proxy.Restore()
-	waitFor(t, "the cut-off host heartbeats again", 60*time.Second, func() bool {
+	testkit.WaitFor(t, "the cut-off host heartbeats again", 60*time.Second, func() bool {
 		hs, err := st.Hosts(context.Background())
 		if err != nil {
 			return false
@@ -136,9 +137,9 @@ func TestFleetFencesAHostCutOffFromTheStore(t *testing.T) {
 		return false
 	})
 	survivor.terminate(t, "")
-	next := in.gh.AddIssue(repo, fakegithub.IssueOptions{Title: "After the cut", Author: "alice"})
-	in.gh.Label(repo, next, "ace", "alice")
-	waitFor(t, "the rejoined host finishes the next issue", 90*time.Second, func() bool {
+	next := in.GH.AddIssue(repo, fakegithub.IssueOptions{Title: "After the cut", Author: "alice"})
+	in.GH.Label(repo, next, "ace", "alice")
+	testkit.WaitFor(t, "the rejoined host finishes the next issue", 90*time.Second, func() bool {
 		r, err := st.LatestRun(context.Background(), repo, next)
 		return err == nil && r.Status == store.StatusDone && r.Host == "cut"
 	})

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/aceworks/ace/internal/pgtest"
-	"github.com/aceworks/ace/pkg/config"
+	"github.com/aceworks/ace/internal/testkit"
 	"github.com/aceworks/ace/pkg/procs"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/tmuxops"
@@ -44,23 +44,16 @@ func TestFleetSurvivesAPostgresRestart(t *testing.T) {
 	in := pgConfig(t, url)
 	// Each agent writes its issue to starts.txt when it gets its prompt (an agent started again, in place or on
 	// another host, writes it again), then works long enough to be busy when PostgreSQL goes away.
-	dir := t.TempDir()
-	starts := filepath.Join(dir, "starts.txt")
-	script := filepath.Join(dir, "agent.txt")
-	if err := os.WriteFile(script, []byte(fmt.Sprintf("sh echo \"$ACE_ISSUE\" >> %s\nbusy 3s\n%s", starts, workScript)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	fake := in.cfg.Agents["fake"]
-	fake.Command = fmt.Sprintf("%s demo-agent --script %s", in.exe, script)
-	in.cfg.Agents = map[string]config.AgentConfig{"fake": fake}
-	in.cfg.Poll.MaxConcurrent = 2
-	nums := labelIssues(in.gh, 8)
+	starts := filepath.Join(t.TempDir(), "starts.txt")
+	scriptAgent(t, in, fmt.Sprintf("sh echo \"$ACE_ISSUE\" >> %s\nbusy 3s\n%s", starts, workScript))
+	in.Cfg.Poll.MaxConcurrent = 2
+	nums := labelIssues(in.GH, 8)
 	st := openStoreAt(t, url)
-	live := []*fleetHost{startHost(t, in.cfg, in.exe, "alpha"), startHost(t, in.cfg, in.exe, "beta")}
-	doomed := startHost(t, in.cfg, in.exe, "doomed")
+	live := []*fleetHost{startHost(t, in.Cfg, in.Exe, "alpha"), startHost(t, in.Cfg, in.Exe, "beta")}
+	doomed := startHost(t, in.Cfg, in.Exe, "doomed")
 	deadAfter := doomed.cfg.Host.DeadAfter.Duration
 
-	waitFor(t, "six agents are working", 90*time.Second, func() bool { return len(startsOf(t, starts)) >= 6 })
+	testkit.WaitFor(t, "six agents are working", 90*time.Second, func() bool { return len(startsOf(t, starts)) >= 6 })
 	held := map[int]string{} // issue → host, as PostgreSQL goes away
 	for n, rs := range runsByIssue(t, st) {
 		held[n] = rs[len(rs)-1].Host
@@ -80,7 +73,7 @@ func TestFleetSurvivesAPostgresRestart(t *testing.T) {
 	}
 	t.Logf("host doomed killed, PostgreSQL (pid %d) shut down; runs by host %v", pid, held)
 	// The live hosts find the database gone (their heartbeats fail) …
-	waitFor(t, "each live host notices PostgreSQL is gone", 30*time.Second, func() bool {
+	testkit.WaitFor(t, "each live host notices PostgreSQL is gone", 30*time.Second, func() bool {
 		for i, h := range live {
 			if !strings.Contains(h.out.String()[marks[i]:], "heartbeat") {
 				return false
@@ -99,7 +92,7 @@ func TestFleetSurvivesAPostgresRestart(t *testing.T) {
 	t.Logf("PostgreSQL back (pid %d) after %s", pg.PID(), back.Sub(down).Round(time.Millisecond))
 	live[0].restart(t) // the same host: its name, root and tmux server
 
-	waitFor(t, "every issue has its pull request", 120*time.Second, func() bool {
+	testkit.WaitFor(t, "every issue has its pull request", 120*time.Second, func() bool {
 		done, err := doneAll(st, nums)
 		if err != nil {
 			t.Logf("the test's own store: %v", err) // its connections went with the restart too
@@ -156,7 +149,7 @@ func TestFleetSurvivesAPostgresRestart(t *testing.T) {
 			finished[held[n]] = append(finished[held[n]], r.FinishedAt.Sub(back).Round(100*time.Millisecond))
 		}
 		status := 0
-		for _, c := range in.gh.Comments(repo, n) {
+		for _, c := range in.GH.Comments(repo, n) {
 			if strings.Contains(c.Body, workflow.StatusMarker) {
 				status++
 			}
@@ -169,7 +162,7 @@ func TestFleetSurvivesAPostgresRestart(t *testing.T) {
 		t.Errorf("the dead host held no run when it died (runs by host %v)", held)
 	}
 	t.Logf("runs finished after PostgreSQL was back, by the host that held them when it went away: %v", finished)
-	if prs := in.gh.PRs(repo); len(prs) != len(nums) {
+	if prs := in.GH.PRs(repo); len(prs) != len(nums) {
 		t.Errorf("%d pull requests, want %d", len(prs), len(nums))
 	}
 	for _, h := range live {

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -19,6 +18,8 @@ import (
 
 	"github.com/aceworks/ace/internal/fakegithub"
 	"github.com/aceworks/ace/internal/pgtest"
+	"github.com/aceworks/ace/internal/testkit"
+	"github.com/aceworks/ace/internal/testkit/acetest"
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/tmuxops"
@@ -30,24 +31,7 @@ type fleetHost struct {
 	name string
 	cfg  *config.Config
 	cmd  *exec.Cmd
-	out  *syncBuffer
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	out  *testkit.Buffer
 }
 
 // startHost starts `ace poll` as host name over base's store, tracker and agent.
@@ -81,7 +65,7 @@ func startHost(t *testing.T, base *config.Config, exe, name string) *fleetHost {
 	if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	h := &fleetHost{name: name, cfg: &c, out: &syncBuffer{}}
+	h := &fleetHost{name: name, cfg: &c, out: &testkit.Buffer{}}
 	h.cmd = exec.Command(exe, "ace", "--config", path, "poll", "--interval", "300ms")
 	h.cmd.Env = append(os.Environ(), "GITHUB_TOKEN="+botToken, "NO_COLOR=1")
 	h.cmd.Stdout, h.cmd.Stderr = h.out, h.out
@@ -106,15 +90,15 @@ func (h *fleetHost) kill() {
 }
 
 // scriptAgent makes the installation's agent the fake agent playing script.
-func (in install) scriptAgent(t *testing.T, script string) {
+func scriptAgent(t *testing.T, in *acetest.Install, script string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "agent-script.txt")
 	if err := os.WriteFile(path, []byte(script), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	fake := in.cfg.Agents["fake"]
-	fake.Command = fmt.Sprintf("%s demo-agent --script %s", in.exe, path)
-	in.cfg.Agents = map[string]config.AgentConfig{"fake": fake}
+	fake := in.Cfg.Agents["fake"]
+	fake.Command = fmt.Sprintf("%s demo-agent --script %s", in.Exe, path)
+	in.Cfg.Agents = map[string]config.AgentConfig{"fake": fake}
 }
 
 // labelIssues adds n labelled issues to the fake GitHub and returns their numbers (with the one pgConfig made).
@@ -127,17 +111,6 @@ func labelIssues(gh *fakegithub.Server, n int) []int {
 		nums = append(nums, num)
 	}
 	return nums
-}
-
-func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting until %s", what)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
 }
 
 func openStoreAt(t *testing.T, url string) *store.Store {
@@ -186,23 +159,17 @@ func TestFleetStartsEachIssueOnceSpreadByLoad(t *testing.T) {
 	in := pgConfig(t, url)
 	// Each agent writes its issue to starts.txt when it gets its prompt: an issue started twice writes it twice.
 	starts := filepath.Join(t.TempDir(), "starts.txt")
-	script := filepath.Join(t.TempDir(), "agent.txt")
-	if err := os.WriteFile(script, []byte(fmt.Sprintf("sh echo \"$ACE_ISSUE\" >> %s\n%s", starts, workScript)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	fake := in.cfg.Agents["fake"]
-	fake.Command = fmt.Sprintf("%s demo-agent --script %s", in.exe, script)
-	in.cfg.Agents = map[string]config.AgentConfig{"fake": fake}
-	in.cfg.Poll.MaxConcurrent = perHost
-	in.cfg.PR.Follow = false // a run ends when its pull request opens
-	nums := labelIssues(in.gh, issues)
+	scriptAgent(t, in, fmt.Sprintf("sh echo \"$ACE_ISSUE\" >> %s\n%s", starts, workScript))
+	in.Cfg.Poll.MaxConcurrent = perHost
+	in.Cfg.PR.Follow = false // a run ends when its pull request opens
+	nums := labelIssues(in.GH, issues)
 	st := openStoreAt(t, url)
 	var hosts []*fleetHost
 	start := time.Now()
 	for _, name := range []string{"alpha", "beta", "gamma"} {
-		hosts = append(hosts, startHost(t, in.cfg, in.exe, name))
+		hosts = append(hosts, startHost(t, in.Cfg, in.Exe, name))
 	}
-	waitFor(t, "every issue has its pull request", 150*time.Second, func() bool { return allDone(t, st, nums) })
+	testkit.WaitFor(t, "every issue has its pull request", 150*time.Second, func() bool { return allDone(t, st, nums) })
 	t.Logf("%d issues to pull requests on 3 hosts in %s", issues, time.Since(start).Round(time.Millisecond))
 
 	per := map[string]int{}
@@ -220,8 +187,8 @@ func TestFleetStartsEachIssueOnceSpreadByLoad(t *testing.T) {
 			t.Errorf("issue %d: agent given its prompt %d time(s), want 1", n, got[n])
 		}
 	}
-	if len(in.gh.PRs(repo)) != len(nums) {
-		t.Errorf("%d pull requests, want %d", len(in.gh.PRs(repo)), len(nums))
+	if len(in.GH.PRs(repo)) != len(nums) {
+		t.Errorf("%d pull requests, want %d", len(in.GH.PRs(repo)), len(nums))
 	}
 	peaks := map[string]int{}
 	for h, rs := range byHost {
@@ -238,7 +205,7 @@ func TestFleetStartsEachIssueOnceSpreadByLoad(t *testing.T) {
 			t.Errorf("host %s held %d runs at once, over its poll.max_concurrent %d", h.name, peaks[h.name], perHost)
 		}
 	}
-	out, err := exec.Command(in.exe, "ace", "--config", filepath.Join(filepath.Dir(hosts[0].cfg.Workspace.Root), "ace.toml"),
+	out, err := exec.Command(in.Exe, "ace", "--config", filepath.Join(filepath.Dir(hosts[0].cfg.Workspace.Root), "ace.toml"),
 		"hosts", "--json").Output()
 	if err != nil {
 		t.Fatalf("ace hosts: %v", err)
@@ -289,18 +256,18 @@ func TestFleetMovesTheRunsOfADeadHost(t *testing.T) {
 	t.Parallel()
 	url := pgtest.URL(t)
 	in := pgConfig(t, url)
-	in.scriptAgent(t, "busy 4s\n"+workScript) // slow agents: the runs are still working when their host dies
-	in.cfg.Poll.MaxConcurrent = 2
-	in.cfg.PR.Follow = false
-	nums := labelIssues(in.gh, 4)
+	scriptAgent(t, in, "busy 4s\n"+workScript) // slow agents: the runs are still working when their host dies
+	in.Cfg.Poll.MaxConcurrent = 2
+	in.Cfg.PR.Follow = false
+	nums := labelIssues(in.GH, 4)
 	st := openStoreAt(t, url)
 
-	doomed := startHost(t, in.cfg, in.exe, "doomed")
-	waitFor(t, "the doomed host holds runs", 60*time.Second, func() bool {
+	doomed := startHost(t, in.Cfg, in.Exe, "doomed")
+	testkit.WaitFor(t, "the doomed host holds runs", 60*time.Second, func() bool {
 		n, err := st.CountHeld(context.Background(), "doomed")
 		return err == nil && n > 0
 	})
-	survivor := startHost(t, in.cfg, in.exe, "survivor")
+	survivor := startHost(t, in.Cfg, in.Exe, "survivor")
 	doomed.kill()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	_ = tmuxops.New(doomed.cfg.Tmux.Socket).KillServer(ctx) // the machine is gone: its agents too
@@ -308,7 +275,7 @@ func TestFleetMovesTheRunsOfADeadHost(t *testing.T) {
 
 	// Generous: the survivor learns of the death after host.dead_after, and runs at most two agents at once.
 	deadline := time.Now().Add(120 * time.Second)
-	waitFor(t, "every issue has its pull request", 150*time.Second, func() bool {
+	testkit.WaitFor(t, "every issue has its pull request", 150*time.Second, func() bool {
 		if allDone(t, st, nums) {
 			return true
 		}
@@ -351,7 +318,7 @@ func TestFleetMovesTheRunsOfADeadHost(t *testing.T) {
 	}
 	for _, n := range nums {
 		status := 0
-		for _, c := range in.gh.Comments(repo, n) {
+		for _, c := range in.GH.Comments(repo, n) {
 			if strings.Contains(c.Body, workflow.StatusMarker) {
 				status++
 			}
@@ -360,8 +327,8 @@ func TestFleetMovesTheRunsOfADeadHost(t *testing.T) {
 			t.Errorf("issue %d has %d status comments, want 1", n, status)
 		}
 	}
-	if len(in.gh.PRs(repo)) != len(nums) {
-		t.Errorf("%d pull requests, want %d", len(in.gh.PRs(repo)), len(nums))
+	if len(in.GH.PRs(repo)) != len(nums) {
+		t.Errorf("%d pull requests, want %d", len(in.GH.PRs(repo)), len(nums))
 	}
 	t.Logf("%d run(s) moved from the dead host", moved)
 }

@@ -3,7 +3,6 @@ package service_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -14,12 +13,12 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/aceworks/ace/internal/fakegithub"
 	"github.com/aceworks/ace/internal/gittest"
 	"github.com/aceworks/ace/internal/pgtest"
+	"github.com/aceworks/ace/internal/testkit"
+	"github.com/aceworks/ace/internal/testkit/acetest"
 	"github.com/aceworks/ace/pkg/cli"
 	"github.com/aceworks/ace/pkg/config"
-	"github.com/aceworks/ace/pkg/secrets"
 	"github.com/aceworks/ace/pkg/service"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/workflow"
@@ -28,21 +27,13 @@ import (
 // TestMain lets the test binary play the parts tmux panes run (the launcher, the fake agent) and ace itself, and
 // stops the PostgreSQL cluster the tests started.
 func TestMain(m *testing.M) {
-	if code, ok := cli.Child(os.Args[1:]); ok {
-		os.Exit(code)
-	}
-	if len(os.Args) > 1 && os.Args[1] == "ace" {
-		os.Args = os.Args[1:]
-		os.Exit(cli.Main())
-	}
-	os.Exit(pgtest.Main(m))
+	os.Exit(testkit.Main(m, pgtest.Main, cli.Child, testkit.As("ace", cli.Main)))
 }
 
 const (
-	repo     = "acme/widgets"
-	issue    = 193
-	botToken = "ghs_botTokenValue0123456789"
-	human    = "ghp_aliceTokenValue987654321"
+	repo     = acetest.Repo
+	issue    = acetest.Issue
+	botToken = acetest.BotToken
 )
 
 // workScript is a well-behaved agent: it does the work, commits and follows the done protocol.
@@ -52,81 +43,23 @@ sh git add GREETING.md && git commit -q -m "Add GREETING.md"
 done Added GREETING.md with a greeting.
 `
 
-// pgConfig is an ace installation on PostgreSQL: fake GitHub with one labelled issue, a smart-HTTP git remote,
-// the fake agent, a private tmux socket, and the store at url.
-func pgConfig(t *testing.T, url string) install {
+// pgConfig is an ace installation on PostgreSQL, its store at url, its fake agent playing workScript.
+func pgConfig(t *testing.T, url string) *acetest.Install {
 	t.Helper()
-	dir := t.TempDir()
-	gitRoot := filepath.Join(dir, "git")
-	remote := gittest.BareRepo(t, filepath.Join(gitRoot, "acme"), "widgets", map[string]string{"README.md": "# widgets\n"})
-	git := gittest.NewHTTPServer(t, gitRoot, botToken)
-	gh := fakegithub.New(t)
-	gh.AddUser("ace-bot", botToken)
-	gh.AddUser("alice", human)
-	gh.AddRepo(repo, fakegithub.RepoOptions{DefaultBranch: "main", CloneURL: git.URL("acme/widgets.git")})
-	gh.SetPermission(repo, "alice", "write")
-	gh.AddIssue(repo, fakegithub.IssueOptions{Number: issue, Title: "Add a greeting", Body: "Please add GREETING.md.", Author: "alice"})
-	gh.Label(repo, issue, "ace", "alice")
-
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	script := filepath.Join(dir, "agent-script.txt")
-	if err := os.WriteFile(script, []byte(workScript), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg := config.Default()
-	cfg.Store.URL = url
-	cfg.Workspace.Root = filepath.Join(dir, "root")
-	cfg.GitHub.APIURL = gh.URL()
-	cfg.GitHub.Repos = []string{repo}
-	cfg.GitHub.TokenEnv = []string{"GITHUB_TOKEN"}
-	cfg.Agent.Default = "fake"
-	cfg.Agents = map[string]config.AgentConfig{"fake": {
-		Command: fmt.Sprintf("%s demo-agent --script %s --record %s", exe, script, filepath.Join(dir, "prompts.jsonl")),
-		Env: map[string]string{"GIT_AUTHOR_NAME": "fake agent", "GIT_AUTHOR_EMAIL": "agent@ace.invalid",
-			"GIT_COMMITTER_NAME": "fake agent", "GIT_COMMITTER_EMAIL": "agent@ace.invalid"},
-	}}
-	cfg.Tmux.Socket = fmt.Sprintf("ace-pg-%d-%d", os.Getpid(), time.Now().UnixNano()%1e6)
-	cfg.Tmux.StartupTimeout = config.D(20 * time.Second)
-	cfg.Tmux.EnterDelay = config.D(100 * time.Millisecond)
-	cfg.Monitor.Interval = config.D(200 * time.Millisecond)
-	cfg.Monitor.Settle = config.D(100 * time.Millisecond)
-	cfg.Monitor.Timeout = config.D(time.Minute)
-	cfg.Poll.Interval = config.D(200 * time.Millisecond)
-	cfg.PR.Follow = false // a run ends when its pull request opens
-	return install{cfg: cfg, gh: gh, remote: remote, exe: exe}
-}
-
-type install struct {
-	cfg    *config.Config
-	gh     *fakegithub.Server
-	remote string // the bare repository behind the git server
-	exe    string
+	in := acetest.New(t, workScript)
+	in.Cfg.Store.URL = url
+	return in
 }
 
 func openService(t *testing.T, cfg *config.Config, exe string) *service.Service {
 	t.Helper()
-	env := map[string]string{"GITHUB_TOKEN": botToken}
-	svc, err := service.Open(context.Background(), service.Options{
+	return acetest.Open(t, service.Options{
 		Config:     cfg,
-		Secrets:    secrets.NewResolver(secrets.Options{LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }}),
+		Secrets:    acetest.Secrets(map[string]string{"GITHUB_TOKEN": botToken}),
 		Logger:     slog.New(slog.DiscardHandler),
 		Executable: exe,
 		Tune:       func(o *workflow.Options) { o.IssueCheckEvery = 100 * time.Millisecond },
 	})
-	if err != nil {
-		t.Fatalf("open ace: %v", err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = svc.Queue.Stop(ctx)
-		_ = svc.Tmux.KillServer(ctx)
-		_ = svc.Close()
-	})
-	return svc
 }
 
 // TestIssueBecomesPullRequestOnPostgres: with [store] url naming a PostgreSQL database, the store and River's
@@ -137,7 +70,7 @@ func TestIssueBecomesPullRequestOnPostgres(t *testing.T) {
 	t.Parallel()
 	url := pgtest.URL(t)
 	in := pgConfig(t, url)
-	cfg, gh, exe := in.cfg, in.gh, in.exe
+	cfg, gh, exe := in.Cfg, in.GH, in.Exe
 	svc := openService(t, cfg, exe)
 	if svc.Store.Kind() != store.PostgreSQL {
 		t.Fatalf("store kind %s, want postgres", svc.Store.Kind())
@@ -163,7 +96,7 @@ func TestIssueBecomesPullRequestOnPostgres(t *testing.T) {
 	if prs := gh.PRs(repo); len(prs) != 1 || prs[0].Head != r.Branch {
 		t.Fatalf("pull requests %+v, want one from %s", prs, r.Branch)
 	}
-	if got := gittest.Run(t, in.remote, "show", r.Branch+":GREETING.md"); got != "Hello from the fake agent!" {
+	if got := gittest.Run(t, in.Remote, "show", r.Branch+":GREETING.md"); got != "Hello from the fake agent!" {
 		t.Errorf("pushed GREETING.md = %q", got)
 	}
 
@@ -218,7 +151,7 @@ func TestHostsOpenAFreshPostgresAtOnce(t *testing.T) {
 	t.Parallel()
 	url := pgtest.URL(t)
 	in := pgConfig(t, url)
-	cfg, exe := in.cfg, in.exe
+	cfg, exe := in.Cfg, in.Exe
 	const hosts = 4
 	errs := make([]error, hosts)
 	var wg sync.WaitGroup
@@ -226,10 +159,9 @@ func TestHostsOpenAFreshPostgresAtOnce(t *testing.T) {
 		c := *cfg
 		c.Workspace.Root = filepath.Join(t.TempDir(), "root")
 		wg.Go(func() {
-			env := map[string]string{"GITHUB_TOKEN": botToken}
 			svc, err := service.Open(context.Background(), service.Options{
 				Config: &c, Executable: exe, Logger: slog.New(slog.DiscardHandler),
-				Secrets: secrets.NewResolver(secrets.Options{LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }}),
+				Secrets: acetest.Secrets(map[string]string{"GITHUB_TOKEN": botToken}),
 			})
 			if err == nil {
 				err = svc.Close()

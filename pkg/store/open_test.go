@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/aceworks/ace/internal/pgtest"
+	"github.com/aceworks/ace/internal/testkit"
 )
 
 // Fresh stores opened at once: rounds fresh roots, each opened by procs processes with openers goroutines each.
@@ -58,11 +59,11 @@ func TestFreshPostgresOpensConcurrently(t *testing.T) {
 func openAllAtOnce(t *testing.T, stores []string) {
 	var cmds []*exec.Cmd
 	var gates []io.WriteCloser
-	outs := make([]*lockedBuffer, openProcs)
+	outs := make([]*testkit.Buffer, openProcs)
 	for i := range openProcs {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperOpener$")
 		cmd.Env = append(os.Environ(), "ACE_STORE_OPEN="+strings.Join(stores, "\n"))
-		outs[i] = &lockedBuffer{}
+		outs[i] = &testkit.Buffer{}
 		cmd.Stdout, cmd.Stderr = outs[i], outs[i]
 		gate, err := cmd.StdinPipe()
 		if err != nil {
@@ -128,22 +129,4 @@ func TestHelperOpener(t *testing.T) {
 		fmt.Println(err)
 		os.Exit(1)
 	}
-}
-
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf []byte
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.buf = append(b.buf, p...)
-	return len(p), nil
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return string(b.buf)
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aceworks/ace/internal/testkit"
 	"github.com/aceworks/ace/pkg/tmuxops"
 )
 
@@ -42,7 +43,7 @@ func TestControlConnectionSpawnsNothingPerCall(t *testing.T) {
 		t.Fatalf("first listing: %v %v", p, err)
 	}
 	var screen string
-	waitFor(t, "the pane's output", func() bool {
+	testkit.WaitFor(t, "the pane's output", 20*time.Second, func() bool {
 		s, err := c.Capture(ctx, "ace-ctl-1", 0)
 		screen = s
 		return err == nil && strings.Contains(s, "last line")
@@ -109,7 +110,7 @@ func TestControlSessionEndsWithTheClient(t *testing.T) {
 	if err := mon.Close(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the control session to go", func() bool { return !strings.Contains(sessions(), tmuxops.ControlPrefix) })
+	testkit.WaitFor(t, "the control session to go", 20*time.Second, func() bool { return !strings.Contains(sessions(), tmuxops.ControlPrefix) })
 	if !strings.Contains(sessions(), "ace-ctl-2") {
 		t.Fatalf("closing the monitor ended an agent session: %q", sessions())
 	}
@@ -181,5 +182,5 @@ func TestAKilledMonitorTakesNoAgentWithIt(t *testing.T) {
 	if err := mon.Close(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the control session to go", func() bool { return !strings.Contains(sessions(), tmuxops.ControlPrefix) })
+	testkit.WaitFor(t, "the control session to go", 20*time.Second, func() bool { return !strings.Contains(sessions(), tmuxops.ControlPrefix) })
 }

@@ -14,23 +14,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aceworks/ace/internal/testkit"
 	"github.com/aceworks/ace/pkg/fakeagent"
 	"github.com/aceworks/ace/pkg/procs"
 	"github.com/aceworks/ace/pkg/tmuxops"
 )
 
+// TestMain lets the test binary play what the tests start: the launcher, the fake agent and a second process
+// holding a control connection (monitor).
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 {
-		switch os.Args[1] {
-		case "__launch":
-			os.Exit(tmuxops.LaunchMain(os.Args[2:]))
-		case "fakeagent":
-			os.Exit(fakeagent.Main(os.Args[2:]))
-		case "monitor":
-			os.Exit(monitorMain(os.Args[2]))
-		}
-	}
-	os.Exit(m.Run())
+	os.Exit(testkit.Main(m, nil, testkit.Commands(map[string]func([]string) int{
+		"__launch":  tmuxops.LaunchMain,
+		"fakeagent": fakeagent.Main,
+		"monitor":   func(args []string) int { return monitorMain(args[0]) },
+	})))
 }
 
 // newClient starts nothing: the server appears with the first session and is killed by PID at cleanup.
@@ -101,18 +98,6 @@ func records(t *testing.T, path string) []string {
 	return out
 }
 
-func waitFor(t *testing.T, what string, f func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		if f() {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("timed out waiting for %s", what)
-}
-
 func TestLongPromptArrivesByteExactOnceDespiteSplashAndSwallowedEnter(t *testing.T) {
 	c := newClient(t)
 	_, record := startAgent(t, c, "ace-paste-1", agentOpts{flags: []string{"--splash", "700ms", "--swallow-enters", "1"}})
@@ -124,7 +109,7 @@ func TestLongPromptArrivesByteExactOnceDespiteSplashAndSwallowedEnter(t *testing
 	if err := c.Deliver(context.Background(), "ace-paste-1", prompt, deliverOpts()); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the prompt to be recorded", func() bool { return len(records(t, record)) >= 1 })
+	testkit.WaitFor(t, "the prompt to be recorded", 20*time.Second, func() bool { return len(records(t, record)) >= 1 })
 	time.Sleep(300 * time.Millisecond)
 	got := records(t, record)
 	if len(got) != 1 {
@@ -155,7 +140,7 @@ func TestADroppedPasteGetsNoEnter(t *testing.T) {
 	if err := c.Deliver(context.Background(), "ace-drop-1", prompt, o); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the prompt to be recorded", func() bool { return len(records(t, record)) >= 1 })
+	testkit.WaitFor(t, "the prompt to be recorded", 20*time.Second, func() bool { return len(records(t, record)) >= 1 })
 	if got := records(t, record); len(got) != 1 || got[0] != prompt {
 		t.Fatalf("prompts %q, want the prompt once", got)
 	}
@@ -172,7 +157,7 @@ func TestSecretsReachTheAgentButNoCommandLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "env.out")
-	waitFor(t, "the agent to write env.out", func() bool { _, err := os.Stat(out); return err == nil })
+	testkit.WaitFor(t, "the agent to write env.out", 20*time.Second, func() bool { _, err := os.Stat(out); return err == nil })
 	if b, _ := os.ReadFile(out); string(b) != secret+"|visible" {
 		t.Fatalf("agent environment: %q", b)
 	}
@@ -200,7 +185,7 @@ func TestExactTargetsDeadPanesAndKillingDaemons(t *testing.T) {
 		// The agent may die before submission is verified; the pane state below is what matters.
 		t.Logf("deliver: %v", err)
 	}
-	waitFor(t, "ace-x-1 to die", func() bool {
+	testkit.WaitFor(t, "ace-x-1 to die", 20*time.Second, func() bool {
 		panes, err := c.Panes(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -217,13 +202,13 @@ func TestExactTargetsDeadPanesAndKillingDaemons(t *testing.T) {
 		t.Fatal(err)
 	}
 	pidFile := filepath.Join(dir12, "daemon.pid")
-	waitFor(t, "the daemon pid", func() bool { b, _ := os.ReadFile(pidFile); return len(strings.TrimSpace(string(b))) > 0 })
+	testkit.WaitFor(t, "the daemon pid", 20*time.Second, func() bool { b, _ := os.ReadFile(pidFile); return len(strings.TrimSpace(string(b))) > 0 })
 	b, _ := os.ReadFile(pidFile)
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
 	if err := c.Kill(ctx, "ace-x-12"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the daemon to die", func() bool {
+	testkit.WaitFor(t, "the daemon to die", 20*time.Second, func() bool {
 		err := syscall.Kill(pid, 0)
 		st, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 		return errors.Is(err, syscall.ESRCH) || strings.Contains(string(st), ") Z ")
@@ -283,7 +268,7 @@ func TestTranscriptIsWrittenAsItComes(t *testing.T) {
 	if err := c.NewSession(context.Background(), spec); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the line in the transcript", func() bool {
+	testkit.WaitFor(t, "the line in the transcript", 20*time.Second, func() bool {
 		b, _ := os.ReadFile(log)
 		return strings.Contains(string(b), "first-line-of-output")
 	})
@@ -304,7 +289,7 @@ func TestExitStatusOfDeadPanes(t *testing.T) {
 		}
 	}
 	want := map[string]int{"ace-exit-3": 3, "ace-signal-9": 128 + 9}
-	waitFor(t, "both panes dead with their status", func() bool {
+	testkit.WaitFor(t, "both panes dead with their status", 20*time.Second, func() bool {
 		panes, err := c.Panes(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -345,7 +330,7 @@ func TestKillServerRemovesItsSocket(t *testing.T) {
 			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 				t.Fatal(err)
 			}
-			waitFor(t, "the server to die", func() bool { return syscall.Kill(pid, 0) != nil || isZombie(pid) })
+			testkit.WaitFor(t, "the server to die", 20*time.Second, func() bool { return syscall.Kill(pid, 0) != nil || isZombie(pid) })
 			if _, err := os.Stat(socket); err != nil {
 				t.Fatalf("a killed server's socket is already gone (%v): the test proves nothing", err)
 			}

@@ -1,4 +1,4 @@
-package workflow_test
+package e2e_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/aceworks/ace/internal/fakegithub"
+	"github.com/aceworks/ace/internal/testkit"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/workflow"
 )
@@ -77,7 +78,7 @@ func TestPollLifecycle(t *testing.T) {
 	}
 
 	// The trusted issue: started to prompt delivery, then the agent asks.
-	w.waitUntil("the run claims the issue", 30*time.Second, func() bool { return slices.Contains(w.labels(), "ace:running") })
+	testkit.WaitFor(w.t, "the run claims the issue", 30*time.Second, func() bool { return slices.Contains(w.labels(), "ace:running") })
 	w.pollUntil("the question is relayed to the issue", func() bool { return w.latest(testIssue).Status == store.StatusWaitingInput })
 	if !slices.Contains(w.labels(), "ace:needs-input") {
 		t.Fatalf("labels %v lack ace:needs-input", w.labels())
@@ -92,7 +93,7 @@ func TestPollLifecycle(t *testing.T) {
 	// Retry by relabel: removing ace:done (keeping ace) starts attempt 2 on the same branch.
 	w.gh.Unlabel(testRepo, testIssue, "ace:done", "alice")
 	w.pollUntil("attempt 2 starts", func() bool { return w.latest(testIssue).Attempt == 2 })
-	w.waitUntil("attempt 2 reports on the status comment", 30*time.Second, func() bool {
+	testkit.WaitFor(w.t, "attempt 2 reports on the status comment", 30*time.Second, func() bool {
 		s := w.statusComments()
 		return len(s) == 1 && strings.Contains(s[0], "| attempt | 2 |")
 	})
@@ -131,7 +132,7 @@ func TestPollRespectsMaxConcurrentAndAgentLabels(t *testing.T) {
 	if len(runs) != 2 || runs[0].Issue != testIssue {
 		t.Fatalf("runs %d (first %d), want the 2 oldest issues", len(runs), runs[0].Issue)
 	}
-	w.waitUntil("both agents run", 30*time.Second, func() bool {
+	testkit.WaitFor(w.t, "both agents run", 30*time.Second, func() bool {
 		sessions, _ := w.svc.Tmux.Sessions(context.Background(), "ace-")
 		return len(sessions) == 2
 	})

@@ -1,4 +1,4 @@
-package workflow_test
+package e2e_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/aceworks/ace/internal/fakegithub"
+	"github.com/aceworks/ace/internal/testkit"
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/workflow"
@@ -30,7 +31,7 @@ func TestStuckAgentDoesNotHoldUpOthers(t *testing.T) {
 	if rep := w.poll(); rep.Started != 2 {
 		t.Fatalf("dispatch started %d runs, want 2", rep.Started)
 	}
-	w.waitUntil("the fast issue has its pull request", 90*time.Second, func() bool { return w.runsDone(fast) })
+	testkit.WaitFor(w.t, "the fast issue has its pull request", 90*time.Second, func() bool { return w.runsDone(fast) })
 	t.Logf("the fast issue's run was done %s after dispatch, with the other agent stuck", time.Since(start).Round(time.Millisecond))
 	stuck := w.latest(testIssue)
 	if stuck.Status != store.StatusActive || workflow.Step(stuck.Step) != workflow.StepDeliver {

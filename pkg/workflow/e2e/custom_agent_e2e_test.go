@@ -1,9 +1,8 @@
-package workflow_test
+package e2e_test
 
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -22,7 +21,7 @@ func customAgent(w *world, flags string) func(*config.Config) {
 	return func(c *config.Config) {
 		fake := c.Agents["fake"]
 		fake.Command = fmt.Sprintf("%s demo-agent --script %s --record %s --ready-marker READY> --status-line '' %s",
-			w.bin, filepath.Join(w.dir, "agent-script.txt"), w.recordPath(), flags)
+			w.bin, w.script, w.recordPath(), flags)
 		fake.Markers = config.Markers{Ready: `READY>`, Busy: `working on it|esc to interrupt`}
 		c.Agents = map[string]config.AgentConfig{"mine": fake}
 		c.Agent.Default = "mine"

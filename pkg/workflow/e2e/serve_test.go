@@ -1,46 +1,27 @@
-package workflow_test
+package e2e_test
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/aceworks/ace/internal/fakegithub"
 	"github.com/aceworks/ace/internal/gittest"
+	"github.com/aceworks/ace/internal/testkit"
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/workflow"
 )
 
-// lockedBuffer collects a process's output while the test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // startPoll starts `ace poll` as a service; the test ends it by PID if it is still running.
-func (w *world) startPoll() (*exec.Cmd, *lockedBuffer) {
+func (w *world) startPoll() (*exec.Cmd, *testkit.Buffer) {
 	w.t.Helper()
-	out := &lockedBuffer{}
+	out := &testkit.Buffer{}
 	cmd := w.aceCmd("poll", "--interval", "300ms")
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
@@ -51,17 +32,6 @@ func (w *world) startPoll() (*exec.Cmd, *lockedBuffer) {
 		_ = cmd.Wait()
 	})
 	return cmd, out
-}
-
-func (w *world) waitUntil(what string, d time.Duration, cond func() bool) {
-	w.t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			w.t.Fatalf("timed out waiting until %s", what)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }
 
 func (w *world) runsDone(issues ...int) bool {
@@ -85,7 +55,7 @@ func TestPollServicesShareTheWork(t *testing.T) {
 
 	first, firstOut := w.startPoll()
 	other, otherOut := w.startPoll()
-	w.waitUntil("the services have finished both issues", 90*time.Second, func() bool { return w.runsDone(testIssue, second) })
+	testkit.WaitFor(w.t, "the services have finished both issues", 90*time.Second, func() bool { return w.runsDone(testIssue, second) })
 
 	if err := first.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
@@ -95,7 +65,7 @@ func TestPollServicesShareTheWork(t *testing.T) {
 	}
 	third := w.gh.AddIssue(testRepo, fakegithub.IssueOptions{Title: "A third greeting", Author: "alice"})
 	w.gh.Label(testRepo, third, "ace", "alice")
-	w.waitUntil("the other service has finished the new issue", 90*time.Second, func() bool { return w.runsDone(third) })
+	testkit.WaitFor(w.t, "the other service has finished the new issue", 90*time.Second, func() bool { return w.runsDone(third) })
 	if prs := w.gh.PRs(testRepo); len(prs) != 3 {
 		t.Fatalf("%d pull requests, want 3", len(prs))
 	}
@@ -136,7 +106,7 @@ func TestWaitingRunIsLookedAtEveryPollInterval(t *testing.T) {
 	if err := w.svc.Engine.Send(context.Background(), w.latest(testIssue), "casual"); err != nil {
 		t.Fatal(err)
 	}
-	w.waitUntil("the answered run is done", 60*time.Second, func() bool { return w.runsDone(testIssue) })
+	testkit.WaitFor(w.t, "the answered run is done", 60*time.Second, func() bool { return w.runsDone(testIssue) })
 }
 
 // TestSendWhilePollServes: `ace send` reaches an agent whose run `ace poll` is serving.
@@ -145,14 +115,14 @@ func TestSendWhilePollServes(t *testing.T) {
 	w := newWorld(t, "question Formal or casual?\n"+workScript, nil)
 	w.svc.Queue.Stop(context.Background())
 	poll, pollOut := w.startPoll()
-	w.waitUntil("the run waits for a human", 60*time.Second, func() bool {
+	testkit.WaitFor(w.t, "the run waits for a human", 60*time.Second, func() bool {
 		r, err := w.svc.Store.LatestRun(context.Background(), testRepo, testIssue)
 		return err == nil && r.Status == store.StatusWaitingInput
 	})
 	if out, err := w.aceCmd("send", "193", "casual, please").CombinedOutput(); err != nil {
 		t.Fatalf("ace send while ace poll serves: %v\n%s", err, out)
 	}
-	w.waitUntil("the run is done", 60*time.Second, func() bool { return w.runsDone(testIssue) })
+	testkit.WaitFor(w.t, "the run is done", 60*time.Second, func() bool { return w.runsDone(testIssue) })
 	if p := w.prompts(); len(p) < 2 || p[1] != "casual, please" {
 		t.Fatalf("prompts %q, want the answer byte-exact second", p)
 	}

@@ -1,4 +1,4 @@
-package workflow_test
+package e2e_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/aceworks/ace/internal/fakegithub"
+	"github.com/aceworks/ace/internal/testkit"
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/procs"
 	"github.com/aceworks/ace/pkg/store"
@@ -97,9 +98,10 @@ func TestFallbackHandsTheRunToTheNextAgent(t *testing.T) {
 			if len(hs) != 1 || hs[0].From != "fake" || hs[0].To != "fake2" || !hs[0].Until.Equal(reset) || hs[0].Shared {
 				t.Errorf("handovers %+v, want one from fake to fake2, its limit until %v", hs, reset)
 			}
-			// The first agent was stopped before its run moved on: its process goes with its session.
+			// The first agent was stopped before its run moved on: its process goes with its session (a signal is
+			// delivered, not waited for).
 			pid := readPID(t, filepath.Join(dir, "agent1.pid"))
-			waitGone(t, pid)
+			testkit.WaitFor(t, fmt.Sprintf("the first agent (pid %d) to be gone", pid), 10*time.Second, func() bool { return !procs.Alive(pid) })
 			if first == "tmux" && runner == "exec" && w.sessionAlive() {
 				t.Errorf("the first agent's tmux session is still there")
 			}
@@ -314,19 +316,6 @@ func readPID(t *testing.T, path string) int {
 		t.Fatalf("pid file %s: %q", path, b)
 	}
 	return pid
-}
-
-// waitGone waits for a killed process to be gone (a signal is delivered, not waited for); the deadline only
-// bounds a failing test.
-func waitGone(t *testing.T, pid int) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for procs.Alive(pid) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the first agent (pid %d) is still running", pid)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // lsAgent is the AGENT column of issue 193's row in `ace ls`.

@@ -1,15 +1,11 @@
-package workflow_test
+package e2e_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"flag"
-	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -20,43 +16,39 @@ import (
 
 	"github.com/aceworks/ace/internal/fakegithub"
 	"github.com/aceworks/ace/internal/gittest"
+	"github.com/aceworks/ace/internal/testkit"
+	"github.com/aceworks/ace/internal/testkit/acetest"
 	"github.com/aceworks/ace/pkg/cli"
 	"github.com/aceworks/ace/pkg/config"
-	"github.com/aceworks/ace/pkg/secrets"
 	"github.com/aceworks/ace/pkg/service"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/tmuxops"
 	"github.com/aceworks/ace/pkg/workflow"
 )
 
-// TestMain lets the test binary play the parts tmux panes run: the secret-injecting launcher and the fake agent.
+// TestMain lets the test binary be ace (`<test binary> ace ...`) and play the parts tmux panes run: the
+// secret-injecting launcher and the fake agent.
 func TestMain(m *testing.M) {
-	if code, ok := cli.Child(os.Args[1:]); ok {
-		os.Exit(code)
-	}
-	if len(os.Args) > 1 && os.Args[1] == "ace" {
-		os.Args = os.Args[1:]
-		os.Exit(cli.Main())
-	}
-	widenParallel()
-	os.Exit(m.Run())
+	os.Exit(testkit.Main(m, runWide, cli.Child, testkit.As("ace", cli.Main)))
 }
 
-// widenParallel lets more end-to-end tests run at once than there are CPUs (go test's default): each spends most
-// of its time waiting on agents, tmux and git, not computing. An explicit -test.parallel is left as it is.
-func widenParallel() {
+// runWide runs the tests with more of them at once than there are CPUs (go test's default): each spends most of
+// its time waiting on agents, tmux and git, not computing. An explicit -test.parallel is left as it is.
+func runWide(m *testing.M) int {
 	set := false
 	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
 	if !set {
 		_ = flag.Set("test.parallel", strconv.Itoa(max(24, 8*runtime.GOMAXPROCS(0))))
 	}
+	return m.Run()
 }
 
+// The forge's repository, issue and tokens.
 const (
-	testRepo   = "acme/widgets"
-	testIssue  = 193
-	botToken   = "ghs_botTokenValue0123456789"
-	humanToken = "ghp_aliceTokenValue987654321"
+	testRepo   = acetest.Repo
+	testIssue  = acetest.Issue
+	botToken   = acetest.BotToken
+	humanToken = acetest.HumanToken
 )
 
 // world is one hermetic ace installation: fake GitHub, a smart-HTTP git remote, a private tmux server, a store.
@@ -69,6 +61,8 @@ type world struct {
 	cfg    *config.Config
 	svc    *service.Service
 	bin    string
+	script string // the fake agent's script
+	record string // the prompts the fake agent received
 	// dispatch makes this world's ace start runs for labelled issues itself, as `ace poll` does.
 	dispatch bool
 
@@ -97,60 +91,23 @@ func newPollingWorld(t *testing.T, script string, tune func(*config.Config)) *wo
 
 func buildWorld(t *testing.T, script string, tune func(*config.Config), dispatch bool) *world {
 	t.Helper()
-	w := &world{t: t, dir: t.TempDir(), dispatch: dispatch}
-	gitRoot := filepath.Join(w.dir, "git")
-	w.remote = gittest.BareRepo(t, filepath.Join(gitRoot, "acme"), "widgets", map[string]string{"README.md": "# widgets\n"})
-	w.git = gittest.NewHTTPServer(t, gitRoot, botToken)
-
-	w.gh = fakegithub.New(t)
-	w.gh.AddUser("ace-bot", botToken)
-	w.gh.AddUser("alice", humanToken)
-	w.gh.AddRepo(testRepo, fakegithub.RepoOptions{DefaultBranch: "main", CloneURL: w.git.URL("acme/widgets.git")})
-	w.gh.SetPermission(testRepo, "alice", "write")
-	w.gh.AddIssue(testRepo, fakegithub.IssueOptions{Number: testIssue, Title: "Add a greeting", Body: "Please add GREETING.md saying hello.", Author: "alice"})
-	w.gh.Label(testRepo, testIssue, "ace", "alice")
-
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.bin = exe
-	scriptPath := filepath.Join(w.dir, "agent-script.txt")
-	if err := os.WriteFile(scriptPath, []byte(script), 0o644); err != nil {
-		t.Fatal(err)
-	}
-
-	cfg := config.Default()
-	cfg.Workspace.Root = filepath.Join(w.dir, "root")
-	cfg.Tracker.Kind = "github"
-	cfg.GitHub.APIURL = w.gh.URL()
-	cfg.GitHub.Repos = []string{testRepo}
-	cfg.GitHub.TokenEnv = []string{"GITHUB_TOKEN"}
-	cfg.Agent.Default = "fake"
-	cfg.Agents = map[string]config.AgentConfig{"fake": {
-		Command: fmt.Sprintf("%s demo-agent --script %s --record %s", exe, scriptPath, w.recordPath()),
-		Secrets: []string{"FAKE_AGENT_KEY"},
-		Env: map[string]string{"GIT_AUTHOR_NAME": "fake agent", "GIT_AUTHOR_EMAIL": "agent@ace.invalid",
-			"GIT_COMMITTER_NAME": "fake agent", "GIT_COMMITTER_EMAIL": "agent@ace.invalid"},
-	}}
-	cfg.Tmux.Socket = "ace-test-" + randomHex(4)
-	cfg.Tmux.StartupTimeout = config.Duration{Duration: 20 * time.Second}
-	cfg.Tmux.EnterDelay = config.Duration{Duration: 100 * time.Millisecond}
-	cfg.Monitor.Interval = config.Duration{Duration: 200 * time.Millisecond}
-	cfg.Monitor.IdleAfter = config.Duration{Duration: 30 * time.Second}
-	cfg.Monitor.Settle = config.Duration{Duration: 100 * time.Millisecond}
-	cfg.Monitor.Timeout = config.Duration{Duration: time.Minute}
-	cfg.Poll.Interval = config.Duration{Duration: 200 * time.Millisecond}
-	cfg.PR.Follow = false // a run ends when its PR opens; the follow-through tests turn this on
+	in := acetest.New(t, script)
+	w := &world{t: t, dir: in.Dir, gh: in.GH, git: in.Git, remote: in.Remote, bin: in.Exe, script: in.Script,
+		record: in.Record, dispatch: dispatch}
+	cfg := in.Cfg
+	fake := cfg.Agents["fake"]
+	fake.Secrets = []string{"FAKE_AGENT_KEY"}
+	cfg.Agents["fake"] = fake
+	cfg.Monitor.IdleAfter = config.D(30 * time.Second)
 	if tune != nil {
-		tune(cfg)
+		tune(cfg) // the follow-through tests turn pr.follow on
 	}
 	w.cfg = cfg
 	w.open()
 	return w
 }
 
-func (w *world) recordPath() string { return filepath.Join(w.dir, "prompts.jsonl") }
+func (w *world) recordPath() string { return w.record }
 
 // stopQueue makes this world's ace stop working runs, as if its process had ended between two steps.
 func (w *world) stopQueue() {
@@ -167,11 +124,9 @@ func (w *world) open() {
 	if w.svc != nil {
 		w.stopQueue()
 	}
-	env := map[string]string{"GITHUB_TOKEN": botToken, "FAKE_AGENT_KEY": "fake-agent-secret-value-42"}
-	res := secrets.NewResolver(secrets.Options{LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
-	svc, err := service.Open(context.Background(), service.Options{
+	w.svc = acetest.Open(w.t, service.Options{
 		Config:     w.cfg,
-		Secrets:    res,
+		Secrets:    acetest.Secrets(map[string]string{"GITHUB_TOKEN": botToken, "FAKE_AGENT_KEY": "fake-agent-secret-value-42"}),
 		Logger:     slog.New(slog.NewTextHandler(testWriter{w.t}, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Executable: w.bin,
 		Dispatch:   w.dispatch,
@@ -182,20 +137,9 @@ func (w *world) open() {
 		},
 		Tune: func(o *workflow.Options) { o.IssueCheckEvery = 100 * time.Millisecond },
 	})
-	if err != nil {
-		w.t.Fatalf("open ace: %v", err)
-	}
-	w.svc = svc
-	if err := svc.StartQueue(context.Background()); err != nil {
+	if err := w.svc.StartQueue(context.Background()); err != nil {
 		w.t.Fatalf("start the job queue: %v", err)
 	}
-	w.t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = svc.Queue.Stop(ctx) // no visit may be under way while the agents are ended
-		_ = svc.Tmux.KillServer(ctx)
-		_ = svc.Close()
-	})
 }
 
 // run drives issue 193 until it settles (done, failed, cancelled or waiting for input).
@@ -266,10 +210,4 @@ type testWriter struct{ t *testing.T }
 func (tw testWriter) Write(p []byte) (int, error) {
 	tw.t.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
-}
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }

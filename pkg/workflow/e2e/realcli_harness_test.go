@@ -1,4 +1,4 @@
-package workflow_test
+package e2e_test
 
 import (
 	"context"
@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/aceworks/ace/internal/fakegithub"
-	"github.com/aceworks/ace/internal/gittest"
 	"github.com/aceworks/ace/internal/realcli"
+	"github.com/aceworks/ace/internal/testkit/acetest"
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/modelserver"
 	"github.com/aceworks/ace/pkg/secrets"
@@ -57,16 +57,8 @@ func newRealWorld(t *testing.T, c realcli.CLI, aceTOML, body string, turns []mod
 		}
 	}
 
-	gitRoot := filepath.Join(dir, "git")
-	w.remote = gittest.BareRepo(t, filepath.Join(gitRoot, "acme"), "widgets", map[string]string{"README.md": "# widgets\n"})
-	git := gittest.NewHTTPServer(t, gitRoot, botToken)
-	w.gh = fakegithub.New(t)
-	w.gh.AddUser("ace-bot", botToken)
-	w.gh.AddUser("alice", humanToken)
-	w.gh.AddRepo(testRepo, fakegithub.RepoOptions{DefaultBranch: "main", CloneURL: git.URL("acme/widgets.git")})
-	w.gh.SetPermission(testRepo, "alice", "write")
-	w.gh.AddIssue(testRepo, fakegithub.IssueOptions{Number: testIssue, Title: "Add a greeting", Body: body, Author: "alice"})
-	w.gh.Label(testRepo, testIssue, "ace", "alice")
+	forge := acetest.NewForge(t, dir, body)
+	w.gh, w.remote = forge.GH, forge.Remote
 
 	cfg, err := config.Parse("ace.toml", []byte(aceTOML))
 	if err != nil {
@@ -74,11 +66,8 @@ func newRealWorld(t *testing.T, c realcli.CLI, aceTOML, body string, turns []mod
 	}
 	cfg.Workspace.Root = root
 	cfg.PR.Follow = false // these cases end when the pull request opens (follow-through has its own test)
-	cfg.Tracker.Kind = "github"
-	cfg.GitHub.APIURL = w.gh.URL()
-	cfg.GitHub.Repos = []string{testRepo}
-	cfg.GitHub.TokenEnv = []string{"GITHUB_TOKEN"}
-	cfg.Tmux.Socket = "ace-real-" + randomHex(4)
+	forge.Configure(cfg)
+	cfg.Tmux.Socket = "ace-real-" + acetest.RandomHex(4)
 	cfg.Tmux.StartupTimeout = config.Duration{Duration: 60 * time.Second}
 	cfg.Monitor.Interval = config.Duration{Duration: 250 * time.Millisecond}
 	cfg.Monitor.IdleAfter = config.Duration{Duration: 2 * time.Minute} // the script never idles: a nudge is a bug
@@ -102,28 +91,17 @@ func newRealWorld(t *testing.T, c realcli.CLI, aceTOML, body string, turns []mod
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := service.Open(context.Background(), service.Options{
+	// Whatever the CLI left running (codex's app-server daemon, gemini's node) ends with the namespace.
+	w.svc = acetest.Open(t, service.Options{
 		Config:     cfg,
 		Secrets:    secrets.NewResolver(secrets.Options{LookupEnv: os.LookupEnv}),
 		Logger:     slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo})),
 		Executable: exe,
 		Tune:       func(o *workflow.Options) { o.IssueCheckEvery = time.Second },
 	})
-	if err != nil {
-		t.Fatalf("open ace: %v", err)
-	}
-	w.svc = svc
-	if err := svc.StartQueue(context.Background()); err != nil {
+	if err := w.svc.StartQueue(context.Background()); err != nil {
 		t.Fatalf("start the job queue: %v", err)
 	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = svc.Queue.Stop(ctx)
-		_ = svc.Tmux.KillServer(ctx)
-		_ = svc.Close()
-		// Whatever the CLI left running (codex's app-server daemon, gemini's node) ends with the namespace.
-	})
 	if os.Getenv("ACE_REALCLI_SCREENS") != "" {
 		go w.logScreens()
 	}

@@ -1,4 +1,4 @@
-package workflow_test
+package e2e_test
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aceworks/ace/internal/testkit"
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/store"
 )
@@ -43,7 +44,7 @@ func TestPruneOldRuns(t *testing.T) {
 			}
 		}
 	})
-	w.waitUntil("the old run is pruned", 20*time.Second, func() bool {
+	testkit.WaitFor(w.t, "the old run is pruned", 20*time.Second, func() bool {
 		_, err := w.svc.Store.GetRun(ctx, old)
 		return err != nil
 	})

@@ -1,4 +1,4 @@
-package workflow_test
+package e2e_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aceworks/ace/internal/testkit"
 	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/headless"
@@ -117,14 +118,11 @@ func (w *world) eventLog(r *store.Run) string {
 func (w *world) waitAgent(r *store.Run) *headless.Status {
 	w.t.Helper()
 	path := filepath.Join(w.cfg.Workspace.Root, "run", "headless", fmt.Sprintf("ace-widgets-%d-run%d.status.json", r.Issue, r.ID))
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if st, err := headless.ReadStatus(path); err == nil && st.SessionID != "" && st.AgentPID != 0 {
-			return st
-		}
-		if time.Now().After(deadline) {
-			w.t.Fatalf("no running agent in %s", path)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	var st *headless.Status
+	testkit.WaitFor(w.t, "a running agent in "+path, 30*time.Second, func() bool {
+		var err error
+		st, err = headless.ReadStatus(path)
+		return err == nil && st.SessionID != "" && st.AgentPID != 0
+	})
+	return st
 }

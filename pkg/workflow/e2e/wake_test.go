@@ -1,4 +1,4 @@
-package workflow_test
+package e2e_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/aceworks/ace/internal/fakegithub"
+	"github.com/aceworks/ace/internal/testkit"
 	"github.com/aceworks/ace/pkg/config"
 )
 
@@ -20,7 +21,7 @@ func TestDispatchDuringAPass(t *testing.T) {
 		c.Poll.MaxConcurrent = 4
 	})
 	ctx := context.Background()
-	w.waitUntil("the start-up pass starts the labelled issue", 30*time.Second, func() bool {
+	testkit.WaitFor(w.t, "the start-up pass starts the labelled issue", 30*time.Second, func() bool {
 		_, err := w.svc.Store.LatestRun(ctx, testRepo, testIssue)
 		return err == nil
 	})
@@ -34,7 +35,7 @@ func TestDispatchDuringAPass(t *testing.T) {
 	if err := w.svc.Queue.Dispatch(ctx); err != nil {
 		t.Fatal(err)
 	}
-	w.waitUntil("the pass asks who labelled the first issue", 30*time.Second, func() bool { return w.gh.PathCount(events) > 0 })
+	testkit.WaitFor(w.t, "the pass asks who labelled the first issue", 30*time.Second, func() bool { return w.gh.PathCount(events) > 0 })
 
 	second := w.gh.AddIssue(testRepo, fakegithub.IssueOptions{Title: "second", Author: "alice"})
 	w.gh.Label(testRepo, second, "ace", "alice")
@@ -42,7 +43,7 @@ func TestDispatchDuringAPass(t *testing.T) {
 		t.Fatal(err)
 	}
 	close(hold)
-	w.waitUntil("the issue labelled during the pass starts", 15*time.Second, func() bool {
+	testkit.WaitFor(w.t, "the issue labelled during the pass starts", 15*time.Second, func() bool {
 		_, err := w.svc.Store.LatestRun(ctx, testRepo, second)
 		return err == nil
 	})
