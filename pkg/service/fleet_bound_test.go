@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/aceworks/ace/internal/pgtest"
+	"github.com/aceworks/ace/internal/testkit"
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/tmuxops"
 )
@@ -28,16 +29,16 @@ func TestFleetBoundsLiveAgents(t *testing.T) {
 	pg := pgtest.URL(t)
 	in := pgConfig(t, pg)
 	st := openStoreAt(t, pg)
-	in.scriptAgent(t, "busy 1s\n"+workScript)
-	in.cfg.Poll.MaxConcurrent = perHost
-	in.cfg.PR.Follow = true
-	in.cfg.PR.ReleaseAfter = config.D(time.Second)
-	nums := labelIssues(in.gh, issues)
+	scriptAgent(t, in, "busy 1s\n"+workScript)
+	in.Cfg.Poll.MaxConcurrent = perHost
+	in.Cfg.PR.Follow = true
+	in.Cfg.PR.ReleaseAfter = config.D(time.Second)
+	nums := labelIssues(in.GH, issues)
 
 	var hosts []*fleetHost
 	bySocket := map[string]string{}
 	for _, name := range []string{"alpha", "beta", "gamma"} {
-		h := startHost(t, in.cfg, in.exe, name)
+		h := startHost(t, in.Cfg, in.Exe, name)
 		hosts = append(hosts, h)
 		bySocket[h.cfg.Tmux.Socket] = name
 	}
@@ -72,26 +73,26 @@ func TestFleetBoundsLiveAgents(t *testing.T) {
 	}()
 
 	start := time.Now()
-	waitFor(t, "a third of the issues have their pull requests", 150*time.Second, func() bool {
-		return len(in.gh.PRs(repo)) >= issues/3
+	testkit.WaitFor(t, "a third of the issues have their pull requests", 150*time.Second, func() bool {
+		return len(in.GH.PRs(repo)) >= issues/3
 	})
 	doomed := hosts[2]
 	doomed.kill()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	_ = tmuxops.New(doomed.cfg.Tmux.Socket).KillServer(ctx) // the machine is gone: its agents too
 	cancel()
-	waitFor(t, "every issue has its pull request", 150*time.Second, func() bool { return len(in.gh.PRs(repo)) >= issues })
+	testkit.WaitFor(t, "every issue has its pull request", 150*time.Second, func() bool { return len(in.GH.PRs(repo)) >= issues })
 	close(stop)
 	<-sampled
 	t.Logf("%d issues to pull requests on 3 hosts (one killed) in %s; most live agents at once, over %d samples: %v",
 		issues, time.Since(start).Round(time.Millisecond), samples, peak)
 
 	heads := map[string]int{}
-	for _, pr := range in.gh.PRs(repo) {
+	for _, pr := range in.GH.PRs(repo) {
 		heads[pr.Head]++
 	}
 	if len(heads) != len(nums) {
-		t.Errorf("%d pull requests on %d branches for %d issues, want one each", len(in.gh.PRs(repo)), len(heads), len(nums))
+		t.Errorf("%d pull requests on %d branches for %d issues, want one each", len(in.GH.PRs(repo)), len(heads), len(nums))
 	}
 	for h, n := range peak {
 		if n > perHost {
