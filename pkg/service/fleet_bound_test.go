@@ -124,9 +124,14 @@ func TestFleetBoundsLiveAgents(t *testing.T) {
 
 // liveAgents finds the fake agent processes of each host, from the process table, by their issue: an agent is a
 // process running the fake agent in a tmux pane, and the pane's TMUX variable names its server's socket, which is
-// its host's.
+// its host's. A child the agent forks shows the agent's command line until it execs (git, sh): it is not another
+// agent, so a process whose parent runs the fake agent is left out.
 func liveAgents(bySocket map[string]string) map[string][]string {
-	live := map[string][]string{}
+	type proc struct {
+		ppid        string
+		host, issue string
+	}
+	agents := map[string]proc{}
 	dirs, _ := os.ReadDir("/proc")
 	for _, d := range dirs {
 		if _, err := strconv.Atoi(d.Name()); err != nil {
@@ -140,18 +145,33 @@ func liveAgents(bySocket map[string]string) map[string][]string {
 		if err != nil {
 			continue
 		}
-		host, issue := "", ""
+		stat, err := os.ReadFile(filepath.Join("/proc", d.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		p := proc{}
+		if i := bytes.LastIndexByte(stat, ')'); i >= 0 {
+			if f := strings.Fields(string(stat[i+1:])); len(f) > 1 {
+				p.ppid = f[1] // after the state
+			}
+		}
 		for _, kv := range bytes.Split(env, []byte{0}) {
 			if v, ok := strings.CutPrefix(string(kv), "TMUX="); ok {
 				sock, _, _ := strings.Cut(v, ",")
-				host = bySocket[filepath.Base(sock)]
+				p.host = bySocket[filepath.Base(sock)]
 			}
 			if v, ok := strings.CutPrefix(string(kv), "ACE_ISSUE="); ok {
-				issue = v
+				p.issue = v
 			}
 		}
-		if host != "" {
-			live[host] = append(live[host], issue+"/"+d.Name())
+		if p.host != "" {
+			agents[d.Name()] = p
+		}
+	}
+	live := map[string][]string{}
+	for pid, p := range agents {
+		if _, child := agents[p.ppid]; !child {
+			live[p.host] = append(live[p.host], p.issue+"/"+pid)
 		}
 	}
 	return live
