@@ -9,13 +9,16 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/aceworks/ace/internal/realcli"
 	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/modelserver"
+	"github.com/aceworks/ace/pkg/procs"
 )
 
 // cliScreens are the screens of one CLI and its ready marker.
@@ -228,9 +231,26 @@ func startTmux(t *testing.T, h *realcli.Home, dir, bin string) *tmuxSession {
 	tm.run(t, "-f", "/dev/null", "new-session", "-d", "-s", "cli", "-x", "160", "-y", "50", "-c", dir, bin)
 	tm.run(t, "set-option", "-t", "cli", "remain-on-exit", "on")
 	t.Cleanup(func() {
-		pid := strings.TrimSpace(tm.output(t, "display-message", "-p", "-t", "cli", "#{pid}"))
+		// The CLI and whatever it started are ended by PID and waited for: claude writes its session files as it
+		// exits, and a cleanup of its home that ran meanwhile failed ("directory not empty").
+		pid, _ := strconv.Atoi(strings.TrimSpace(tm.output(t, "display-message", "-p", "-t", "cli", "#{pid}")))
+		below := procs.Descendants(pid)
 		_ = exec.Command("tmux", "-L", tm.sock, "kill-server").Run()
-		t.Logf("tmux server %s ended", pid)
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			alive := 0
+			for _, p := range below {
+				if procs.Alive(p) {
+					alive++
+					if time.Now().After(deadline) {
+						_ = syscall.Kill(p, syscall.SIGKILL)
+					}
+				}
+			}
+			if alive == 0 || time.Now().After(deadline.Add(2*time.Second)) {
+				break
+			}
+		}
+		t.Logf("tmux server %d and its %d processes ended", pid, len(below))
 	})
 	return tm
 }
