@@ -78,7 +78,9 @@ func NewPermission(id, tool, title, input string, reply func(ctx context.Context
 func (p Permission) Allow(ctx context.Context) error { return p.answer(ctx, true, "") }
 
 // Deny refuses the tool; reason is shown to the model where the protocol carries one.
-func (p Permission) Deny(ctx context.Context, reason string) error { return p.answer(ctx, false, reason) }
+func (p Permission) Deny(ctx context.Context, reason string) error {
+	return p.answer(ctx, false, reason)
+}
 
 func (p Permission) answer(ctx context.Context, allow bool, reason string) error {
 	if p.reply == nil {
