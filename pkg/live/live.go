@@ -30,9 +30,8 @@ type Options struct {
 // Conversation is one CLI process holding one conversation across turns.
 type Conversation interface {
 	// Send delivers text as a user message. When the agent is idle it starts a turn. While a turn runs it is
-	// delivered as the CLI allows: claude and codex add it to the running turn (the model reads it with its next
-	// request), gemini gets it as the next prompt when the turn ends (a prompt sent mid-turn would cancel the
-	// running one).
+	// delivered as the CLI allows: claude adds it to the running turn (the model reads it with its next
+	// request); codex and gemini get it when the turn ends, as the next turn (see each adapter for why).
 	Send(ctx context.Context, text string) error
 	// Events are what the agent does, in order; the channel is closed after an Exit event or Close.
 	Events() <-chan Event
@@ -40,6 +39,8 @@ type Conversation interface {
 	SessionID() string
 	// Interrupt stops the running turn, if any; the process and the conversation go on.
 	Interrupt(ctx context.Context) error
+	// PID is the CLI process's ID, which leads its process group (for supervision and CPU accounting).
+	PID() int
 	// Close ends the process (stdin closed, then signals to its process group) and returns how it ended; events
 	// not yet received are dropped.
 	Close() error

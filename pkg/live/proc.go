@@ -1,11 +1,15 @@
 package live
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -65,8 +69,12 @@ func StartProc(opts Options, args ...string) (*Proc, error) {
 	go func() {
 		p.waitErr = cmd.Wait()
 		// Whatever the CLI left in its group (a helper, gemini's relaunched child) ends with it: it would hold
-		// stdout open, and ace ends every process it started.
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		// stdout open, and ace ends every process it started. Exited means the whole group is gone.
+		pgid := cmd.Process.Pid
+		for deadline := time.Now().Add(Grace); GroupAlive(pgid) && time.Now().Before(deadline); {
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			time.Sleep(20 * time.Millisecond)
+		}
 		close(p.exited)
 	}()
 	return p, nil
@@ -121,6 +129,34 @@ func (p *Proc) Stop() error {
 	err := p.Wait()
 	_ = p.stdout.Close()
 	return err
+}
+
+// GroupAlive reports whether a process of group pgid still runs (zombies waiting for a parent to reap them
+// do not count). It reads /proc; where there is none it asks the kernel, zombies included.
+func GroupAlive(pgid int) bool {
+	stats, err := filepath.Glob("/proc/[0-9]*/stat")
+	if err != nil || len(stats) == 0 {
+		return syscall.Kill(-pgid, 0) == nil
+	}
+	for _, f := range stats {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue // gone meanwhile
+		}
+		// Fields after the command name, which may hold spaces and parentheses: state, ppid, pgrp, …
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 {
+			continue
+		}
+		fields := strings.Fields(string(b[i+1:]))
+		if len(fields) < 3 || fields[0] == "Z" || fields[0] == "X" {
+			continue
+		}
+		if g, err := strconv.Atoi(fields[2]); err == nil && g == pgid {
+			return true
+		}
+	}
+	return false
 }
 
 // tail keeps the last max bytes written to it.

@@ -41,7 +41,13 @@ type Conv struct {
 	events *live.Stream
 	thread string
 
+	// life ends a queued turn's start when the conversation closes.
+	life   context.Context
+	cancel context.CancelFunc
+
 	mu        sync.Mutex
+	busy      bool                // a turn was started and has not completed
+	queue     []string            // messages sent while busy, for the next turn
 	active    string              // the running turn's ID, empty when idle
 	total     tokens              // the thread's usage so far (thread/tokenUsage/updated)
 	turnStart tokens              // total when the running turn started
@@ -57,12 +63,14 @@ func Start(ctx context.Context, opts live.Options) (*Conv, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Conv{proc: proc, conn: live.NewConn(proc.WriteLine), events: live.NewStream(), changes: map[string][]string{}}
+	life, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	c := &Conv{proc: proc, conn: live.NewConn(proc.WriteLine), events: live.NewStream(), changes: map[string][]string{},
+		life: life, cancel: cancel}
 	go c.serve()
 	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, HandshakeTimeout)
-		defer cancel()
+		var stop context.CancelFunc
+		ctx, stop = context.WithTimeout(ctx, HandshakeTimeout)
+		defer stop()
 	}
 	if err := c.handshake(ctx, opts); err != nil {
 		_ = c.Close()
@@ -112,22 +120,32 @@ func (c *Conv) SessionID() string { return c.thread }
 // PID is the app-server's process ID.
 func (c *Conv) PID() int { return c.proc.PID() }
 
-// Send starts a turn, or steers the running one (turn/steer): the model reads the message with its next request
-// in the same turn. When the turn ended meanwhile the steer fails and a turn starts instead.
+// Send starts a turn with text, or queues it while a turn runs: the queued messages start the next turn
+// together when this one completes. codex could steer the running turn instead (turn/steer), but in 0.169 a
+// steer sent while an approval was pending let the turn complete before the approved patch was applied
+// (item/completed for the fileChange after turn/completed), so ace would see the turn end before its change.
 func (c *Conv) Send(ctx context.Context, text string) error {
-	input := []any{map[string]any{"type": "text", "text": text, "text_elements": []any{}}}
 	c.mu.Lock()
-	active := c.active
+	if c.busy {
+		c.queue = append(c.queue, text)
+		c.mu.Unlock()
+		return nil
+	}
+	c.busy = true
 	c.mu.Unlock()
-	if active != "" {
-		err := c.conn.Call(ctx, "turn/steer", map[string]any{"threadId": c.thread, "expectedTurnId": active,
-			"input": input}, nil)
-		var rpc *live.RPCError
-		if err == nil || !errors.As(err, &rpc) {
-			return err
-		}
+	return c.startTurn(ctx, []string{text})
+}
+
+// startTurn starts a turn whose input is texts, in order.
+func (c *Conv) startTurn(ctx context.Context, texts []string) error {
+	input := make([]any, len(texts))
+	for i, t := range texts {
+		input[i] = map[string]any{"type": "text", "text": t, "text_elements": []any{}}
 	}
 	if err := c.conn.Call(ctx, "turn/start", map[string]any{"threadId": c.thread, "input": input}, nil); err != nil {
+		c.mu.Lock()
+		c.busy = false
+		c.mu.Unlock()
 		return fmt.Errorf("codex: %w", err)
 	}
 	return nil
@@ -149,6 +167,7 @@ func (c *Conv) Interrupt(ctx context.Context) error {
 
 // Close implements live.Conversation; codex app-server exits when its stdin closes.
 func (c *Conv) Close() error {
+	c.cancel()
 	err := c.proc.Stop()
 	c.events.Abandon()
 	return err
@@ -290,6 +309,9 @@ func (c *Conv) turnCompleted(p params) {
 	used := c.total.minus(c.turnStart)
 	c.turnStart = c.total
 	c.active = ""
+	queued := c.queue
+	c.queue = nil
+	c.busy = len(queued) > 0
 	c.mu.Unlock()
 	d := live.TurnDone{Stop: p.Turn.Status, Usage: live.Usage{InputTokens: used.InputTokens - used.CachedInputTokens,
 		CachedTokens: used.CachedInputTokens, CacheWriteTokens: used.CacheWriteTokens, OutputTokens: used.OutputTokens}}
@@ -299,6 +321,14 @@ func (c *Conv) turnCompleted(p params) {
 		d.Err = "the turn failed"
 	}
 	c.events.Emit(d)
+	if len(queued) > 0 {
+		// Not on this goroutine: it reads the response the call waits for.
+		go func() {
+			if err := c.startTurn(c.life, queued); err != nil && c.life.Err() == nil {
+				c.events.Emit(live.Error{Message: "start the queued turn: " + err.Error()})
+			}
+		}()
+	}
 }
 
 func (c *Conv) itemStarted(it item) {

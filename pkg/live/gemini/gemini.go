@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -41,6 +42,8 @@ type Conv struct {
 	text    strings.Builder
 	seen    map[string]bool // tool calls already announced
 	loading bool            // session/load replays the history as updates: not events of this conversation
+	// lastUpdate is when the last update came while loading.
+	lastUpdate time.Time
 	queue   []string
 	running bool
 }
@@ -85,20 +88,7 @@ func (c *Conv) handshake(ctx context.Context, opts live.Options) error {
 		return fmt.Errorf("ACP version %d, ace speaks %d", init.ProtocolVersion, ProtocolVersion)
 	}
 	if opts.Resume != "" {
-		c.mu.Lock()
-		c.loading = true
-		c.mu.Unlock()
-		err := c.conn.Call(ctx, "session/load", map[string]any{"sessionId": opts.Resume, "cwd": opts.Dir,
-			"mcpServers": []any{}}, nil)
-		c.mu.Lock()
-		c.loading = false
-		c.text.Reset()
-		c.mu.Unlock()
-		if err != nil {
-			return err
-		}
-		c.session = opts.Resume
-		return nil
+		return c.load(ctx, opts)
 	}
 	var res struct {
 		SessionID string `json:"sessionId"`
@@ -111,6 +101,81 @@ func (c *Conv) handshake(ctx context.Context, opts live.Options) error {
 	}
 	c.session = res.SessionID
 	return nil
+}
+
+// load opens the session opts.Resume with session/load. gemini replays the session's history as updates, most
+// of them after its response: they are dropped until the replay has been quiet for ReplayQuiet.
+func (c *Conv) load(ctx context.Context, opts live.Options) error {
+	if err := sameMinute(ctx, opts.Env, opts.Resume); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.loading = true
+	c.lastUpdate = time.Now()
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.loading = false
+		c.text.Reset()
+		c.mu.Unlock()
+	}()
+	if err := c.conn.Call(ctx, "session/load", map[string]any{"sessionId": opts.Resume, "cwd": opts.Dir,
+		"mcpServers": []any{}}, nil); err != nil {
+		return err
+	}
+	c.session = opts.Resume
+	for {
+		c.mu.Lock()
+		quiet := time.Since(c.lastUpdate)
+		c.mu.Unlock()
+		if quiet >= ReplayQuiet {
+			return nil
+		}
+		select {
+		case <-time.After(ReplayQuiet - quiet):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// ReplayQuiet is how long the history replay after session/load must have been silent before prompts go.
+var ReplayQuiet = 300 * time.Millisecond
+
+// sameMinute waits for the next minute when the session's file was created in this one. gemini 0.61 names a
+// session's file session-<UTC minute>-<first 8 of its ID>.jsonl; session/load first starts recording that
+// session anew, and in the minute the file was created that is the same file: the new records shadow the
+// history, the load fails with "No previous sessions found for this project." and the conversation is lost for
+// good. A minute later the recording goes to a new file and the load works.
+func sameMinute(ctx context.Context, env []string, id string) error {
+	home := envValue(env, "GEMINI_CLI_HOME")
+	if home == "" {
+		home = envValue(env, "HOME")
+	}
+	if home == "" || len(id) < 8 {
+		return nil
+	}
+	now := time.Now().UTC()
+	files, _ := filepath.Glob(filepath.Join(home, ".gemini", "tmp", "*", "chats",
+		"session-"+now.Format("2006-01-02T15-04")+"-"+id[:8]+".json*"))
+	if len(files) == 0 {
+		return nil
+	}
+	select {
+	case <-time.After(now.Truncate(time.Minute).Add(time.Minute + time.Second).Sub(now)):
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("wait for a new minute to load the session: %w", ctx.Err())
+	}
+}
+
+func envValue(env []string, key string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], key+"="); ok {
+			return v
+		}
+	}
+	return ""
 }
 
 // Events implements live.Conversation.
@@ -283,6 +348,7 @@ func (c *Conv) update(raw json.RawMessage) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.loading {
+		c.lastUpdate = time.Now()
 		return
 	}
 	switch u.SessionUpdate {

@@ -4,6 +4,7 @@ package livetest
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,32 +23,38 @@ type Case struct {
 	// Argv is the command before the adapter's own flags: the pinned binary and the user's flags.
 	Argv func(bin string) []string
 	// Home adjusts the fresh HOME (variables, files) before the CLI starts; nil for none.
-	Home  func(t *testing.T, h *realcli.Home, dir string)
-	Start func(ctx context.Context, opts live.Options) (live.Conversation, error)
+	Home func(t *testing.T, h *realcli.Home)
+	// Subscriber turns the HOME into one whose account has a plan with a usage limit (claude's limit is a
+	// subscriber's: an API key's 429 is retried); nil when the HOME's API key already has one.
+	Subscriber func(t *testing.T, h *realcli.Home)
+	Start      func(ctx context.Context, opts live.Options) (live.Conversation, error)
 	// PromptOnly: the protocol reports every input token as input, cached or not (gemini).
 	PromptOnly bool
 }
 
-// The two user messages carry what a shell or a template would mangle: they must reach the model byte-exact.
+// The user messages carry what a shell or a template would mangle: they must reach the model byte-exact.
 const (
 	Prompt1 = "Turn one: read IN.txt, then write OUT.txt. Keep \"quotes\", $HOME and `ticks` literal."
-	Prompt2 = "Turn two, while you are still running: a \\ backslash and 'single' quotes."
+	Prompt2 = "Turn two, to the same process: a \\ backslash and 'single' quotes."
 	// inContent is the file turn 1 reads; outContent the file it writes after asking permission.
 	inContent  = "the input the model reads\n"
 	outContent = "written after the human allowed it\nline \"two\" with $HOME\n"
 )
 
-// turn is what one turn showed.
-type turn struct {
-	events []live.Event
-	done   live.TurnDone
+// run is one test case with one pinned CLI: a working copy with IN.txt, the model server, a fresh HOME.
+type run struct {
+	t   *testing.T
+	cs  Case
+	cli realcli.CLI
+	dir string
+	srv *modelserver.Server
+	h   *realcli.Home
+	ctx context.Context
 }
 
-// TwoTurns holds a two-turn conversation with one CLI process for each pinned version of cs.CLI: turn 1 reads a
-// file with the CLI's file tool and writes another, the write asking for permission, which is allowed through
-// the protocol; turn 2 is a second user message to the same live process. It checks the events, the file, the
-// messages at the model byte for byte, and each turn's usage against what the model server billed for it.
-func TwoTurns(t *testing.T, cs Case) {
+// each runs fn for every pinned version of cs.CLI, in parallel, each inside a loopback-only namespace with the
+// model server playing sc (its Dir set to the working copy).
+func (cs Case) each(t *testing.T, sc modelserver.Scenario, fn func(r *run)) {
 	for _, c := range realcli.Pinned(t, cs.CLI) {
 		t.Run(c.Label(), func(t *testing.T) {
 			t.Parallel()
@@ -55,141 +62,325 @@ func TwoTurns(t *testing.T, cs Case) {
 			if !realcli.Enter(t) {
 				return
 			}
-			twoTurns(t, cs, c)
+			r := &run{t: t, cs: cs, cli: c, dir: gitRepo(t)}
+			if err := os.WriteFile(filepath.Join(r.dir, "IN.txt"), []byte(inContent), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			sc.Dir = r.dir
+			r.srv = modelserver.Start(t, sc)
+			r.h = realcli.NewHome(t, c, r.srv.URL())
+			if cs.Home != nil {
+				cs.Home(t, r.h)
+			}
+			ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+			defer cancel()
+			r.ctx = ctx
+			t.Cleanup(func() {
+				if t.Failed() {
+					for i, q := range r.srv.Requests() {
+						t.Logf("request %d: %s %s status=%d side=%v turn=%d users=%q", i, q.Method, q.Path, q.Status, q.Side, q.Turn, q.UserTexts)
+					}
+				}
+			})
+			fn(r)
 		})
 	}
 }
 
-func twoTurns(t *testing.T, cs Case, c realcli.CLI) {
-	dir := gitRepo(t)
-	if err := os.WriteFile(filepath.Join(dir, "IN.txt"), []byte(inContent), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	srv := modelserver.Start(t, modelserver.Scenario{Dir: dir, Turns: []modelserver.Turn{
-		modelserver.ReadFile("IN.txt"),
-		modelserver.WriteFile("OUT.txt", outContent),
-		modelserver.Text("Turn one done."),
-		modelserver.Text("Turn two answer."),
-	}})
-	h := realcli.NewHome(t, c, srv.URL())
-	if cs.Home != nil {
-		cs.Home(t, h, dir)
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
-	defer cancel()
+// start starts a conversation (resuming resume unless empty) that ends with the test at the latest.
+func (r *run) start(resume string) live.Conversation {
+	r.t.Helper()
 	begin := time.Now()
-	conv, err := cs.Start(ctx, live.Options{Argv: cs.Argv(c.Bin), Env: h.Env, Dir: dir})
+	conv, err := r.cs.Start(r.ctx, live.Options{Argv: r.cs.Argv(r.cli.Bin), Env: r.h.Env, Dir: r.dir, Resume: resume})
 	if err != nil {
-		t.Fatalf("start %s: %v", c.Label(), err)
+		r.t.Fatalf("start %s: %v", r.cli.Label(), err)
 	}
-	t.Logf("%s: handshake took %s, session %s", c.Label(), time.Since(begin).Round(time.Millisecond), conv.SessionID())
-	closed := false
-	defer func() {
-		if !closed {
-			_ = conv.Close()
-		}
-		if t.Failed() {
-			for i, r := range srv.Requests() {
-				t.Logf("request %d: %s %s status=%d side=%v turn=%d users=%q", i, r.Method, r.Path, r.Status, r.Side, r.Turn, r.UserTexts)
-			}
-		}
-	}()
+	r.t.Cleanup(func() { _ = conv.Close() })
+	r.t.Logf("%s: handshake took %s, session %s, pid %d", r.cli.Label(), time.Since(begin).Round(time.Millisecond),
+		conv.SessionID(), conv.PID())
 	if conv.SessionID() == "" {
-		t.Errorf("no session ID after the handshake")
+		r.t.Errorf("no session ID after the handshake")
 	}
-
-	// Turn 1: the write asks for permission, allowed here.
-	start := time.Now()
-	if err := conv.Send(ctx, Prompt1); err != nil {
-		t.Fatalf("send turn 1: %v", err)
-	}
-	t1 := await(ctx, t, conv, func(p live.Permission) {
-		if !strings.Contains(p.Input, "OUT.txt") && !strings.Contains(p.Title, "OUT.txt") {
-			t.Errorf("permission for %s %q %q: not the write of OUT.txt", p.Tool, p.Title, p.Input)
-		}
-		if err := p.Allow(ctx); err != nil {
-			t.Errorf("allow: %v", err)
-		}
-		if err := p.Allow(ctx); err == nil {
-			t.Errorf("a second answer to the same permission request was taken")
-		}
-	})
-	t.Logf("turn 1 took %s: %s", time.Since(start).Round(time.Millisecond), summary(t1.events))
-	if got, err := os.ReadFile(filepath.Join(dir, "OUT.txt")); err != nil || string(got) != outContent {
-		t.Errorf("OUT.txt = %q, %v; want %q", got, err, outContent)
-	}
-	check(t, "turn 1", t1, 1, 2, "Turn one done.")
-
-	// Turn 2: a second user message to the same process.
-	start = time.Now()
-	if err := conv.Send(ctx, Prompt2); err != nil {
-		t.Fatalf("send turn 2: %v", err)
-	}
-	t2 := await(ctx, t, conv, func(p live.Permission) {
-		t.Errorf("turn 2 asked for permission for %s %q", p.Tool, p.Input)
-		_ = p.Deny(ctx, "not in this test")
-	})
-	t.Logf("turn 2 took %s: %s", time.Since(start).Round(time.Millisecond), summary(t2.events))
-	check(t, "turn 2", t2, 0, 0, "Turn two answer.")
-
-	for _, p := range []string{Prompt1, Prompt2} {
-		if !srv.SawUserText(p) {
-			t.Errorf("the model did not get %q byte-exact; user texts: %q", p, srv.UserTexts())
-		}
-	}
-	// Each turn's usage is what the server billed for the scripted requests of that turn (turns 0-2, then 3).
-	var billed [2]modelserver.Usage
-	for _, r := range srv.ModelRequests() {
-		switch {
-		case r.Turn >= 0 && r.Turn <= 2:
-			billed[0].Add(r.Usage)
-		case r.Turn == 3:
-			billed[1].Add(r.Usage)
-		}
-	}
-	for i, tn := range []turn{t1, t2} {
-		want := live.Usage{InputTokens: billed[i].InputTokens, OutputTokens: billed[i].OutputTokens,
-			CachedTokens: billed[i].CacheReadTokens, CacheWriteTokens: billed[i].CacheWriteTokens}
-		if cs.PromptOnly {
-			want = live.Usage{InputTokens: billed[i].Prompt(), OutputTokens: billed[i].OutputTokens}
-		}
-		if tn.done.Usage != want {
-			t.Errorf("turn %d usage = %+v, the server billed %+v", i+1, tn.done.Usage, want)
-		}
-	}
-
-	closed = true
-	if err := conv.Close(); err != nil {
-		t.Errorf("close: %v", err)
-	}
-	t.Logf("%s: whole conversation %s", c.Label(), time.Since(begin).Round(time.Millisecond))
+	return conv
 }
 
-// await collects events until the turn ends, answering permission requests with allow.
-func await(ctx context.Context, t *testing.T, conv live.Conversation, allow func(live.Permission)) turn {
-	t.Helper()
+// close ends conv and checks that it exited cleanly and left no process of its group behind.
+func (r *run) close(conv live.Conversation) {
+	r.t.Helper()
+	pid := conv.PID()
+	if err := conv.Close(); err != nil {
+		r.t.Errorf("close: %v", err)
+	}
+	if live.GroupAlive(pid) {
+		r.t.Errorf("a process of group %d still runs after Close", pid)
+	}
+}
+
+// turn is what one turn showed.
+type turn struct {
+	events []live.Event
+	done   live.TurnDone
+}
+
+// send sends text and collects the turn's events, answering permission requests with onPermission and
+// questions with onQuestion (a nil handler fails the test when it is needed).
+func (r *run) send(conv live.Conversation, name, text string, onPermission func(live.Permission), onQuestion func(live.Question)) turn {
+	r.t.Helper()
+	start := time.Now()
+	if err := conv.Send(r.ctx, text); err != nil {
+		r.t.Fatalf("%s: send: %v", name, err)
+	}
+	tn := r.await(conv, name, onPermission, onQuestion)
+	r.t.Logf("%s took %s: %s", name, time.Since(start).Round(time.Millisecond), summary(tn.events))
+	return tn
+}
+
+func (r *run) await(conv live.Conversation, name string, onPermission func(live.Permission), onQuestion func(live.Question)) turn {
+	r.t.Helper()
 	var tn turn
 	for {
 		select {
 		case e, ok := <-conv.Events():
 			if !ok {
-				t.Fatalf("the events ended before the turn did: %s", summary(tn.events))
+				r.t.Fatalf("%s: the events ended before the turn did: %s", name, summary(tn.events))
 			}
 			tn.events = append(tn.events, e)
 			switch e := e.(type) {
 			case live.Permission:
-				allow(e)
+				if onPermission == nil {
+					r.t.Errorf("%s: unexpected permission request for %s %q", name, e.Tool, e.Input)
+					_ = e.Deny(r.ctx, "not in this test")
+					continue
+				}
+				onPermission(e)
 			case live.Question:
-				t.Errorf("unexpected question %+v", e.Asks)
+				if onQuestion == nil {
+					r.t.Errorf("%s: unexpected question %+v", name, e.Asks)
+					continue
+				}
+				onQuestion(e)
 			case live.Exit:
-				t.Fatalf("the CLI exited mid-turn: %v\n%s", e.Err, e.Stderr)
+				r.t.Fatalf("%s: the CLI exited mid-turn: %v\n%s", name, e.Err, e.Stderr)
 			case live.TurnDone:
 				tn.done = e
 				return tn
 			}
-		case <-ctx.Done():
-			t.Fatalf("no end of turn: %v; events so far: %s", ctx.Err(), summary(tn.events))
+		case <-r.ctx.Done():
+			r.t.Fatalf("%s: no end of turn: %v; events so far: %s", name, r.ctx.Err(), summary(tn.events))
 		}
+	}
+}
+
+// TwoTurns holds a two-turn conversation with one CLI process for each pinned version of cs.CLI: turn 1 reads a
+// file with the CLI's file tool and writes another, the write asking for permission, which is allowed through
+// the protocol; turn 2 is a second user message to the same live process. It checks the events, the file, the
+// messages at the model byte for byte, and each turn's usage against what the model server billed for it.
+func TwoTurns(t *testing.T, cs Case) {
+	cs.each(t, modelserver.Scenario{Turns: []modelserver.Turn{
+		modelserver.ReadFile("IN.txt"),
+		modelserver.WriteFile("OUT.txt", outContent),
+		modelserver.Text("Turn one done."),
+		modelserver.Text("Turn two answer."),
+	}}, func(r *run) {
+		t := r.t
+		begin := time.Now()
+		conv := r.start("")
+		t1 := r.send(conv, "turn 1", Prompt1, func(p live.Permission) {
+			if !strings.Contains(p.Input, "OUT.txt") && !strings.Contains(p.Title, "OUT.txt") {
+				t.Errorf("permission for %s %q %q: not the write of OUT.txt", p.Tool, p.Title, p.Input)
+			}
+			if err := p.Allow(r.ctx); err != nil {
+				t.Errorf("allow: %v", err)
+			}
+			if err := p.Allow(r.ctx); err == nil {
+				t.Errorf("a second answer to the same permission request was taken")
+			}
+		}, nil)
+		if got, err := os.ReadFile(filepath.Join(r.dir, "OUT.txt")); err != nil || string(got) != outContent {
+			t.Errorf("OUT.txt = %q, %v; want %q", got, err, outContent)
+		}
+		check(t, "turn 1", t1, 1, 2, "Turn one done.")
+		t2 := r.send(conv, "turn 2", Prompt2, nil, nil)
+		check(t, "turn 2", t2, 0, 0, "Turn two answer.")
+
+		for _, p := range []string{Prompt1, Prompt2} {
+			if !r.srv.SawUserText(p) {
+				t.Errorf("the model did not get %q byte-exact; user texts: %q", p, r.srv.UserTexts())
+			}
+		}
+		if !r.srv.SawToolOutput(strings.TrimSpace(inContent)) {
+			t.Errorf("the model was not shown IN.txt; tool outputs: %q", r.srv.ToolOutputs())
+		}
+		// Each turn's usage is what the server billed for the scripted requests of that turn (turns 0-2, then 3).
+		r.checkUsage("turn 1", t1, 0, 2)
+		r.checkUsage("turn 2", t2, 3, 3)
+		r.close(conv)
+		t.Logf("%s: whole conversation %s", r.cli.Label(), time.Since(begin).Round(time.Millisecond))
+	})
+}
+
+// Question has the model ask the human a question with options (claude's AskUserQuestion); the answer is free
+// text, and the model must get it byte-exact as the tool's result, in the same turn.
+func Question(t *testing.T, cs Case) {
+	const answer = "None of them: \"teal\", as in $TEAL."
+	cs.each(t, modelserver.Scenario{Turns: []modelserver.Turn{
+		modelserver.Ask("Which colour should the button be?", "Red", "Blue"),
+		modelserver.Text("Teal it is."),
+	}}, func(r *run) {
+		conv := r.start("")
+		asked := 0
+		tn := r.send(conv, "turn 1", "Ask me which colour the button should be.", nil, func(q live.Question) {
+			asked++
+			if len(q.Asks) != 1 || q.Asks[0].Text != "Which colour should the button be?" ||
+				strings.Join(q.Asks[0].Options, ",") != "Red,Blue" {
+				r.t.Errorf("question %+v, want the scripted one with options Red, Blue", q.Asks)
+			}
+			if err := q.Answer(r.ctx, answer); err != nil {
+				r.t.Errorf("answer: %v", err)
+			}
+		})
+		if asked != 1 {
+			r.t.Errorf("%d questions, want 1", asked)
+		}
+		check(r.t, "turn 1", tn, 0, 1, "Teal it is.")
+		if !r.srv.SawToolOutput(answer) {
+			r.t.Errorf("the model did not get the answer %q; tool outputs: %q", answer, r.srv.ToolOutputs())
+		}
+		r.close(conv)
+	})
+}
+
+// Limit has the account hit its usage limit: the turn ends with a Limit (and its reset time where the protocol
+// tells it), the process stays, and after the reset a message to the same process gets its answer.
+func Limit(t *testing.T, cs Case, wantReset bool) {
+	cs.each(t, modelserver.Scenario{Turns: []modelserver.Turn{modelserver.Text("Back after the reset.")}}, func(r *run) {
+		if cs.Subscriber != nil {
+			cs.Subscriber(r.t, r.h)
+		}
+		// The window starts with the first model request and ends a few seconds later: the reset it announces.
+		started := r.srv.FailFor(4*time.Second, modelserver.Failure{Kind: modelserver.UsageLimit})
+		conv := r.start("")
+		tn := r.send(conv, "limited turn", "This hits the limit.", nil, nil)
+		var limits []live.Limit
+		for _, e := range tn.events {
+			if l, ok := e.(live.Limit); ok {
+				limits = append(limits, l)
+			}
+		}
+		<-started
+		end := r.srv.Window()
+		switch {
+		case len(limits) != 1:
+			r.t.Errorf("%d limit events, want 1: %s", len(limits), summary(tn.events))
+		case wantReset && limits[0].ResetsAt.Sub(end).Abs() > time.Minute:
+			r.t.Errorf("limit resets at %s, the server said %s", limits[0].ResetsAt, end)
+		case !wantReset && !limits[0].ResetsAt.IsZero():
+			r.t.Errorf("limit resets at %s, the protocol has no reset time", limits[0].ResetsAt)
+		}
+		if tn.done.Err == "" {
+			r.t.Errorf("the limited turn did not fail: %+v", tn.done)
+		}
+		time.Sleep(time.Until(end) + 200*time.Millisecond)
+		after := r.send(conv, "after the reset", "Go on after the reset.", nil, nil)
+		check(r.t, "after the reset", after, 0, 0, "Back after the reset.")
+		r.close(conv)
+	})
+}
+
+// MidTurn sends a second message while turn 1 waits for a permission: the CLI must deliver it to the model
+// (claude and codex within the running turn, gemini as the next prompt) without losing the turn.
+func MidTurn(t *testing.T, cs Case, turns int) {
+	const mid = "Mid-turn message number 42."
+	cs.each(t, modelserver.Scenario{Turns: []modelserver.Turn{
+		modelserver.WriteFile("OUT.txt", outContent),
+		modelserver.Text("Turn one done."),
+		modelserver.Text("Answer to the queued message."),
+	}}, func(r *run) {
+		conv := r.start("")
+		tn := r.send(conv, "turn 1", Prompt1, func(p live.Permission) {
+			if err := conv.Send(r.ctx, mid); err != nil {
+				r.t.Errorf("send mid-turn: %v", err)
+			}
+			if err := p.Allow(r.ctx); err != nil {
+				r.t.Errorf("allow: %v", err)
+			}
+		}, nil)
+		all := tn.events
+		for i := 1; i < turns; i++ {
+			all = append(all, r.await(conv, "queued turn", nil, nil).events...)
+		}
+		r.t.Logf("events: %s", summary(all))
+		if got, err := os.ReadFile(filepath.Join(r.dir, "OUT.txt")); err != nil || string(got) != outContent {
+			r.t.Errorf("OUT.txt = %q, %v; want %q", got, err, outContent)
+		}
+		quoted, _ := json.Marshal(mid)
+		seen := false
+		for _, q := range r.srv.ModelRequests() {
+			seen = seen || strings.Contains(string(q.RawBody), strings.Trim(string(quoted), `"`))
+		}
+		if !seen {
+			r.t.Errorf("no model request carried the mid-turn message; user texts %q", r.srv.UserTexts())
+		}
+		// Nothing more arrives: the turns are over.
+		select {
+		case e := <-conv.Events():
+			r.t.Errorf("an event after the last turn: %s", summary([]live.Event{e}))
+		case <-time.After(time.Second):
+		}
+		r.close(conv)
+	})
+}
+
+// Resume ends a one-turn conversation and continues it in a new process from its SessionID: the model gets the
+// earlier turn as history, and the session keeps its ID.
+func Resume(t *testing.T, cs Case) {
+	cs.each(t, modelserver.Scenario{Turns: []modelserver.Turn{
+		modelserver.Text("First process answer."),
+		modelserver.Text("Second process answer."),
+	}}, func(r *run) {
+		conv := r.start("")
+		check(r.t, "turn 1", r.send(conv, "turn 1", Prompt1, nil, nil), 0, 0, "First process answer.")
+		id := conv.SessionID()
+		r.close(conv)
+		conv = r.start(id)
+		if conv.SessionID() != id {
+			r.t.Errorf("resumed session %q, want %q", conv.SessionID(), id)
+		}
+		check(r.t, "turn 2", r.send(conv, "turn 2", Prompt2, nil, nil), 0, 0, "Second process answer.")
+		// The scenario's second turn is only played to a request whose history holds the first.
+		last := r.srv.ModelRequests()
+		if n := len(last); n == 0 || last[n-1].Turn != 1 || !contains(last[n-1].UserTexts, Prompt1) {
+			r.t.Errorf("the resumed request did not carry the first turn: %+v", last)
+		}
+		r.close(conv)
+	})
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// checkUsage compares a turn's usage with what the server billed for the scripted turns first..last.
+func (r *run) checkUsage(name string, tn turn, first, last int) {
+	r.t.Helper()
+	var billed modelserver.Usage
+	for _, q := range r.srv.ModelRequests() {
+		if q.Turn >= first && q.Turn <= last {
+			billed.Add(q.Usage)
+		}
+	}
+	want := live.Usage{InputTokens: billed.InputTokens, OutputTokens: billed.OutputTokens,
+		CachedTokens: billed.CacheReadTokens, CacheWriteTokens: billed.CacheWriteTokens}
+	if r.cs.PromptOnly {
+		want = live.Usage{InputTokens: billed.Prompt(), OutputTokens: billed.OutputTokens}
+	}
+	if tn.done.Usage != want {
+		r.t.Errorf("%s usage = %+v, the server billed %+v", name, tn.done.Usage, want)
 	}
 }
 
@@ -207,7 +398,7 @@ func check(t *testing.T, name string, tn turn, permissions, minTools int, text s
 		case live.Text:
 			texts = append(texts, e.Text)
 		case live.Limit, live.Error:
-			t.Errorf("%s: %#v", name, e)
+			t.Errorf("%s: %s", name, summary([]live.Event{e}))
 		}
 	}
 	if perms != permissions {
@@ -239,11 +430,15 @@ func summary(events []live.Event) string {
 		case live.Question:
 			parts = append(parts, "question")
 		case live.Limit:
-			parts = append(parts, "limit "+trim(e.Message))
+			reset := "no reset time"
+			if !e.ResetsAt.IsZero() {
+				reset = "resets " + e.ResetsAt.Format(time.TimeOnly)
+			}
+			parts = append(parts, "limit ("+reset+") "+trim(e.Message))
 		case live.Error:
 			parts = append(parts, "error "+trim(e.Message))
 		case live.TurnDone:
-			parts = append(parts, "done "+e.Stop)
+			parts = append(parts, "done "+e.Stop+" "+trim(e.Err))
 		case live.Exit:
 			parts = append(parts, "exit")
 		}
@@ -253,8 +448,8 @@ func summary(events []live.Event) string {
 
 func trim(s string) string {
 	s = strings.ReplaceAll(s, "\n", "⏎")
-	if len(s) > 80 {
-		return s[:80] + "…"
+	if r := []rune(s); len(r) > 80 {
+		return string(r[:80]) + "…"
 	}
 	return s
 }
