@@ -44,8 +44,8 @@ type Conv struct {
 	loading bool            // session/load replays the history as updates: not events of this conversation
 	// lastUpdate is when the last update came while loading.
 	lastUpdate time.Time
-	queue   []string
-	running bool
+	queue      []string
+	running    bool
 }
 
 var _ live.Conversation = (*Conv)(nil)
