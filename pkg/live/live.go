@@ -141,13 +141,22 @@ type Usage struct {
 // Prompt is every input token of the turn.
 func (u Usage) Prompt() int64 { return u.InputTokens + u.CachedTokens + u.CacheWriteTokens }
 
+// How a turn ended (TurnDone.Stop).
+const (
+	Completed   = "completed"
+	Interrupted = "interrupted" // by Interrupt
+	Failed      = "failed"      // Err says why
+)
+
 // TurnDone ends a turn: Send may start the next.
 type TurnDone struct {
 	Usage Usage
-	// Result is the turn's final text where the protocol repeats it (claude); Stop why it ended: "completed",
-	// "interrupted", "failed" or the CLI's own stop reason.
-	Result, Stop string
-	// Err is the error that failed the turn, empty when it succeeded.
+	// Stop is Completed, Interrupted or Failed; Reason the CLI's own word for it (claude's stop_reason or
+	// result subtype, codex's turn status, gemini's stopReason).
+	Stop, Reason string
+	// Result is the turn's final text where the protocol repeats it (claude).
+	Result string
+	// Err is the error that failed the turn, empty unless Stop is Failed.
 	Err string
 }
 

@@ -38,6 +38,8 @@ type Conv struct {
 	next    int
 	pending map[string]chan controlResponse // our control requests by request_id
 	limited bool                            // a Limit was emitted in the running turn
+	// interrupted: Interrupt was called during the running turn.
+	interrupted bool
 }
 
 var _ live.Conversation = (*Conv)(nil)
@@ -94,6 +96,9 @@ func (c *Conv) Send(ctx context.Context, text string) error {
 
 // Interrupt sends the interrupt control request: the running turn ends with a result.
 func (c *Conv) Interrupt(ctx context.Context) error {
+	c.mu.Lock()
+	c.interrupted = true
+	c.mu.Unlock()
 	_, err := c.control(ctx, map[string]any{"subtype": "interrupt"})
 	return err
 }
@@ -282,16 +287,20 @@ func (c *Conv) setLimited() {
 // the session title excluded), while modelUsage is cumulative.
 func (c *Conv) result(m line) {
 	c.mu.Lock()
-	limited := c.limited
-	c.limited = false
+	limited, interrupted := c.limited, c.interrupted
+	c.limited, c.interrupted = false, false
 	c.mu.Unlock()
-	d := live.TurnDone{Result: m.Result, Stop: m.StopReason}
-	if m.Subtype != "success" || m.IsError {
-		d.Err = m.Result
+	d := live.TurnDone{Stop: live.Completed, Reason: m.StopReason, Result: m.Result}
+	switch {
+	case m.Subtype == "success" && !m.IsError:
+	case interrupted:
+		// An interrupted turn ends as subtype error_during_execution: no error of the agent's.
+		d.Stop, d.Reason = live.Interrupted, m.Subtype
+	default:
+		d.Stop, d.Reason, d.Err = live.Failed, m.Subtype, m.Result
 		if d.Err == "" {
 			d.Err = m.Subtype
 		}
-		d.Stop = "failed"
 	}
 	if u := m.Usage; u != nil {
 		d.Usage = live.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,

@@ -32,3 +32,5 @@ func TestLiveLimit(t *testing.T)    { livetest.Limit(t, claudeCase, true) }
 // claude adds a message sent mid-turn to the running turn: one turn.
 func TestLiveMidTurn(t *testing.T) { livetest.MidTurn(t, claudeCase, 1) }
 func TestLiveResume(t *testing.T)  { livetest.Resume(t, claudeCase) }
+
+func TestLiveInterrupt(t *testing.T) { livetest.Interrupt(t, claudeCase) }

@@ -313,12 +313,16 @@ func (c *Conv) turnCompleted(p params) {
 	c.queue = nil
 	c.busy = len(queued) > 0
 	c.mu.Unlock()
-	d := live.TurnDone{Stop: p.Turn.Status, Usage: live.Usage{InputTokens: used.InputTokens - used.CachedInputTokens,
+	d := live.TurnDone{Stop: live.Completed, Reason: p.Turn.Status, Usage: live.Usage{InputTokens: used.InputTokens - used.CachedInputTokens,
 		CachedTokens: used.CachedInputTokens, CacheWriteTokens: used.CacheWriteTokens, OutputTokens: used.OutputTokens}}
-	if p.Turn.Error != nil {
-		d.Err = p.Turn.Error.Message
-	} else if p.Turn.Status == "failed" {
-		d.Err = "the turn failed"
+	switch {
+	case p.Turn.Status == "interrupted":
+		d.Stop = live.Interrupted
+	case p.Turn.Status == "failed" || p.Turn.Error != nil:
+		d.Stop, d.Err = live.Failed, "the turn failed"
+		if p.Turn.Error != nil {
+			d.Err = p.Turn.Error.Message
+		}
 	}
 	c.events.Emit(d)
 	if len(queued) > 0 {

@@ -26,3 +26,5 @@ func TestLiveLimit(t *testing.T)    { livetest.Limit(t, codexCase, true) }
 // codex gets a message sent mid-turn as the next turn: two turns.
 func TestLiveMidTurn(t *testing.T) { livetest.MidTurn(t, codexCase, 2) }
 func TestLiveResume(t *testing.T)  { livetest.Resume(t, codexCase) }
+
+func TestLiveInterrupt(t *testing.T) { livetest.Interrupt(t, codexCase) }

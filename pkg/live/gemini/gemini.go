@@ -46,6 +46,8 @@ type Conv struct {
 	lastUpdate time.Time
 	queue      []string
 	running    bool
+	// open are the permission requests not answered yet, each with a way to answer it "cancelled".
+	open map[string]func()
 }
 
 var _ live.Conversation = (*Conv)(nil)
@@ -59,7 +61,7 @@ func Start(ctx context.Context, opts live.Options) (*Conv, error) {
 	}
 	life, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	c := &Conv{proc: proc, conn: live.NewConn(proc.WriteLine), events: live.NewStream(), life: life, cancel: cancel,
-		seen: map[string]bool{}}
+		seen: map[string]bool{}, open: map[string]func(){}}
 	go c.serve()
 	if _, ok := ctx.Deadline(); !ok {
 		var stop context.CancelFunc
@@ -209,11 +211,22 @@ func (c *Conv) Send(ctx context.Context, text string) error {
 }
 
 // Interrupt sends session/cancel: the running prompt ends with stop reason "cancelled"; queued ones follow.
+// As ACP requires, permission requests still open are then answered "cancelled": gemini waits for them.
 func (c *Conv) Interrupt(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return c.conn.Notify("session/cancel", map[string]any{"sessionId": c.session})
+	if err := c.conn.Notify("session/cancel", map[string]any{"sessionId": c.session}); err != nil {
+		return fmt.Errorf("gemini: %w", err)
+	}
+	c.mu.Lock()
+	open := c.open
+	c.open = map[string]func(){}
+	c.mu.Unlock()
+	for _, cancel := range open {
+		cancel()
+	}
+	return nil
 }
 
 // Close implements live.Conversation.
@@ -261,16 +274,19 @@ func (c *Conv) prompts() {
 		// The reader handled every update before the response (one goroutine, in order), so the text is whole.
 		c.mu.Lock()
 		c.flushLocked()
-		d := live.TurnDone{Stop: res.StopReason, Usage: live.Usage{InputTokens: res.Meta.Quota.TokenCount.InputTokens,
-			OutputTokens: res.Meta.Quota.TokenCount.OutputTokens}}
+		// A cancelled prompt's response has no _meta: its usage is lost (0.61).
+		d := live.TurnDone{Stop: live.Completed, Reason: res.StopReason, Usage: live.Usage{
+			InputTokens: res.Meta.Quota.TokenCount.InputTokens, OutputTokens: res.Meta.Quota.TokenCount.OutputTokens}}
 		var rpc *live.RPCError
 		switch {
 		case errors.As(err, &rpc) && rpc.Code == 429:
 			// A quota gemini does not retry (a daily one): no reset time in the protocol.
 			c.events.Emit(live.Limit{Message: rpc.Message})
-			d.Stop, d.Err = "failed", rpc.Message
+			d.Stop, d.Err = live.Failed, rpc.Message
 		case err != nil:
-			d.Stop, d.Err = "failed", err.Error()
+			d.Stop, d.Err = live.Failed, err.Error()
+		case res.StopReason == "cancelled":
+			d.Stop = live.Interrupted
 		}
 		c.events.Emit(d)
 		c.mu.Unlock()
@@ -330,9 +346,16 @@ func (c *Conv) handle(m live.Incoming) {
 			Options  []option `json:"options"`
 		}
 		_ = json.Unmarshal(m.Params, &p)
+		key := string(m.ID)
+		perm, cancel := permission(m, p.ToolCall, p.Options, func() {
+			c.mu.Lock()
+			delete(c.open, key)
+			c.mu.Unlock()
+		})
 		c.mu.Lock()
+		c.open[key] = cancel
 		c.announceLocked(p.ToolCall)
-		c.events.Emit(permission(m, p.ToolCall, p.Options))
+		c.events.Emit(perm)
 		c.mu.Unlock()
 	default:
 		if m.ID != nil {
@@ -416,7 +439,8 @@ type option struct {
 
 // permission is session/request_permission as a Permission: allow picks the allow_once option, deny the
 // reject_once option; without such an option the request is cancelled (gemini then cancels the tool call).
-func permission(m live.Incoming, tc toolCall, opts []option) live.Permission {
+// cancel answers it "cancelled" unless it was answered; answered runs once it is.
+func permission(m live.Incoming, tc toolCall, opts []option, answered func()) (perm live.Permission, cancel func()) {
 	pick := func(kinds ...string) string {
 		for _, k := range kinds {
 			for _, o := range opts {
@@ -428,21 +452,25 @@ func permission(m live.Incoming, tc toolCall, opts []option) live.Permission {
 		return ""
 	}
 	var once sync.Once
-	return live.NewPermission(tc.ToolCallID, tc.Kind, tc.Title, describe(tc), func(_ context.Context, allow bool, _ string) error {
+	reply := func(id string) error {
 		err := errors.New("gemini: already answered")
 		once.Do(func() {
-			id := pick("reject_once", "reject_always")
-			if allow {
-				id = pick("allow_once") // never more than the human allowed: not "for this session"
-			}
 			outcome := map[string]any{"outcome": "selected", "optionId": id}
 			if id == "" {
 				outcome = map[string]any{"outcome": "cancelled"}
 			}
 			err = m.Reply(map[string]any{"outcome": outcome})
+			answered()
 		})
 		return err
+	}
+	perm = live.NewPermission(tc.ToolCallID, tc.Kind, tc.Title, describe(tc), func(_ context.Context, allow bool, _ string) error {
+		if allow {
+			return reply(pick("allow_once")) // never more than the human allowed: not "for this session"
+		}
+		return reply(pick("reject_once", "reject_always"))
 	})
+	return perm, func() { _ = reply("") }
 }
 
 func lastLines(s string, n int) string {

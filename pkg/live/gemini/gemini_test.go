@@ -30,3 +30,5 @@ func TestLiveLimit(t *testing.T) { livetest.Limit(t, geminiCase, false) }
 // gemini gets a message sent mid-turn as the next prompt: two turns.
 func TestLiveMidTurn(t *testing.T) { livetest.MidTurn(t, geminiCase, 2) }
 func TestLiveResume(t *testing.T)  { livetest.Resume(t, geminiCase) }
+
+func TestLiveInterrupt(t *testing.T) { livetest.Interrupt(t, geminiCase) }

@@ -277,7 +277,7 @@ func Limit(t *testing.T, cs Case, wantReset bool) {
 		case !wantReset && !limits[0].ResetsAt.IsZero():
 			r.t.Errorf("limit resets at %s, the protocol has no reset time", limits[0].ResetsAt)
 		}
-		if tn.done.Err == "" {
+		if tn.done.Stop != live.Failed || tn.done.Err == "" {
 			r.t.Errorf("the limited turn did not fail: %+v", tn.done)
 		}
 		time.Sleep(time.Until(end) + 200*time.Millisecond)
@@ -326,6 +326,47 @@ func MidTurn(t *testing.T, cs Case, turns int) {
 		case e := <-conv.Events():
 			r.t.Errorf("an event after the last turn: %s", summary([]live.Event{e}))
 		case <-time.After(time.Second):
+		}
+		r.close(conv)
+	})
+}
+
+// Interrupt interrupts turn 1 while its write waits for permission: the turn ends without the write, and the
+// same process takes the next message.
+func Interrupt(t *testing.T, cs Case) {
+	cs.each(t, modelserver.Scenario{Turns: []modelserver.Turn{
+		modelserver.WriteFile("OUT.txt", outContent),
+		modelserver.Text("After the interrupt."),
+	}}, func(r *run) {
+		conv := r.start("")
+		asked := 0
+		tn := r.send(conv, "turn 1", Prompt1, func(p live.Permission) {
+			asked++
+			if err := conv.Interrupt(r.ctx); err != nil {
+				r.t.Errorf("interrupt: %v", err)
+			}
+		}, nil)
+		if asked != 1 {
+			r.t.Errorf("%d permission requests, want 1", asked)
+		}
+		if tn.done.Stop != live.Interrupted || tn.done.Err != "" {
+			r.t.Errorf("interrupted turn ended %+v, want %q without an error", tn.done, live.Interrupted)
+		}
+		if _, err := os.Stat(filepath.Join(r.dir, "OUT.txt")); err == nil {
+			r.t.Errorf("OUT.txt was written although its permission was never given")
+		}
+		// A CLI that forgets the interrupted call asks for it again: denied.
+		next := r.send(conv, "turn 2", "Go on without writing.", func(p live.Permission) {
+			_ = p.Deny(r.ctx, "not now")
+		}, nil)
+		var texts []string
+		for _, e := range next.events {
+			if x, ok := e.(live.Text); ok {
+				texts = append(texts, x.Text)
+			}
+		}
+		if len(texts) == 0 || texts[len(texts)-1] != "After the interrupt." || next.done.Err != "" {
+			r.t.Errorf("after the interrupt: texts %q, done %+v", texts, next.done)
 		}
 		r.close(conv)
 	})
@@ -410,8 +451,8 @@ func check(t *testing.T, name string, tn turn, permissions, minTools int, text s
 	if len(texts) == 0 || texts[len(texts)-1] != text {
 		t.Errorf("%s: texts %q, want the last to be %q", name, texts, text)
 	}
-	if tn.done.Err != "" {
-		t.Errorf("%s failed: %s", name, tn.done.Err)
+	if tn.done.Stop != live.Completed || tn.done.Err != "" {
+		t.Errorf("%s ended %s: %s", name, tn.done.Stop, tn.done.Err)
 	}
 }
 
@@ -438,7 +479,7 @@ func summary(events []live.Event) string {
 		case live.Error:
 			parts = append(parts, "error "+trim(e.Message))
 		case live.TurnDone:
-			parts = append(parts, "done "+e.Stop+" "+trim(e.Err))
+			parts = append(parts, "done "+e.Stop+" ("+e.Reason+") "+trim(e.Err))
 		case live.Exit:
 			parts = append(parts, "exit")
 		}
