@@ -51,21 +51,34 @@ func StartProc(opts Options, args ...string) (*Proc, error) {
 	if err != nil {
 		return nil, fmt.Errorf("live: stdin pipe: %w", err)
 	}
-	// A pipe of our own rather than StdoutPipe: Wait must not close the reading end while the reader still
-	// drains what the process wrote before it exited.
+	// Pipes of our own rather than StdoutPipe or a Writer for stderr: Wait must return when the CLI exits,
+	// not when every holder of its output has closed it (codex's node wrapper leaves its native child holding
+	// both, and that child is only killed once Wait has returned), and it must not close the reading end while
+	// the reader still drains what the CLI wrote before it exited.
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("live: stdout pipe: %w", err)
 	}
-	cmd.Stdout = w
-	p := &Proc{cmd: cmd, stdin: stdin, stdout: r, stderr: &tail{max: 16 << 10}, exited: make(chan struct{})}
-	cmd.Stderr = p.stderr
-	if err := cmd.Start(); err != nil {
+	er, ew, err := os.Pipe()
+	if err != nil {
 		_ = r.Close()
 		_ = w.Close()
+		return nil, fmt.Errorf("live: stderr pipe: %w", err)
+	}
+	cmd.Stdout, cmd.Stderr = w, ew
+	p := &Proc{cmd: cmd, stdin: stdin, stdout: r, stderr: &tail{max: 16 << 10}, exited: make(chan struct{})}
+	if err := cmd.Start(); err != nil {
+		for _, f := range []*os.File{r, w, er, ew} {
+			_ = f.Close()
+		}
 		return nil, fmt.Errorf("live: start %s: %w", argv[0], err)
 	}
 	_ = w.Close()
+	_ = ew.Close()
+	go func() {
+		_, _ = io.Copy(p.stderr, er)
+		_ = er.Close()
+	}()
 	go func() {
 		p.waitErr = cmd.Wait()
 		// Whatever the CLI left in its group (a helper, gemini's relaunched child) ends with it: it would hold

@@ -34,3 +34,4 @@ func TestLiveMidTurn(t *testing.T) { livetest.MidTurn(t, claudeCase, 1) }
 func TestLiveResume(t *testing.T)  { livetest.Resume(t, claudeCase) }
 
 func TestLiveInterrupt(t *testing.T) { livetest.Interrupt(t, claudeCase) }
+func TestLiveCrash(t *testing.T)     { livetest.Crash(t, claudeCase) }

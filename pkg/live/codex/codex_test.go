@@ -28,3 +28,4 @@ func TestLiveMidTurn(t *testing.T) { livetest.MidTurn(t, codexCase, 2) }
 func TestLiveResume(t *testing.T)  { livetest.Resume(t, codexCase) }
 
 func TestLiveInterrupt(t *testing.T) { livetest.Interrupt(t, codexCase) }
+func TestLiveCrash(t *testing.T)     { livetest.Crash(t, codexCase) }

@@ -32,3 +32,4 @@ func TestLiveMidTurn(t *testing.T) { livetest.MidTurn(t, geminiCase, 2) }
 func TestLiveResume(t *testing.T)  { livetest.Resume(t, geminiCase) }
 
 func TestLiveInterrupt(t *testing.T) { livetest.Interrupt(t, geminiCase) }
+func TestLiveCrash(t *testing.T)     { livetest.Crash(t, geminiCase) }

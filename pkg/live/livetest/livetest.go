@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -369,6 +370,33 @@ func Interrupt(t *testing.T, cs Case) {
 			r.t.Errorf("after the interrupt: texts %q, done %+v", texts, next.done)
 		}
 		r.close(conv)
+	})
+}
+
+// Crash kills the CLI between turns: the events end with an Exit that says so, and Send fails.
+func Crash(t *testing.T, cs Case) {
+	cs.each(t, modelserver.Scenario{Turns: []modelserver.Turn{modelserver.Text("Still here.")}}, func(r *run) {
+		conv := r.start("")
+		check(r.t, "turn 1", r.send(conv, "turn 1", Prompt1, nil, nil), 0, 0, "Still here.")
+		if err := syscall.Kill(conv.PID(), syscall.SIGKILL); err != nil {
+			r.t.Fatal(err)
+		}
+		var exit *live.Exit
+		for e := range conv.Events() {
+			if x, ok := e.(live.Exit); ok {
+				exit = &x
+			}
+		}
+		if exit == nil || exit.Err == nil || !strings.Contains(exit.Err.Error(), "killed") {
+			r.t.Errorf("exit event %+v, want one saying the CLI was killed", exit)
+		}
+		if err := conv.Send(r.ctx, "anyone there?"); err == nil {
+			r.t.Errorf("Send to a dead CLI succeeded")
+		}
+		if live.GroupAlive(conv.PID()) {
+			r.t.Errorf("a process of the killed CLI's group still runs")
+		}
+		_ = conv.Close()
 	})
 }
 
