@@ -14,6 +14,10 @@ import (
 	"time"
 )
 
+// ErrHandshake marks a Start that ran the CLI but whose protocol handshake failed: this CLI (version,
+// configuration) cannot run live, and a runner falls back to another way of driving it.
+var ErrHandshake = errors.New("live: protocol handshake failed")
+
 // Options start a conversation.
 type Options struct {
 	// Argv is the CLI and the user's own flags (model, approval policy, …); the adapter appends the flags that

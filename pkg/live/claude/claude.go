@@ -70,7 +70,7 @@ func Start(ctx context.Context, opts live.Options) (*Conv, error) {
 	}
 	if _, err := c.control(ctx, map[string]any{"subtype": "initialize"}); err != nil {
 		_ = c.Close()
-		return nil, fmt.Errorf("claude: initialize: %w (stderr: %s)", err, strings.TrimSpace(proc.Stderr()))
+		return nil, fmt.Errorf("claude: %w: initialize: %w (stderr: %s)", live.ErrHandshake, err, lastLines(proc.Stderr(), 5))
 	}
 	return c, nil
 }
@@ -451,4 +451,12 @@ func newUUID() string {
 	b[6] = b[6]&0x0f | 0x40
 	b[8] = b[8]&0x3f | 0x80
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, " / ")
 }

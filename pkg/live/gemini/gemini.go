@@ -70,7 +70,7 @@ func Start(ctx context.Context, opts live.Options) (*Conv, error) {
 	}
 	if err := c.handshake(ctx, opts); err != nil {
 		_ = c.Close()
-		return nil, fmt.Errorf("gemini: %w (stderr: %s)", err, strings.TrimSpace(lastLines(proc.Stderr(), 5)))
+		return nil, fmt.Errorf("gemini: %w: %w (stderr: %s)", live.ErrHandshake, err, lastLines(proc.Stderr(), 5))
 	}
 	return c, nil
 }
