@@ -38,8 +38,9 @@ type Conv struct {
 	next    int
 	pending map[string]chan controlResponse // our control requests by request_id
 	limited bool                            // a Limit was emitted in the running turn
-	// interrupted: Interrupt was called during the running turn.
-	interrupted bool
+	// active: a turn runs (a message was sent and its result has not come); interrupted: Interrupt was called
+	// during it.
+	active, interrupted bool
 }
 
 var _ live.Conversation = (*Conv)(nil)
@@ -90,6 +91,9 @@ func (c *Conv) Send(ctx context.Context, text string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	c.mu.Lock()
+	c.active = true
+	c.mu.Unlock()
 	return c.writeJSON(map[string]any{"type": "user", "session_id": "", "parent_tool_use_id": nil,
 		"message": map[string]any{"role": "user", "content": text}})
 }
@@ -97,8 +101,12 @@ func (c *Conv) Send(ctx context.Context, text string) error {
 // Interrupt sends the interrupt control request: the running turn ends with a result.
 func (c *Conv) Interrupt(ctx context.Context) error {
 	c.mu.Lock()
-	c.interrupted = true
+	active := c.active
+	c.interrupted = active
 	c.mu.Unlock()
+	if !active {
+		return nil
+	}
 	_, err := c.control(ctx, map[string]any{"subtype": "interrupt"})
 	return err
 }
@@ -288,7 +296,7 @@ func (c *Conv) setLimited() {
 func (c *Conv) result(m line) {
 	c.mu.Lock()
 	limited, interrupted := c.limited, c.interrupted
-	c.limited, c.interrupted = false, false
+	c.limited, c.interrupted, c.active = false, false, false
 	c.mu.Unlock()
 	d := live.TurnDone{Stop: live.Completed, Reason: m.StopReason, Result: m.Result}
 	switch {
