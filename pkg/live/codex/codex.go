@@ -80,12 +80,9 @@ func Start(ctx context.Context, opts live.Options) (*Conv, error) {
 }
 
 func (c *Conv) handshake(ctx context.Context, opts live.Options) error {
-	var init struct {
-		UserAgent string `json:"userAgent"`
-	}
 	if err := c.conn.Call(ctx, "initialize", map[string]any{
 		"clientInfo": map[string]any{"name": ClientName, "title": ClientName, "version": ClientVersion},
-	}, &init); err != nil {
+	}, nil); err != nil {
 		return err
 	}
 	if err := c.conn.Notify("initialized", nil); err != nil {

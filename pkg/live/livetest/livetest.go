@@ -415,7 +415,10 @@ func Resume(t *testing.T, cs Case) {
 		if conv.SessionID() != id {
 			r.t.Errorf("resumed session %q, want %q", conv.SessionID(), id)
 		}
-		check(r.t, "turn 2", r.send(conv, "turn 2", Prompt2, nil, nil), 0, 0, "Second process answer.")
+		t2 := r.send(conv, "turn 2", Prompt2, nil, nil)
+		check(r.t, "turn 2", t2, 0, 0, "Second process answer.")
+		// The resumed process counts its own turn only, not the history it was given back.
+		r.checkUsage("turn 2", t2, 1, 1)
 		// The scenario's second turn is only played to a request whose history holds the first.
 		last := r.srv.ModelRequests()
 		if n := len(last); n == 0 || last[n-1].Turn != 1 || !contains(last[n-1].UserTexts, Prompt1) {
