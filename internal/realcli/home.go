@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -70,6 +71,11 @@ func (h *Home) Setenv(key, value string) {
 		}
 	}
 	h.Env = append(h.Env, key+"="+value)
+}
+
+// Unsetenv removes KEY from the environment.
+func (h *Home) Unsetenv(key string) {
+	h.Env = slices.DeleteFunc(h.Env, func(kv string) bool { return strings.HasPrefix(kv, key+"=") })
 }
 
 // Command runs bin with args in dir on this HOME's environment, stdin empty.

@@ -1,0 +1,460 @@
+// Package codex drives Codex in one long-lived `codex app-server` process per conversation: JSON-RPC 2.0, one
+// message per line on stdio. ace sends initialize (then the initialized notification), thread/start (or
+// thread/resume) once, and turn/start per prompt; codex streams item/*, thread/tokenUsage/updated and
+// turn/completed notifications and asks for approvals with requests of its own
+// (item/commandExecution/requestApproval, item/fileChange/requestApproval). Verified with codex-cli 0.169.0
+// against `codex app-server generate-json-schema`.
+//
+// Approval policy and sandbox come from the user's configuration or from -c flags in Options.Argv, e.g.
+// -c approval_policy="on-request" -c sandbox_mode="read-only" (a file write then asks for approval).
+package codex
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aceworks/ace/pkg/live"
+)
+
+// Subcommand puts codex in its JSON-RPC mode; it is appended to Options.Argv, after the global flags.
+const Subcommand = "app-server"
+
+// ClientName and ClientVersion introduce ace in initialize (codex puts them in its user agent).
+var (
+	ClientName    = "ace"
+	ClientVersion = "0.1.0"
+)
+
+// HandshakeTimeout bounds initialize and thread/start when the caller's context has no deadline.
+var HandshakeTimeout = 60 * time.Second
+
+// Conv is one codex app-server holding one thread.
+type Conv struct {
+	proc   *live.Proc
+	conn   *live.Conn
+	events *live.Stream
+	thread string
+
+	// life ends a queued turn's start when the conversation closes.
+	life   context.Context
+	cancel context.CancelFunc
+
+	mu        sync.Mutex
+	busy      bool                // a turn was started and has not completed
+	queue     []string            // messages sent while busy, for the next turn
+	active    string              // the running turn's ID, empty when idle
+	total     tokens              // the thread's usage so far (thread/tokenUsage/updated)
+	turnStart tokens              // total when the running turn started
+	changes   map[string][]string // file paths of fileChange items, by item ID, for their approvals
+}
+
+var _ live.Conversation = (*Conv)(nil)
+
+// Start starts codex app-server, initializes it and starts (or resumes) a thread in opts.Dir; ctx bounds that
+// handshake, not the process (Close ends it).
+func Start(ctx context.Context, opts live.Options) (*Conv, error) {
+	proc, err := live.StartProc(opts, Subcommand)
+	if err != nil {
+		return nil, err
+	}
+	life, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	c := &Conv{proc: proc, conn: live.NewConn(proc.WriteLine), events: live.NewStream(), changes: map[string][]string{},
+		life: life, cancel: cancel}
+	go c.serve()
+	if _, ok := ctx.Deadline(); !ok {
+		var stop context.CancelFunc
+		ctx, stop = context.WithTimeout(ctx, HandshakeTimeout)
+		defer stop()
+	}
+	if err := c.handshake(ctx, opts); err != nil {
+		_ = c.Close()
+		return nil, fmt.Errorf("codex: %w: %w (stderr: %s)", live.ErrHandshake, err, lastLines(proc.Stderr(), 5))
+	}
+	return c, nil
+}
+
+func (c *Conv) handshake(ctx context.Context, opts live.Options) error {
+	if err := c.conn.Call(ctx, "initialize", map[string]any{
+		"clientInfo": map[string]any{"name": ClientName, "title": ClientName, "version": ClientVersion},
+	}, nil); err != nil {
+		return err
+	}
+	if err := c.conn.Notify("initialized", nil); err != nil {
+		return err
+	}
+	var res struct {
+		Thread struct {
+			ID string `json:"id"`
+		} `json:"thread"`
+	}
+	params := map[string]any{"cwd": opts.Dir}
+	method := "thread/start"
+	if opts.Resume != "" {
+		method, params["threadId"] = "thread/resume", opts.Resume
+	}
+	if err := c.conn.Call(ctx, method, params, &res); err != nil {
+		return err
+	}
+	if res.Thread.ID == "" {
+		return fmt.Errorf("%s returned no thread ID", method)
+	}
+	c.thread = res.Thread.ID
+	return nil
+}
+
+// Events implements live.Conversation.
+func (c *Conv) Events() <-chan live.Event { return c.events.Events() }
+
+// SessionID is the thread ID (thread/resume, `codex resume <id>`).
+func (c *Conv) SessionID() string { return c.thread }
+
+// PID is the app-server's process ID.
+func (c *Conv) PID() int { return c.proc.PID() }
+
+// Send starts a turn with text, or queues it while a turn runs: the queued messages start the next turn
+// together when this one completes. codex could steer the running turn instead (turn/steer), but in 0.169 a
+// steer sent while an approval was pending let the turn complete before the approved patch was applied
+// (item/completed for the fileChange after turn/completed), so ace would see the turn end before its change.
+func (c *Conv) Send(ctx context.Context, text string) error {
+	c.mu.Lock()
+	if c.busy {
+		c.queue = append(c.queue, text)
+		c.mu.Unlock()
+		return nil
+	}
+	c.busy = true
+	c.mu.Unlock()
+	return c.startTurn(ctx, []string{text})
+}
+
+// startTurn starts a turn whose input is texts, in order.
+func (c *Conv) startTurn(ctx context.Context, texts []string) error {
+	input := make([]any, len(texts))
+	for i, t := range texts {
+		input[i] = map[string]any{"type": "text", "text": t, "text_elements": []any{}}
+	}
+	if err := c.conn.Call(ctx, "turn/start", map[string]any{"threadId": c.thread, "input": input}, nil); err != nil {
+		c.mu.Lock()
+		c.busy = false
+		c.mu.Unlock()
+		return fmt.Errorf("codex: %w", err)
+	}
+	return nil
+}
+
+// Interrupt implements live.Conversation (turn/interrupt); the turn completes with status "interrupted".
+func (c *Conv) Interrupt(ctx context.Context) error {
+	c.mu.Lock()
+	active := c.active
+	c.mu.Unlock()
+	if active == "" {
+		return nil
+	}
+	if err := c.conn.Call(ctx, "turn/interrupt", map[string]any{"threadId": c.thread, "turnId": active}, nil); err != nil {
+		return fmt.Errorf("codex: %w", err)
+	}
+	return nil
+}
+
+// Close implements live.Conversation; codex app-server exits when its stdin closes.
+func (c *Conv) Close() error {
+	c.cancel()
+	err := c.proc.Stop()
+	c.events.Abandon()
+	return err
+}
+
+func (c *Conv) serve() {
+	_ = c.conn.Serve(c.proc.Stdout(), c.handle, nil)
+	werr := c.proc.Wait()
+	if werr != nil {
+		werr = fmt.Errorf("codex: %w", werr)
+	}
+	c.events.Emit(live.Exit{Err: werr, Stderr: c.proc.Stderr()})
+	c.events.End()
+}
+
+// tokens is codex's TokenUsageBreakdown; inputTokens includes the cached ones.
+type tokens struct {
+	InputTokens       int64 `json:"inputTokens"`
+	CachedInputTokens int64 `json:"cachedInputTokens"`
+	CacheWriteTokens  int64 `json:"cacheWriteInputTokens"`
+	OutputTokens      int64 `json:"outputTokens"`
+}
+
+func (t tokens) minus(u tokens) tokens {
+	return tokens{t.InputTokens - u.InputTokens, t.CachedInputTokens - u.CachedInputTokens,
+		t.CacheWriteTokens - u.CacheWriteTokens, t.OutputTokens - u.OutputTokens}
+}
+
+type turnError struct {
+	Message        string          `json:"message"`
+	CodexErrorInfo json.RawMessage `json:"codexErrorInfo"` // a string, or an object for HTTP failures
+}
+
+type item struct {
+	Type             string `json:"type"`
+	ID               string `json:"id"`
+	Text             string `json:"text"`
+	Command          string `json:"command"`
+	AggregatedOutput string `json:"aggregatedOutput"`
+	ExitCode         *int   `json:"exitCode"`
+	Status           string `json:"status"`
+	Changes          []struct {
+		Path string `json:"path"`
+	} `json:"changes"`
+	Server    string          `json:"server"`
+	Tool      string          `json:"tool"`
+	Arguments json.RawMessage `json:"arguments"`
+	Result    json.RawMessage `json:"result"`
+	Error     json.RawMessage `json:"error"`
+	Query     string          `json:"query"`
+}
+
+type params struct {
+	Turn struct {
+		ID     string     `json:"id"`
+		Status string     `json:"status"`
+		Error  *turnError `json:"error"`
+	} `json:"turn"`
+	Item       item `json:"item"`
+	TokenUsage struct {
+		Total tokens `json:"total"`
+	} `json:"tokenUsage"`
+	Error     turnError `json:"error"`
+	WillRetry bool      `json:"willRetry"`
+	// Approval requests.
+	ItemID    string          `json:"itemId"`
+	Reason    string          `json:"reason"`
+	Command   json.RawMessage `json:"command"` // a string (v2) or argv (v1 execCommandApproval)
+	Questions []struct {
+		ID       string `json:"id"`
+		Header   string `json:"header"`
+		Question string `json:"question"`
+		Options  []struct {
+			Label string `json:"label"`
+		} `json:"options"`
+	} `json:"questions"`
+	CallID      string                     `json:"callId"`
+	FileChanges map[string]json.RawMessage `json:"fileChanges"`
+}
+
+// handle runs on the reader goroutine, in the order codex wrote.
+func (c *Conv) handle(m live.Incoming) {
+	var p params
+	_ = json.Unmarshal(m.Params, &p)
+	switch m.Method {
+	case "turn/started":
+		c.mu.Lock()
+		c.active = p.Turn.ID
+		c.turnStart = c.total
+		c.mu.Unlock()
+	case "thread/tokenUsage/updated":
+		c.mu.Lock()
+		c.total = p.TokenUsage.Total
+		c.mu.Unlock()
+	case "turn/completed":
+		c.turnCompleted(p)
+	case "item/started":
+		c.itemStarted(p.Item)
+	case "item/completed":
+		c.itemCompleted(p.Item)
+	case "error":
+		// A usage limit fails the turn (willRetry false); turn/completed follows with status "failed".
+		if info := errorInfo(p.Error.CodexErrorInfo); !p.WillRetry && (info == "usageLimitExceeded" || info == "rateLimitExceeded") {
+			c.events.Emit(live.Limit{Message: p.Error.Message, ResetsAt: resetTime(p.Error.Message, time.Now())})
+			return
+		}
+		c.events.Emit(live.Error{Message: p.Error.Message, Retrying: p.WillRetry})
+	case "item/commandExecution/requestApproval":
+		var cmd string
+		_ = json.Unmarshal(p.Command, &cmd)
+		c.events.Emit(c.permission(m, p.ItemID, "shell", p.Reason, cmd, "accept", "decline"))
+	case "item/fileChange/requestApproval":
+		c.mu.Lock()
+		paths := c.changes[p.ItemID]
+		c.mu.Unlock()
+		c.events.Emit(c.permission(m, p.ItemID, "file_change", p.Reason, strings.Join(paths, "\n"), "accept", "decline"))
+	case "execCommandApproval": // the v1 API's request, still in the schema
+		var argv []string
+		_ = json.Unmarshal(p.Command, &argv)
+		c.events.Emit(c.permission(m, p.CallID, "shell", p.Reason, strings.Join(argv, " "), "approved", "denied"))
+	case "applyPatchApproval":
+		paths := make([]string, 0, len(p.FileChanges))
+		for path := range p.FileChanges {
+			paths = append(paths, path)
+		}
+		c.events.Emit(c.permission(m, p.CallID, "file_change", p.Reason, strings.Join(paths, "\n"), "approved", "denied"))
+	case "item/tool/requestUserInput":
+		c.events.Emit(c.question(m, p))
+	default:
+		if m.ID != nil {
+			// Requests ace does not serve (MCP elicitations, dynamic tools, auth refresh) fail rather than hang.
+			_ = m.ReplyError(live.MethodNotFound, "ace does not handle "+m.Method)
+		}
+	}
+}
+
+func (c *Conv) turnCompleted(p params) {
+	c.mu.Lock()
+	used := c.total.minus(c.turnStart)
+	c.turnStart = c.total
+	c.active = ""
+	queued := c.queue
+	c.queue = nil
+	c.busy = len(queued) > 0
+	c.mu.Unlock()
+	d := live.TurnDone{Stop: live.Completed, Reason: p.Turn.Status, Usage: live.Usage{InputTokens: used.InputTokens - used.CachedInputTokens,
+		CachedTokens: used.CachedInputTokens, CacheWriteTokens: used.CacheWriteTokens, OutputTokens: used.OutputTokens}}
+	switch {
+	case p.Turn.Status == "interrupted":
+		d.Stop = live.Interrupted
+	case p.Turn.Status == "failed" || p.Turn.Error != nil:
+		d.Stop, d.Err = live.Failed, "the turn failed"
+		if p.Turn.Error != nil {
+			d.Err = p.Turn.Error.Message
+		}
+	}
+	c.events.Emit(d)
+	if len(queued) > 0 {
+		// Not on this goroutine: it reads the response the call waits for.
+		go func() {
+			if err := c.startTurn(c.life, queued); err != nil && c.life.Err() == nil {
+				c.events.Emit(live.Error{Message: "start the queued turn: " + err.Error()})
+			}
+		}()
+	}
+}
+
+func (c *Conv) itemStarted(it item) {
+	switch it.Type {
+	case "commandExecution":
+		c.events.Emit(live.ToolCall{ID: it.ID, Name: "shell", Input: it.Command})
+	case "fileChange":
+		paths := make([]string, 0, len(it.Changes))
+		for _, ch := range it.Changes {
+			paths = append(paths, ch.Path)
+		}
+		c.mu.Lock()
+		c.changes[it.ID] = paths
+		c.mu.Unlock()
+		c.events.Emit(live.ToolCall{ID: it.ID, Name: "file_change", Input: strings.Join(paths, "\n")})
+	case "mcpToolCall":
+		c.events.Emit(live.ToolCall{ID: it.ID, Name: it.Server + "." + it.Tool, Input: string(it.Arguments)})
+	case "webSearch":
+		c.events.Emit(live.ToolCall{ID: it.ID, Name: "web_search", Input: it.Query})
+	}
+}
+
+func (c *Conv) itemCompleted(it item) {
+	switch it.Type {
+	case "agentMessage":
+		if it.Text != "" {
+			c.events.Emit(live.Text{Text: it.Text})
+		}
+	case "commandExecution":
+		c.events.Emit(live.ToolResult{ID: it.ID, Output: it.AggregatedOutput,
+			IsError: it.Status != "completed" || it.ExitCode != nil && *it.ExitCode != 0})
+	case "fileChange":
+		c.mu.Lock()
+		delete(c.changes, it.ID)
+		c.mu.Unlock()
+		c.events.Emit(live.ToolResult{ID: it.ID, Output: it.Status, IsError: it.Status != "completed"})
+	case "mcpToolCall":
+		out, isErr := string(it.Result), it.Status == "failed"
+		if isErr && len(it.Error) > 0 {
+			out = string(it.Error)
+		}
+		c.events.Emit(live.ToolResult{ID: it.ID, Output: out, IsError: isErr})
+	case "webSearch":
+		c.events.Emit(live.ToolResult{ID: it.ID})
+	}
+}
+
+// permission is an approval request as a Permission; the decision values differ between codex's v2 and v1 APIs.
+func (c *Conv) permission(m live.Incoming, id, tool, reason, input, accept, decline string) live.Permission {
+	var once sync.Once
+	return live.NewPermission(id, tool, reason, input, func(_ context.Context, allow bool, _ string) error {
+		err := errors.New("codex: already answered")
+		once.Do(func() {
+			d := decline
+			if allow {
+				d = accept
+			}
+			err = m.Reply(map[string]any{"decision": d})
+		})
+		return err
+	})
+}
+
+// question is request_user_input as a Question; each answer goes back under its question's ID.
+func (c *Conv) question(m live.Incoming, p params) live.Question {
+	asks := make([]live.Ask, len(p.Questions))
+	for i, q := range p.Questions {
+		asks[i] = live.Ask{Header: q.Header, Text: q.Question}
+		for _, o := range q.Options {
+			asks[i].Options = append(asks[i].Options, o.Label)
+		}
+	}
+	var once sync.Once
+	return live.NewQuestion(p.ItemID, asks, func(_ context.Context, answers []string) error {
+		err := errors.New("codex: already answered")
+		once.Do(func() {
+			out := map[string]any{}
+			for i, q := range p.Questions {
+				out[q.ID] = map[string]any{"answers": []string{answers[i]}}
+			}
+			err = m.Reply(map[string]any{"answers": out})
+		})
+		return err
+	})
+}
+
+// errorInfo is codexErrorInfo's name: the string, or the key of the object it is for HTTP failures.
+func errorInfo(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var m map[string]json.RawMessage
+	_ = json.Unmarshal(raw, &m)
+	for k := range m {
+		return k
+	}
+	return ""
+}
+
+// tryAgainAt finds codex's reset time in its usage-limit message: "… or try again at 2:13 PM." (the local
+// clock, no date or zone).
+var tryAgainAt = regexp.MustCompile(`try again at (\d{1,2}:\d{2}\s?[AP]M)`)
+
+// resetTime is the next time of day the message names, after now in now's zone; zero when it names none.
+func resetTime(msg string, now time.Time) time.Time {
+	m := tryAgainAt.FindStringSubmatch(msg)
+	if m == nil {
+		return time.Time{}
+	}
+	clock, err := time.Parse("3:04PM", strings.ReplaceAll(m[1], " ", ""))
+	if err != nil {
+		return time.Time{}
+	}
+	t := time.Date(now.Year(), now.Month(), now.Day(), clock.Hour(), clock.Minute(), 0, 0, now.Location())
+	if t.Before(now.Add(-time.Minute)) {
+		t = t.AddDate(0, 0, 1)
+	}
+	return t
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, " / ")
+}
