@@ -1,24 +1,12 @@
 package codex_test
 
 import (
-	"context"
 	"testing"
 
-	"github.com/aceworks/ace/pkg/live"
-	"github.com/aceworks/ace/pkg/live/codex"
 	"github.com/aceworks/ace/pkg/live/livetest"
 )
 
-var codexCase = livetest.Case{
-	CLI: "codex",
-	// A read-only sandbox runs the read (cat) unasked and asks before the write (apply_patch).
-	Argv: func(bin string) []string {
-		return []string{bin, "-c", `approval_policy="on-request"`, "-c", `sandbox_mode="read-only"`}
-	},
-	Start: func(ctx context.Context, opts live.Options) (live.Conversation, error) {
-		return codex.Start(ctx, opts)
-	},
-}
+var codexCase = livetest.Codex
 
 func TestLiveTwoTurns(t *testing.T) { livetest.TwoTurns(t, codexCase) }
 func TestLiveLimit(t *testing.T)    { livetest.Limit(t, codexCase, true) }

@@ -1,5 +1,6 @@
 // Package livetest holds the real-CLI tests every live adapter passes, run against each pinned version of its
-// CLI in a loopback-only namespace on a fresh HOME (internal/realcli) with the scripted model server.
+// CLI in a loopback-only namespace on a fresh HOME (internal/realcli) with the scripted model server, and how
+// each CLI runs in them (Claude, Codex, Gemini), which the live host's tests share (Case.Each).
 package livetest
 
 import (
@@ -37,9 +38,9 @@ type Case struct {
 const (
 	Prompt1 = "Turn one: read IN.txt, then write OUT.txt. Keep \"quotes\", $HOME and `ticks` literal."
 	Prompt2 = "Turn two, to the same process: a \\ backslash and 'single' quotes."
-	// inContent is the file turn 1 reads; outContent the file it writes after asking permission.
-	inContent  = "the input the model reads\n"
-	outContent = "written after the human allowed it\nline \"two\" with $HOME\n"
+	// InContent is IN.txt, the file turn 1 reads; OutContent is OUT.txt, which it writes after asking permission.
+	InContent  = "the input the model reads\n"
+	OutContent = "written after the human allowed it\nline \"two\" with $HOME\n"
 )
 
 // run is one test case with one pinned CLI: a working copy with IN.txt, the model server, a fresh HOME.
@@ -64,7 +65,7 @@ func (cs Case) each(t *testing.T, sc modelserver.Scenario, fn func(r *run)) {
 				return
 			}
 			r := &run{t: t, cs: cs, cli: c, dir: gitRepo(t)}
-			if err := os.WriteFile(filepath.Join(r.dir, "IN.txt"), []byte(inContent), 0o644); err != nil {
+			if err := os.WriteFile(filepath.Join(r.dir, "IN.txt"), []byte(InContent), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			sc.Dir = r.dir
@@ -179,7 +180,7 @@ func (r *run) await(conv live.Conversation, name string, onPermission func(live.
 func TwoTurns(t *testing.T, cs Case) {
 	cs.each(t, modelserver.Scenario{Turns: []modelserver.Turn{
 		modelserver.ReadFile("IN.txt"),
-		modelserver.WriteFile("OUT.txt", outContent),
+		modelserver.WriteFile("OUT.txt", OutContent),
 		modelserver.Text("Turn one done."),
 		modelserver.Text("Turn two answer."),
 	}}, func(r *run) {
@@ -197,8 +198,8 @@ func TwoTurns(t *testing.T, cs Case) {
 				t.Errorf("a second answer to the same permission request was taken")
 			}
 		}, nil)
-		if got, err := os.ReadFile(filepath.Join(r.dir, "OUT.txt")); err != nil || string(got) != outContent {
-			t.Errorf("OUT.txt = %q, %v; want %q", got, err, outContent)
+		if got, err := os.ReadFile(filepath.Join(r.dir, "OUT.txt")); err != nil || string(got) != OutContent {
+			t.Errorf("OUT.txt = %q, %v; want %q", got, err, OutContent)
 		}
 		check(t, "turn 1", t1, 1, 2, "Turn one done.")
 		t2 := r.send(conv, "turn 2", Prompt2, nil, nil)
@@ -209,7 +210,7 @@ func TwoTurns(t *testing.T, cs Case) {
 				t.Errorf("the model did not get %q byte-exact; user texts: %q", p, r.srv.UserTexts())
 			}
 		}
-		if !r.srv.SawToolOutput(strings.TrimSpace(inContent)) {
+		if !r.srv.SawToolOutput(strings.TrimSpace(InContent)) {
 			t.Errorf("the model was not shown IN.txt; tool outputs: %q", r.srv.ToolOutputs())
 		}
 		// Each turn's usage is what the server billed for the scripted requests of that turn (turns 0-2, then 3).
@@ -293,7 +294,7 @@ func Limit(t *testing.T, cs Case, wantReset bool) {
 func MidTurn(t *testing.T, cs Case, turns int) {
 	const mid = "Mid-turn message number 42."
 	cs.each(t, modelserver.Scenario{Turns: []modelserver.Turn{
-		modelserver.WriteFile("OUT.txt", outContent),
+		modelserver.WriteFile("OUT.txt", OutContent),
 		modelserver.Text("Turn one done."),
 		modelserver.Text("Answer to the queued message."),
 	}}, func(r *run) {
@@ -311,8 +312,8 @@ func MidTurn(t *testing.T, cs Case, turns int) {
 			all = append(all, r.await(conv, "queued turn", nil, nil).events...)
 		}
 		r.t.Logf("events: %s", summary(all))
-		if got, err := os.ReadFile(filepath.Join(r.dir, "OUT.txt")); err != nil || string(got) != outContent {
-			r.t.Errorf("OUT.txt = %q, %v; want %q", got, err, outContent)
+		if got, err := os.ReadFile(filepath.Join(r.dir, "OUT.txt")); err != nil || string(got) != OutContent {
+			r.t.Errorf("OUT.txt = %q, %v; want %q", got, err, OutContent)
 		}
 		quoted, _ := json.Marshal(mid)
 		seen := false
@@ -336,7 +337,7 @@ func MidTurn(t *testing.T, cs Case, turns int) {
 // same process takes the next message.
 func Interrupt(t *testing.T, cs Case) {
 	cs.each(t, modelserver.Scenario{Turns: []modelserver.Turn{
-		modelserver.WriteFile("OUT.txt", outContent),
+		modelserver.WriteFile("OUT.txt", OutContent),
 		modelserver.Text("After the interrupt."),
 	}}, func(r *run) {
 		conv := r.start("")
@@ -440,18 +441,7 @@ func contains(list []string, s string) bool {
 // checkUsage compares a turn's usage with what the server billed for the scripted turns first..last.
 func (r *run) checkUsage(name string, tn turn, first, last int) {
 	r.t.Helper()
-	var billed modelserver.Usage
-	for _, q := range r.srv.ModelRequests() {
-		if q.Turn >= first && q.Turn <= last {
-			billed.Add(q.Usage)
-		}
-	}
-	want := live.Usage{InputTokens: billed.InputTokens, OutputTokens: billed.OutputTokens,
-		CachedTokens: billed.CacheReadTokens, CacheWriteTokens: billed.CacheWriteTokens}
-	if r.cs.PromptOnly {
-		want = live.Usage{InputTokens: billed.Prompt(), OutputTokens: billed.OutputTokens}
-	}
-	if tn.done.Usage != want {
+	if want := r.cs.Billed(r.srv, first, last); tn.done.Usage != want {
 		r.t.Errorf("%s usage = %+v, the server billed %+v", name, tn.done.Usage, want)
 	}
 }
