@@ -20,6 +20,7 @@ import (
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/fakeagent"
 	"github.com/aceworks/ace/pkg/headless"
+	"github.com/aceworks/ace/pkg/livehost"
 	"github.com/aceworks/ace/pkg/logging"
 	"github.com/aceworks/ace/pkg/sandbox"
 	"github.com/aceworks/ace/pkg/secrets"
@@ -43,8 +44,8 @@ type App struct {
 }
 
 // Child runs the program a tmux pane or the headless runner starts ace's executable as (args: os.Args[1:]): the
-// secret-injecting launcher, the headless supervisor, the fake agent, the box's launcher and its first process
-// inside. ok is false for any other command line.
+// secret-injecting launcher, the headless supervisor, the live host, the fake agent, the box's launcher and its
+// first process inside. ok is false for any other command line.
 // Dispatched before cobra so that their arguments and exit codes pass untouched; test and benchmark binaries that
 // stand in for ace's executable call it first too.
 func Child(args []string) (code int, ok bool) {
@@ -60,6 +61,8 @@ func Child(args []string) (code int, ok bool) {
 		return fakeagent.Main(args[1:]), true
 	case agentcheck.ChildArg:
 		return agentcheck.ChildMain(args[1:]), true
+	case livehost.ChildArg:
+		return livehost.Main(args[1:]), true
 	case sandbox.LaunchArg:
 		return sandbox.LaunchMain(args[1:]), true
 	case sandbox.ChildArg:
