@@ -56,7 +56,9 @@ func yesNo(line string) (allow bool, reason string, ok bool) {
 	word = strings.ToLower(strings.TrimRight(word, ",.:;!"))
 	switch word {
 	case "y", "yes":
-		return true, "", strings.TrimSpace(rest) == ""
+		// "yes, but …" is no plain yes: the human meant more than the protocol can carry.
+		ok := strings.TrimSpace(rest) == ""
+		return ok, "", ok
 	case "n", "no":
 		return false, strings.TrimSpace(rest), true
 	}
