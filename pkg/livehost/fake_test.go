@@ -103,13 +103,18 @@ func startFakeHost(t *testing.T, autoApprove bool, startErr error) *fakeHost {
 	return fh
 }
 
-// waitStatus waits until the host's status satisfies cond, and returns it.
 func (fh *fakeHost) waitStatus(what string, cond func(Status) bool) Status {
 	fh.t.Helper()
+	return waitStatus(fh.t, fh.client, what, 10*time.Second, cond)
+}
+
+// waitStatus waits at most d until the status c's host answers satisfies cond, and returns it.
+func waitStatus(t *testing.T, c *Client, what string, d time.Duration, cond func(Status) bool) Status {
+	t.Helper()
 	var s Status
-	testkit.WaitFor(fh.t, what, 10*time.Second, func() bool {
+	testkit.WaitFor(t, what, d, func() bool {
 		var err error
-		s, err = fh.client.Status(fh.t.Context())
+		s, err = c.Status(t.Context())
 		return err == nil && cond(s)
 	})
 	return s

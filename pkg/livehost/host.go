@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/aceworks/ace/pkg/live"
+	"github.com/aceworks/ace/pkg/sanitize"
 	"github.com/aceworks/ace/pkg/usage"
 )
 
@@ -271,7 +272,7 @@ func (h *host) event(ctx context.Context, e live.Event) bool {
 		}
 		h.j.add(Record{Kind: KindError, Text: text})
 	case live.Exit:
-		h.j.add(Record{Kind: KindExit, Code: exitCode(e.Err), Text: clip(lastLines(e.Stderr, 20), 4<<10)})
+		h.j.add(Record{Kind: KindExit, Code: exitCode(e.Err), Text: sanitize.Cut(lastLines(e.Stderr, 20), 4<<10)})
 		return true
 	}
 	return false

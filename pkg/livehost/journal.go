@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/aceworks/ace/pkg/sanitize"
 	"github.com/aceworks/ace/pkg/secrets"
 )
 
@@ -67,7 +68,7 @@ func (j *journal) add(r Record) Record {
 	r.Text = j.redact.Redact(r.Text)
 	r.Input = j.redact.Redact(r.Input)
 	if r.Kind == KindToolResult && len(r.Text) > MaxToolOutput {
-		kept := clip(r.Text, MaxToolOutput)
+		kept := sanitize.Cut(r.Text, MaxToolOutput)
 		r.Text = fmt.Sprintf("%s… (%d bytes more)", kept, len(r.Text)-len(kept))
 	}
 	j.mu.Lock()

@@ -81,21 +81,10 @@ func checkTranscript(t *testing.T, cs livetest.Case, e livetest.Env, path string
 	if err != nil {
 		t.Fatal(err)
 	}
-	var users, perms, answered []Record
-	var done []Record
-	for _, r := range recs {
-		switch r.Kind {
-		case KindUser:
-			users = append(users, r)
-		case KindPermission:
-			perms = append(perms, r)
-		case KindAnswered:
-			answered = append(answered, r)
-		case KindTurnDone:
-			done = append(done, r)
-		case KindError, KindLimit:
-			t.Errorf("record %+v", r)
-		}
+	k := byKind(recs)
+	users, perms, answered, done := k[KindUser], k[KindPermission], k[KindAnswered], k[KindTurnDone]
+	for _, r := range append(k[KindError], k[KindLimit]...) {
+		t.Errorf("record %+v", r)
 	}
 	t.Logf("transcript: %s", kinds(recs))
 	if recs[0].Kind != KindSession || recs[0].SessionID == "" {
@@ -198,16 +187,9 @@ func startPane(t *testing.T, cs livetest.Case, e livetest.Env) *pane {
 	return p
 }
 
-// waitStatus waits until the host's status satisfies cond, and returns it.
 func (p *pane) waitStatus(what string, cond func(Status) bool) Status {
 	p.t.Helper()
-	var s Status
-	testkit.WaitFor(p.t, what, 2*time.Minute, func() bool {
-		var err error
-		s, err = p.client.Status(p.ctx)
-		return err == nil && cond(s)
-	})
-	return s
+	return waitStatus(p.t, p.client, what, 2*time.Minute, cond)
 }
 
 // waitTurns waits until n turns have ended, allowing through the client each permission asked meanwhile when
@@ -288,17 +270,8 @@ func TestPaneQuestionAndCtrlC(t *testing.T) {
 		}
 		recs, _ := ReadTranscript(p.spec.Transcript, 0)
 		t.Logf("transcript: %s", kinds(recs))
-		var q, a, done []Record
-		for _, r := range recs {
-			switch r.Kind {
-			case KindQuestion:
-				q = append(q, r)
-			case KindAnswered:
-				a = append(a, r)
-			case KindTurnDone:
-				done = append(done, r)
-			}
-		}
+		k := byKind(recs)
+		q, a, done := k[KindQuestion], k[KindAnswered], k[KindTurnDone]
 		if len(q) != 1 || q[0].Text != "Which colour should the button be?" || strings.Join(q[0].Options, ",") != "Red,Blue" {
 			t.Errorf("question records %+v", q)
 		}
@@ -309,4 +282,12 @@ func TestPaneQuestionAndCtrlC(t *testing.T) {
 			t.Errorf("turn_done records %+v", done)
 		}
 	})
+}
+
+func byKind(recs []Record) map[string][]Record {
+	m := map[string][]Record{}
+	for _, r := range recs {
+		m[r.Kind] = append(m[r.Kind], r)
+	}
+	return m
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/aceworks/ace/pkg/sanitize"
 )
 
 // ANSI colours: a little, for a human telling the agent's words from ace's and the tools'.
@@ -21,8 +23,10 @@ const (
 
 // Render writes r for a person reading the pane (or `ace logs`): who said what, a tool call and its result
 // folded to a line or a few, a permission or question with its options, a turn's end with what it spent. color
-// adds ANSI colours. Records without a rendering (none yet) write nothing.
+// adds ANSI colours. What the agent wrote is shown without its escape sequences and control characters: a file
+// the agent printed must not drive the human's terminal. Records without a rendering (none yet) write nothing.
 func Render(w io.Writer, r Record, color bool) error {
+	r = clean(r)
 	p := func(c, s string) string { return paint(color, c, s) }
 	var s string
 	switch r.Kind {
@@ -145,15 +149,17 @@ func oneLine(s string, n int) string {
 	return string([]rune(s)[:n-1]) + "…"
 }
 
-// clip cuts s to at most n bytes without splitting a character.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
+// clean is r with its text fields safe for a terminal.
+func clean(r Record) Record {
+	for _, f := range []*string{&r.Text, &r.From, &r.ID, &r.Tool, &r.Input, &r.Status, &r.SessionID} {
+		*f = sanitize.Clean(*f)
 	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
+	opts := make([]string, len(r.Options))
+	for i, o := range r.Options {
+		opts[i] = sanitize.Clean(o)
 	}
-	return s[:n]
+	r.Options = opts
+	return r
 }
 
 // lastLines is the last n non-empty lines of s.

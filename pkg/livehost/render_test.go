@@ -24,6 +24,7 @@ func TestRender(t *testing.T) {
 		{Kind: KindPermission, ID: "t2", Tool: "Write", Input: `{"file_path":"/repo/OUT.txt","content":"x"}`, Text: "Write OUT.txt"},
 		{Kind: KindAnswered, ID: "t2", From: FromTerminal, Allow: &yes},
 		{Kind: KindToolResult, ID: "t2", Text: "permission denied", IsError: true},
+		{Kind: KindToolResult, ID: "t4", Text: "\x1b]0;a title\x07\x1b[2J\x1b[31mwhat cat printed\x1b[0m\r"},
 		{Kind: KindQuestion, ID: "q1", Text: "Which colour should the button be?", Options: []string{"Red", "Blue"}},
 		{Kind: KindAnswered, ID: "q1", From: FromAce, Text: "Teal"},
 		{Kind: KindAnswered, ID: "t3", From: FromAutoApprove, Allow: &no},

@@ -61,7 +61,7 @@ func Text(s string) string {
 	if len(s) <= MaxText {
 		return s
 	}
-	return cutBytes(s, MaxText) + fmt.Sprintf("\n\n[… cut by ace: the text was longer than %d KiB]\n", MaxText>>10)
+	return Cut(s, MaxText) + fmt.Sprintf("\n\n[… cut by ace: the text was longer than %d KiB]\n", MaxText>>10)
 }
 
 // Line is Clean on one line: every run of white space (newlines included) becomes one space, ends are trimmed,
@@ -81,8 +81,8 @@ func Line(s string) string {
 	return s
 }
 
-// cutBytes returns at most max bytes of s, never splitting a rune.
-func cutBytes(s string, max int) string {
+// Cut returns at most max bytes of s, never splitting a rune.
+func Cut(s string, max int) string {
 	if len(s) <= max {
 		return s
 	}
