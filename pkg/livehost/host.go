@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"os/exec"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 
 	"github.com/aceworks/ace/pkg/live"
-	"github.com/aceworks/ace/pkg/sanitize"
 	"github.com/aceworks/ace/pkg/usage"
 )
 
@@ -272,7 +272,7 @@ func (h *host) event(ctx context.Context, e live.Event) bool {
 		}
 		h.j.add(Record{Kind: KindError, Text: text})
 	case live.Exit:
-		h.j.add(Record{Kind: KindExit, Code: exitCode(e.Err), Text: sanitize.Cut(lastLines(e.Stderr, 20), 4<<10)})
+		h.j.add(Record{Kind: KindExit, Code: exitCode(e.Err), Text: stderrTail(e.Stderr)})
 		return true
 	}
 	return false
@@ -342,6 +342,18 @@ func (h *host) idOr(id string) string {
 	defer h.mu.Unlock()
 	h.ids++
 	return fmt.Sprintf("ace-%d", h.ids)
+}
+
+// stderrTail is what a human needs of the stderr of a CLI that exited: its last 4 KiB, from a line's start.
+func stderrTail(s string) string {
+	s = strings.TrimSpace(s)
+	if len(s) > 4<<10 {
+		s = s[len(s)-4<<10:]
+		if i := strings.IndexByte(s, '\n'); i >= 0 {
+			s = s[i+1:]
+		}
+	}
+	return s
 }
 
 // exitCode is how a process ended, as a shell says it: its status, or 128+N for signal N; -1 when unknown.

@@ -68,8 +68,8 @@ func Render(w io.Writer, r Record, color bool) error {
 		s = p(red, "! error: ") + indent(r.Text)
 	case KindExit:
 		s = p(bold, fmt.Sprintf("■ the agent exited (code %d)", r.Code))
-		if tail := lastLines(r.Text, 8); tail != "" {
-			s += "\n" + p(dim, "  "+indent(tail))
+		if r.Text != "" {
+			s += "\n" + p(dim, "  "+indent(r.Text))
 		}
 	case KindHandshakeFailed:
 		s = p(bold+red, "✗ the agent does not speak its protocol: ") + indent(r.Text)
@@ -160,13 +160,4 @@ func clean(r Record) Record {
 	}
 	r.Options = opts
 	return r
-}
-
-// lastLines is the last n non-empty lines of s.
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
