@@ -87,6 +87,7 @@ func run(ctx context.Context, spec Spec, in io.Reader, out io.Writer, color bool
 		}
 	}()
 	if h.run(ctx) {
+		_ = conv.Close() // the process is gone; its pipes are not
 		return 1
 	}
 	err = conv.Close()
