@@ -162,8 +162,12 @@ func (c *Config) validateAgent(name string, a AgentConfig, bad func(key, format 
 	}
 	switch a.Runner {
 	case "", "tmux", "exec":
+	case "live":
+		if p, ok := agents.Builtin(name); !ok || p.Live == "" {
+			bad(key+".runner", "\"live\" is for the built-in agents with a live protocol (claude, codex, gemini)")
+		}
 	default:
-		bad(key+".runner", "%q is not \"tmux\" or \"exec\"", a.Runner)
+		bad(key+".runner", "%q is not \"tmux\", \"exec\" or \"live\"", a.Runner)
 	}
 	formats := agents.Parsers().Formats()
 	if a.HeadlessFormat != "" && !slices.Contains(formats, a.HeadlessFormat) {

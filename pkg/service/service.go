@@ -134,6 +134,7 @@ func Open(ctx context.Context, o Options) (*Service, error) {
 		Profile:    s.Profile,
 		Launcher:   []string{exe, "__launch"},
 		Supervisor: []string{exe, "__headless"},
+		LiveHost:   []string{exe, "__live"},
 		Root:       root,
 		Logger:     log,
 		Observer:   o.Observer,

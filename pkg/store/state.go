@@ -46,11 +46,12 @@ type RunState struct {
 	Remembered    bool   `json:"remembered,omitzero"`
 	MemoryPointer string `json:"memory_pointer,omitzero"`
 
-	// AgentState, TmuxState and ExecState are the run's part of its current agent process: a handover to another
+	// AgentState, TmuxState, ExecState and LiveState are the run's part of its current agent process: a handover to another
 	// agent or a move to another host drops them together (DropAgent). Embedded, so that the stored JSON stays flat.
 	AgentState
 	TmuxState
 	ExecState
+	LiveState
 
 	// Follow is the follow-through of the run's pull request (step follow_pr and its rounds).
 	Follow *FollowState `json:"follow,omitzero"`
@@ -220,9 +221,18 @@ type ExecState struct {
 	Transcript  string `json:"transcript,omitzero"`
 }
 
+// LiveState is what the live runner keeps of its conversation's transcript (the live host's records).
+type LiveState struct {
+	// LiveSeq is the last record of the transcript the monitor has read; LiveAsked the pending permission or
+	// question it relayed to a human; LiveIdleSince when the last turn ended (a nudge comes after it, once).
+	LiveSeq       int64     `json:"live_seq,omitzero"`
+	LiveAsked     string    `json:"live_asked,omitzero"`
+	LiveIdleSince time.Time `json:"live_idle_since,omitzero"`
+}
+
 // DropAgent forgets the run's part of its agent process (a handover to another agent, a move to another host):
 // the next agent starts afresh and is told to continue the work in the working copy (Resume).
 func (s *RunState) DropAgent() {
-	s.AgentState, s.TmuxState, s.ExecState = AgentState{}, TmuxState{}, ExecState{}
+	s.AgentState, s.TmuxState, s.ExecState, s.LiveState = AgentState{}, TmuxState{}, ExecState{}, LiveState{}
 	s.Resume = true
 }

@@ -166,3 +166,11 @@ func (ag *runAgent) profile(r *store.Run) (agents.Profile, error) {
 	}
 	return prof, nil
 }
+
+// vars fill the agent's command templates for run r.
+func (ag *runAgent) vars(r *store.Run, prof agents.Profile) agents.Vars {
+	return agents.Vars{
+		Model: prof.Model, TaskFile: filepath.Join(r.Workdir, "ACE_TASK.md"), Workdir: r.Workdir,
+		Repo: r.Repo, Issue: r.Issue, AceBin: filepath.Join(ag.e.o.Root, "bin"),
+	}
+}

@@ -35,6 +35,9 @@ type Options struct {
 	Launcher []string
 	// Supervisor is the argv prefix of the headless supervisor (`ace __headless`) that runs agents with runner exec.
 	Supervisor []string
+	// LiveHost is the argv prefix of the live host (`ace __live`) that holds a live run's conversation in its tmux
+	// session.
+	LiveHost []string
 	// Root is workspace.root: logs, runtime files and homes live under it.
 	Root string
 	// Host names this machine among the ace hosts sharing the store (host.name; default the hostname): the runs
@@ -59,6 +62,7 @@ type Engine struct {
 	// The runners: each owns its mechanics (runner.go).
 	tmux *tmuxRunner
 	exec *execRunner
+	live *liveRunner
 
 	// The parts of the graph's work that several steps share, each in its own files.
 	prompts *prompts
@@ -131,7 +135,7 @@ func New(o Options) (*Engine, error) {
 
 // withParts gives e its runners and the parts its steps share.
 func withParts(e *Engine) *Engine {
-	e.tmux, e.exec = newTmuxRunner(e, e.o.Sessions), &execRunner{e}
+	e.tmux, e.exec, e.live = newTmuxRunner(e, e.o.Sessions), &execRunner{e}, &liveRunner{e}
 	e.prompts, e.humans, e.limits, e.spend = &prompts{e}, &humans{e}, &usageLimits{e}, &spending{e}
 	e.follow, e.flow, e.memory, e.slots = &followThrough{e}, &repoFlow{e}, &memoryKeeper{e}, &slots{e}
 	e.agent, e.status = &runAgent{e}, &reporter{e}

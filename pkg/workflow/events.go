@@ -32,7 +32,7 @@ const (
 	EventPullRequest EventKind = "pull-request" // the pull request was opened or found
 	EventMemory      EventKind = "memory"       // the repository's memory was read or written
 	EventMCP         EventKind = "mcp"          // MCP configuration notes
-	EventTurn        EventKind = "turn"         // a headless turn ended
+	EventTurn        EventKind = "turn"         // a headless or live turn ended
 	EventMoved       EventKind = "moved"        // the run moved to another host (its host stopped answering)
 	EventAgentFailed EventKind = "agent-failed" // a headless turn ended in an error
 	EventLimit       EventKind = "limit"        // a usage limit paused the run, or it resumed (limits.go)
@@ -43,6 +43,8 @@ const (
 	EventReleased    EventKind = "released"     // a followed pull request's agent was stopped after pr.release_after
 	EventNeedsHuman  EventKind = "needs-human"  // follow-up rounds stopped: a human is needed on the PR
 	EventCleaned     EventKind = "cleaned"      // the working copy was removed after the merge
+	// EventLiveFallback: the CLI's live protocol failed its handshake; the run goes on in the tmux runner.
+	EventLiveFallback EventKind = "live-fallback"
 )
 
 // Progress is one typed event of a run, as the engine publishes it in process: to `ace run`'s display, the

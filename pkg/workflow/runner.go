@@ -7,9 +7,10 @@ import (
 	"github.com/aceworks/ace/pkg/store"
 )
 
-// Runner drives a run's agent. ace has two: the tmux runner (runner_tmux.go: the agent's own terminal UI in a
-// tmux session, read from its screen) and the headless runner (runner_exec.go: one turn at a time through the
-// agent's JSON stream, under a supervisor). The graph's nodes and ace's commands never ask which one a run has:
+// Runner drives a run's agent. ace has three: the tmux runner (runner_tmux*.go: the agent's own terminal UI in a
+// tmux session, read from its screen), the headless runner (runner_exec*.go: one turn at a time through the
+// agent's JSON stream, under a supervisor) and the live runner (runner_live*.go: one long-lived conversation over
+// the CLI's own protocol, held by a host in the run's tmux session). The graph's nodes and ace's commands never ask which one a run has:
 // they call these methods. A new runner is one file implementing Runner and one case in runnerFor.
 type Runner interface {
 	Describer
@@ -67,6 +68,7 @@ type Describer interface {
 const (
 	runnerTmux = "tmux"
 	runnerExec = "exec"
+	runnerLive = "live"
 )
 
 // runnerFor returns the runner named name working for e (nil: for descriptions only). A run stored without a
@@ -77,6 +79,10 @@ func runnerFor(name string, e *Engine) Runner {
 		return e.exec
 	case name == runnerExec:
 		return &execRunner{}
+	case name == runnerLive && e != nil:
+		return e.live
+	case name == runnerLive:
+		return &liveRunner{}
 	case e != nil:
 		return e.tmux
 	default:

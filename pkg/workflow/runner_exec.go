@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/headless"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/tmuxops"
@@ -176,10 +175,8 @@ func (x *execRunner) execTurn(ctx context.Context, r *store.Run, prompt string) 
 	if prof.HeadlessFormat == "" {
 		return Terminalf("agent %s: runner exec needs agents.%s.headless_format (claude, codex or gemini)", prof.Name, prof.Name)
 	}
-	vars := agents.Vars{
-		Model: prof.Model, TaskFile: filepath.Join(r.Workdir, "ACE_TASK.md"), Workdir: r.Workdir,
-		Repo: r.Repo, Issue: r.Issue, AceBin: filepath.Join(e.o.Root, "bin"), SessionID: r.AgentSessionID,
-	}
+	vars := e.agent.vars(r, prof)
+	vars.SessionID = r.AgentSessionID
 	startOver := r.State.Limit != nil && r.State.Limit.StartOver
 	if startOver {
 		vars.SessionID = "" // the limited conversation was never saved (limits.go): a new one

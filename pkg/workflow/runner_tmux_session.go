@@ -36,8 +36,7 @@ func (t *tmuxRunner) sessionName(ctx context.Context, r *store.Run) (string, err
 // launch starts (or, with respawn, restarts in place) the agent in session name with its secrets injected; with
 // cont, in the conversation it last had in the working copy (agents.Profile.ContinueCommand).
 func (t *tmuxRunner) launch(ctx context.Context, r *store.Run, name string, respawn, cont bool) error {
-	e := t.e
-	prof, err := e.agent.profile(r)
+	prof, err := t.e.agent.profile(r)
 	if err != nil {
 		return err
 	}
@@ -45,18 +44,6 @@ func (t *tmuxRunner) launch(ctx context.Context, r *store.Run, name string, resp
 	if err != nil {
 		return err
 	}
-	if respawn {
-		err = t.tmux.Respawn(ctx, spec)
-	} else {
-		err = t.tmux.NewSession(ctx, spec)
-	}
-	t.invalidatePanes()
-	if err != nil {
-		return fmt.Errorf("start %s in tmux session %s: %w", prof.Name, name, err)
-	}
-	r.Session = name
-	r.State.PastedAt, r.State.PastesLost = time.Time{}, 0 // a new agent process: nothing pasted into it yet
-	e.agent.recordCLIVersion(ctx, r, prof)
 	verb := "started"
 	switch {
 	case cont:
@@ -64,17 +51,34 @@ func (t *tmuxRunner) launch(ctx context.Context, r *store.Run, name string, resp
 	case respawn:
 		verb = "restarted"
 	}
-	e.event(ctx, r, "session", fmt.Sprintf("%s %s in %s (attach: ace attach %d)", verb, prof.Name, name, r.Issue))
+	return t.open(ctx, r, prof, spec, respawn, verb)
+}
+
+// open starts spec's program in its session (or, with respawn, restarts it in place) and records that the run's
+// agent lives there now.
+func (t *tmuxRunner) open(ctx context.Context, r *store.Run, prof agents.Profile, spec tmuxops.SessionSpec, respawn bool, verb string) error {
+	e := t.e
+	var err error
+	if respawn {
+		err = t.tmux.Respawn(ctx, spec)
+	} else {
+		err = t.tmux.NewSession(ctx, spec)
+	}
+	t.invalidatePanes()
+	if err != nil {
+		return fmt.Errorf("start %s in tmux session %s: %w", prof.Name, spec.Name, err)
+	}
+	r.Session = spec.Name
+	r.State.PastedAt, r.State.PastesLost = time.Time{}, 0 // a new agent process: nothing pasted into it yet
+	e.agent.recordCLIVersion(ctx, r, prof)
+	e.event(ctx, r, "session", fmt.Sprintf("%s %s in %s (attach: ace attach %d)", verb, prof.Name, spec.Name, r.Issue))
 	return nil
 }
 
 // sessionSpec builds everything tmux needs to run the agent: argv (no shell), plain env, secrets, home.
 func (t *tmuxRunner) sessionSpec(ctx context.Context, r *store.Run, prof agents.Profile, name string, cont bool) (tmuxops.SessionSpec, error) {
 	e := t.e
-	vars := agents.Vars{
-		Model: prof.Model, TaskFile: filepath.Join(r.Workdir, "ACE_TASK.md"), Workdir: r.Workdir,
-		Repo: r.Repo, Issue: r.Issue, AceBin: filepath.Join(e.o.Root, "bin"),
-	}
+	vars := e.agent.vars(r, prof)
 	argv, err := prof.Argv(vars)
 	if cont {
 		argv, err = prof.ContinueArgv(vars)

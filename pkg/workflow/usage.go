@@ -12,29 +12,34 @@ import (
 	"github.com/aceworks/ace/pkg/store"
 )
 
-// addTurnUsage adds what a headless turn spent, as the agent reported it, to the run's usage. Its cost is the
-// one the agent reported (claude); else it is priced with the model's price ([prices], built-in defaults).
+// addTurnUsage adds what a headless turn spent, as the agent reported it, to the run's usage (addTurn).
 func (x *execRunner) addTurnUsage(r *store.Run, st *headless.Status) {
-	e := x.e
 	if st == nil || st.Usage == (headless.Usage{}) {
 		return
 	}
-	u := st.Usage
+	x.e.spend.addTurn(r, st.Usage.Usage, st.Usage.Model)
+}
+
+// addTurn adds what one turn spent, as the agent reported it (headless and live runs), to the run's usage. Its
+// cost is the one the agent reported (claude); else it is priced with model's price ([prices], built-in
+// defaults; the run's model when the agent did not say).
+func (sp *spending) addTurn(r *store.Run, u store.Usage, model string) {
+	e := sp.e
+	if u == (store.Usage{}) {
+		return
+	}
 	if r.State.Usage == nil {
 		r.State.Usage = &store.Usage{}
 	}
-	cost := u.CostUSD
-	if cost == 0 {
-		model := u.Model
+	if u.CostUSD == 0 {
 		if model == "" {
-			model = e.spend.runModel(r)
+			model = sp.runModel(r)
 		}
 		if p, ok := e.cfg.PriceOf(model); ok {
-			cost = p.Cost(u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens)
+			u.CostUSD = p.Cost(u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens)
 		}
 	}
-	r.State.Usage.Add(store.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
-		CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens, CostUSD: cost})
+	r.State.Usage.Add(u)
 }
 
 // usageReader is a Runner whose agent keeps its own record of what it spent, read after the fact: the tmux

@@ -70,6 +70,9 @@ type Profile struct {
 	// --continue, codex resume --last, gemini --resume latest): a released run's next round resumes the same
 	// conversation in the same working copy. Empty: a new conversation, told where the work stands.
 	ContinueCommand string
+	// Live is the argv template of the live runner: the CLI and the user's flags, to which its live protocol
+	// adapter (pkg/live) adds the flags of its protocol mode; "" when the CLI has no live mode ace speaks.
+	Live string
 	// AskArgs make the CLI ask before the tool calls it would otherwise decide itself; added to the command when
 	// auto_approve is off (see Argv).
 	AskArgs []string
@@ -135,6 +138,14 @@ func (p Profile) argvOf(template string, v Vars) ([]string, error) {
 	return argv, err
 }
 
+// LiveArgv expands the live template (AskArgs added as for Argv), or says why the agent has none.
+func (p Profile) LiveArgv(v Vars) ([]string, error) {
+	if p.Live == "" {
+		return nil, fmt.Errorf("agent %s has no live mode (runner \"live\" is for claude, codex and gemini)", p.Name)
+	}
+	return p.argvOf(p.Live, v)
+}
+
 // HeadlessArgv expands the headless template, or the resume template when v.SessionID names a conversation.
 func (p Profile) HeadlessArgv(v Vars) ([]string, error) {
 	if p.Headless == "" {
@@ -162,8 +173,10 @@ func expand(tmpl string, v Vars, key string) ([]string, error) {
 	var out []string
 	for i := 0; i < len(words); i++ {
 		w := words[i]
-		// "--model {model}" with no model: leave the choice to the CLI.
-		if v.Model == "" && i+1 < len(words) && words[i+1] == "{model}" && strings.HasPrefix(w, "-") {
+		// "--model {model}" with no model: leave the choice to the CLI. Likewise a config override naming the
+		// model (codex's -c 'model="{model}"').
+		if v.Model == "" && i+1 < len(words) && strings.HasPrefix(w, "-") &&
+			(words[i+1] == "{model}" || w == "-c" && strings.Contains(words[i+1], "{model}")) {
 			i++
 			continue
 		}

@@ -64,6 +64,7 @@ func profile() agent.Profile {
 	re := regexp.MustCompile
 	approval := `Do you want to (proceed|create|make|edit|overwrite)`
 	return agent.Profile{
+		Live:    "claude --model {model}",
 		Command: "claude --model {model}", ContinueCommand: "claude --continue --model {model}", Model: "sonnet",
 		// 2.1.331's idle footer names the permission mode ("⏵⏵ auto mode on (shift+tab to cycle)") where
 		// 2.1.197 said "? for shortcuts"; both stay under the working line (ComposerStays).

@@ -64,6 +64,8 @@ func profile() agent.Profile {
 	re := regexp.MustCompile
 	approval := `Would you like to run the following command\?`
 	return agent.Profile{
+		Live: `{ace_bin}/codex-gh -c 'model="{model}"' -c 'sandbox_mode="workspace-write"' ` + gitWritable +
+			` -c 'approval_policy="on-request"'`,
 		Command: "{ace_bin}/codex-gh --model {model} --sandbox workspace-write " + gitWritable + " --ask-for-approval on-request",
 		// resume filters its sessions by the working directory: --last is this working copy's conversation.
 		ContinueCommand: "{ace_bin}/codex-gh resume --last --model {model} --sandbox workspace-write " + gitWritable +

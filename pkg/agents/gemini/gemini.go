@@ -61,6 +61,7 @@ func profile() agent.Profile {
 	re := regexp.MustCompile
 	approval := `Apply this change\?|Allow execution of`
 	return agent.Profile{
+		Live:    "gemini --model {model}",
 		Command: "gemini --model {model}", ContinueCommand: "gemini --resume latest --model {model}",
 		Markers: agent.Markers{Ready: re(`Type your message or @path/to/file`), Busy: re(`esc to cancel`),
 			// After the trust dialog the box stays drawn while gemini restarts: answering it again would type

@@ -50,12 +50,15 @@ func commitTurns() []modelserver.Turn {
 //     protocol file), ace posts it on the issue with ace:needs-input, a collaborator's comment in free text
 //     reaches the same conversation (claude: through the menu's free-text option, as the tool's result), and
 //     the run goes on to a PR;
-//   - approval (tmux, no auto_approve; claude and gemini): each permission dialog goes to the issue, the human
-//     answers with the option's number, ace presses it, and the run goes on to a PR.
+//   - approval (tmux and live, no auto_approve; claude and gemini): each permission dialog (live: each
+//     permission request of the protocol) goes to the issue, the human answers with the option's number, ace
+//     presses it (live: allows it in the same turn), and the run goes on to a PR.
+//
+// live: one conversation over the CLI's own protocol, held in the run's tmux session (pkg/livehost).
 func TestRealCLIs(t *testing.T) {
 	for _, c := range realcli.PinnedAll(t) {
 		cli := c.Name
-		for _, runner := range []string{"tmux", "exec"} {
+		for _, runner := range []string{"tmux", "exec", "live"} {
 			for _, kind := range []string{"fix", "question", "approval"} {
 				if kind == "approval" && (runner == "exec" || cli == "codex") {
 					// exec: no dialogs, the headless flags decide. codex (on-request, workspace-write sandbox)
@@ -79,15 +82,16 @@ func runRealCase(t *testing.T, c realcli.CLI, runner, kind string) {
 	start := time.Now()
 	cli := c.Name
 	toml := testPrices + fmt.Sprintf("\n[agent]\ndefault = %q\n\n[agents.%s]\n", cli, cli)
-	if runner == "exec" {
-		toml += "runner = \"exec\"\n"
-	} else if kind != "approval" {
+	if runner != "tmux" {
+		toml += fmt.Sprintf("runner = %q\n", runner)
+	}
+	if runner != "exec" && kind != "approval" {
 		toml += "auto_approve = true\n"
 	}
 	// The model reads its task with the CLI's own file tool, as models do first (gemini's read_file reads it
 	// because ace's excludes are in core.excludesFile, which only git reads: pkg/workspace/exclude.go).
 	turns := []modelserver.Turn{modelserver.ReadFile("ACE_TASK.md")}
-	menu := cli == "claude" && runner == "tmux" // a question tool the human answers on the issue
+	menu := cli == "claude" && runner != "exec" // a question tool the human answers on the issue
 	answer := realAnswer
 	if kind == "question" {
 		if menu {
@@ -194,8 +198,17 @@ func runRealCase(t *testing.T, c realcli.CLI, runner, kind string) {
 	if strings.Contains(ev, "nudge") || strings.Contains(ev, "restart") {
 		t.Errorf("the run needed a nudge or a restart:\n%s", ev)
 	}
-	if runner == "tmux" {
+	switch runner {
+	case "tmux":
 		checkSessionUsage(t, w, r, prs[0].Body)
+	case "live":
+		// Each turn's usage comes from the protocol's own report at the turn's end.
+		if u := r.State.Usage; u == nil || u.InputTokens+u.CacheReadTokens == 0 || u.OutputTokens == 0 {
+			t.Errorf("usage %+v: want the live turns' reported tokens\n%s", u, w.report(r))
+		}
+		if !strings.Contains(ev, "turn ended: completed") {
+			t.Errorf("no turn's end is in the run's events:\n%s", ev)
+		}
 	}
 }
 

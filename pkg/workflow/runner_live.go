@@ -1,0 +1,273 @@
+package workflow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/aceworks/ace/pkg/livehost"
+	"github.com/aceworks/ace/pkg/store"
+)
+
+// The live runner (agents.X.runner = "live") holds one long-lived conversation per run over the CLI's own
+// structured protocol (pkg/live: claude's stream-json control protocol, codex's app-server, gemini's ACP). The
+// conversation lives in a host (`ace __live`, pkg/livehost) that runs in the run's tmux session: the pane shows
+// the conversation as it goes and takes lines a human types, `ace attach` and `ace peek` work as for a tmux run,
+// and the host outlives a restart of ace. ace talks to the host over its control socket (a user message, the
+// answer to a permission or a question) and reads its transcript (turns ended with their usage, limits, what waits
+// for an answer). A CLI whose protocol handshake fails falls back to the tmux runner.
+
+// liveRunner drives live runs; their tmux sessions are the tmux runner's.
+type liveRunner struct{ e *Engine }
+
+func (*liveRunner) Name() string { return runnerLive }
+
+func (*liveRunner) Where(r *store.Run) string {
+	if r.Session == "" {
+		return "live, no conversation yet"
+	}
+	return "live conversation in tmux session " + r.Session
+}
+
+func (*liveRunner) Session(r *store.Run) string {
+	if r.Session == "" {
+		return "-"
+	}
+	return r.Session
+}
+
+func (*liveRunner) Watch(r *store.Run) string { return fmt.Sprintf("ace attach %d", r.Issue) }
+
+func (*liveRunner) HasScreen() bool { return true }
+
+func (*liveRunner) Delivery() string { return "sent as a message of the live conversation" }
+
+// liveFiles names a live run's host files: its spec and control socket under run/live, its transcript under
+// logs/live (kept after the run, like the tmux logs).
+func (l *liveRunner) liveFiles(r *store.Run) (spec, socket, transcript string) {
+	name := execName(r)
+	run := filepath.Join(l.e.o.Root, "run", "live")
+	return filepath.Join(run, name+".json"), filepath.Join(run, name+".sock"),
+		filepath.Join(l.e.o.Root, "logs", "live", name+".jsonl")
+}
+
+func (l *liveRunner) client(r *store.Run) *livehost.Client {
+	_, socket, _ := l.liveFiles(r)
+	return livehost.Dial(socket)
+}
+
+// Start opens the run's tmux session with the live host in it, or re-attaches to the one a previous ace left.
+func (l *liveRunner) Start(ctx context.Context, r *store.Run) (Result, error) {
+	e := l.e
+	name, err := e.tmux.sessionName(ctx, r)
+	if err != nil {
+		return Result{}, err
+	}
+	pane, found, err := e.tmux.pane(ctx, name)
+	if err != nil {
+		return Result{}, err
+	}
+	if found && !pane.Dead {
+		r.Session = name
+		e.event(ctx, r, "session", "re-attached to the live conversation in "+name)
+	} else if err := l.launch(ctx, r, name, found); err != nil {
+		return Result{}, err
+	}
+	if r.State.PromptDelivered {
+		return Goto(StepMonitor), nil
+	}
+	return Goto(StepDeliver), nil
+}
+
+// launch starts the live host in session name (respawn: in its dead pane), continuing the run's conversation
+// when it has one (r.AgentSessionID).
+func (l *liveRunner) launch(ctx context.Context, r *store.Run, name string, respawn bool) error {
+	e := l.e
+	prof, err := e.agent.profile(r)
+	if err != nil {
+		return err
+	}
+	argv, err := prof.LiveArgv(e.agent.vars(r, prof))
+	if err != nil {
+		return Terminal(err)
+	}
+	if err := checkExecutable(argv[0], r.Workdir, prof); err != nil {
+		return Terminal(err)
+	}
+	ts, err := e.tmux.sessionSpec(ctx, r, prof, name, false)
+	if err != nil {
+		return err
+	}
+	specPath, socket, transcriptPath := l.liveFiles(r)
+	spec := livehost.Spec{Agent: prof.Name, Argv: argv, Dir: r.Workdir, Resume: r.AgentSessionID,
+		AutoApprove: prof.AutoApprove, Transcript: transcriptPath, Socket: socket}
+	for name := range ts.Secrets {
+		spec.SecretNames = append(spec.SecretNames, name) // the host keeps their values out of what it writes
+	}
+	sort.Strings(spec.SecretNames)
+	if err := os.MkdirAll(filepath.Dir(specPath), 0o700); err != nil {
+		return fmt.Errorf("live host's directory: %w", err)
+	}
+	if err := livehost.WriteSpec(specPath, spec); err != nil {
+		return fmt.Errorf("write the live host's spec: %w", err)
+	}
+	ts.Argv = append(append([]string(nil), e.o.LiveHost...), specPath)
+	verb := "started a live conversation of"
+	if r.AgentSessionID != "" {
+		verb = "resumed the live conversation of"
+	}
+	return e.tmux.open(ctx, r, prof, ts, respawn, verb)
+}
+
+// Deliver sends the task (or, after a restart, the resume prompt) once the host answers on its socket. A host
+// that does not come up within tmux.startup_timeout goes to a human with its screen; one whose CLI failed the
+// protocol's handshake gives the run to the tmux runner.
+func (l *liveRunner) Deliver(ctx context.Context, r *store.Run) (Result, error) {
+	e := l.e
+	if r.State.PromptDelivered {
+		return Goto(StepMonitor), nil
+	}
+	if r.State.DeliverSince.IsZero() {
+		r.State.DeliverSince = e.o.Now()
+	}
+	if res, ok, err := l.readTranscript(ctx, r); ok || err != nil {
+		return res, err
+	}
+	poll := deliverPoll(e.cfg.Monitor.Interval.Duration)
+	if _, err := l.client(r).Status(ctx); errors.Is(err, livehost.ErrNotRunning) {
+		if pane, found, perr := e.tmux.pane(ctx, r.Session); perr == nil && (!found || pane.Dead) {
+			e.event(ctx, r, "agent-exited", "the live host exited before it took the prompt")
+			return Goto(StepMonitor), nil // the monitor decides: restart or give up
+		}
+		if e.since(r.State.DeliverSince) < e.cfg.Tmux.StartupTimeout.Duration {
+			return Stay(poll), nil
+		}
+		screen, _ := e.tmux.Screen(ctx, r, 0)
+		if err := e.humans.askHuman(ctx, r, fmt.Sprintf("The live conversation did not start within %s (tmux.startup_timeout).",
+			e.cfg.Tmux.StartupTimeout.Duration), screen); err != nil {
+			return Result{}, err
+		}
+		return toHuman(), nil
+	} else if err != nil {
+		return Result{}, err
+	}
+	if err := l.client(r).Send(ctx, e.prompts.promptText(r)); err != nil {
+		return Result{}, fmt.Errorf("send the prompt to the live conversation: %w", err)
+	}
+	r.State.PromptDelivered, r.State.Resume, r.State.DeliverSince = true, false, time.Time{}
+	r.State.MonitorSince = e.o.Now()
+	e.event(ctx, r, "prompt", "prompt sent to the live conversation")
+	return Goto(StepMonitor), nil
+}
+
+// Busy: a running turn with nothing waiting for an answer is left alone (its records are read as they come).
+func (l *liveRunner) Busy(ctx context.Context, r *store.Run) (Result, bool, error) {
+	if res, ok, err := l.readTranscript(ctx, r); ok || err != nil {
+		return res, true, err
+	}
+	st, err := l.client(r).Status(ctx)
+	if err != nil || !st.Busy || len(st.Pending) > 0 {
+		return Result{}, false, nil
+	}
+	return Stay(l.e.cfg.Monitor.Interval.Duration), true, nil
+}
+
+// Type answers what the conversation waits for — a permission (yes or no), a question (an option's number or
+// words, or free text) — or else sends text as a user message.
+func (l *liveRunner) Type(ctx context.Context, r *store.Run, text string) error {
+	c := l.client(r)
+	st, err := c.Status(ctx)
+	if err != nil {
+		return fmt.Errorf("the live conversation: %w", err)
+	}
+	if len(st.Pending) > 0 {
+		p := st.Pending[0]
+		if p.Kind == livehost.KindPermission {
+			allow, ok := yesNo(text)
+			if ok {
+				return c.Allow(ctx, p.ID, allow)
+			}
+			// Not a yes or a no: the permission is refused and the words go to the agent.
+			if err := c.Allow(ctx, p.ID, false); err != nil {
+				return err
+			}
+			return c.Send(ctx, text)
+		}
+		return c.Answer(ctx, p.ID, text)
+	}
+	return c.Send(ctx, text)
+}
+
+// Queue: text sent to a live conversation needs no keeping.
+func (*liveRunner) Queue(*store.Run, string) {}
+
+// FollowUp sends the round's prompt to the conversation; a host gone between rounds (a released run) is started
+// again in the same conversation and told what the round is about (deliver_prompt's resume prompt).
+func (l *liveRunner) FollowUp(ctx context.Context, r *store.Run, prompt, delivered string) (Result, error) {
+	e := l.e
+	if _, err := l.client(r).Status(ctx); err == nil {
+		if err := l.client(r).Send(ctx, prompt); err != nil {
+			return Result{}, fmt.Errorf("send the follow-up round: %w", err)
+		}
+		e.event(ctx, r, "prompt", delivered)
+		return Goto(StepMonitor), nil
+	}
+	if err := l.restart(ctx, r); err != nil {
+		return Result{}, err
+	}
+	if r.State.Follow != nil {
+		r.State.Follow.ConversationOn = ""
+	}
+	r.State.PromptDelivered, r.State.Resume = false, true
+	return Goto(StepDeliver), nil
+}
+
+// restart starts the host again in the run's session, in the same conversation.
+func (l *liveRunner) restart(ctx context.Context, r *store.Run) error {
+	e := l.e
+	e.tmux.forget(r.ID)
+	name, err := e.tmux.sessionName(ctx, r)
+	if err != nil {
+		return err
+	}
+	_, found, err := e.tmux.pane(ctx, name)
+	if err != nil {
+		return err
+	}
+	return l.launch(ctx, r, name, found)
+}
+
+// Continue sends msg after a usage limit.
+func (l *liveRunner) Continue(ctx context.Context, r *store.Run, msg string) error {
+	if _, err := l.client(r).Status(ctx); err != nil {
+		if err := l.restart(ctx, r); err != nil {
+			return err
+		}
+		r.State.PromptDelivered, r.State.Resume = false, true // deliver_prompt says where the task stands
+		return nil
+	}
+	return l.client(r).Send(ctx, msg)
+}
+
+// Stop ends the host's session: the host closes the conversation (which the CLI keeps for a resume).
+func (l *liveRunner) Stop(ctx context.Context, r *store.Run) error { return l.e.tmux.Stop(ctx, r) }
+
+// Live: text can go to the conversation while its host answers.
+func (l *liveRunner) Live(ctx context.Context, r *store.Run) error {
+	if _, err := l.client(r).Status(ctx); err != nil {
+		return fmt.Errorf("%s#%d (no live conversation: %v): %w", r.Repo, r.Issue, err, ErrNoSession)
+	}
+	return nil
+}
+
+// Screen is the host's pane: the conversation as it goes.
+func (l *liveRunner) Screen(ctx context.Context, r *store.Run, historyLines int) (string, error) {
+	return l.e.tmux.Screen(ctx, r, historyLines)
+}
+
+// Abandon: a host started by a lost visit is found again by its session's name (Start re-attaches to it).
+func (*liveRunner) Abandon(mine, fresh *store.Run) {}
