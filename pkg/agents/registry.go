@@ -27,6 +27,12 @@ func adapters() []*Adapter {
 	return []*Adapter{claude.Adapter(), codex.Adapter(), gemini.Adapter(), fakeAdapter()}
 }
 
+// AdapterOf is the built-in agent name's adapter: everything ace knows of its CLI.
+func AdapterOf(name string) (*Adapter, bool) {
+	a := adapterFor(name)
+	return a, a != nil
+}
+
 func adapterFor(name string) *Adapter {
 	for _, a := range adapters() {
 		if a.Name == name {

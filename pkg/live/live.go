@@ -191,3 +191,26 @@ func (TurnDone) event()   {}
 func (Limit) event()      {}
 func (Error) event()      {}
 func (Exit) event()       {}
+
+// MidTurn is how a CLI takes a message sent while a turn runs (see each adapter's Send): the live host's Busy
+// follows it.
+type MidTurn int
+
+// The ways a CLI takes a message sent mid-turn.
+const (
+	JoinsTurn MidTurn = iota // claude: the running turn reads it; no turn of its own follows
+	OneTurn                  // codex: every message queued meanwhile starts one next turn, together
+	TurnEach                 // gemini: each queued message is a turn of its own, one after another
+)
+
+// Starter is an adapter's start as the interface: a failed start returns a nil Conversation (not a nil *Conv in
+// a non-nil interface).
+func Starter[C Conversation](start func(context.Context, Options) (C, error)) func(context.Context, Options) (Conversation, error) {
+	return func(ctx context.Context, opts Options) (Conversation, error) {
+		c, err := start(ctx, opts)
+		if err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
+}

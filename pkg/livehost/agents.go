@@ -3,39 +3,21 @@ package livehost
 import (
 	"context"
 
+	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/live"
-	"github.com/aceworks/ace/pkg/live/claude"
-	"github.com/aceworks/ace/pkg/live/codex"
-	"github.com/aceworks/ace/pkg/live/gemini"
 )
 
-// How a CLI takes a message sent while a turn runs (see each adapter's Send): the host's Busy follows it.
-const (
-	joinsTurn = iota // claude: the running turn reads it; no turn of its own follows
-	oneTurn          // codex: every message queued meanwhile starts one next turn, together
-	turnEach         // gemini: each queued message is a turn of its own, one after another
-)
-
-// agent is one adapter of pkg/live.
+// agent is a CLI's live adapter, from its folder (pkg/agents/<cli>).
 type agent struct {
 	start   func(ctx context.Context, opts live.Options) (live.Conversation, error)
-	midTurn int
+	midTurn live.MidTurn
 }
 
-var agents = map[string]agent{
-	"claude": {start: adapt(claude.Start), midTurn: joinsTurn},
-	"codex":  {start: adapt(codex.Start), midTurn: oneTurn},
-	"gemini": {start: adapt(gemini.Start), midTurn: turnEach},
-}
-
-// adapt turns an adapter's Start into one returning the interface, and a failed start into a nil one (not a
-// nil *Conv in a non-nil interface).
-func adapt[C live.Conversation](start func(context.Context, live.Options) (C, error)) func(context.Context, live.Options) (live.Conversation, error) {
-	return func(ctx context.Context, opts live.Options) (live.Conversation, error) {
-		c, err := start(ctx, opts)
-		if err != nil {
-			return nil, err
-		}
-		return c, nil
+// agentNamed is the live adapter of the built-in agent name.
+func agentNamed(name string) (agent, bool) {
+	a, ok := agents.AdapterOf(name)
+	if !ok || a.Live == nil {
+		return agent{}, false
 	}
+	return agent{start: a.Live, midTurn: a.LiveMidTurn}, true
 }

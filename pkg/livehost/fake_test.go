@@ -17,11 +17,18 @@ import (
 
 // The test binary is also the programs the tmux tests' panes run: the env-file launcher and the live host.
 func TestMain(m *testing.M) {
-	agents["fake"] = agent{start: startFake, midTurn: oneTurn}
 	os.Exit(testkit.Main(m, nil, testkit.Commands(map[string]func([]string) int{
-		ChildArg:   Main,
+		ChildArg:   func(args []string) int { return mainWith(args, withFake) },
 		"__launch": tmuxops.LaunchMain,
 	})))
+}
+
+// withFake finds the built-in agents' live adapters, and "fake": the test's fake conversations.
+func withFake(name string) (agent, bool) {
+	if name == "fake" {
+		return agent{start: startFake, midTurn: live.OneTurn}, true
+	}
+	return agentNamed(name)
 }
 
 // fakes are the fake conversations of the running tests by working directory (each test has its own), or the
@@ -92,7 +99,9 @@ func startFakeHost(t *testing.T, autoApprove bool, startErr error) *fakeHost {
 	in, fh.typing = io.Pipe()
 	ctx, stop := context.WithCancelCause(context.Background())
 	fh.stop = stop
-	go func() { fh.code <- run(ctx, spec, in, fh.pane, false, nil) }()
+	go func() {
+		fh.code <- run(ctx, spec, agent{start: startFake, midTurn: live.OneTurn}, in, fh.pane, false, nil)
+	}()
 	t.Cleanup(func() {
 		stop(context.Canceled)
 		_ = fh.typing.Close()

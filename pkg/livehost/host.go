@@ -35,7 +35,7 @@ var errNotStarted = errors.New("livehost: the agent did not start")
 // host holds one conversation and what the runner and the human see of it.
 type host struct {
 	j           *journal
-	midTurn     int
+	midTurn     live.MidTurn
 	autoApprove bool
 
 	ready    chan struct{}     // closed once the conversation started, or failed to
@@ -319,9 +319,9 @@ func (h *host) turnDone(d live.TurnDone) {
 	h.turns++
 	h.pending = nil
 	switch {
-	case h.midTurn == joinsTurn:
+	case h.midTurn == live.JoinsTurn:
 		h.busy, h.queued = false, 0
-	case h.midTurn == oneTurn:
+	case h.midTurn == live.OneTurn:
 		h.busy, h.queued = h.queued > 0, 0
 	default:
 		h.busy = h.queued > 0

@@ -19,7 +19,10 @@ import (
 // It returns 0 once stopped by SIGTERM or SIGHUP (the conversation closed), 1 when the CLI exited by itself or
 // did not start, ExitHandshake when it does not speak its protocol, ExitUsage when nothing could be started.
 // Ctrl-C in the pane (SIGINT) interrupts the running turn, as it does in the CLIs' own terminal UIs.
-func Main(args []string) int {
+func Main(args []string) int { return mainWith(args, agentNamed) }
+
+// mainWith is Main with the agents it knows found by find (the tests add a fake one).
+func mainWith(args []string, find func(name string) (agent, bool)) int {
 	if len(args) != 1 {
 		fmt.Fprintln(os.Stderr, "usage: ace "+ChildArg+" SPECFILE")
 		return ExitUsage
@@ -27,6 +30,11 @@ func Main(args []string) int {
 	spec, err := ReadSpec(args[0])
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "ace:", err)
+		return ExitUsage
+	}
+	a, ok := find(spec.Agent)
+	if !ok {
+		fmt.Fprintf(os.Stderr, "ace: live spec %s: agent %q has no live mode (claude, codex and gemini have)\n", args[0], spec.Agent)
 		return ExitUsage
 	}
 	ctx, stop := context.WithCancelCause(context.Background())
@@ -41,11 +49,11 @@ func Main(args []string) int {
 	signal.Notify(interrupts, os.Interrupt)
 	_, noColor := os.LookupEnv("NO_COLOR")
 	color := !noColor && isatty.IsTerminal(os.Stdout.Fd())
-	return run(ctx, spec, os.Stdin, os.Stdout, color, interrupts)
+	return run(ctx, spec, a, os.Stdin, os.Stdout, color, interrupts)
 }
 
 // run is Main once the spec is read; ctx ends when the host is to stop (its cause says why).
-func run(ctx context.Context, spec Spec, in io.Reader, out io.Writer, color bool, interrupts <-chan os.Signal) int {
+func run(ctx context.Context, spec Spec, a agent, in io.Reader, out io.Writer, color bool, interrupts <-chan os.Signal) int {
 	redact := secrets.NewMaskingRedactor("[redacted]")
 	for _, name := range spec.SecretNames {
 		redact.Add(os.Getenv(name))
@@ -62,7 +70,6 @@ func run(ctx context.Context, spec Spec, in io.Reader, out io.Writer, color bool
 		return ExitUsage
 	}
 	defer ln.Close() // removes the socket
-	a := agents[spec.Agent]
 	h := newHost(j, a, spec.AutoApprove)
 	go h.serve(ctx, ln)
 	j.say(fmt.Sprintf("ace: starting %s in %s — type a message and press Enter to send it; Ctrl-C interrupts a turn", spec.Agent, spec.Dir))

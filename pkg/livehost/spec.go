@@ -65,9 +65,6 @@ func ReadSpec(path string) (Spec, error) {
 	if err := json.Unmarshal(b, &s); err != nil {
 		return s, fmt.Errorf("live spec %s: %w", path, err)
 	}
-	if _, ok := agents[s.Agent]; !ok {
-		return s, fmt.Errorf("live spec %s: unknown agent %q (want claude, codex or gemini)", path, s.Agent)
-	}
 	if len(s.Argv) == 0 || s.Transcript == "" || s.Socket == "" {
 		return s, errors.New("live spec " + path + ": argv, transcript and socket are required")
 	}

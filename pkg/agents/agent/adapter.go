@@ -1,12 +1,14 @@
 package agent
 
 import (
+	"context"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
 
 	"github.com/aceworks/ace/pkg/headless"
+	"github.com/aceworks/ace/pkg/live"
 )
 
 // Adapter is everything ace knows about one agent CLI: one per agent, in its folder (pkg/agents/<name>). The
@@ -41,6 +43,11 @@ type Adapter struct {
 	// Parser reads the stream of the headless command, the format Base names in HeadlessFormat; nil when the
 	// CLI has none.
 	Parser func() headless.Parser
+	// Live starts the CLI in its live protocol mode (pkg/live: one conversation over its own structured
+	// protocol); nil when ace speaks none of the CLI's. LiveMidTurn is how it takes a message sent while a turn
+	// runs (live.JoinsTurn, live.OneTurn, live.TurnEach).
+	Live        func(ctx context.Context, opts live.Options) (live.Conversation, error)
+	LiveMidTurn live.MidTurn
 	// ContextImport is how the CLI's context file imports another file: the prefix of a line naming it ("@" in
 	// claude's CLAUDE.md and gemini's GEMINI.md); "" when the file imports nothing.
 	ContextImport string

@@ -8,6 +8,7 @@ import (
 
 	"github.com/aceworks/ace/pkg/agents/agent"
 	"github.com/aceworks/ace/pkg/headless"
+	"github.com/aceworks/ace/pkg/live"
 )
 
 // Adapter is Claude Code (`claude`, npm @anthropic-ai/claude-code). Screens: pkg/agents/testdata/real/claude-2.1.197.
@@ -19,6 +20,7 @@ import (
 func Adapter() *agent.Adapter {
 	re := regexp.MustCompile
 	return &agent.Adapter{
+		Live: live.Starter(StartLive), LiveMidTurn: live.JoinsTurn,
 		Name: "claude", CLI: "claude", Package: "@anthropic-ai/claude-code",
 		Tested: agent.VersionRange{Oldest: "2.1.197", Newest: "2.1.331"},
 		SignIns: []agent.SignIn{

@@ -12,6 +12,7 @@ import (
 
 	"github.com/aceworks/ace/pkg/agents/agent"
 	"github.com/aceworks/ace/pkg/headless"
+	"github.com/aceworks/ace/pkg/live"
 )
 
 // Adapter is the Codex CLI (`codex`, npm @openai/codex), started through ace's codex-gh wrapper (it hands
@@ -29,6 +30,7 @@ import (
 func Adapter() *agent.Adapter {
 	re := regexp.MustCompile
 	return &agent.Adapter{
+		Live: live.Starter(StartLive), LiveMidTurn: live.OneTurn,
 		Name: "codex", CLI: "codex", Wrapper: "codex-gh", Package: "@openai/codex",
 		Tested: agent.VersionRange{Oldest: "0.169.0", Newest: "0.169.0"},
 		SignIns: []agent.SignIn{

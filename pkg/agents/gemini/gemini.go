@@ -10,6 +10,7 @@ import (
 
 	"github.com/aceworks/ace/pkg/agents/agent"
 	"github.com/aceworks/ace/pkg/headless"
+	"github.com/aceworks/ace/pkg/live"
 )
 
 // Adapter is the Gemini CLI (`gemini`, npm @google/gemini-cli). Screens: pkg/agents/testdata/real/gemini-0.61.0.
@@ -24,6 +25,7 @@ import (
 func Adapter() *agent.Adapter {
 	re := regexp.MustCompile
 	return &agent.Adapter{
+		Live: live.Starter(StartLive), LiveMidTurn: live.TurnEach,
 		Name: "gemini", CLI: "gemini", Package: "@google/gemini-cli",
 		Tested: agent.VersionRange{Oldest: "0.61.0", Newest: "0.61.0"},
 		SignIns: []agent.SignIn{

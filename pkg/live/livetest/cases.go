@@ -5,10 +5,10 @@ import (
 	"testing"
 
 	"github.com/aceworks/ace/internal/realcli"
+	"github.com/aceworks/ace/pkg/agents/claude"
+	"github.com/aceworks/ace/pkg/agents/codex"
+	"github.com/aceworks/ace/pkg/agents/gemini"
 	"github.com/aceworks/ace/pkg/live"
-	"github.com/aceworks/ace/pkg/live/claude"
-	"github.com/aceworks/ace/pkg/live/codex"
-	"github.com/aceworks/ace/pkg/live/gemini"
 	"github.com/aceworks/ace/pkg/modelserver"
 )
 
@@ -24,7 +24,7 @@ var (
 			h.Setenv("CLAUDE_CODE_OAUTH_TOKEN", modelserver.OAuthToken)
 		},
 		Start: func(ctx context.Context, opts live.Options) (live.Conversation, error) {
-			return claude.Start(ctx, opts)
+			return claude.StartLive(ctx, opts)
 		},
 	}
 	Codex = Case{
@@ -34,7 +34,7 @@ var (
 			return []string{bin, "-c", `approval_policy="on-request"`, "-c", `sandbox_mode="read-only"`}
 		},
 		Start: func(ctx context.Context, opts live.Options) (live.Conversation, error) {
-			return codex.Start(ctx, opts)
+			return codex.StartLive(ctx, opts)
 		},
 	}
 	Gemini = Case{
@@ -44,7 +44,7 @@ var (
 		// A fresh HOME trusts no folder: without trust gemini refuses to run headless (exit 55).
 		Home: func(t *testing.T, h *realcli.Home) { h.Setenv("GEMINI_CLI_TRUST_WORKSPACE", "true") },
 		Start: func(ctx context.Context, opts live.Options) (live.Conversation, error) {
-			return gemini.Start(ctx, opts)
+			return gemini.StartLive(ctx, opts)
 		},
 		PromptOnly: true,
 	}

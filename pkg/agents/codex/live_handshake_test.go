@@ -1,4 +1,4 @@
-package gemini_test
+package codex_test
 
 import (
 	"context"
@@ -7,11 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aceworks/ace/pkg/agents/codex"
 	"github.com/aceworks/ace/pkg/live"
-	"github.com/aceworks/ace/pkg/live/gemini"
 )
 
-// A program that is not the CLI in its protocol mode fails Start with ErrHandshake, whether it exits at once or
+// A program that is not the CLI in its protocol mode fails StartLive with ErrHandshake, whether it exits at once or
 // never answers, and is ended.
 func TestStartWithoutTheProtocol(t *testing.T) {
 	old := live.Grace
@@ -25,7 +25,7 @@ func TestStartWithoutTheProtocol(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 			defer cancel()
 			start := time.Now()
-			_, err := gemini.Start(ctx, live.Options{Argv: argv, Env: os.Environ(), Dir: t.TempDir()})
+			_, err := codex.StartLive(ctx, live.Options{Argv: argv, Env: os.Environ(), Dir: t.TempDir()})
 			if !errors.Is(err, live.ErrHandshake) {
 				t.Fatalf("Start = %v, want ErrHandshake", err)
 			}

@@ -19,17 +19,17 @@ import (
 	"github.com/aceworks/ace/pkg/live"
 )
 
-// Flag puts gemini in ACP mode (0.61 still accepts the older --experimental-acp, deprecated).
-const Flag = "--acp"
+// LiveFlag puts gemini in ACP mode (0.61 still accepts the older --experimental-acp, deprecated).
+const LiveFlag = "--acp"
 
 // ProtocolVersion is the ACP version ace speaks.
 const ProtocolVersion = 1
 
-// HandshakeTimeout bounds initialize and session/new when the caller's context has no deadline.
-var HandshakeTimeout = 90 * time.Second
+// LiveHandshakeTimeout bounds initialize and session/new when the caller's context has no deadline.
+var LiveHandshakeTimeout = 90 * time.Second
 
-// Conv is one gemini process holding one ACP session.
-type Conv struct {
+// LiveConv is one gemini process holding one ACP session.
+type LiveConv struct {
 	proc    *live.Proc
 	conn    *live.Conn
 	events  *live.Stream
@@ -50,22 +50,22 @@ type Conv struct {
 	open map[string]func()
 }
 
-var _ live.Conversation = (*Conv)(nil)
+var _ live.Conversation = (*LiveConv)(nil)
 
-// Start starts gemini --acp, initializes it and opens (or loads) a session in opts.Dir; ctx bounds that
+// StartLive starts gemini --acp, initializes it and opens (or loads) a session in opts.Dir; ctx bounds that
 // handshake, not the process (Close ends it).
-func Start(ctx context.Context, opts live.Options) (*Conv, error) {
-	proc, err := live.StartProc(opts, Flag)
+func StartLive(ctx context.Context, opts live.Options) (*LiveConv, error) {
+	proc, err := live.StartProc(opts, LiveFlag)
 	if err != nil {
 		return nil, err
 	}
 	life, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	c := &Conv{proc: proc, conn: live.NewConn(proc.WriteLine), events: live.NewStream(), life: life, cancel: cancel,
+	c := &LiveConv{proc: proc, conn: live.NewConn(proc.WriteLine), events: live.NewStream(), life: life, cancel: cancel,
 		seen: map[string]bool{}, open: map[string]func(){}}
 	go c.serve()
 	if _, ok := ctx.Deadline(); !ok {
 		var stop context.CancelFunc
-		ctx, stop = context.WithTimeout(ctx, HandshakeTimeout)
+		ctx, stop = context.WithTimeout(ctx, LiveHandshakeTimeout)
 		defer stop()
 	}
 	if err := c.handshake(ctx, opts); err != nil {
@@ -75,7 +75,7 @@ func Start(ctx context.Context, opts live.Options) (*Conv, error) {
 	return c, nil
 }
 
-func (c *Conv) handshake(ctx context.Context, opts live.Options) error {
+func (c *LiveConv) handshake(ctx context.Context, opts live.Options) error {
 	var init struct {
 		ProtocolVersion int `json:"protocolVersion"`
 	}
@@ -107,7 +107,7 @@ func (c *Conv) handshake(ctx context.Context, opts live.Options) error {
 
 // load opens the session opts.Resume with session/load. gemini replays the session's history as updates, most
 // of them after its response: they are dropped until the replay has been quiet for ReplayQuiet.
-func (c *Conv) load(ctx context.Context, opts live.Options) error {
+func (c *LiveConv) load(ctx context.Context, opts live.Options) error {
 	if err := sameMinute(ctx, opts.Env, opts.Resume); err != nil {
 		return err
 	}
@@ -181,17 +181,17 @@ func envValue(env []string, key string) string {
 }
 
 // Events implements live.Conversation.
-func (c *Conv) Events() <-chan live.Event { return c.events.Events() }
+func (c *LiveConv) Events() <-chan live.Event { return c.events.Events() }
 
 // SessionID implements live.Conversation (session/load; `gemini --resume` lists it too).
-func (c *Conv) SessionID() string { return c.session }
+func (c *LiveConv) SessionID() string { return c.session }
 
 // PID is the gemini process's ID.
-func (c *Conv) PID() int { return c.proc.PID() }
+func (c *LiveConv) PID() int { return c.proc.PID() }
 
 // Send queues text as the next prompt. gemini cancels a running prompt when another arrives, so a message sent
 // mid-turn waits here for the turn to end, and prompts go one at a time.
-func (c *Conv) Send(ctx context.Context, text string) error {
+func (c *LiveConv) Send(ctx context.Context, text string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -212,7 +212,7 @@ func (c *Conv) Send(ctx context.Context, text string) error {
 
 // Interrupt sends session/cancel: the running prompt ends with stop reason "cancelled"; queued ones follow.
 // As ACP requires, permission requests still open are then answered "cancelled": gemini waits for them.
-func (c *Conv) Interrupt(ctx context.Context) error {
+func (c *LiveConv) Interrupt(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -230,7 +230,7 @@ func (c *Conv) Interrupt(ctx context.Context) error {
 }
 
 // Close implements live.Conversation.
-func (c *Conv) Close() error {
+func (c *LiveConv) Close() error {
 	c.cancel()
 	err := c.proc.Stop()
 	c.events.Abandon()
@@ -250,7 +250,7 @@ type promptResult struct {
 }
 
 // prompts sends the queued prompts one at a time, each turn ending with its response.
-func (c *Conv) prompts() {
+func (c *LiveConv) prompts() {
 	for {
 		c.mu.Lock()
 		if len(c.queue) == 0 || c.life.Err() != nil {
@@ -293,7 +293,7 @@ func (c *Conv) prompts() {
 	}
 }
 
-func (c *Conv) serve() {
+func (c *LiveConv) serve() {
 	_ = c.conn.Serve(c.proc.Stdout(), c.handle, nil)
 	werr := c.proc.Wait()
 	if werr != nil {
@@ -332,7 +332,7 @@ type update struct {
 }
 
 // handle runs on the reader goroutine, in the order gemini wrote.
-func (c *Conv) handle(m live.Incoming) {
+func (c *LiveConv) handle(m live.Incoming) {
 	switch m.Method {
 	case "session/update":
 		var p struct {
@@ -365,7 +365,7 @@ func (c *Conv) handle(m live.Incoming) {
 	}
 }
 
-func (c *Conv) update(raw json.RawMessage) {
+func (c *LiveConv) update(raw json.RawMessage) {
 	var u update
 	_ = json.Unmarshal(raw, &u)
 	c.mu.Lock()
@@ -403,7 +403,7 @@ func (c *Conv) update(raw json.RawMessage) {
 
 // announceLocked emits a ToolCall the first time a call shows up: as a tool_call update, or only in a permission
 // request (a call that needs permission is announced by the request, not by a tool_call update).
-func (c *Conv) announceLocked(tc toolCall) {
+func (c *LiveConv) announceLocked(tc toolCall) {
 	c.flushLocked()
 	if tc.ToolCallID == "" || c.seen[tc.ToolCallID] {
 		return
@@ -413,7 +413,7 @@ func (c *Conv) announceLocked(tc toolCall) {
 }
 
 // flushLocked emits the message text gathered from chunks so far.
-func (c *Conv) flushLocked() {
+func (c *LiveConv) flushLocked() {
 	if c.text.Len() > 0 {
 		c.events.Emit(live.Text{Text: c.text.String()})
 		c.text.Reset()

@@ -22,8 +22,8 @@ import (
 	"github.com/aceworks/ace/pkg/live"
 )
 
-// Subcommand puts codex in its JSON-RPC mode; it is appended to Options.Argv, after the global flags.
-const Subcommand = "app-server"
+// LiveSubcommand puts codex in its JSON-RPC mode; it is appended to Options.Argv, after the global flags.
+const LiveSubcommand = "app-server"
 
 // ClientName and ClientVersion introduce ace in initialize (codex puts them in its user agent).
 var (
@@ -31,11 +31,11 @@ var (
 	ClientVersion = "0.1.0"
 )
 
-// HandshakeTimeout bounds initialize and thread/start when the caller's context has no deadline.
-var HandshakeTimeout = 60 * time.Second
+// LiveHandshakeTimeout bounds initialize and thread/start when the caller's context has no deadline.
+var LiveHandshakeTimeout = 60 * time.Second
 
-// Conv is one codex app-server holding one thread.
-type Conv struct {
+// LiveConv is one codex app-server holding one thread.
+type LiveConv struct {
 	proc   *live.Proc
 	conn   *live.Conn
 	events *live.Stream
@@ -49,27 +49,27 @@ type Conv struct {
 	busy      bool                // a turn was started and has not completed
 	queue     []string            // messages sent while busy, for the next turn
 	active    string              // the running turn's ID, empty when idle
-	total     tokens              // the thread's usage so far (thread/tokenUsage/updated)
-	turnStart tokens              // total when the running turn started
+	total     liveTokens          // the thread's usage so far (thread/tokenUsage/updated)
+	turnStart liveTokens          // total when the running turn started
 	changes   map[string][]string // file paths of fileChange items, by item ID, for their approvals
 }
 
-var _ live.Conversation = (*Conv)(nil)
+var _ live.Conversation = (*LiveConv)(nil)
 
-// Start starts codex app-server, initializes it and starts (or resumes) a thread in opts.Dir; ctx bounds that
+// StartLive starts codex app-server, initializes it and starts (or resumes) a thread in opts.Dir; ctx bounds that
 // handshake, not the process (Close ends it).
-func Start(ctx context.Context, opts live.Options) (*Conv, error) {
-	proc, err := live.StartProc(opts, Subcommand)
+func StartLive(ctx context.Context, opts live.Options) (*LiveConv, error) {
+	proc, err := live.StartProc(opts, LiveSubcommand)
 	if err != nil {
 		return nil, err
 	}
 	life, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	c := &Conv{proc: proc, conn: live.NewConn(proc.WriteLine), events: live.NewStream(), changes: map[string][]string{},
+	c := &LiveConv{proc: proc, conn: live.NewConn(proc.WriteLine), events: live.NewStream(), changes: map[string][]string{},
 		life: life, cancel: cancel}
 	go c.serve()
 	if _, ok := ctx.Deadline(); !ok {
 		var stop context.CancelFunc
-		ctx, stop = context.WithTimeout(ctx, HandshakeTimeout)
+		ctx, stop = context.WithTimeout(ctx, LiveHandshakeTimeout)
 		defer stop()
 	}
 	if err := c.handshake(ctx, opts); err != nil {
@@ -79,7 +79,7 @@ func Start(ctx context.Context, opts live.Options) (*Conv, error) {
 	return c, nil
 }
 
-func (c *Conv) handshake(ctx context.Context, opts live.Options) error {
+func (c *LiveConv) handshake(ctx context.Context, opts live.Options) error {
 	if err := c.conn.Call(ctx, "initialize", map[string]any{
 		"clientInfo": map[string]any{"name": ClientName, "title": ClientName, "version": ClientVersion},
 	}, nil); err != nil {
@@ -109,19 +109,19 @@ func (c *Conv) handshake(ctx context.Context, opts live.Options) error {
 }
 
 // Events implements live.Conversation.
-func (c *Conv) Events() <-chan live.Event { return c.events.Events() }
+func (c *LiveConv) Events() <-chan live.Event { return c.events.Events() }
 
 // SessionID is the thread ID (thread/resume, `codex resume <id>`).
-func (c *Conv) SessionID() string { return c.thread }
+func (c *LiveConv) SessionID() string { return c.thread }
 
 // PID is the app-server's process ID.
-func (c *Conv) PID() int { return c.proc.PID() }
+func (c *LiveConv) PID() int { return c.proc.PID() }
 
 // Send starts a turn with text, or queues it while a turn runs: the queued messages start the next turn
 // together when this one completes. codex could steer the running turn instead (turn/steer), but in 0.169 a
 // steer sent while an approval was pending let the turn complete before the approved patch was applied
 // (item/completed for the fileChange after turn/completed), so ace would see the turn end before its change.
-func (c *Conv) Send(ctx context.Context, text string) error {
+func (c *LiveConv) Send(ctx context.Context, text string) error {
 	c.mu.Lock()
 	if c.busy {
 		c.queue = append(c.queue, text)
@@ -134,7 +134,7 @@ func (c *Conv) Send(ctx context.Context, text string) error {
 }
 
 // startTurn starts a turn whose input is texts, in order.
-func (c *Conv) startTurn(ctx context.Context, texts []string) error {
+func (c *LiveConv) startTurn(ctx context.Context, texts []string) error {
 	input := make([]any, len(texts))
 	for i, t := range texts {
 		input[i] = map[string]any{"type": "text", "text": t, "text_elements": []any{}}
@@ -149,7 +149,7 @@ func (c *Conv) startTurn(ctx context.Context, texts []string) error {
 }
 
 // Interrupt implements live.Conversation (turn/interrupt); the turn completes with status "interrupted".
-func (c *Conv) Interrupt(ctx context.Context) error {
+func (c *LiveConv) Interrupt(ctx context.Context) error {
 	c.mu.Lock()
 	active := c.active
 	c.mu.Unlock()
@@ -163,14 +163,14 @@ func (c *Conv) Interrupt(ctx context.Context) error {
 }
 
 // Close implements live.Conversation; codex app-server exits when its stdin closes.
-func (c *Conv) Close() error {
+func (c *LiveConv) Close() error {
 	c.cancel()
 	err := c.proc.Stop()
 	c.events.Abandon()
 	return err
 }
 
-func (c *Conv) serve() {
+func (c *LiveConv) serve() {
 	_ = c.conn.Serve(c.proc.Stdout(), c.handle, nil)
 	werr := c.proc.Wait()
 	if werr != nil {
@@ -180,16 +180,16 @@ func (c *Conv) serve() {
 	c.events.End()
 }
 
-// tokens is codex's TokenUsageBreakdown; inputTokens includes the cached ones.
-type tokens struct {
+// liveTokens is codex's TokenUsageBreakdown; inputTokens includes the cached ones.
+type liveTokens struct {
 	InputTokens       int64 `json:"inputTokens"`
 	CachedInputTokens int64 `json:"cachedInputTokens"`
 	CacheWriteTokens  int64 `json:"cacheWriteInputTokens"`
 	OutputTokens      int64 `json:"outputTokens"`
 }
 
-func (t tokens) minus(u tokens) tokens {
-	return tokens{t.InputTokens - u.InputTokens, t.CachedInputTokens - u.CachedInputTokens,
+func (t liveTokens) minus(u liveTokens) liveTokens {
+	return liveTokens{t.InputTokens - u.InputTokens, t.CachedInputTokens - u.CachedInputTokens,
 		t.CacheWriteTokens - u.CacheWriteTokens, t.OutputTokens - u.OutputTokens}
 }
 
@@ -198,7 +198,7 @@ type turnError struct {
 	CodexErrorInfo json.RawMessage `json:"codexErrorInfo"` // a string, or an object for HTTP failures
 }
 
-type item struct {
+type liveItem struct {
 	Type             string `json:"type"`
 	ID               string `json:"id"`
 	Text             string `json:"text"`
@@ -223,9 +223,9 @@ type params struct {
 		Status string     `json:"status"`
 		Error  *turnError `json:"error"`
 	} `json:"turn"`
-	Item       item `json:"item"`
+	Item       liveItem `json:"item"`
 	TokenUsage struct {
-		Total tokens `json:"total"`
+		Total liveTokens `json:"total"`
 	} `json:"tokenUsage"`
 	Error     turnError `json:"error"`
 	WillRetry bool      `json:"willRetry"`
@@ -246,7 +246,7 @@ type params struct {
 }
 
 // handle runs on the reader goroutine, in the order codex wrote.
-func (c *Conv) handle(m live.Incoming) {
+func (c *LiveConv) handle(m live.Incoming) {
 	var p params
 	_ = json.Unmarshal(m.Params, &p)
 	switch m.Method {
@@ -301,7 +301,7 @@ func (c *Conv) handle(m live.Incoming) {
 	}
 }
 
-func (c *Conv) turnCompleted(p params) {
+func (c *LiveConv) turnCompleted(p params) {
 	c.mu.Lock()
 	used := c.total.minus(c.turnStart)
 	c.turnStart = c.total
@@ -332,7 +332,7 @@ func (c *Conv) turnCompleted(p params) {
 	}
 }
 
-func (c *Conv) itemStarted(it item) {
+func (c *LiveConv) itemStarted(it liveItem) {
 	switch it.Type {
 	case "commandExecution":
 		c.events.Emit(live.ToolCall{ID: it.ID, Name: "shell", Input: it.Command})
@@ -352,7 +352,7 @@ func (c *Conv) itemStarted(it item) {
 	}
 }
 
-func (c *Conv) itemCompleted(it item) {
+func (c *LiveConv) itemCompleted(it liveItem) {
 	switch it.Type {
 	case "agentMessage":
 		if it.Text != "" {
@@ -378,7 +378,7 @@ func (c *Conv) itemCompleted(it item) {
 }
 
 // permission is an approval request as a Permission; the decision values differ between codex's v2 and v1 APIs.
-func (c *Conv) permission(m live.Incoming, id, tool, reason, input, accept, decline string) live.Permission {
+func (c *LiveConv) permission(m live.Incoming, id, tool, reason, input, accept, decline string) live.Permission {
 	var once sync.Once
 	return live.NewPermission(id, tool, reason, input, func(_ context.Context, allow bool, _ string) error {
 		err := errors.New("codex: already answered")
@@ -394,7 +394,7 @@ func (c *Conv) permission(m live.Incoming, id, tool, reason, input, accept, decl
 }
 
 // question is request_user_input as a Question; each answer goes back under its question's ID.
-func (c *Conv) question(m live.Incoming, p params) live.Question {
+func (c *LiveConv) question(m live.Incoming, p params) live.Question {
 	asks := make([]live.Ask, len(p.Questions))
 	for i, q := range p.Questions {
 		asks[i] = live.Ask{Header: q.Header, Text: q.Question}

@@ -20,16 +20,16 @@ import (
 	"github.com/aceworks/ace/pkg/live"
 )
 
-// Flags put claude in its streaming protocol mode. --permission-prompt-tool stdio sends every permission
+// LiveFlags put claude in its streaming protocol mode. --permission-prompt-tool stdio sends every permission
 // prompt to ace as a control request; without it claude denies what it would ask a human about.
-var Flags = []string{"-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose",
+var LiveFlags = []string{"-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose",
 	"--permission-prompt-tool", "stdio"}
 
-// HandshakeTimeout bounds the initialize control request when the caller's context has no deadline.
-var HandshakeTimeout = 60 * time.Second
+// LiveHandshakeTimeout bounds the initialize control request when the caller's context has no deadline.
+var LiveHandshakeTimeout = 60 * time.Second
 
-// Conv is one claude process holding one session.
-type Conv struct {
+// LiveConv is one claude process holding one session.
+type LiveConv struct {
 	proc      *live.Proc
 	events    *live.Stream
 	sessionID string
@@ -43,14 +43,14 @@ type Conv struct {
 	active, interrupted bool
 }
 
-var _ live.Conversation = (*Conv)(nil)
+var _ live.Conversation = (*LiveConv)(nil)
 
-// Start starts claude and completes the initialize control request, which proves the protocol works; ctx bounds
+// StartLive starts claude and completes the initialize control request, which proves the protocol works; ctx bounds
 // that handshake, not the process (Close ends it). The session ID is chosen here (--session-id) so that it is
 // known before the first turn; with opts.Resume claude continues that session under the same ID.
-func Start(ctx context.Context, opts live.Options) (*Conv, error) {
-	c := &Conv{events: live.NewStream(), pending: map[string]chan controlResponse{}}
-	args := append([]string(nil), Flags...)
+func StartLive(ctx context.Context, opts live.Options) (*LiveConv, error) {
+	c := &LiveConv{events: live.NewStream(), pending: map[string]chan controlResponse{}}
+	args := append([]string(nil), LiveFlags...)
 	if opts.Resume != "" {
 		c.sessionID = opts.Resume
 		args = append(args, "--resume", opts.Resume)
@@ -66,7 +66,7 @@ func Start(ctx context.Context, opts live.Options) (*Conv, error) {
 	go c.read()
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, HandshakeTimeout)
+		ctx, cancel = context.WithTimeout(ctx, LiveHandshakeTimeout)
 		defer cancel()
 	}
 	if _, err := c.control(ctx, map[string]any{"subtype": "initialize"}); err != nil {
@@ -77,17 +77,17 @@ func Start(ctx context.Context, opts live.Options) (*Conv, error) {
 }
 
 // Events implements live.Conversation.
-func (c *Conv) Events() <-chan live.Event { return c.events.Events() }
+func (c *LiveConv) Events() <-chan live.Event { return c.events.Events() }
 
 // SessionID implements live.Conversation.
-func (c *Conv) SessionID() string { return c.sessionID }
+func (c *LiveConv) SessionID() string { return c.sessionID }
 
 // PID is the claude process's ID.
-func (c *Conv) PID() int { return c.proc.PID() }
+func (c *LiveConv) PID() int { return c.proc.PID() }
 
 // Send writes a user message. While a turn runs, claude adds it to that turn: the model's next request carries
 // it as "The user sent a new message while you were working" (seen in 2.1.197), and no turn of its own follows.
-func (c *Conv) Send(ctx context.Context, text string) error {
+func (c *LiveConv) Send(ctx context.Context, text string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -99,7 +99,7 @@ func (c *Conv) Send(ctx context.Context, text string) error {
 }
 
 // Interrupt sends the interrupt control request: the running turn ends with a result.
-func (c *Conv) Interrupt(ctx context.Context) error {
+func (c *LiveConv) Interrupt(ctx context.Context) error {
 	c.mu.Lock()
 	active := c.active
 	c.interrupted = active
@@ -112,13 +112,13 @@ func (c *Conv) Interrupt(ctx context.Context) error {
 }
 
 // Close implements live.Conversation.
-func (c *Conv) Close() error {
+func (c *LiveConv) Close() error {
 	err := c.proc.Stop()
 	c.events.Abandon()
 	return err
 }
 
-func (c *Conv) writeJSON(v any) error {
+func (c *LiveConv) writeJSON(v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("claude: encode: %w", err)
@@ -134,7 +134,7 @@ type controlResponse struct {
 }
 
 // control sends a control request of ours and waits for its response.
-func (c *Conv) control(ctx context.Context, request map[string]any) (json.RawMessage, error) {
+func (c *LiveConv) control(ctx context.Context, request map[string]any) (json.RawMessage, error) {
 	c.mu.Lock()
 	c.next++
 	id := fmt.Sprintf("ace-%d", c.next)
@@ -196,7 +196,7 @@ type line struct {
 	Error       string `json:"error"`
 }
 
-type block struct {
+type liveBlock struct {
 	Type      string          `json:"type"`
 	Text      string          `json:"text"`
 	ID        string          `json:"id"`
@@ -207,7 +207,7 @@ type block struct {
 	IsError   bool            `json:"is_error"`
 }
 
-func (c *Conv) read() {
+func (c *LiveConv) read() {
 	br := bufio.NewReaderSize(c.proc.Stdout(), 64<<10)
 	for {
 		b, err := br.ReadBytes('\n')
@@ -226,7 +226,7 @@ func (c *Conv) read() {
 	c.events.End()
 }
 
-func (c *Conv) handle(b []byte) {
+func (c *LiveConv) handle(b []byte) {
 	var m line
 	if err := json.Unmarshal(b, &m); err != nil {
 		return // not JSON: claude prints nothing else on stdout in this mode; a stray line is no event
@@ -285,7 +285,7 @@ func (c *Conv) handle(b []byte) {
 	}
 }
 
-func (c *Conv) setLimited() {
+func (c *LiveConv) setLimited() {
 	c.mu.Lock()
 	c.limited = true
 	c.mu.Unlock()
@@ -293,7 +293,7 @@ func (c *Conv) setLimited() {
 
 // result ends a turn. Its usage is the turn's own: the sum of the turn's model requests (side requests such as
 // the session title excluded), while modelUsage is cumulative.
-func (c *Conv) result(m line) {
+func (c *LiveConv) result(m line) {
 	c.mu.Lock()
 	limited, interrupted := c.limited, c.interrupted
 	c.limited, c.interrupted, c.active = false, false, false
@@ -331,7 +331,7 @@ type canUseTool struct {
 
 // controlRequest answers claude's control requests: can_use_tool becomes a Permission, or a Question for
 // AskUserQuestion; others (hook callbacks, MCP messages for SDK servers ace does not declare) get an error.
-func (c *Conv) controlRequest(id string, raw json.RawMessage) {
+func (c *LiveConv) controlRequest(id string, raw json.RawMessage) {
 	var r canUseTool
 	_ = json.Unmarshal(raw, &r)
 	if r.Subtype != "can_use_tool" {
@@ -366,7 +366,7 @@ func (c *Conv) controlRequest(id string, raw json.RawMessage) {
 
 // question turns AskUserQuestion's input into a Question; the answer allows the tool with the input plus
 // "answers" (question text → answer), which claude gives the model as the tool's result.
-func (c *Conv) question(id string, r canUseTool, once *sync.Once, answered error) (live.Question, bool) {
+func (c *LiveConv) question(id string, r canUseTool, once *sync.Once, answered error) (live.Question, bool) {
 	var in struct {
 		Questions []struct {
 			Question    string `json:"question"`
@@ -407,7 +407,7 @@ func (c *Conv) question(id string, r canUseTool, once *sync.Once, answered error
 }
 
 // respond answers claude's control request id with response, or with an error when errMsg is set.
-func (c *Conv) respond(id string, response any, errMsg string) error {
+func (c *LiveConv) respond(id string, response any, errMsg string) error {
 	r := map[string]any{"subtype": "success", "request_id": id, "response": response}
 	if errMsg != "" {
 		r = map[string]any{"subtype": "error", "request_id": id, "error": errMsg}
@@ -415,12 +415,12 @@ func (c *Conv) respond(id string, response any, errMsg string) error {
 	return c.writeJSON(map[string]any{"type": "control_response", "response": r})
 }
 
-func blocks(content json.RawMessage) []block {
+func blocks(content json.RawMessage) []liveBlock {
 	var s string
 	if json.Unmarshal(content, &s) == nil {
-		return []block{{Type: "text", Text: s}}
+		return []liveBlock{{Type: "text", Text: s}}
 	}
-	var bs []block
+	var bs []liveBlock
 	_ = json.Unmarshal(content, &bs)
 	return bs
 }
@@ -431,7 +431,7 @@ func textOf(raw json.RawMessage) string {
 	if json.Unmarshal(raw, &s) == nil {
 		return s
 	}
-	var bs []block
+	var bs []liveBlock
 	if json.Unmarshal(raw, &bs) == nil {
 		var parts []string
 		for _, b := range bs {
