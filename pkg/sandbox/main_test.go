@@ -26,7 +26,7 @@ func TestMain(m *testing.M) {
 		case "graceful":
 			os.Exit(gracefulMain())
 		case "fetch":
-			os.Exit(fetchMain())
+			os.Exit(fetchMain(os.Args[2:]))
 		case "exit":
 			os.Exit(exitMain(os.Args[2:]))
 		case "canary-sleeper":
