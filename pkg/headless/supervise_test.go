@@ -16,6 +16,7 @@ import (
 	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/fakeagent"
 	"github.com/aceworks/ace/pkg/headless"
+	"github.com/aceworks/ace/pkg/sandbox"
 	"github.com/aceworks/ace/pkg/usage"
 )
 
@@ -27,6 +28,8 @@ func TestMain(m *testing.M) {
 			os.Exit(headless.SupervisorMain(agents.Parsers(), os.Args[2:]))
 		case "demo-agent":
 			os.Exit(fakeagent.Main(os.Args[2:]))
+		case sandbox.ChildArg:
+			os.Exit(sandbox.BoxMain(os.Args[2:]))
 		}
 	}
 	os.Exit(m.Run())
