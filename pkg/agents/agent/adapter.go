@@ -44,6 +44,16 @@ type Adapter struct {
 	// ContextImport is how the CLI's context file imports another file: the prefix of a line naming it ("@" in
 	// claude's CLAUDE.md and gemini's GEMINI.md); "" when the file imports nothing.
 	ContextImport string
+	// Endpoints are the network destinations the CLI needs (egress allow patterns: its model API and sign-in),
+	// which a box's proxy lets out for it. A gateway the user points it at (ANTHROPIC_BASE_URL …) comes from the
+	// environment instead.
+	Endpoints []string
+	// Settings are the files of the CLI's config dir a box's home for one run copies from the config dir the CLI
+	// uses outside boxes (its settings, the user's instructions), once; the run's own changes stay the run's.
+	Settings []string
+	// BoxEnv are variables the CLI gets in a box: what keeps it from traffic the box has no use for (updates it
+	// cannot install in its read-only install dir, telemetry the proxy would refuse).
+	BoxEnv map[string]string
 	// Internal: the agent is part of ace itself (the fake agent): nothing to install or sign in to.
 	Internal bool
 	// ProjectMCP: the CLI reads MCP servers from <workdir>/.mcp.json (the others from their home).
@@ -97,6 +107,22 @@ func (p Profile) RunEnv(root, workdir string) (map[string]string, error) {
 		return nil, nil
 	}
 	return p.adapter.RunEnv(root, workdir)
+}
+
+// Endpoints are the network destinations the agent's CLI needs (Adapter.Endpoints); none for a custom agent.
+func (p Profile) Endpoints() []string {
+	if p.adapter == nil {
+		return nil
+	}
+	return p.adapter.Endpoints
+}
+
+// BoxEnv are the variables the agent's CLI gets when it runs in a box (Adapter.BoxEnv).
+func (p Profile) BoxEnv() map[string]string {
+	if p.adapter == nil {
+		return nil
+	}
+	return p.adapter.BoxEnv
 }
 
 // ReadsProjectMCP reports whether the agent reads MCP servers from the working copy (.mcp.json).

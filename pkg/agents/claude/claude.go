@@ -26,8 +26,14 @@ func Adapter() *agent.Adapter {
 			{Name: "oauth-token", Secret: "CLAUDE_CODE_OAUTH_TOKEN", How: "a subscription token from `claude setup-token`"},
 			{Name: "login", Files: []string{".credentials.json"}, How: "sign in with `claude` (/login)"},
 		},
-		ConfigDir:    agent.DirFromEnv("CLAUDE_CONFIG_DIR", ".claude", false),
-		Isolate:      isolate,
+		ConfigDir: agent.DirFromEnv("CLAUDE_CONFIG_DIR", ".claude", false),
+		Isolate:   isolate,
+		// The API, the WebFetch safety check (claude.ai) and the OAuth sign-in's refresh (network-config in
+		// claude's docs). Telemetry, error reports and the updater are turned off in a box (BoxEnv), so
+		// statsig.anthropic.com and sentry.io are not needed, and sentry.io would take anyone's reports.
+		Endpoints:    []string{"api.anthropic.com:443", "claude.ai:443", "console.anthropic.com:443", "platform.claude.com:443"},
+		Settings:     []string{"settings.json", "CLAUDE.md"},
+		BoxEnv:       map[string]string{"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"},
 		ProjectMCP:   true,
 		Base:         profile,
 		SessionUsage: sessionUsage,

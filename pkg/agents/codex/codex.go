@@ -35,8 +35,12 @@ func Adapter() *agent.Adapter {
 			{Name: "api-key", Secret: "OPENAI_API_KEY", How: "an OpenAI API key"},
 			{Name: "login", Files: []string{"auth.json"}, How: "sign in with ChatGPT (`codex login`)"},
 		},
-		ConfigDir:    agent.DirFromEnv("CODEX_HOME", ".codex", false),
-		Isolate:      isolate,
+		ConfigDir: agent.DirFromEnv("CODEX_HOME", ".codex", false),
+		Isolate:   isolate,
+		// The API key's endpoint, and the ChatGPT sign-in's backend and token refresh. Its native binary (Rust)
+		// honours HTTPS_PROXY by itself.
+		Endpoints:    []string{"api.openai.com:443", "chatgpt.com:443", "auth.openai.com:443"},
+		Settings:     []string{"config.toml", "AGENTS.md"},
 		Base:         profile,
 		SessionUsage: sessionUsage,
 		Limits: agent.LimitPatterns{
