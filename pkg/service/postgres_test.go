@@ -95,7 +95,8 @@ func pgConfig(t *testing.T, url string) install {
 	cfg.Monitor.Settle = config.D(100 * time.Millisecond)
 	cfg.Monitor.Timeout = config.D(time.Minute)
 	cfg.Poll.Interval = config.D(200 * time.Millisecond)
-	cfg.PR.Follow = false // a run ends when its pull request opens
+	cfg.PR.Follow = false                // a run ends when its pull request opens
+	cfg.Sandbox.Mode = config.SandboxOff // the fake agent records its prompts outside any box
 	return install{cfg: cfg, gh: gh, remote: remote, exe: exe}
 }
 

@@ -52,6 +52,9 @@ type RunState struct {
 	TmuxState
 	ExecState
 
+	// Box is the run's sandbox: its agent's home, its proxy, what the proxy refused (box.go).
+	Box *BoxState `json:"box,omitzero"`
+
 	// Follow is the follow-through of the run's pull request (step follow_pr and its rounds).
 	Follow *FollowState `json:"follow,omitzero"`
 

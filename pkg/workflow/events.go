@@ -43,6 +43,8 @@ const (
 	EventReleased    EventKind = "released"     // a followed pull request's agent was stopped after pr.release_after
 	EventNeedsHuman  EventKind = "needs-human"  // follow-up rounds stopped: a human is needed on the PR
 	EventCleaned     EventKind = "cleaned"      // the working copy was removed after the merge
+	EventSandbox     EventKind = "sandbox"      // the agent was started boxed, or unboxed and why (box.go)
+	EventEgress      EventKind = "egress"       // the box's proxy refused a connection, or let a destination out (box_proxy.go)
 )
 
 // Progress is one typed event of a run, as the engine publishes it in process: to `ace run`'s display, the

@@ -142,6 +142,9 @@ func buildWorld(t *testing.T, script string, tune func(*config.Config), dispatch
 	cfg.Monitor.Timeout = config.Duration{Duration: time.Minute}
 	cfg.Poll.Interval = config.Duration{Duration: 200 * time.Millisecond}
 	cfg.PR.Follow = false // a run ends when its PR opens; the follow-through tests turn this on
+	// The fake agent records its prompts and keeps its place beside the test's files, outside any box; the boxed
+	// cases (sandbox_e2e_test.go) box it with what it needs.
+	cfg.Sandbox.Mode = config.SandboxOff
 	if tune != nil {
 		tune(cfg)
 	}
