@@ -53,3 +53,21 @@ func TestRunHome(t *testing.T) {
 		}
 	}
 }
+
+// TestCodexBoxArgv: in a box codex runs its commands without its own sandbox (bubblewrap, which cannot nest in
+// the box); every other argument stays.
+func TestCodexBoxArgv(t *testing.T) {
+	t.Parallel()
+	p, _ := Builtin("codex")
+	argv, err := p.HeadlessArgv(Vars{Model: "m", Workdir: "/w", AceBin: "/b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(p.BoxArgv(argv), " ")
+	if want := strings.Replace(strings.Join(argv, " "), "--sandbox workspace-write", "--sandbox danger-full-access", 1); got != want {
+		t.Errorf("boxed codex: %s\nwant %s", got, want)
+	}
+	if c, _ := Builtin("claude"); strings.Join(c.BoxArgv([]string{"claude", "--model", "x"}), " ") != "claude --model x" {
+		t.Error("claude's command changed in a box")
+	}
+}

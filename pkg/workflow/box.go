@@ -98,6 +98,7 @@ func (sb *sandboxes) wrap(ctx context.Context, r *store.Run, prof agents.Profile
 		WorkDir: r.Workdir, Home: p.home, Env: env, ProxySocket: p.sock, Forward: p.cfg.Forward, Terminal: terminal,
 		Self: e.o.Self, ReadOnly: sb.readOnly(r, prof, p.cfg, argv[0], env["PATH"]), ReadWrite: le.logins, Hide: sb.hidden(),
 	}
+	e.log.DebugContext(ctx, "box", "run", r.ID, "read_only", spec.ReadOnly, "read_write", spec.ReadWrite, "forward", spec.Forward)
 	b, err := p.host.Wrap(spec, argv)
 	if err != nil {
 		return nil, fmt.Errorf("put %s in its box: %w", prof.Name, err)
@@ -170,7 +171,7 @@ func (sb *sandboxes) command(ctx context.Context, r *store.Run, prof agents.Prof
 	if p == nil {
 		return agentCommand{argv: argv, env: le.env, secrets: le.secrets}, nil
 	}
-	b, err := sb.wrap(ctx, r, prof, p, argv, le, terminal)
+	b, err := sb.wrap(ctx, r, prof, p, prof.BoxArgv(argv), le, terminal)
 	if err != nil {
 		return agentCommand{}, err
 	}

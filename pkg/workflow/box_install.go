@@ -11,10 +11,11 @@ import (
 // systemPrefixes are what every box shows already (package sandbox): nothing below them needs a mount.
 var systemPrefixes = []string{"/usr/", "/bin/", "/sbin/", "/lib/", "/lib32/", "/lib64/", "/libx32/", "/etc/"}
 
-// installDirs are the host directories a box must show for program to run: the directory it is found in on
-// path (a bin directory of links, which the box's PATH finds it in) and its install directory — the top
-// node_modules of an npm install, with the packages it loads (codex's native binary is one), else the directory
-// of the file itself — and, for a script, its interpreter's (node, found on path). The system's are left out.
+// installDirs are the host directories a box must show for program to run: its install directory as PATH finds
+// it — the top node_modules of an npm install, with the packages it loads (codex's native binary is one), else the
+// directory it is in (a bin directory of links, say) — and again as its links resolve, since a relative link
+// resolves inside the box where it sits; and, for a script, its interpreter's (node, found on path). Each is
+// mounted at the path given, symlinked directories on the way included. The system's are left out.
 func installDirs(program, workdir, path string) []string {
 	var out []string
 	seen := map[string]bool{}
@@ -29,7 +30,7 @@ func installDirs(program, workdir, path string) []string {
 		if err != nil {
 			return
 		}
-		for _, d := range []string{filepath.Dir(found), installDir(real)} {
+		for _, d := range []string{installDir(found), installDir(real)} {
 			if !system(d) && !slices.Contains(out, d) && d != "/" {
 				out = append(out, d)
 			}

@@ -68,17 +68,18 @@ func TestRealCLIs(t *testing.T) {
 					if !realcli.Enter(t) {
 						return
 					}
-					runRealCase(t, c, runner, kind)
+					runRealCase(t, c, runner, kind, "")
 				})
 			}
 		}
 	}
 }
 
-func runRealCase(t *testing.T, c realcli.CLI, runner, kind string) {
+// runRealCase drives one case and checks what every case must show; extraTOML is added to the user's ace.toml.
+func runRealCase(t *testing.T, c realcli.CLI, runner, kind, extraTOML string) (*realWorld, *store.Run) {
 	start := time.Now()
 	cli := c.Name
-	toml := testPrices + fmt.Sprintf("\n[agent]\ndefault = %q\n\n[agents.%s]\n", cli, cli)
+	toml := testPrices + extraTOML + fmt.Sprintf("\n[agent]\ndefault = %q\n\n[agents.%s]\n", cli, cli)
 	if runner == "exec" {
 		toml += "runner = \"exec\"\n"
 	} else if kind != "approval" {
@@ -197,6 +198,7 @@ func runRealCase(t *testing.T, c realcli.CLI, runner, kind string) {
 	if runner == "tmux" {
 		checkSessionUsage(t, w, r, prs[0].Body)
 	}
+	return w, r
 }
 
 // testPrices prices the pinned CLIs' default models, which ace's built-in table does not know (claude's is

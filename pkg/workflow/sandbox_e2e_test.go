@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/aceworks/ace/internal/gittest"
+	"github.com/aceworks/ace/internal/realcli"
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/sandbox"
 	"github.com/aceworks/ace/pkg/store"
@@ -183,4 +184,39 @@ func (w *world) rescript(t *testing.T, script string, tune func(*config.Config))
 	}
 	tune(w.cfg)
 	w.open()
+}
+
+// TestSandboxRealCLIs: the real CLIs run boxed (mode "on": no box, no run), each on both runners, reach the
+// scripted model server on the host through the port the box forwards, and the run goes from the issue to its
+// pull request with the usage read from the CLI's sessions in its home for the run (runRealCase checks it). The
+// other real-CLI cases run boxed too, where boxes work (mode "auto"); this one fails where they do not.
+func TestSandboxRealCLIs(t *testing.T) {
+	for _, cli := range []string{"claude", "codex", "gemini"} {
+		pinned := realcli.Pinned(t, cli)
+		c := pinned[len(pinned)-1] // the newest: TestRealCLIs runs the oldest boxed as well, where boxes work
+		for _, runner := range []string{"tmux", "exec"} {
+			t.Run(c.Label()+"/"+runner, func(t *testing.T) {
+				t.Parallel()
+				realcli.Require(t, c)
+				if !realcli.Enter(t) {
+					return
+				}
+				requireBoxes(t)
+				w, r := runRealCase(t, c, runner, "fix", "\n[sandbox]\nmode = \"on\"\n")
+				u, err := url.Parse(w.srv.URL())
+				if err != nil {
+					t.Fatal(err)
+				}
+				ev := w.events(r)
+				for _, want := range []string{c.Name + " runs boxed", "egress: reached CONNECT 127.0.0.1:" + u.Port()} {
+					if !strings.Contains(ev, want) {
+						t.Errorf("events lack %q:\n%s", want, ev)
+					}
+				}
+				if b := r.State.Box; b == nil || b.Home == "" || !strings.HasPrefix(workflow.SandboxLine(r), "boxed") {
+					t.Errorf("box state %+v", r.State.Box)
+				}
+			})
+		}
+	}
 }

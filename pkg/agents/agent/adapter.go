@@ -51,9 +51,11 @@ type Adapter struct {
 	// Settings are the files of the CLI's config dir a box's home for one run copies from the config dir the CLI
 	// uses outside boxes (its settings, the user's instructions), once; the run's own changes stay the run's.
 	Settings []string
-	// BoxEnv are variables the CLI gets in a box: what keeps it from traffic the box has no use for (updates it
-	// cannot install in its read-only install dir, telemetry the proxy would refuse).
+	// BoxEnv are variables the CLI gets in a box: what keeps it from work the box makes useless (an update of
+	// its read-only install dir).
 	BoxEnv map[string]string
+	// BoxArgv changes the CLI's command for a box (codex's own sandbox cannot nest in it); nil leaves it.
+	BoxArgv func(argv []string) []string
 	// Internal: the agent is part of ace itself (the fake agent): nothing to install or sign in to.
 	Internal bool
 	// ProjectMCP: the CLI reads MCP servers from <workdir>/.mcp.json (the others from their home).
@@ -123,6 +125,14 @@ func (p Profile) BoxEnv() map[string]string {
 		return nil
 	}
 	return p.adapter.BoxEnv
+}
+
+// BoxArgv is the agent's command as it runs in a box (Adapter.BoxArgv).
+func (p Profile) BoxArgv(argv []string) []string {
+	if p.adapter == nil || p.adapter.BoxArgv == nil {
+		return argv
+	}
+	return p.adapter.BoxArgv(argv)
 }
 
 // ReadsProjectMCP reports whether the agent reads MCP servers from the working copy (.mcp.json).
