@@ -3,6 +3,7 @@ package workflow_test
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -219,4 +220,34 @@ func TestSandboxRealCLIs(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestSandboxProxyAfterRestart: a boxed agent outlives the ace that started it (waiting for a human's answer);
+// the next ace serves its proxy again before any step of the run, and the agent, answered, reaches the network
+// through it as before.
+func TestSandboxProxyAfterRestart(t *testing.T) {
+	t.Parallel()
+	requireBoxes(t)
+	w := newWorld(t, "idle\n", nil)
+	e := newEscapee(t, w)
+	w.rescript(t, "question Formal or casual?\n"+e.script(), e.boxed(w.dir))
+	r := w.run(workflow.UntilSettled)
+	if r.Status != store.StatusWaitingInput || r.State.Box == nil || r.State.Box.Proxy == "" {
+		t.Fatalf("run %s at %s, box %+v: want a boxed agent waiting for an answer\n%s", r.Status, r.Step, r.State.Box, w.eventLog(r))
+	}
+	sock := r.State.Box.Proxy
+	w.stopQueue()
+	w.svc.Engine.Close() // the process ends: its proxies with it
+	if c, err := net.Dial("unix", sock); err == nil {
+		c.Close()
+		t.Fatal("the proxy still answers after its ace ended")
+	}
+	w.open()
+	c, err := net.Dial("unix", sock)
+	if err != nil {
+		t.Fatalf("the restarted ace does not serve the box's proxy: %v", err)
+	}
+	c.Close()
+	w.gh.AddComment(testRepo, testIssue, "alice", "Formal.")
+	e.check(t, w, w.run(untilEnded))
 }
