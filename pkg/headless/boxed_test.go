@@ -1,7 +1,6 @@
 package headless_test
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,21 +10,14 @@ import (
 
 	"github.com/aceworks/ace/pkg/headless"
 	"github.com/aceworks/ace/pkg/sandbox"
+	"github.com/aceworks/ace/pkg/sandbox/sandboxtest"
 )
 
 // boxed puts tu's agent in a box that sees its working directory (and the script, read-only), or skips the test
 // where boxes cannot be built.
 func boxed(t *testing.T, tu *turn) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	h, err := sandbox.Detect(ctx)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%v (CI=true: failing instead of skipping)", err)
-		}
-		t.Skip(err)
-	}
+	h := sandboxtest.Host(t)
 	exe, _ := os.Executable()
 	home := filepath.Join(tu.dir, "home")
 	if err := os.MkdirAll(home, 0o700); err != nil {

@@ -1,7 +1,6 @@
 package workflow_test
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"net/url"
@@ -10,28 +9,14 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/aceworks/ace/internal/gittest"
 	"github.com/aceworks/ace/internal/realcli"
 	"github.com/aceworks/ace/pkg/config"
-	"github.com/aceworks/ace/pkg/sandbox"
+	"github.com/aceworks/ace/pkg/sandbox/sandboxtest"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/workflow"
 )
-
-// requireBoxes skips the test where boxes cannot be built (failed under CI=true, which installs bubblewrap).
-func requireBoxes(t *testing.T) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := sandbox.Available(ctx); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%v (CI=true: failing instead of skipping)", err)
-		}
-		t.Skip(err)
-	}
-}
 
 // escapee is what the boxed fake agent tries on the host: files it must not read, one it must not write, a
 // destination off the allow list and the git server (allowed, reached through a forwarded port).
@@ -157,7 +142,7 @@ func (e escapee) check(t *testing.T, w *world, r *store.Run) {
 // what is allowed, does its work, and the run opens its pull request with the refusal on record.
 func TestSandboxTmux(t *testing.T) {
 	t.Parallel()
-	requireBoxes(t)
+	sandboxtest.Host(t)
 	w := newWorld(t, "idle\n", nil)
 	e := newEscapee(t, w)
 	w.rescript(t, e.script(), e.boxed(w.dir))
@@ -168,7 +153,7 @@ func TestSandboxTmux(t *testing.T) {
 // TestSandboxExec: the same with the headless runner, each turn boxed under its supervisor.
 func TestSandboxExec(t *testing.T) {
 	t.Parallel()
-	requireBoxes(t)
+	sandboxtest.Host(t)
 	w := newHeadlessWorld(t, "claude", "idle\n", nil)
 	e := newEscapee(t, w)
 	w.rescript(t, e.script(), e.boxed(w.dir))
@@ -202,7 +187,7 @@ func TestSandboxRealCLIs(t *testing.T) {
 				if !realcli.Enter(t) {
 					return
 				}
-				requireBoxes(t)
+				sandboxtest.Host(t)
 				w, r := runRealCase(t, c, runner, "fix", "\n[sandbox]\nmode = \"on\"\n")
 				u, err := url.Parse(w.srv.URL())
 				if err != nil {
@@ -227,7 +212,7 @@ func TestSandboxRealCLIs(t *testing.T) {
 // through it as before.
 func TestSandboxProxyAfterRestart(t *testing.T) {
 	t.Parallel()
-	requireBoxes(t)
+	sandboxtest.Host(t)
 	w := newWorld(t, "idle\n", nil)
 	e := newEscapee(t, w)
 	w.rescript(t, "question Formal or casual?\n"+e.script(), e.boxed(w.dir))
