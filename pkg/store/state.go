@@ -227,5 +227,8 @@ type ExecState struct {
 // the next agent starts afresh and is told to continue the work in the working copy (Resume).
 func (s *RunState) DropAgent() {
 	s.AgentState, s.TmuxState, s.ExecState = AgentState{}, TmuxState{}, ExecState{}
+	if s.Box != nil {
+		s.Box.Proxy = "" // the next agent's box has a proxy of its own, on its host (what was refused stays counted)
+	}
 	s.Resume = true
 }

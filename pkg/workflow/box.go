@@ -179,23 +179,32 @@ func (sb *sandboxes) state(r *store.Run) *store.BoxState {
 
 // runDir is where a run's box keeps what ace makes for it (the agent's home, the proxy's socket directory): under
 // ace's root, which the box does not see except for what is mounted from there.
-func (sb *sandboxes) runDir(id int64) string {
-	return filepath.Join(sb.e.o.Root, "boxes", strconv.FormatInt(id, 10))
+func (sb *sandboxes) runDir(id int64) string { return boxDir(sb.e.o.Root, id) }
+
+func boxDir(root string, id int64) string {
+	return filepath.Join(root, "boxes", strconv.FormatInt(id, 10))
 }
 
-// remove deletes what the run's box left (its agent's home, its socket's directory), once its working copy is
-// gone too.
+// remove deletes what the run's box left, once its working copy is gone too.
 func (sb *sandboxes) remove(ctx context.Context, r *store.Run) {
 	sb.stop(r.ID)
-	dirs := []string{sb.runDir(r.ID)}
+	if err := RemoveBox(sb.e.o.Root, r); err != nil {
+		sb.e.log.WarnContext(ctx, "remove the run's box", "run", r.ID, "err", err)
+	}
+}
+
+// RemoveBox deletes what a finished run's box left under root (its agent's home, its socket's directory): ace
+// clean removes it with the working copy.
+func RemoveBox(root string, r *store.Run) error {
+	dirs := []string{boxDir(root, r.ID)}
 	if b := r.State.Box; b != nil && b.Proxy != "" {
 		dirs = append(dirs, filepath.Dir(b.Proxy))
 	}
+	var errs []error
 	for _, d := range dirs {
-		if err := os.RemoveAll(d); err != nil {
-			sb.e.log.WarnContext(ctx, "remove the run's box", "run", r.ID, "err", err)
-		}
+		errs = append(errs, os.RemoveAll(d))
 	}
+	return errors.Join(errs...)
 }
 
 // agentCommand is how a runner starts the agent: argv with env and, apart, secrets. Boxed, argv is the box's
