@@ -132,6 +132,7 @@ func worldConfig(dir, exe, script string, o worldOptions) (*config.Config, error
 			Markers: config.Markers{Ready: `\? for shortcuts`, Busy: `esc to interrupt`}},
 	}
 	cfg.Tmux.Socket = fmt.Sprintf("ace-bench-engine-%d-%s", os.Getpid(), filepath.Base(dir))
+	cfg.Sandbox.Mode = config.SandboxOff // what is measured here is the engine; bench/sandbox measures the box
 	cfg.Tmux.StartupTimeout = config.D(60 * time.Second)
 	cfg.Tmux.EnterDelay = config.D(150 * time.Millisecond)
 	cfg.Monitor.Interval = config.D(200 * time.Millisecond)

@@ -147,6 +147,7 @@ func (w *world) config(i int) (*config.Config, error) {
 			"GIT_COMMITTER_NAME": "fake agent", "GIT_COMMITTER_EMAIL": "agent@ace.invalid"},
 	}}
 	cfg.Tmux.Socket = fmt.Sprintf("ace-bench-fleet-%d-%s", os.Getpid(), name)
+	cfg.Sandbox.Mode = config.SandboxOff // what is measured here is the engine; bench/sandbox measures the box
 	cfg.Poll.Interval = config.D(w.o.poll)
 	cfg.Poll.MaxConcurrent = max((w.o.issues+w.o.hosts-1)/w.o.hosts, 1)
 	if err := cfg.Validate(); err != nil {

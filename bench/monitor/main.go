@@ -184,6 +184,7 @@ func setup(ctx context.Context, dir string, o options) (*world, error) {
 	cfg.Tracker = config.TrackerConfig{Kind: "local", Path: trackerDir}
 	cfg.Agent.Default = "fake"
 	cfg.Tmux.Socket = fmt.Sprintf("ace-bench-%d", os.Getpid())
+	cfg.Sandbox.Mode = config.SandboxOff // what is measured here is the engine; bench/sandbox measures the box
 	w := &world{o: o}
 	w.svc, err = service.Open(ctx, service.Options{
 		Config: cfg, Secrets: secrets.NewResolver(secrets.Options{}), Executable: exe, Watching: true,

@@ -111,7 +111,7 @@ func (p phase) run(ctx context.Context) (rep Report) {
 		rep.Error = fmt.Sprintf("prepare a fresh home: %v", err)
 		return rep
 	}
-	cfg, err := w.config(user, p.agent, p.startup)
+	cfg, err := w.config(user, p.agent, p.startup, srv.URL())
 	if err != nil {
 		rep.Error = err.Error()
 		return rep

@@ -5,9 +5,11 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -110,9 +112,10 @@ func (w *world) enterHome(cli, baseURL string, subscriber bool) error {
 }
 
 // config is ace's configuration for the check: the user's own settings of agent name (its command, model,
-// home, markers: what their runs use), run in tmux with auto_approve on, against the world's tracker and root.
-// Secrets the user configured are left out: the CLI signs in with the model server's key.
-func (w *world) config(user *config.Config, name string, startup time.Duration) (*config.Config, error) {
+// home, markers, sandbox: what their runs use), run in tmux with auto_approve on, against the world's tracker and
+// root; a boxed agent reaches the model server at modelURL through a forwarded port. Secrets the user configured
+// are left out: the CLI signs in with the model server's key.
+func (w *world) config(user *config.Config, name string, startup time.Duration, modelURL string) (*config.Config, error) {
 	cfg := config.Default()
 	a, _ := user.AgentConfigFor(name)
 	a.Runner, a.AutoApprove, a.Secrets = "tmux", true, nil
@@ -132,6 +135,12 @@ func (w *world) config(user *config.Config, name string, startup time.Duration) 
 	cfg.Monitor.CompactThreshold = 64 << 20
 	cfg.PR.Follow = false
 	cfg.PR.Draft = false
+	cfg.Sandbox = user.Sandbox
+	if u, err := url.Parse(modelURL); err == nil {
+		if port, err := strconv.Atoi(u.Port()); err == nil {
+			cfg.Sandbox.Forward = append(slices.Clone(cfg.Sandbox.Forward), port)
+		}
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("the check's configuration for agent %s: %w", name, err)
 	}

@@ -14,7 +14,53 @@ import (
 // one token; never copied into the working copy), and returns the variables that point the agent at it.
 // Existing settings are merged into, not replaced. Files are 0600 and directories 0700.
 func PrepareHome(p Profile, root, workdir string, mcp MCPConfig, auth Auth) (map[string]string, error) {
-	home := isolatedHomeDir(p, root)
+	return prepareHome(p, isolatedHomeDir(p, root), workdir, mcp, auth)
+}
+
+// PrepareRunHome makes home the agent's home for one boxed run (a box sees neither the user's home nor ace's
+// isolated ones): the CLI's settings (Adapter.Settings) copied once from the config dir it uses outside a box
+// (from, as AgentHome gives it), then everything PrepareHome does to an isolated home. The variables returned
+// point the CLI at it, HOME included. The CLI keeps its sessions there: ace reads their usage, and the CLI
+// resumes them, from the same home for the whole run.
+func PrepareRunHome(p Profile, home string, from UserEnv, workdir string, mcp MCPConfig, auth Auth) (map[string]string, error) {
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return nil, err
+	}
+	if a := p.Adapter(); a != nil && a.ConfigDir != nil {
+		src, dst := a.ConfigDir(from.Home, from.Getenv), a.ConfigDir(home, nil)
+		for _, f := range a.Settings {
+			if err := copyOnce(filepath.Join(src, f), filepath.Join(dst, f)); err != nil {
+				return nil, fmt.Errorf("bring the %s settings into the run's home: %w", p.Name, err)
+			}
+		}
+	}
+	env, err := prepareHome(p, home, workdir, mcp, auth)
+	if err != nil {
+		return nil, err
+	}
+	env["HOME"] = home
+	return env, nil
+}
+
+// copyOnce copies the regular file src to dst (0600) unless dst is there already or src is not.
+func copyOnce(src, dst string) error {
+	if _, err := os.Lstat(dst); err == nil {
+		return nil
+	}
+	b, err := os.ReadFile(src)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+		return err
+	}
+	return os.WriteFile(dst, b, 0o600)
+}
+
+func prepareHome(p Profile, home, workdir string, mcp MCPConfig, auth Auth) (map[string]string, error) {
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return nil, err
 	}

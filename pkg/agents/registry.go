@@ -147,3 +147,6 @@ var ErrNoSessionUsage = agent.ErrNoSessionUsage
 
 // CurrentUser is the environment ace runs in.
 func CurrentUser() UserEnv { return agent.CurrentUser() }
+
+// GitIdentity is the git author and committer variables for the identity git finds in workdir.
+func GitIdentity(workdir string) map[string]string { return agent.GitIdentity(workdir) }

@@ -67,6 +67,9 @@ func runClean(ctx context.Context, app *App, o cleanOptions) error {
 			if err := ws.Remove(ctx, r.Repo, r.Issue); err != nil {
 				return fmt.Errorf("remove the working copy of %s#%d: %w", r.Repo, r.Issue, err)
 			}
+			if err := workflow.RemoveBox(app.Config.Workspace.Root, r); err != nil {
+				return fmt.Errorf("remove the box of %s#%d: %w", r.Repo, r.Issue, err)
+			}
 		}
 		fmt.Fprintf(app.Stdout, "%s %s (%s#%d, %s)\n", verb, r.Workdir, r.Repo, r.Issue, r.Status)
 	}

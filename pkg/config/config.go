@@ -31,6 +31,8 @@ type Config struct {
 	Notify    []NotifyConfig         `toml:"notify"`
 	Store     StoreConfig            `toml:"store"`
 	Host      HostConfig             `toml:"host"`
+	// Sandbox is the box every agent process runs in (sandbox.go); agents and repositories add to it.
+	Sandbox SandboxConfig `toml:"sandbox"`
 	// Repos holds per-repository workflows ([repos."owner/name"]), over each repository's .ace/workflow.toml.
 	Repos map[string]RepoWorkflow `toml:"repos"`
 }
@@ -136,6 +138,8 @@ type AgentConfig struct {
 	GitHubMCP       string            `toml:"github_mcp"`
 	// ContextFile is the file the agent reads at the top of its working copy (CLAUDE.md, GEMINI.md, AGENTS.md).
 	ContextFile string `toml:"context_file"`
+	// Sandbox adds to [sandbox] for this agent's runs (its model endpoints, say), or sets its mode.
+	Sandbox SandboxConfig `toml:"sandbox"`
 }
 
 // Markers are regular expressions over an agent's visible screen.
@@ -273,6 +277,7 @@ func Default() *Config {
 		Serve:   ServeConfig{Addr: "127.0.0.1:7777", MaxBodyBytes: 1 << 20},
 		Host:    HostConfig{DeadAfter: D(2 * time.Minute)},
 		Store:   StoreConfig{Keep: D(30 * 24 * time.Hour)},
+		Sandbox: SandboxConfig{Mode: SandboxAuto},
 		Repos:   map[string]RepoWorkflow{},
 	}
 }

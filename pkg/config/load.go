@@ -80,6 +80,7 @@ func Load(explicit string, getenv func(string) string) (*Config, string, error) 
 	cfg.Workspace.Root = expandHome(cfg.Workspace.Root, getenv)
 	cfg.Tracker.Path = expandHome(cfg.Tracker.Path, getenv)
 	cfg.Secrets.File = expandHome(cfg.Secrets.File, getenv)
+	cfg.expandSandboxHomes(getenv)
 	if err := cfg.Validate(); err != nil {
 		return nil, path, withFile(err, path, data, fromEnv)
 	}
@@ -177,8 +178,9 @@ func keyLine(data []byte, key string) int {
 	parts := strings.Split(key, ".")
 	for i, p := range parts {
 		if j := strings.IndexByte(p, '['); j > 0 {
-			parts[i] = p[:j]
+			p = p[:j]
 		}
+		parts[i] = strings.Trim(p, `"`) // repos."acme/events": the table's name without its quotes
 	}
 	exact, _ := findKey(data, parts)
 	return exact

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"reflect"
 	"regexp"
 	"slices"
 	"sort"
@@ -44,6 +45,9 @@ type RepoWorkflow struct {
 	// Labels are put on the pull request ace opens.
 	Labels []string       `toml:"labels"`
 	PR     RepoPRWorkflow `toml:"pr"`
+	// Sandbox adds to [sandbox] for this repository's runs (its package registries, say), or sets its mode.
+	// Only ace.toml sets it: a repository's own file must not open its agents' box.
+	Sandbox SandboxConfig `toml:"sandbox"`
 }
 
 // RepoPRWorkflow overrides [pr] keys for one repository.
@@ -113,9 +117,13 @@ func ParseWorkflow(name string, data []byte) (*RepoWorkflow, error) {
 		return nil, err
 	}
 	var errs []error
-	w.validate("", func(key, format string, args ...any) {
+	bad := func(key, format string, args ...any) {
 		errs = append(errs, &Error{File: name, Line: lineOf(data, strings.Split(key, ".")), Key: key, Msg: fmt.Sprintf(format, args...)})
-	})
+	}
+	w.validate("", bad)
+	if !reflect.DeepEqual(w.Sandbox, SandboxConfig{}) {
+		bad("sandbox", "a repository's own file cannot change its agents' sandbox: set [repos.%q.sandbox] in ace.toml", "owner/name")
+	}
 	return w, errors.Join(errs...)
 }
 
@@ -172,6 +180,7 @@ func (c *Config) Workflow(repo string, file *RepoWorkflow) (RepoWorkflow, error)
 	if over.PR.MaxRounds > 0 {
 		w.PR.MaxRounds = over.PR.MaxRounds
 	}
+	w.Sandbox = over.Sandbox // never the file's (ParseWorkflow refuses it)
 	if w.SetupTimeout.Duration <= 0 {
 		w.SetupTimeout = D(DefaultSetupTimeout)
 	}

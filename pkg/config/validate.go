@@ -148,6 +148,7 @@ func (c *Config) Validate() error {
 	}
 	c.validateServe(bad)
 	c.validateRepos(bad)
+	c.validateSandboxes(bad)
 	sort.SliceStable(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
 	return errors.Join(errs...)
 }

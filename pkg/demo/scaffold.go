@@ -115,10 +115,13 @@ func scaffold(ctx context.Context, dir, exe string, headless bool) (string, erro
 		"monitor": map[string]any{"interval": "250ms", "idle_after": "15s", "timeout": "90s"},
 		// ace follows the pull request until it is merged.
 		"pr": map[string]any{"draft": false, "follow": true},
+		// Boxed where boxes work: the fake agent sees its script, its working copy and its home, nothing else.
+		"sandbox": map[string]any{"read_only": []string{script}},
 	}
 	if headless {
 		fake := cfg["agents"].(map[string]any)["fake"].(map[string]any)
-		base := shellQuote(exe) + " demo-agent headless --format claude --script " + shellQuote(script)
+		// Its place in the script is kept in the working copy (git-excluded .ace/): a box sees the script read-only.
+		base := shellQuote(exe) + " demo-agent headless --format claude --script " + shellQuote(script) + " --state .ace/demo-agent.state"
 		fake["runner"] = "exec"
 		fake["headless"] = base
 		fake["headless_resume"] = base + " --resume {session_id}"

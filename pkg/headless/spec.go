@@ -33,6 +33,11 @@ type Spec struct {
 	TurnTimeout time.Duration `json:"turn_timeout"`
 	// KillGrace is how long the agent's process group has between SIGTERM and SIGKILL.
 	KillGrace time.Duration `json:"kill_grace"`
+	// Boxed says Argv runs the agent in a sandbox box (bwrap, package sandbox): its environment is then exactly
+	// Env and the secrets, nothing of the supervisor's (which is ace's, tokens and all), and a stop's SIGTERM
+	// goes to the processes inside the box, not to bwrap, which would die of it and take the agent down before
+	// it could save its conversation.
+	Boxed bool `json:"boxed,omitempty"`
 }
 
 // Outcomes of a turn, as Status.Outcome.

@@ -157,12 +157,17 @@ func (s *supervisor) start(secrets map[string]string) (*exec.Cmd, <-chan line, e
 	cmd := exec.Command(s.spec.Argv[0], s.spec.Argv[1:]...)
 	cmd.Dir = s.spec.Dir
 	// The environment, not argv: /proc/<pid>/environ is readable by the same user only, like the env file.
-	cmd.Env = os.Environ()
+	if !s.spec.Boxed {
+		cmd.Env = os.Environ()
+	}
 	for k, v := range s.spec.Env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
 	for k, v := range secrets {
 		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	if cmd.Env == nil {
+		cmd.Env = []string{} // exactly what is added above: nil would be the supervisor's own
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stdin, err := cmd.StdinPipe()
@@ -269,9 +274,17 @@ func (s *supervisor) event(e Event) {
 	}
 }
 
-// kill ends the agent's process group: SIGTERM, then SIGKILL after the grace period.
+// kill ends the agent's process group: SIGTERM, then SIGKILL after the grace period. A boxed agent's SIGTERM
+// goes to the processes inside the box instead (ace __box passes it on to the agent's group): bwrap, the group's
+// leader, forwards no signal and would end the box at once.
 func (s *supervisor) kill(pid int, exited <-chan error) error {
-	_ = syscall.Kill(-pid, syscall.SIGTERM)
+	if s.spec.Boxed {
+		for _, p := range procs.Descendants(pid) {
+			_ = syscall.Kill(p, syscall.SIGTERM)
+		}
+	} else {
+		_ = syscall.Kill(-pid, syscall.SIGTERM)
+	}
 	grace := s.spec.KillGrace
 	if grace <= 0 {
 		grace = 2 * time.Second

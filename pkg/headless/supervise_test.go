@@ -17,14 +17,16 @@ import (
 	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/fakeagent"
 	"github.com/aceworks/ace/pkg/headless"
+	"github.com/aceworks/ace/pkg/sandbox"
 	"github.com/aceworks/ace/pkg/usage"
 )
 
 // TestMain lets the test binary be the supervisor and the fake headless agent, as ace is in production.
 func TestMain(m *testing.M) {
 	os.Exit(testkit.Main(m, nil, testkit.Commands(map[string]func([]string) int{
-		"__headless": func(args []string) int { return headless.SupervisorMain(agents.Parsers(), args) },
-		"demo-agent": fakeagent.Main,
+		"__headless":     func(args []string) int { return headless.SupervisorMain(agents.Parsers(), args) },
+		"demo-agent":     fakeagent.Main,
+		sandbox.ChildArg: sandbox.BoxMain,
 	})))
 }
 

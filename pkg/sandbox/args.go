@@ -120,7 +120,7 @@ func (s Spec) mounts() ([]mount, error) {
 		}
 		return nil
 	}
-	if err := errors.Join(add(kindRO, s.ReadOnly...), add(kindRW, s.WorkDir, s.Home), add(kindHide, s.Hide...)); err != nil {
+	if err := errors.Join(add(kindRO, s.ReadOnly...), add(kindRW, s.WorkDir, s.Home), add(kindRW, s.ReadWrite...), add(kindHide, s.Hide...)); err != nil {
 		return nil, err
 	}
 	binds := slices.DeleteFunc(slices.Clone(ms), func(m mount) bool { return m.kind == kindHide })

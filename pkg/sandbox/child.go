@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"strconv"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -21,8 +22,9 @@ const ChildArg = "__box"
 // forwarded are the signals BoxMain passes on to the command's process group.
 var forwarded = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2}
 
-// BoxMain is the body of `ace __box [--proxy-socket S --proxy-listen ADDR] -- ARGV…`, the box's first process:
-// it relays ADDR (the box's own loopback) to the egress proxy's socket S, and runs ARGV as its child in a process
+// BoxMain is the body of `ace __box [--proxy-socket S --proxy-listen ADDR [--forward PORT]…] -- ARGV…`, the box's
+// first process: it relays ADDR (the box's own loopback) to the egress proxy's socket S, and each forwarded PORT
+// of its loopback to the host's 127.0.0.1:PORT through a tunnel the proxy opens (or refuses); then it runs ARGV as its child in a process
 // group of its own — in the terminal's foreground when it has one, so that keys, ^C and resizes reach the agent
 // and not bwrap outside — and exits with its status (128+N for a signal N, as a shell does). Signals sent to
 // this process go on to the child's group. It stays the parent, rather than exec'ing ARGV, to keep the
@@ -31,6 +33,15 @@ func BoxMain(args []string) int {
 	fs := flag.NewFlagSet(ChildArg, flag.ContinueOnError)
 	sock := fs.String("proxy-socket", "", "the egress proxy's unix `socket`")
 	listen := fs.String("proxy-listen", "", "loopback `address` to relay to the proxy")
+	var ports []int
+	fs.Func("forward", "loopback `port` to relay to the host's, through the proxy", func(v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 || n > 65535 {
+			return fmt.Errorf("bad port %q", v)
+		}
+		ports = append(ports, n)
+		return nil
+	})
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -46,7 +57,13 @@ func BoxMain(args []string) int {
 			return 126
 		}
 		// It lives as long as this process, which is as long as the box: nothing to shut down.
-		go forward(ln, *sock)
+		go forward(ln, *sock, "")
+		for _, p := range ports {
+			if err := forwardPort(p, *sock); err != nil {
+				fmt.Fprintf(os.Stderr, "ace box: forward port %d: %v\n", p, err)
+				return 126
+			}
+		}
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
@@ -88,9 +105,25 @@ func exitCode(err error) int {
 	return ee.ExitCode()
 }
 
-// forward relays each connection to ln to the proxy's unix socket. Errors are not printed: stderr is the
-// agent's screen, and the proxy on the host records what reached it.
-func forward(ln net.Listener, sock string) {
+// forwardPort listens on the box's 127.0.0.1:port (and [::1]:port where the box has IPv6 on its loopback: a
+// client may resolve localhost to either) and tunnels each connection to the host's 127.0.0.1:port.
+func forwardPort(port int, sock string) error {
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	go forward(ln, sock, addr)
+	if ln6, err := net.Listen("tcp", net.JoinHostPort("::1", strconv.Itoa(port))); err == nil {
+		go forward(ln6, sock, addr)
+	}
+	return nil
+}
+
+// forward relays each connection to ln to the proxy's unix socket: as it is (the client speaks to the proxy),
+// or, with tunnel set, through a CONNECT to that address. Errors are not printed: stderr is the agent's
+// screen, and the proxy on the host records what reached it.
+func forward(ln net.Listener, sock, tunnel string) {
 	for {
 		c, err := ln.Accept()
 		if err != nil {
@@ -103,6 +136,9 @@ func forward(ln net.Listener, sock string) {
 				return
 			}
 			defer u.Close()
+			if tunnel != "" && egress.Tunnel(u, tunnel) != nil {
+				return // refused (recorded by the proxy) or the proxy is gone: the client sees its connection end
+			}
 			egress.Relay(c, u)
 		}()
 	}

@@ -1,13 +1,12 @@
 package sandbox_test
 
 import (
-	"context"
 	"os"
 	"os/exec"
 	"testing"
-	"time"
 
 	"github.com/aceworks/ace/pkg/sandbox"
+	"github.com/aceworks/ace/pkg/sandbox/sandboxtest"
 )
 
 // TestMain lets the test binary be ace inside and outside the box (__box, __box-launch), the scripted hostile
@@ -26,7 +25,7 @@ func TestMain(m *testing.M) {
 		case "graceful":
 			os.Exit(gracefulMain())
 		case "fetch":
-			os.Exit(fetchMain())
+			os.Exit(fetchMain(os.Args[2:]))
 		case "exit":
 			os.Exit(exitMain(os.Args[2:]))
 		case "canary-sleeper":
@@ -39,20 +38,8 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// host is bubblewrap here, or the test is skipped (failed under CI=true, where .ci/run installs it).
-func host(t *testing.T) *sandbox.Host {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	h, err := sandbox.Detect(ctx)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%v (CI=true: failing instead of skipping)", err)
-		}
-		t.Skip(err)
-	}
-	return h
-}
+// host is bubblewrap here, or the test is skipped.
+func host(t *testing.T) *sandbox.Host { return sandboxtest.Host(t) }
 
 func self(t *testing.T) string {
 	t.Helper()

@@ -17,9 +17,13 @@ import (
 	"github.com/aceworks/ace/pkg/sandbox"
 )
 
-// fetchMain GETs each URL read from stdin through the box's proxy and prints "status body" or the error.
-func fetchMain() int {
+// fetchMain GETs each URL read from stdin through the box's proxy (with "direct", straight to it: a forwarded
+// port) and prints "status body" or "error".
+func fetchMain(args []string) int {
 	client := proxyClient("")
+	if len(args) > 0 && args[0] == "direct" {
+		client = &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	}
 	in := bufio.NewScanner(os.Stdin)
 	for in.Scan() {
 		resp, err := client.Get(in.Text())
@@ -37,11 +41,17 @@ func fetchMain() int {
 // serveProxy runs an egress proxy on sock until the returned stop is called.
 func serveProxy(t *testing.T, sock string, allow ...string) (stop func()) {
 	t.Helper()
+	return serveProxyReport(t, sock, nil, allow...)
+}
+
+// serveProxyReport is serveProxy reporting each connection to report.
+func serveProxyReport(t *testing.T, sock string, report func(egress.Event), allow ...string) (stop func()) {
+	t.Helper()
 	ln, err := egress.ListenUnix(sock)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := egress.New(egress.Options{Allow: allow})
+	p, err := egress.New(egress.Options{Allow: allow, Report: report})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,6 +39,9 @@ type Spec struct {
 	// ReadOnly are further host paths seen read-only: toolchains, package caches, the agent CLI's install
 	// directory, the mirror's objects directory a working copy's alternates point to.
 	ReadOnly []string
+	// ReadWrite are further host paths seen read-write: the user's login files an agent's home links to (a CLI
+	// refreshes its token in place).
+	ReadWrite []string
 	// Hide are host paths masked (an empty directory, or an empty file) even where a ReadOnly path contains
 	// them: ace's root, ~/.ssh. A path of WorkDir, Home or ReadOnly below a hidden one is still mounted.
 	Hide []string
@@ -50,6 +53,10 @@ type Spec struct {
 	ProxySocket string
 	// ProxyPort is the forwarder's port inside the box; 0 is DefaultProxyPort.
 	ProxyPort int
+	// Forward are loopback ports of the host the box reaches at the same port of its own loopback: each
+	// connection goes through the proxy as a CONNECT to 127.0.0.1:port, allowed (or not) and recorded like any
+	// other. A local model server on the host is reached this way. Needs ProxySocket.
+	Forward []int
 	// Terminal keeps the caller's controlling terminal, as a tmux pane needs: an interactive CLI opens
 	// /dev/tty, gets SIGWINCH on a resize and ^C as a signal only when the box stays in the pane's session.
 	// The box can then push input into that terminal with TIOCSTI (where the kernel still allows it,

@@ -46,6 +46,14 @@ func (h *Host) Wrap(s Spec, argv []string) (*Box, error) {
 			port = DefaultProxyPort
 		}
 		inner = append(inner, "--proxy-socket", ProxyDir+"/"+filepath.Base(s.ProxySocket), "--proxy-listen", "127.0.0.1:"+strconv.Itoa(port))
+		for _, f := range s.Forward {
+			if f <= 0 || f > 65535 || f == port {
+				return nil, fmt.Errorf("sandbox: cannot forward port %d (the proxy's own is %d)", f, port)
+			}
+			inner = append(inner, "--forward", strconv.Itoa(f))
+		}
+	} else if len(s.Forward) > 0 {
+		return nil, errors.New("sandbox: forwarded ports need the proxy")
 	}
 	inner = append(append(inner, "--"), argv...)
 	args, err := h.bwrapArgs(s, self, inner)

@@ -68,6 +68,8 @@ type Run struct {
 	UpdatedAt  time.Time  `json:"updated_at"`
 	FinishedAt *time.Time `json:"finished_at,omitempty"`
 	Version    int64      `json:"version"`
+	// Sandbox says how the agent is boxed and what its proxy refused (workflow.SandboxLine).
+	Sandbox string `json:"sandbox,omitempty"`
 }
 
 func (s *Server) view(r *store.Run) Run {
@@ -75,7 +77,8 @@ func (s *Server) view(r *store.Run) Run {
 		Model: r.State.Model, Runner: r.Runner, Step: r.Step, Status: string(r.Status), Host: s.o.Host,
 		Session: r.Session, Branch: r.Branch, PRNumber: r.PRNumber, PRURL: r.PRURL, Nudges: r.Nudges,
 		Restarts: r.Restarts, Question: r.State.Question, Summary: r.State.Summary, Error: r.Error,
-		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, FinishedAt: r.FinishedAt, Version: r.Version}
+		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, FinishedAt: r.FinishedAt, Version: r.Version,
+		Sandbox: workflow.SandboxLine(r)}
 	if r.PRURL != "" {
 		v.PRState = "open" // the store knows a pull request was opened; its later fate is GitHub's
 	}

@@ -48,6 +48,7 @@ func pgConfig(t *testing.T, url string) *acetest.Install {
 	t.Helper()
 	in := acetest.New(t, workScript)
 	in.Cfg.Store.URL = url
+	in.Cfg.Sandbox.Mode = config.SandboxOff // the fake agent records its prompts outside any box
 	return in
 }
 

@@ -135,6 +135,7 @@ func Open(ctx context.Context, o Options) (*Service, error) {
 		Launcher:   []string{exe, "__launch"},
 		Supervisor: []string{exe, "__headless"},
 		LiveHost:   []string{exe, "__live"},
+		Self:       exe,
 		Root:       root,
 		Logger:     log,
 		Observer:   o.Observer,
@@ -190,13 +191,21 @@ func newQueue(ctx context.Context, st *store.Store, eng *workflow.Engine, o queu
 	return nil, fmt.Errorf("job queue: no driver for a store in %s", st.Kind())
 }
 
-// StartQueue makes this process work runs: its host's run jobs, and dispatch when opened with Dispatch.
-func (s *Service) StartQueue(ctx context.Context) error { return s.Queue.Start(ctx) }
+// StartQueue makes this process work runs: its host's run jobs, and dispatch when opened with Dispatch. The
+// proxies of the host's boxed runs are served first: their agents may be working already.
+func (s *Service) StartQueue(ctx context.Context) error {
+	if err := s.Engine.StartProxies(ctx); err != nil {
+		s.Logger.WarnContext(ctx, "serve the egress proxies of boxed runs", "err", err)
+	}
+	return s.Queue.Start(ctx)
+}
 
 // Close stops working jobs (running visits reach a step boundary first), then releases the store and the tmux
 // connection. Agents keep running in tmux.
 func (s *Service) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	return errors.Join(s.Queue.Stop(ctx), s.Tmux.Close(), s.Store.Close())
+	err := s.Queue.Stop(ctx)
+	s.Engine.Close()
+	return errors.Join(err, s.Tmux.Close(), s.Store.Close())
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -45,12 +46,19 @@ func (ag *runAgent) recordCLIVersion(ctx context.Context, r *store.Run, prof age
 	}
 }
 
-// agentEnv is the agent's environment, whichever runner starts it: plain variables (ACE_*, the profile's env,
-// an isolated home, the MCP token variable's name) and, apart, its secrets, which only ever travel through the
-// launcher's env file.
-func (ag *runAgent) agentEnv(ctx context.Context, r *store.Run, prof agents.Profile, vars agents.Vars) (env, secrets map[string]string, err error) {
+// launchEnv is what an agent process gets besides its command: plain variables (ACE_*, the profile's env, its
+// home's, the MCP token variable's name) and, apart, its secrets, which only ever travel through the launcher's
+// env file; logins are the user's login files its home links to, which a box must show it.
+type launchEnv struct {
+	env, secrets map[string]string
+	logins       []string
+}
+
+// agentEnv is the agent's environment, whichever runner starts it. boxHome is the home of a boxed run's agent
+// ("" unboxed): prepared from the home the agent would have outside the box.
+func (ag *runAgent) agentEnv(ctx context.Context, r *store.Run, prof agents.Profile, vars agents.Vars, boxHome string) (launchEnv, error) {
 	e := ag.e
-	env = map[string]string{"ACE_ISSUE": fmt.Sprint(r.Issue), "ACE_REPO": r.Repo, "ACE_TASK_FILE": vars.TaskFile}
+	env := map[string]string{"ACE_ISSUE": fmt.Sprint(r.Issue), "ACE_REPO": r.Repo, "ACE_TASK_FILE": vars.TaskFile}
 	for k, v := range prof.Env {
 		env[k] = v
 	}
@@ -59,38 +67,49 @@ func (ag *runAgent) agentEnv(ctx context.Context, r *store.Run, prof agents.Prof
 		mcp = agents.MCPConfig{GitHubURL: prof.GitHubMCP, GitHubTokenEnv: mcpTokenEnv}
 		env["GITHUB_MCP_TOKEN_ENV"] = mcpTokenEnv // the variable's name, for scripts/codex-gh
 		if err := ag.writeProjectMCP(ctx, r, prof, mcp); err != nil {
-			return nil, nil, err
+			return launchEnv{}, err
 		}
 	}
 	auth, err := prof.SignIn(ctx, e.o.Secrets, agents.CurrentUser())
 	if err != nil {
-		return nil, nil, Terminal(err)
+		return launchEnv{}, Terminal(err)
 	}
 	runEnv, err := prof.RunEnv(e.o.Root, r.Workdir)
 	if err != nil {
-		return nil, nil, fmt.Errorf("prepare %s: %w", prof.Name, err)
+		return launchEnv{}, fmt.Errorf("prepare %s: %w", prof.Name, err)
 	}
 	for k, v := range runEnv {
 		env[k] = v
 	}
-	if prof.Home == "isolated" {
-		homeEnv, err := agents.PrepareHome(prof, e.o.Root, r.Workdir, mcp, auth)
-		if err != nil {
-			return nil, nil, fmt.Errorf("prepare isolated home for %s: %w", prof.Name, err)
+	var homeEnv map[string]string
+	switch {
+	case boxHome != "":
+		from := agents.AgentHome(prof, e.o.Root, agents.CurrentUser())
+		if homeEnv, err = agents.PrepareRunHome(prof, boxHome, from, r.Workdir, mcp, auth); err != nil {
+			return launchEnv{}, fmt.Errorf("prepare the run's home for %s: %w", prof.Name, err)
 		}
-		for k, v := range homeEnv {
-			env[k] = v
+	case prof.Home == "isolated":
+		if homeEnv, err = agents.PrepareHome(prof, e.o.Root, r.Workdir, mcp, auth); err != nil {
+			return launchEnv{}, fmt.Errorf("prepare isolated home for %s: %w", prof.Name, err)
 		}
 	}
-	secrets = auth.Secrets
+	for k, v := range homeEnv {
+		env[k] = v
+	}
+	secrets := auth.Secrets
 	if prof.GitHubMCP != "" && secrets[mcpTokenEnv] == "" {
 		tok, err := e.o.Secrets.GitHubToken(ctx, e.cfg.GitHub.TokenEnv)
 		if err != nil {
-			return nil, nil, Terminal(fmt.Errorf("agents.%s.github_mcp needs a GitHub token: %w", prof.Name, err))
+			return launchEnv{}, Terminal(fmt.Errorf("agents.%s.github_mcp needs a GitHub token: %w", prof.Name, err))
 		}
 		secrets[mcpTokenEnv] = tok
 	}
-	return env, secrets, nil
+	le := launchEnv{env: env, secrets: secrets}
+	for _, f := range auth.LoginFiles {
+		le.logins = append(le.logins, f)
+	}
+	slices.Sort(le.logins)
+	return le, nil
 }
 
 // writeProjectMCP writes the MCP config an agent reads from the working copy (claude's .mcp.json) — unless

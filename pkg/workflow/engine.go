@@ -38,6 +38,9 @@ type Options struct {
 	// LiveHost is the argv prefix of the live host (`ace __live`) that holds a live run's conversation in its tmux
 	// session.
 	LiveHost []string
+	// Self is ace's executable: a box's first process (`ace __box`) and, in a tmux pane, the launcher in front of
+	// the box (`ace __box-launch`). Without it agents run unboxed.
+	Self string
 	// Root is workspace.root: logs, runtime files and homes live under it.
 	Root string
 	// Host names this machine among the ace hosts sharing the store (host.name; default the hostname): the runs
@@ -75,6 +78,7 @@ type Engine struct {
 	slots   *slots
 	agent   *runAgent
 	status  *reporter
+	box     *sandboxes
 
 	mu      sync.Mutex
 	changed chan struct{} // closed at the next change of a run made by this process (see Follow)
@@ -138,7 +142,7 @@ func withParts(e *Engine) *Engine {
 	e.tmux, e.exec, e.live = newTmuxRunner(e, e.o.Sessions), &execRunner{e}, &liveRunner{e}
 	e.prompts, e.humans, e.limits, e.spend = &prompts{e}, &humans{e}, &usageLimits{e}, &spending{e}
 	e.follow, e.flow, e.memory, e.slots = &followThrough{e}, &repoFlow{e}, &memoryKeeper{e}, &slots{e}
-	e.agent, e.status = &runAgent{e}, &reporter{e}
+	e.agent, e.status, e.box = &runAgent{e}, &reporter{e}, &sandboxes{e: e}
 	return e
 }
 
@@ -247,6 +251,7 @@ func (e *Engine) Step(ctx context.Context, r *store.Run) (Result, error) {
 	if to != step {
 		e.notify(Progress{Run: r, Kind: EventStep, Step: to})
 	}
+	e.box.keep(ctx, r) // box_proxy.go: the run's proxy served while it is boxed, and what it saw counted
 	if ev != nil || !reflect.DeepEqual(before, snapshot(r)) {
 		if err := e.o.Store.UpdateRun(ctx, r, ev); err != nil {
 			if errors.Is(err, store.ErrConflict) {

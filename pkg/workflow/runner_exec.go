@@ -188,12 +188,12 @@ func (x *execRunner) execTurn(ctx context.Context, r *store.Run, prompt string) 
 	if err := checkExecutable(argv[0], r.Workdir, prof); err != nil {
 		return Terminal(err)
 	}
-	env, secrets, err := e.agent.agentEnv(ctx, r, prof, vars)
+	cmd, err := e.box.command(ctx, r, prof, vars, argv, false)
 	if err != nil {
 		return err
 	}
 	runtimeDir := filepath.Join(e.o.Root, "run")
-	secretsFile, err := tmuxops.WriteEnvFile(runtimeDir, secrets)
+	secretsFile, err := tmuxops.WriteEnvFile(runtimeDir, cmd.secrets)
 	if err != nil {
 		return fmt.Errorf("agent environment: %w", err)
 	}
@@ -217,8 +217,9 @@ func (x *execRunner) execTurn(ctx context.Context, r *store.Run, prompt string) 
 	// one ended.
 	m := e.cfg.Monitor
 	spec := headless.Spec{
-		Argv:          argv,
-		Env:           env,
+		Argv:          cmd.argv,
+		Env:           cmd.env,
+		Boxed:         cmd.boxed,
 		SecretsFile:   secretsFile,
 		Dir:           r.Workdir,
 		Prompt:        prompt,

@@ -3,10 +3,12 @@ package workflow
 import (
 	"context"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"time"
 
 	"github.com/aceworks/ace/pkg/agents"
+	"github.com/aceworks/ace/pkg/sandbox"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/tmuxops"
 	"github.com/aceworks/ace/pkg/transcript"
@@ -89,18 +91,25 @@ func (t *tmuxRunner) sessionSpec(ctx context.Context, r *store.Run, prof agents.
 	if err := checkExecutable(argv[0], r.Workdir, prof); err != nil {
 		return tmuxops.SessionSpec{}, Terminal(err)
 	}
-	env, secrets, err := e.agent.agentEnv(ctx, r, prof, vars)
+	cmd, err := e.box.command(ctx, r, prof, vars, argv, true)
 	if err != nil {
 		return tmuxops.SessionSpec{}, err
 	}
 	tc := e.cfg.Tmux
-	return tmuxops.SessionSpec{
-		Name: name, Dir: r.Workdir, Argv: argv, Env: env, Secrets: secrets,
+	spec := tmuxops.SessionSpec{
+		Name: name, Dir: r.Workdir, Argv: cmd.argv, Env: cmd.env, Secrets: cmd.secrets,
 		Width: tc.Width, Height: tc.Height, HistoryLimit: tc.HistoryLimit,
 		LogPath:    transcript.TerminalLog(e.o.Root, name),
 		Launcher:   e.o.Launcher,
 		RuntimeDir: filepath.Join(e.o.Root, "run"),
-	}, nil
+	}
+	if cmd.boxed {
+		// The box's launcher makes the env file the pane's whole environment (the tmux server's is ace's own):
+		// plain variables and secrets travel in it alike.
+		spec.Launcher, spec.Env, spec.Secrets = []string{e.o.Self, sandbox.LaunchArg}, nil, maps.Clone(cmd.env)
+		maps.Copy(spec.Secrets, cmd.secrets)
+	}
+	return spec, nil
 }
 
 // pane finds the session's pane in one list of every pane. The list is shared by all runs ticked within

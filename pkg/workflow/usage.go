@@ -90,7 +90,11 @@ func (t *tmuxRunner) readUsage(ctx context.Context, r *store.Run) {
 	if err != nil || r.Workdir == "" {
 		return
 	}
-	u, err := prof.SessionUsage(agents.AgentHome(prof, e.o.Root, agents.CurrentUser()), r.Workdir, r.CreatedAt)
+	home := agents.AgentHome(prof, e.o.Root, agents.CurrentUser())
+	if b := r.State.Box; b != nil && b.Proxy != "" && b.Home != "" {
+		home = agents.UserEnv{Home: b.Home} // a boxed agent's CLI keeps its sessions in its home for the run
+	}
+	u, err := prof.SessionUsage(home, r.Workdir, r.CreatedAt)
 	if err != nil {
 		if !errors.Is(err, agents.ErrNoSessionUsage) {
 			e.log.WarnContext(ctx, "read the agent's session usage", "run", r.ID, "err", err)

@@ -51,6 +51,18 @@ type Adapter struct {
 	// ContextImport is how the CLI's context file imports another file: the prefix of a line naming it ("@" in
 	// claude's CLAUDE.md and gemini's GEMINI.md); "" when the file imports nothing.
 	ContextImport string
+	// Endpoints are the network destinations the CLI needs (egress allow patterns: its model API and sign-in),
+	// which a box's proxy lets out for it. A gateway the user points it at (ANTHROPIC_BASE_URL …) comes from the
+	// environment instead.
+	Endpoints []string
+	// Settings are the files of the CLI's config dir a box's home for one run copies from the config dir the CLI
+	// uses outside boxes (its settings, the user's instructions), once; the run's own changes stay the run's.
+	Settings []string
+	// BoxEnv are variables the CLI gets in a box: what keeps it from work the box makes useless (an update of
+	// its read-only install dir).
+	BoxEnv map[string]string
+	// BoxArgv changes the CLI's command for a box (codex's own sandbox cannot nest in it); nil leaves it.
+	BoxArgv func(argv []string) []string
 	// Internal: the agent is part of ace itself (the fake agent): nothing to install or sign in to.
 	Internal bool
 	// ProjectMCP: the CLI reads MCP servers from <workdir>/.mcp.json (the others from their home).
@@ -104,6 +116,30 @@ func (p Profile) RunEnv(root, workdir string) (map[string]string, error) {
 		return nil, nil
 	}
 	return p.adapter.RunEnv(root, workdir)
+}
+
+// Endpoints are the network destinations the agent's CLI needs (Adapter.Endpoints); none for a custom agent.
+func (p Profile) Endpoints() []string {
+	if p.adapter == nil {
+		return nil
+	}
+	return p.adapter.Endpoints
+}
+
+// BoxEnv are the variables the agent's CLI gets when it runs in a box (Adapter.BoxEnv).
+func (p Profile) BoxEnv() map[string]string {
+	if p.adapter == nil {
+		return nil
+	}
+	return p.adapter.BoxEnv
+}
+
+// BoxArgv is the agent's command as it runs in a box (Adapter.BoxArgv).
+func (p Profile) BoxArgv(argv []string) []string {
+	if p.adapter == nil || p.adapter.BoxArgv == nil {
+		return argv
+	}
+	return p.adapter.BoxArgv(argv)
 }
 
 // ReadsProjectMCP reports whether the agent reads MCP servers from the working copy (.mcp.json).

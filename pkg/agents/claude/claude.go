@@ -28,8 +28,20 @@ func Adapter() *agent.Adapter {
 			{Name: "oauth-token", Secret: "CLAUDE_CODE_OAUTH_TOKEN", How: "a subscription token from `claude setup-token`"},
 			{Name: "login", Files: []string{".credentials.json"}, How: "sign in with `claude` (/login)"},
 		},
-		ConfigDir:    agent.DirFromEnv("CLAUDE_CONFIG_DIR", ".claude", false),
-		Isolate:      isolate,
+		ConfigDir: agent.DirFromEnv("CLAUDE_CONFIG_DIR", ".claude", false),
+		Isolate:   isolate,
+		// The API, the WebFetch safety check (claude.ai) and the OAuth sign-in's refresh (network-config in
+		// claude's docs); what 2.1.331 reads at start (seen through the box's proxy): its release notes
+		// (raw.githubusercontent.com) and its latest version (downloads.claude.ai). Not telemetry (statsig) nor
+		// error reports (sentry.io, which would take anyone's reports); its plugin marketplace (github.com) is
+		// allowed where the repository's remote is there.
+		Endpoints: []string{"api.anthropic.com:443", "claude.ai:443", "console.anthropic.com:443", "platform.claude.com:443",
+			"downloads.claude.ai:443", "raw.githubusercontent.com:443"},
+		Settings: []string{"settings.json", "CLAUDE.md"},
+		// A box's install dir is read-only: no update to try. Not CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC (nor
+		// DISABLE_TELEMETRY): with either, 2.1.331's auto mode cannot check actions through a gateway
+		// (ANTHROPIC_BASE_URL) and stops each turn with "Auto mode can't check actions in this session".
+		BoxEnv:       map[string]string{"DISABLE_AUTOUPDATER": "1"},
 		ProjectMCP:   true,
 		Base:         profile,
 		SessionUsage: sessionUsage,

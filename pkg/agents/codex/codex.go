@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/aceworks/ace/pkg/agents/agent"
@@ -37,8 +38,16 @@ func Adapter() *agent.Adapter {
 			{Name: "api-key", Secret: "OPENAI_API_KEY", How: "an OpenAI API key"},
 			{Name: "login", Files: []string{"auth.json"}, How: "sign in with ChatGPT (`codex login`)"},
 		},
-		ConfigDir:    agent.DirFromEnv("CODEX_HOME", ".codex", false),
-		Isolate:      isolate,
+		ConfigDir: agent.DirFromEnv("CODEX_HOME", ".codex", false),
+		Isolate:   isolate,
+		// The API key's endpoint, and the ChatGPT sign-in's backend and token refresh; what 0.169.0 reads at start
+		// (seen through the box's proxy): its feature flags (ab.chatgpt.com) and files of its GitHub repository
+		// (raw.githubusercontent.com; its release checks on github.com and api.github.com are allowed where the
+		// repository is on GitHub). Its native binary (Rust) honours HTTPS_PROXY by itself.
+		Endpoints: []string{"api.openai.com:443", "chatgpt.com:443", "auth.openai.com:443", "ab.chatgpt.com:443",
+			"raw.githubusercontent.com:443"},
+		Settings:     []string{"config.toml", "AGENTS.md"},
+		BoxArgv:      boxArgv,
 		Base:         profile,
 		SessionUsage: sessionUsage,
 		Limits: agent.LimitPatterns{
@@ -57,6 +66,24 @@ func Adapter() *agent.Adapter {
 		},
 		Parser: func() headless.Parser { return &parser{} },
 	}
+}
+
+// boxArgv runs codex's commands without its own sandbox in ace's box, which bounds them instead (files and
+// network). On Linux codex's sandbox is bubblewrap, and a box allows no nested user namespace (bwrap
+// --disable-userns, where most unprivileged kernel exploits start): 0.169.0's every shell command failed there
+// with "bwrap: Creating new namespace failed: nesting depth or /proc/sys/user/max_*_namespaces exceeded
+// (ENOSPC)" (pkg/workflow sandbox_e2e_test.go). Only the value of a --sandbox the command has is changed.
+func boxArgv(argv []string) []string {
+	out := slices.Clone(argv)
+	for i, a := range out {
+		switch {
+		case (a == "--sandbox" || a == "-s") && i+1 < len(out):
+			out[i+1] = "danger-full-access"
+		case strings.HasPrefix(a, "--sandbox="):
+			out[i] = "--sandbox=danger-full-access"
+		}
+	}
+	return out
 }
 
 // gitWritable is the -c option that gives the sandbox a writable .git (see Adapter).

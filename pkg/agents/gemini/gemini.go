@@ -3,10 +3,8 @@
 package gemini
 
 import (
-	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strings"
 
 	"github.com/aceworks/ace/pkg/agents/agent"
 	"github.com/aceworks/ace/pkg/headless"
@@ -32,8 +30,13 @@ func Adapter() *agent.Adapter {
 			{Name: "api-key", Secret: "GEMINI_API_KEY", How: "a Gemini API key"},
 			{Name: "login", Files: []string{"oauth_creds.json", "google_accounts.json"}, How: "sign in with Google in `gemini`"},
 		},
-		ConfigDir:    agent.DirFromEnv("GEMINI_CLI_HOME", ".gemini", true),
-		Isolate:      isolate,
+		ConfigDir: agent.DirFromEnv("GEMINI_CLI_HOME", ".gemini", true),
+		Isolate:   isolate,
+		// The API key's endpoint; the Google sign-in's Code Assist backend, token refresh and user info; its
+		// usage statistics (play.googleapis.com). It takes HTTPS_PROXY into its own fetch dispatcher.
+		Endpoints: []string{"generativelanguage.googleapis.com:443", "cloudcode-pa.googleapis.com:443",
+			"oauth2.googleapis.com:443", "www.googleapis.com:443", "play.googleapis.com:443"},
+		Settings:     []string{"settings.json", "GEMINI.md"},
 		RunEnv:       runEnv,
 		Base:         profile,
 		SessionUsage: sessionUsage,
@@ -96,18 +99,8 @@ func profile() agent.Profile {
 // (about 4 s, and a prompt pasted during it is lost) and an entry per working copy in the user's
 // trustedFolders.json.
 func runEnv(_, workdir string) (map[string]string, error) {
-	env := map[string]string{"GEMINI_CLI_TRUST_WORKSPACE": "true"}
-	for _, id := range []struct{ key, author, committer string }{
-		{"user.name", "GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"},
-		{"user.email", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL"},
-	} {
-		cmd := exec.Command("git", "config", "--get", id.key)
-		cmd.Dir = workdir
-		if out, err := cmd.Output(); err == nil && strings.TrimSpace(string(out)) != "" {
-			env[id.author] = strings.TrimSpace(string(out))
-			env[id.committer] = env[id.author]
-		}
-	}
+	env := agent.GitIdentity(workdir)
+	env["GEMINI_CLI_TRUST_WORKSPACE"] = "true"
 	return env, nil
 }
 

@@ -82,7 +82,7 @@
     const pr = $("#d-pr");
     pr.hidden = !r.pr_url; if (r.pr_url) { pr.href = r.pr_url; pr.textContent = `PR #${r.pr_number || ""} ↗`; }
     const meta = [["status", r.status], ["step", r.step], ["agent", r.agent + (r.model ? " · " + r.model : "")], ["runner", r.runner],
-      ["attempt", r.attempt], ["nudges", r.nudges], ["restarts", r.restarts], ["branch", r.branch], ["host", r.host], ["started", age(r.created_at) + " ago"]];
+      ["attempt", r.attempt], ["nudges", r.nudges], ["restarts", r.restarts], ["branch", r.branch], ["host", r.host], ["sandbox", r.sandbox], ["started", age(r.created_at) + " ago"]];
     $("#d-meta").replaceChildren(...meta.filter(([, v]) => v !== "" && v != null).map(([k, v]) => el("div", {}, el("dt", { text: k }), el("dd", { text: String(v) }))));
     const q = $("#d-question");
     const text = r.status === "waiting_input" ? (r.question || "The agent needs a human: answer below or on the issue.") : (r.status === "failed" ? r.error : "");

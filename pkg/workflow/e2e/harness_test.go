@@ -99,6 +99,9 @@ func buildWorld(t *testing.T, script string, tune func(*config.Config), dispatch
 	fake.Secrets = []string{"FAKE_AGENT_KEY"}
 	cfg.Agents["fake"] = fake
 	cfg.Monitor.IdleAfter = config.D(30 * time.Second)
+	// The fake agent records its prompts and keeps its place beside the test's files, outside any box; the boxed
+	// cases (sandbox_e2e_test.go) box it with what it needs.
+	cfg.Sandbox.Mode = config.SandboxOff
 	if tune != nil {
 		tune(cfg) // the follow-through tests turn pr.follow on
 	}

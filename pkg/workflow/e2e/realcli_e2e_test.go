@@ -71,17 +71,18 @@ func TestRealCLIs(t *testing.T) {
 					if !realcli.Enter(t) {
 						return
 					}
-					runRealCase(t, c, runner, kind)
+					runRealCase(t, c, runner, kind, "")
 				})
 			}
 		}
 	}
 }
 
-func runRealCase(t *testing.T, c realcli.CLI, runner, kind string) {
+// runRealCase drives one case and checks what every case must show; extraTOML is added to the user's ace.toml.
+func runRealCase(t *testing.T, c realcli.CLI, runner, kind, extraTOML string) (*realWorld, *store.Run) {
 	start := time.Now()
 	cli := c.Name
-	toml := testPrices + fmt.Sprintf("\n[agent]\ndefault = %q\n\n[agents.%s]\n", cli, cli)
+	toml := testPrices + extraTOML + fmt.Sprintf("\n[agent]\ndefault = %q\n\n[agents.%s]\n", cli, cli)
 	if runner != "tmux" {
 		toml += fmt.Sprintf("runner = %q\n", runner)
 	}
@@ -210,6 +211,7 @@ func runRealCase(t *testing.T, c realcli.CLI, runner, kind string) {
 			t.Errorf("no turn's end is in the run's events:\n%s", ev)
 		}
 	}
+	return w, r
 }
 
 // testPrices prices the pinned CLIs' default models, which ace's built-in table does not know (claude's is

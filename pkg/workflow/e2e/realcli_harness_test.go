@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -79,6 +81,14 @@ func newRealWorld(t *testing.T, c realcli.CLI, aceTOML, body string, turns []mod
 	// (a gemini transcript passed monitor.compact_threshold under load and its question was asked again).
 	// Compaction has its own tests.
 	cfg.Monitor.CompactThreshold = 64 << 20
+	// The model server listens on this namespace's loopback, which a boxed CLI reaches through its box's proxy.
+	u, err := url.Parse(w.srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	port, _ := strconv.Atoi(u.Port())
+	cfg.Sandbox.Forward = []int{port}
+
 	for _, f := range tune {
 		f(cfg)
 	}

@@ -1,0 +1,81 @@
+package sandbox_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aceworks/ace/pkg/egress"
+	"github.com/aceworks/ace/pkg/sandbox"
+)
+
+// TestForward: a port of the host's loopback that the box forwards is reached at the same port of the box's own
+// loopback (a local model server the CLI is pointed at, 127.0.0.1:PORT), through the proxy, which allows and
+// records it; a forwarded port the allow list does not name is refused and recorded.
+func TestForward(t *testing.T) {
+	h := host(t)
+	d := dirs(t, "wc", "home", "egress")
+	model := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "local-model") }))
+	defer model.Close()
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "not-allowed") }))
+	defer other.Close()
+	modelPort, otherPort := model.Listener.Addr().(*net.TCPAddr).Port, other.Listener.Addr().(*net.TCPAddr).Port
+	events := make(chan egress.Event, 8)
+	sock := filepath.Join(d[2], "egress.sock")
+	defer serveProxyReport(t, sock, func(e egress.Event) { events <- e }, model.Listener.Addr().String())()
+	box, err := h.Wrap(sandbox.Spec{WorkDir: d[0], Home: d[1], Self: self(t), ProxySocket: sock, Forward: []int{modelPort, otherPort}},
+		[]string{sandbox.SelfPath, "fetch", "direct"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := box.Command(ctx)
+	cmd.Stdin = strings.NewReader(model.URL + "/v1/messages\n" + other.URL + "/\n")
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(string(out)); got != "200 local-model\nerror" {
+		t.Fatalf("boxed fetches of the forwarded ports:\n%s\nwant the allowed one answered and the other cut", got)
+	}
+	// A tunnel is reported once it ends, a refusal at once: either may come first.
+	got := map[int]egress.Event{}
+	for len(got) < 2 {
+		select {
+		case e := <-events:
+			got[e.Port] = e
+		case <-ctx.Done():
+			t.Fatalf("the proxy recorded %d connections, want 2", len(got))
+		}
+	}
+	if e := got[modelPort]; !e.Allowed || e.Host != "127.0.0.1" || e.Method != "CONNECT" || e.Status != 200 {
+		t.Errorf("the allowed forward: %+v", e)
+	}
+	if e := got[otherPort]; e.Allowed || !errors.Is(e.Err, egress.ErrRefused) {
+		t.Errorf("the refused forward: %+v", e)
+	}
+}
+
+// TestForwardNeedsProxy: forwarding is done by the proxy, so a box without one cannot have it.
+func TestForwardNeedsProxy(t *testing.T) {
+	h := host(t)
+	d := dirs(t, "wc", "home", "egress")
+	if _, err := h.Wrap(sandbox.Spec{WorkDir: d[0], Home: d[1], Forward: []int{11434}}, []string{"true"}); err == nil {
+		t.Fatal("a forwarded port without a proxy was accepted")
+	}
+	sock := filepath.Join(d[2], "egress.sock")
+	defer serveProxy(t, sock)()
+	if _, err := h.Wrap(sandbox.Spec{WorkDir: d[0], Home: d[1], ProxySocket: sock, Forward: []int{sandbox.DefaultProxyPort}}, []string{"true"}); err == nil {
+		t.Fatalf("forwarding the proxy's own port %d was accepted", sandbox.DefaultProxyPort)
+	}
+}

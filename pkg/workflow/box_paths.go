@@ -1,0 +1,88 @@
+package workflow
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+
+	"github.com/aceworks/ace/pkg/store"
+)
+
+// Where a run's box keeps what ace makes for it, and how it goes.
+
+// runDir is where a run's box keeps what ace makes for it (the agent's home, the proxy's socket directory): under
+// ace's root, which the box does not see except for what is mounted from there.
+func (sb *sandboxes) runDir(id int64) string { return boxDir(sb.e.o.Root, id) }
+
+func boxDir(root string, id int64) string {
+	return filepath.Join(root, "boxes", strconv.FormatInt(id, 10))
+}
+
+// remove deletes what the run's box left, once its working copy is gone too.
+func (sb *sandboxes) remove(ctx context.Context, r *store.Run) {
+	sb.stop(r.ID)
+	if err := RemoveBox(sb.e.o.Root, r); err != nil {
+		sb.e.log.WarnContext(ctx, "remove the run's box", "run", r.ID, "err", err)
+	}
+}
+
+// RemoveBox deletes what a finished run's box left under root (its agent's home, its socket's directory): ace
+// clean removes it with the working copy.
+func RemoveBox(root string, r *store.Run) error {
+	dirs := []string{boxDir(root, r.ID)}
+	if b := r.State.Box; b != nil && b.Proxy != "" {
+		dirs = append(dirs, filepath.Dir(b.Proxy))
+	}
+	var errs []error
+	for _, d := range dirs {
+		errs = append(errs, os.RemoveAll(d))
+	}
+	return errors.Join(errs...)
+}
+
+// maxSocketPath is the longest path a unix socket may have here (sun_path is 108 bytes, its NUL included).
+const maxSocketPath = 107
+
+// socketPath is where the run's proxy listens: <root>/boxes/<run>/egress/egress.sock, alone in its directory
+// (the box sees the directory). A root too deep for a socket's path gets a directory of the user's own under the
+// first of $XDG_RUNTIME_DIR, the temporary directory and /tmp short enough, named after the root, so that a
+// restarted ace finds the same path.
+func (sb *sandboxes) socketPath(id int64) (string, error) {
+	p := filepath.Join(sb.runDir(id), "egress", "egress.sock")
+	if len(p) <= maxSocketPath {
+		return p, nil
+	}
+	sum := sha256.Sum256([]byte(sb.e.o.Root))
+	name := fmt.Sprintf("ace-%d-%x", os.Getuid(), sum[:6])
+	for _, base := range []string{os.Getenv("XDG_RUNTIME_DIR"), os.TempDir(), "/tmp"} {
+		if !filepath.IsAbs(base) {
+			continue
+		}
+		dir := filepath.Join(base, name)
+		if p := filepath.Join(dir, strconv.FormatInt(id, 10), "egress.sock"); len(p) <= maxSocketPath {
+			return p, privateDir(dir)
+		}
+	}
+	return "", fmt.Errorf("no socket path short enough for the box's proxy (ace's root %s is too deep)", sb.e.o.Root)
+}
+
+// privateDir makes dir, or checks that it is this user's private directory: another user could have made it
+// first, to listen in the proxy's place.
+func privateDir(dir string) error {
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("the box's socket directory: %w", err)
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return fmt.Errorf("the box's socket directory: %w", err)
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); !fi.IsDir() || !ok || int(st.Uid) != os.Getuid() || fi.Mode().Perm() != 0o700 {
+		return fmt.Errorf("the box's socket directory %s is not this user's private directory", dir)
+	}
+	return nil
+}
