@@ -86,7 +86,7 @@ func (sb *sandboxes) plan(ctx context.Context, r *store.Run, prof agents.Profile
 // wrap puts argv in the plan's box and starts the run's proxy: the box's environment is le's plain variables
 // with what a box adds (box_spec.go), never its secrets, which the runner hands on as it does unboxed; terminal
 // keeps the tmux pane's terminal.
-func (sb *sandboxes) wrap(ctx context.Context, r *store.Run, prof agents.Profile, p *boxPlan, argv []string, le launchEnv, terminal bool) (*sandbox.Box, error) {
+func (sb *sandboxes) wrap(ctx context.Context, r *store.Run, prof agents.Profile, p *boxPlan, argv []string, le launchEnv, terminal bool, host *hosted) (*sandbox.Box, error) {
 	e := sb.e
 	box := sb.state(r)
 	fresh := box.Proxy == ""
@@ -98,6 +98,11 @@ func (sb *sandboxes) wrap(ctx context.Context, r *store.Run, prof agents.Profile
 	spec := sandbox.Spec{
 		WorkDir: r.Workdir, Home: p.home, Env: env, ProxySocket: p.sock, Forward: p.cfg.Forward, Terminal: terminal,
 		Self: e.o.Self, ReadOnly: sb.readOnly(r, prof, p.cfg, argv[0], env["PATH"]), ReadWrite: le.logins, Hide: sb.hidden(),
+	}
+	if host != nil {
+		// ace's own program holds the agent in the box (the live host): the CLI it starts is what must be there.
+		spec.ReadOnly = sb.readOnly(r, prof, p.cfg, host.program, env["PATH"])
+		spec.ReadWrite = append(spec.ReadWrite, host.readWrite...)
 	}
 	e.log.DebugContext(ctx, "box", "run", r.ID, "read_only", spec.ReadOnly, "read_write", spec.ReadWrite, "forward", spec.Forward)
 	b, err := p.host.Wrap(spec, argv)
@@ -139,9 +144,24 @@ type agentCommand struct {
 	boxed        bool
 }
 
+// hosted is a program of ace's own that holds the agent in its box (the live host, `ace __live`): program is the
+// agent's CLI, which it starts; readWrite what it writes (its spec, socket and transcript); inBox its argv with
+// ace's executable as the box has it.
+type hosted struct {
+	program   string
+	readWrite []string
+	inBox     []string
+}
+
 // command is the agent's command argv with its environment, in a box when the run's sandbox says so (terminal:
 // for a tmux pane).
 func (sb *sandboxes) command(ctx context.Context, r *store.Run, prof agents.Profile, vars agents.Vars, argv []string, terminal bool) (agentCommand, error) {
+	return sb.commandOf(ctx, r, prof, vars, argv, terminal, nil)
+}
+
+// commandOf is command, for a program of ace's that hosts the agent when host is set (argv: its argv outside
+// a box).
+func (sb *sandboxes) commandOf(ctx context.Context, r *store.Run, prof agents.Profile, vars agents.Vars, argv []string, terminal bool, host *hosted) (agentCommand, error) {
 	e := sb.e
 	p, err := sb.plan(ctx, r, prof)
 	if err != nil {
@@ -158,7 +178,11 @@ func (sb *sandboxes) command(ctx context.Context, r *store.Run, prof agents.Prof
 	if p == nil {
 		return agentCommand{argv: argv, env: le.env, secrets: le.secrets}, nil
 	}
-	b, err := sb.wrap(ctx, r, prof, p, prof.BoxArgv(argv), le, terminal)
+	inBox := prof.BoxArgv(argv)
+	if host != nil {
+		inBox = host.inBox
+	}
+	b, err := sb.wrap(ctx, r, prof, p, inBox, le, terminal, host)
 	if err != nil {
 		return agentCommand{}, err
 	}

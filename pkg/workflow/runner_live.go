@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"time"
 
 	"github.com/aceworks/ace/pkg/livehost"
+	"github.com/aceworks/ace/pkg/sandbox"
 	"github.com/aceworks/ace/pkg/store"
 )
 
@@ -46,17 +46,16 @@ func (*liveRunner) HasScreen() bool { return true }
 
 func (*liveRunner) Delivery() string { return "sent as a message of the live conversation" }
 
-// liveFiles names a live run's host files: its spec and control socket under run/live, its transcript under
-// logs/live (kept after the run, like the tmux logs).
-func (l *liveRunner) liveFiles(r *store.Run) (spec, socket, transcript string) {
-	name := execName(r)
-	run := filepath.Join(l.e.o.Root, "run", "live")
-	return filepath.Join(run, name+".json"), filepath.Join(run, name+".sock"),
-		filepath.Join(l.e.o.Root, "logs", "live", name+".jsonl")
+// liveFiles names a live run's host files, in a directory of the run's own (a boxed host writes there and
+// sees nothing else of ace's): its spec, its control socket and its transcript (kept after the run, like the
+// tmux logs).
+func (l *liveRunner) liveFiles(r *store.Run) (dir, spec, socket, transcript string) {
+	dir = filepath.Join(l.e.o.Root, "live", execName(r))
+	return dir, filepath.Join(dir, "spec.json"), filepath.Join(dir, "host.sock"), filepath.Join(dir, "transcript.jsonl")
 }
 
 func (l *liveRunner) client(r *store.Run) *livehost.Client {
-	_, socket, _ := l.liveFiles(r)
+	_, _, socket, _ := l.liveFiles(r)
 	return livehost.Dial(socket)
 }
 
@@ -98,29 +97,31 @@ func (l *liveRunner) launch(ctx context.Context, r *store.Run, name string, resp
 	if err := checkExecutable(argv[0], r.Workdir, prof); err != nil {
 		return Terminal(err)
 	}
-	ts, err := e.tmux.sessionSpec(ctx, r, prof, name, false)
+	dir, specPath, socket, transcriptPath := l.liveFiles(r)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("live host's directory: %w", err)
+	}
+	host := &hosted{program: argv[0], readWrite: []string{dir},
+		inBox: []string{sandbox.SelfPath, livehost.ChildArg, specPath}}
+	cmd, err := e.tmux.sessionSpecOf(ctx, r, prof, name,
+		append(append([]string(nil), e.o.LiveHost...), specPath), host)
 	if err != nil {
 		return err
 	}
-	specPath, socket, transcriptPath := l.liveFiles(r)
+	if cmd.boxed {
+		argv = prof.BoxArgv(argv) // the CLI's own sandbox cannot nest in the box (codex)
+	}
 	spec := livehost.Spec{Agent: prof.Name, Argv: argv, Dir: r.Workdir, Resume: r.AgentSessionID,
-		AutoApprove: prof.AutoApprove, Transcript: transcriptPath, Socket: socket}
-	for name := range ts.Secrets {
-		spec.SecretNames = append(spec.SecretNames, name) // the host keeps their values out of what it writes
-	}
-	sort.Strings(spec.SecretNames)
-	if err := os.MkdirAll(filepath.Dir(specPath), 0o700); err != nil {
-		return fmt.Errorf("live host's directory: %w", err)
-	}
+		AutoApprove: prof.AutoApprove, Transcript: transcriptPath, Socket: socket,
+		SecretNames: cmd.secrets} // the host keeps their values out of what it writes
 	if err := livehost.WriteSpec(specPath, spec); err != nil {
 		return fmt.Errorf("write the live host's spec: %w", err)
 	}
-	ts.Argv = append(append([]string(nil), e.o.LiveHost...), specPath)
 	verb := "started a live conversation of"
 	if r.AgentSessionID != "" {
 		verb = "resumed the live conversation of"
 	}
-	return e.tmux.open(ctx, r, prof, ts, respawn, verb)
+	return e.tmux.open(ctx, r, prof, cmd.spec, respawn, verb)
 }
 
 // Deliver sends the task (or, after a restart, the resume prompt) once the host answers on its socket. A host

@@ -17,7 +17,7 @@ import (
 // runner). ok says the run moves on at once with res.
 func (l *liveRunner) readTranscript(ctx context.Context, r *store.Run) (res Result, ok bool, err error) {
 	e := l.e
-	_, _, path := l.liveFiles(r)
+	_, _, _, path := l.liveFiles(r)
 	recs, err := livehost.ReadTranscript(path, r.State.LiveSeq)
 	if err != nil {
 		return Result{}, false, fmt.Errorf("read the live transcript: %w", err)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/aceworks/ace/pkg/agents"
@@ -91,9 +92,24 @@ func (t *tmuxRunner) sessionSpec(ctx context.Context, r *store.Run, prof agents.
 	if err := checkExecutable(argv[0], r.Workdir, prof); err != nil {
 		return tmuxops.SessionSpec{}, Terminal(err)
 	}
-	cmd, err := e.box.command(ctx, r, prof, vars, argv, true)
+	cmd, err := t.sessionSpecOf(ctx, r, prof, name, argv, nil)
+	return cmd.spec, err
+}
+
+// sessionCommand is a tmux session's spec for an agent, whether it is boxed and the names of its secrets.
+type sessionCommand struct {
+	spec    tmuxops.SessionSpec
+	boxed   bool
+	secrets []string
+}
+
+// sessionSpecOf is sessionSpec for argv: the agent's CLI, or a program of ace's that hosts it (host), in the
+// run's box where it has one (boxed).
+func (t *tmuxRunner) sessionSpecOf(ctx context.Context, r *store.Run, prof agents.Profile, name string, argv []string, host *hosted) (sessionCommand, error) {
+	e := t.e
+	cmd, err := e.box.commandOf(ctx, r, prof, e.agent.vars(r, prof), argv, true, host)
 	if err != nil {
-		return tmuxops.SessionSpec{}, err
+		return sessionCommand{}, err
 	}
 	tc := e.cfg.Tmux
 	spec := tmuxops.SessionSpec{
@@ -109,7 +125,7 @@ func (t *tmuxRunner) sessionSpec(ctx context.Context, r *store.Run, prof agents.
 		spec.Launcher, spec.Env, spec.Secrets = []string{e.o.Self, sandbox.LaunchArg}, nil, maps.Clone(cmd.env)
 		maps.Copy(spec.Secrets, cmd.secrets)
 	}
-	return spec, nil
+	return sessionCommand{spec: spec, boxed: cmd.boxed, secrets: slices.Sorted(maps.Keys(cmd.secrets))}, nil
 }
 
 // pane finds the session's pane in one list of every pane. The list is shared by all runs ticked within

@@ -72,7 +72,8 @@ func Adapter() *agent.Adapter {
 // network). On Linux codex's sandbox is bubblewrap, and a box allows no nested user namespace (bwrap
 // --disable-userns, where most unprivileged kernel exploits start): 0.169.0's every shell command failed there
 // with "bwrap: Creating new namespace failed: nesting depth or /proc/sys/user/max_*_namespaces exceeded
-// (ENOSPC)" (pkg/workflow sandbox_e2e_test.go). Only the value of a --sandbox the command has is changed.
+// (ENOSPC)" (pkg/workflow/e2e sandbox_e2e_test.go). Only the value of a --sandbox the command has is changed, or
+// of a sandbox_mode config override (the live command's).
 func boxArgv(argv []string) []string {
 	out := slices.Clone(argv)
 	for i, a := range out {
@@ -81,6 +82,8 @@ func boxArgv(argv []string) []string {
 			out[i+1] = "danger-full-access"
 		case strings.HasPrefix(a, "--sandbox="):
 			out[i] = "--sandbox=danger-full-access"
+		case a == "-c" && i+1 < len(out) && strings.HasPrefix(out[i+1], "sandbox_mode="):
+			out[i+1] = `sandbox_mode="danger-full-access"`
 		}
 	}
 	return out
