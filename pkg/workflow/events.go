@@ -45,8 +45,8 @@ const (
 	EventCleaned     EventKind = "cleaned"      // the working copy was removed after the merge
 	// EventLiveFallback: the CLI's live protocol failed its handshake; the run goes on in the tmux runner.
 	EventLiveFallback EventKind = "live-fallback"
-	EventSandbox     EventKind = "sandbox"      // the agent was started boxed, or unboxed and why (box.go)
-	EventEgress      EventKind = "egress"       // the box's proxy refused a connection, or let a destination out (box_proxy.go)
+	EventSandbox      EventKind = "sandbox" // the agent was started boxed, or unboxed and why (box.go)
+	EventEgress       EventKind = "egress"  // the box's proxy refused a connection, or let a destination out (box_proxy.go)
 )
 
 // Progress is one typed event of a run, as the engine publishes it in process: to `ace run`'s display, the
