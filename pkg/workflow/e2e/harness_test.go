@@ -128,8 +128,9 @@ func (w *world) open() {
 		w.stopQueue()
 	}
 	w.svc = acetest.Open(w.t, service.Options{
-		Config:     w.cfg,
-		Secrets:    acetest.Secrets(map[string]string{"GITHUB_TOKEN": botToken, "FAKE_AGENT_KEY": "fake-agent-secret-value-42"}),
+		Config: w.cfg,
+		Secrets: acetest.Secrets(map[string]string{"GITHUB_TOKEN": botToken, "FAKE_AGENT_KEY": "fake-agent-secret-value-42",
+			"ANTHROPIC_API_KEY": "sk-ant-test-not-a-key"}), // the live fallback case signs claude in
 		Logger:     slog.New(slog.NewTextHandler(testWriter{w.t}, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Executable: w.bin,
 		Dispatch:   w.dispatch,
