@@ -96,9 +96,13 @@ func Run(ctx context.Context, o Options) (results []Result, dir string, err erro
 			continue
 		}
 		fmt.Fprintf(o.Out, "checking %s …\n", name)
-		res.Reports = make([]Report, 2)
+		phases := []string{PhaseRun, PhaseLimit}
+		if prof.Live != "" {
+			phases = append(phases, PhaseLive)
+		}
+		res.Reports = make([]Report, len(phases))
 		var wg sync.WaitGroup
-		for i, ph := range []string{PhaseRun, PhaseLimit} {
+		for i, ph := range phases {
 			wg.Go(func() {
 				res.Reports[i] = o.phase(ctx, name, ph, filepath.Join(dir, name, ph), network)
 			})

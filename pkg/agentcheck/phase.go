@@ -23,6 +23,7 @@ import (
 const (
 	PhaseRun   = "run"   // from the issue to a pull request, with a question on the way
 	PhaseLimit = "limit" // the model answers with the provider's usage-limit error
+	PhaseLive  = "live"  // the run phase again, over the CLI's live protocol (runner "live")
 )
 
 // The model's script and what the check looks for.
@@ -111,7 +112,11 @@ func (p phase) run(ctx context.Context) (rep Report) {
 		rep.Error = fmt.Sprintf("prepare a fresh home: %v", err)
 		return rep
 	}
-	cfg, err := w.config(user, p.agent, p.startup, srv.URL())
+	runner := "tmux"
+	if p.name == PhaseLive {
+		runner = "live"
+	}
+	cfg, err := w.config(user, p.agent, runner, p.startup, srv.URL())
 	if err != nil {
 		rep.Error = err.Error()
 		return rep
@@ -126,6 +131,8 @@ func (p phase) run(ctx context.Context) (rep Report) {
 	switch p.name {
 	case PhaseLimit:
 		rep.Steps = d.limit(ctx)
+	case PhaseLive:
+		rep.Steps = []Step{liveStep(d.issueToPR(ctx, prof))}
 	default:
 		rep.Steps = d.issueToPR(ctx, prof)
 	}
@@ -315,4 +322,19 @@ func clip(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// liveStep sums up the run phase's steps taken over the live protocol: one line, naming what did not hold.
+func liveStep(steps []Step) Step {
+	var failed []string
+	for _, s := range steps {
+		if !s.OK {
+			failed = append(failed, s.Name+" ("+s.Detail+")")
+		}
+	}
+	if len(failed) > 0 {
+		return Step{Name: StepLive, Detail: "over the live protocol, these did not hold: " + strings.Join(failed, "; ")}
+	}
+	return Step{Name: StepLive, OK: true, Detail: "issue to pull request over the CLI's live protocol (runner \"live\"): " +
+		"start, task, approval, question and answer, commit, usage"}
 }

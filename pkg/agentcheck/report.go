@@ -27,6 +27,7 @@ const (
 	StepQuestion = "question" // the agent's question reached the issue, the human's answer reached the model
 	StepCommit   = "commit"   // the agent's own commit on the branch, a pull request opened
 	StepUsage    = "usage"    // ace read the run's tokens from the CLI, equal to what the model billed
+	StepLive     = "live"     // the run again over the CLI's live protocol (runner "live"): every step held
 	StepLimit    = "limit"    // a usage-limit reply paused the run with a resume time
 )
 

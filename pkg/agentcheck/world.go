@@ -112,13 +112,13 @@ func (w *world) enterHome(cli, baseURL string, subscriber bool) error {
 }
 
 // config is ace's configuration for the check: the user's own settings of agent name (its command, model,
-// home, markers, sandbox: what their runs use), run in tmux with auto_approve on, against the world's tracker and
+// home, markers, sandbox: what their runs use), run on runner (tmux, or live) with auto_approve on, against the world's tracker and
 // root; a boxed agent reaches the model server at modelURL through a forwarded port. Secrets the user configured
 // are left out: the CLI signs in with the model server's key.
-func (w *world) config(user *config.Config, name string, startup time.Duration, modelURL string) (*config.Config, error) {
+func (w *world) config(user *config.Config, name, runner string, startup time.Duration, modelURL string) (*config.Config, error) {
 	cfg := config.Default()
 	a, _ := user.AgentConfigFor(name)
-	a.Runner, a.AutoApprove, a.Secrets = "tmux", true, nil
+	a.Runner, a.AutoApprove, a.Secrets = runner, true, nil
 	a.Headless, a.HeadlessResume = "", ""
 	cfg.Agents = map[string]config.AgentConfig{name: a}
 	cfg.Agent.Default = name

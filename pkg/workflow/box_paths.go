@@ -49,26 +49,30 @@ func RemoveBox(root string, r *store.Run) error {
 const maxSocketPath = 107
 
 // socketPath is where the run's proxy listens: <root>/boxes/<run>/egress/egress.sock, alone in its directory
-// (the box sees the directory). A root too deep for a socket's path gets a directory of the user's own under the
-// first of $XDG_RUNTIME_DIR, the temporary directory and /tmp short enough, named after the root, so that a
-// restarted ace finds the same path.
+// (the box sees the directory); shortSocket where that is too long.
 func (sb *sandboxes) socketPath(id int64) (string, error) {
-	p := filepath.Join(sb.runDir(id), "egress", "egress.sock")
-	if len(p) <= maxSocketPath {
-		return p, nil
+	return shortSocket(sb.e.o.Root, filepath.Join(sb.runDir(id), "egress", "egress.sock"), strconv.FormatInt(id, 10), "egress.sock")
+}
+
+// shortSocket is preferred, or where a root is too deep for a socket's path, under[...] in a directory of the
+// user's own under the first of $XDG_RUNTIME_DIR, the temporary directory and /tmp short enough, named after the
+// root, so that a restarted ace finds the same path.
+func shortSocket(root, preferred string, under ...string) (string, error) {
+	if len(preferred) <= maxSocketPath {
+		return preferred, nil
 	}
-	sum := sha256.Sum256([]byte(sb.e.o.Root))
+	sum := sha256.Sum256([]byte(root))
 	name := fmt.Sprintf("ace-%d-%x", os.Getuid(), sum[:6])
 	for _, base := range []string{os.Getenv("XDG_RUNTIME_DIR"), os.TempDir(), "/tmp"} {
 		if !filepath.IsAbs(base) {
 			continue
 		}
 		dir := filepath.Join(base, name)
-		if p := filepath.Join(dir, strconv.FormatInt(id, 10), "egress.sock"); len(p) <= maxSocketPath {
+		if p := filepath.Join(append([]string{dir}, under...)...); len(p) <= maxSocketPath {
 			return p, privateDir(dir)
 		}
 	}
-	return "", fmt.Errorf("no socket path short enough for the box's proxy (ace's root %s is too deep)", sb.e.o.Root)
+	return "", fmt.Errorf("no socket path short enough for %s (ace's root %s is too deep)", filepath.Base(preferred), root)
 }
 
 // privateDir makes dir, or checks that it is this user's private directory: another user could have made it

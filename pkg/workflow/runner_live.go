@@ -47,15 +47,16 @@ func (*liveRunner) HasScreen() bool { return true }
 func (*liveRunner) Delivery() string { return "sent as a message of the live conversation" }
 
 // liveFiles names a live run's host files, in a directory of the run's own (a boxed host writes there and
-// sees nothing else of ace's): its spec, its control socket and its transcript (kept after the run, like the
-// tmux logs).
-func (l *liveRunner) liveFiles(r *store.Run) (dir, spec, socket, transcript string) {
+// sees nothing else of ace's): its spec, its control socket (shortSocket, where the root is too deep for a socket
+// path) and its transcript (kept after the run, like the tmux logs).
+func (l *liveRunner) liveFiles(r *store.Run) (dir, spec, socket, transcript string, err error) {
 	dir = filepath.Join(l.e.o.Root, "live", execName(r))
-	return dir, filepath.Join(dir, "spec.json"), filepath.Join(dir, "host.sock"), filepath.Join(dir, "transcript.jsonl")
+	socket, err = shortSocket(l.e.o.Root, filepath.Join(dir, "host.sock"), fmt.Sprintf("%d-live", r.ID), "host.sock")
+	return dir, filepath.Join(dir, "spec.json"), socket, filepath.Join(dir, "transcript.jsonl"), err
 }
 
 func (l *liveRunner) client(r *store.Run) *livehost.Client {
-	_, _, socket, _ := l.liveFiles(r)
+	_, _, socket, _, _ := l.liveFiles(r) // an error here was met when the host started; Dial then fails
 	return livehost.Dial(socket)
 }
 
@@ -97,11 +98,20 @@ func (l *liveRunner) launch(ctx context.Context, r *store.Run, name string, resp
 	if err := checkExecutable(argv[0], r.Workdir, prof); err != nil {
 		return Terminal(err)
 	}
-	dir, specPath, socket, transcriptPath := l.liveFiles(r)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("live host's directory: %w", err)
+	dir, specPath, socket, transcriptPath, err := l.liveFiles(r)
+	if err != nil {
+		return err
 	}
-	host := &hosted{program: argv[0], readWrite: []string{dir},
+	for _, d := range []string{dir, filepath.Dir(socket)} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return fmt.Errorf("live host's directory: %w", err)
+		}
+	}
+	rw := []string{dir}
+	if filepath.Dir(socket) != dir {
+		rw = append(rw, filepath.Dir(socket))
+	}
+	host := &hosted{program: argv[0], readWrite: rw,
 		inBox: []string{sandbox.SelfPath, livehost.ChildArg, specPath}}
 	cmd, err := e.tmux.sessionSpecOf(ctx, r, prof, name,
 		append(append([]string(nil), e.o.LiveHost...), specPath), host)

@@ -17,7 +17,7 @@ import (
 // runner). ok says the run moves on at once with res.
 func (l *liveRunner) readTranscript(ctx context.Context, r *store.Run) (res Result, ok bool, err error) {
 	e := l.e
-	_, _, _, path := l.liveFiles(r)
+	_, _, _, path, _ := l.liveFiles(r)
 	recs, err := livehost.ReadTranscript(path, r.State.LiveSeq)
 	if err != nil {
 		return Result{}, false, fmt.Errorf("read the live transcript: %w", err)
@@ -28,7 +28,7 @@ func (l *liveRunner) readTranscript(ctx context.Context, r *store.Run) (res Resu
 		case livehost.KindSession:
 			r.AgentSessionID = rec.SessionID
 		case livehost.KindTurnDone:
-			if rec.Usage != nil {
+			if rec.Usage != nil && !l.lumped(r) {
 				e.spend.addTurn(r, *rec.Usage, "")
 			}
 			r.State.LiveIdleSince = rec.Time
@@ -77,6 +77,7 @@ func (l *liveRunner) Observe(ctx context.Context, r *store.Run) (Result, error) 
 	if res, ok, err := l.readTranscript(ctx, r); ok || err != nil {
 		return res, err
 	}
+	e.spend.refreshUsage(ctx, r, false) // a lumped CLI's session files (readUsage); the others' comes per turn
 	st, err := l.client(r).Status(ctx)
 	if errors.Is(err, livehost.ErrNotRunning) {
 		return l.exited(ctx, r)
@@ -183,4 +184,18 @@ func yesNo(s string) (allow, ok bool) {
 		return false, true
 	}
 	return false, false
+}
+
+// lumped reports whether the run's CLI reports a live turn's input with its cache reads in it: its usage is then
+// read from the CLI's session files (readUsage), as a tmux run's is.
+func (l *liveRunner) lumped(r *store.Run) bool {
+	prof, err := l.e.agent.profile(r)
+	return err == nil && prof.LiveUsageLumped()
+}
+
+// readUsage reads a lumped CLI's usage from its session files (see lumped); the others' comes with each turn.
+func (l *liveRunner) readUsage(ctx context.Context, r *store.Run) {
+	if l.lumped(r) {
+		l.e.tmux.readUsage(ctx, r)
+	}
 }

@@ -48,7 +48,10 @@ type usageReader interface {
 	readUsage(ctx context.Context, r *store.Run)
 }
 
-var _ usageReader = (*tmuxRunner)(nil)
+var (
+	_ usageReader = (*tmuxRunner)(nil)
+	_ usageReader = (*liveRunner)(nil)
+)
 
 // sessionUsageEvery bounds how often the monitor reads a tmux run's session files: `ace ls` shows a figure at
 // most this old.

@@ -48,6 +48,9 @@ type Adapter struct {
 	// runs (live.JoinsTurn, live.OneTurn, live.TurnEach).
 	Live        func(ctx context.Context, opts live.Options) (live.Conversation, error)
 	LiveMidTurn live.MidTurn
+	// LiveUsageLumped: the live protocol reports a turn's input with its cache reads in it (gemini's ACP), so a
+	// live run's usage is read from the CLI's session files instead, as a tmux run's is.
+	LiveUsageLumped bool
 	// ContextImport is how the CLI's context file imports another file: the prefix of a line naming it ("@" in
 	// claude's CLAUDE.md and gemini's GEMINI.md); "" when the file imports nothing.
 	ContextImport string
@@ -85,6 +88,10 @@ func (a *Adapter) Profile() Profile {
 
 // Adapter returns the profile's adapter, nil for a custom agent.
 func (p Profile) Adapter() *Adapter { return p.adapter }
+
+// LiveUsageLumped reports whether a live run's usage comes from the CLI's session files rather than its protocol
+// (Adapter.LiveUsageLumped).
+func (p Profile) LiveUsageLumped() bool { return p.adapter != nil && p.adapter.LiveUsageLumped }
 
 // WrappedCLI returns the CLI that the program exe stands in front of (codex for ace's codex-gh), or "" when
 // exe is the agent's program itself. A custom command is never second-guessed: only the adapter's own wrapper

@@ -23,7 +23,7 @@ import (
 func Adapter() *agent.Adapter {
 	re := regexp.MustCompile
 	return &agent.Adapter{
-		Live: live.Starter(StartLive), LiveMidTurn: live.TurnEach,
+		Live: live.Starter(StartLive), LiveMidTurn: live.TurnEach, LiveUsageLumped: true,
 		Name: "gemini", CLI: "gemini", Package: "@google/gemini-cli",
 		Tested: agent.VersionRange{Oldest: "0.61.0", Newest: "0.61.0"},
 		SignIns: []agent.SignIn{
