@@ -181,7 +181,20 @@ func (l *liveRunner) Busy(ctx context.Context, r *store.Run) (Result, bool, erro
 		return res, true, err
 	}
 	st, err := l.client(r).Status(ctx)
-	if err != nil || !st.Busy || len(st.Pending) > 0 {
+	switch {
+	case errors.Is(err, livehost.ErrNotRunning):
+		return Result{}, false, nil // Observe finds out why the host is gone
+	case err != nil:
+		// The host is there but did not answer: its turn may still run. Looking again beats taking a .ace/DONE
+		// written mid-turn for the end of the work (the turn's usage would be lost).
+		l.e.log.WarnContext(ctx, "the live host's status", "run", r.ID, "err", err)
+		return Stay(l.e.cfg.Monitor.Interval.Duration), true, nil
+	case !st.Busy || len(st.Pending) > 0:
+		// The turn may have ended between the transcript's read and the status: its end (usage, a limit) is
+		// read now, before a .ace/DONE it wrote ends the run (under load the run was finalized without it).
+		if res, ok, err := l.readTranscript(ctx, r); ok || err != nil {
+			return res, true, err
+		}
 		return Result{}, false, nil
 	}
 	return Stay(l.e.cfg.Monitor.Interval.Duration), true, nil
