@@ -315,7 +315,12 @@ func (h *host) ask(r *request) *request {
 }
 
 func (h *host) turnDone(d live.TurnDone) {
+	// The record first, then not busy: whoever sees the host idle finds the turn's end in the transcript.
+	u := d.Usage
+	h.j.add(Record{Kind: KindTurnDone, Status: d.Stop, Text: d.Err, Usage: &usage.Usage{InputTokens: u.InputTokens,
+		OutputTokens: u.OutputTokens, CacheReadTokens: u.CachedTokens, CacheWriteTokens: u.CacheWriteTokens}})
 	h.mu.Lock()
+	defer h.mu.Unlock()
 	h.turns++
 	h.pending = nil
 	switch {
@@ -327,10 +332,6 @@ func (h *host) turnDone(d live.TurnDone) {
 		h.busy = h.queued > 0
 		h.queued = max(h.queued-1, 0)
 	}
-	h.mu.Unlock()
-	u := d.Usage
-	h.j.add(Record{Kind: KindTurnDone, Status: d.Stop, Text: d.Err, Usage: &usage.Usage{InputTokens: u.InputTokens,
-		OutputTokens: u.OutputTokens, CacheReadTokens: u.CachedTokens, CacheWriteTokens: u.CacheWriteTokens}})
 }
 
 // idOr is id, or one of the host's when the CLI gave none: an answer must name its request.
