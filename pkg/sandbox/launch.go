@@ -1,12 +1,13 @@
 package sandbox
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"os/signal"
 	"syscall"
+
+	"github.com/aceworks/ace/pkg/tmuxops"
 )
 
 // LaunchArg is the hidden first argument of the host-side launcher of a boxed tmux pane.
@@ -29,15 +30,9 @@ func LaunchMain(args []string) int {
 		fmt.Fprintln(os.Stderr, "usage: ace "+LaunchArg+" ENVFILE -- COMMAND [ARGS…]")
 		return 2
 	}
-	data, err := os.ReadFile(args[0])
-	os.Remove(args[0])
+	vars, err := tmuxops.TakeEnvFile(args[0])
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "ace: read env file: %v\n", err)
-		return 127
-	}
-	var vars map[string]string
-	if err := json.Unmarshal(data, &vars); err != nil {
-		fmt.Fprintf(os.Stderr, "ace: env file: %v\n", err)
+		fmt.Fprintf(os.Stderr, "ace: %v\n", err)
 		return 127
 	}
 	if _, ok := vars["TERM"]; !ok && os.Getenv("TERM") != "" {

@@ -163,6 +163,21 @@ func launchArgv(spec SessionSpec) ([]string, error) {
 	return append(out, spec.Argv...), nil
 }
 
+// TakeEnvFile reads and deletes an env file WriteEnvFile wrote: its variables are read once, by the program they
+// are for (the launchers).
+func TakeEnvFile(path string) (map[string]string, error) {
+	data, err := os.ReadFile(path)
+	os.Remove(path)
+	if err != nil {
+		return nil, fmt.Errorf("read env file: %w", err)
+	}
+	var vars map[string]string
+	if err := json.Unmarshal(data, &vars); err != nil {
+		return nil, fmt.Errorf("env file: %w", err)
+	}
+	return vars, nil
+}
+
 // WriteEnvFile writes vars as a 0600 file in dir (made 0700) for LaunchMain to read and delete, and returns its
 // path. The headless runner uses it too, so that secrets reach agents the same way whichever runner starts them.
 func WriteEnvFile(dir string, vars map[string]string) (string, error) {
@@ -212,15 +227,9 @@ func LaunchMain(args []string) int {
 		fmt.Fprintln(os.Stderr, "usage: ace __launch ENVFILE -- COMMAND [ARGS…]")
 		return 2
 	}
-	data, err := os.ReadFile(args[0])
-	os.Remove(args[0])
+	vars, err := TakeEnvFile(args[0])
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "ace: read env file: %v\n", err)
-		return 127
-	}
-	var vars map[string]string
-	if err := json.Unmarshal(data, &vars); err != nil {
-		fmt.Fprintf(os.Stderr, "ace: env file: %v\n", err)
+		fmt.Fprintf(os.Stderr, "ace: %v\n", err)
 		return 127
 	}
 	env := os.Environ()
