@@ -196,17 +196,6 @@ type line struct {
 	Error       string `json:"error"`
 }
 
-type liveBlock struct {
-	Type      string          `json:"type"`
-	Text      string          `json:"text"`
-	ID        string          `json:"id"`
-	Name      string          `json:"name"`
-	Input     json.RawMessage `json:"input"`
-	ToolUseID string          `json:"tool_use_id"`
-	Content   json.RawMessage `json:"content"`
-	IsError   bool            `json:"is_error"`
-}
-
 func (c *LiveConv) read() {
 	br := bufio.NewReaderSize(c.proc.Stdout(), 64<<10)
 	for {
@@ -415,12 +404,12 @@ func (c *LiveConv) respond(id string, response any, errMsg string) error {
 	return c.writeJSON(map[string]any{"type": "control_response", "response": r})
 }
 
-func blocks(content json.RawMessage) []liveBlock {
+func blocks(content json.RawMessage) []block {
 	var s string
 	if json.Unmarshal(content, &s) == nil {
-		return []liveBlock{{Type: "text", Text: s}}
+		return []block{{Type: "text", Text: s}}
 	}
-	var bs []liveBlock
+	var bs []block
 	_ = json.Unmarshal(content, &bs)
 	return bs
 }
@@ -431,7 +420,7 @@ func textOf(raw json.RawMessage) string {
 	if json.Unmarshal(raw, &s) == nil {
 		return s
 	}
-	var bs []liveBlock
+	var bs []block
 	if json.Unmarshal(raw, &bs) == nil {
 		var parts []string
 		for _, b := range bs {
