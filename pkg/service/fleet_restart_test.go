@@ -140,8 +140,19 @@ func TestFleetSurvivesAPostgresRestart(t *testing.T) {
 			}
 		case move != nil:
 			t.Errorf("issue %d: the run of live host %q moved: %s", n, held[n], move.Message)
+		case held[n] == "beta" && r.FinishedAt != nil && r.FinishedAt.Before(down):
+			// Its agent was done before PostgreSQL went away (a loaded machine is slow to shut it down): nothing
+			// of it was left for the fence to stop.
+			if got[n] != 1 {
+				t.Errorf("issue %d (host beta, done before the outage): agent given its prompt %d time(s), want 1", n, got[n])
+			}
 		case held[n] == "beta" && (got[n] != 2 || !fenced(evs)):
-			t.Errorf("issue %d (host beta, fenced): agent given its prompt %d time(s), fenced %v: want 2, fenced (starts %v)", n, got[n], fenced(evs), got)
+			var b strings.Builder
+			for _, ev := range evs {
+				fmt.Fprintf(&b, "\n  %s %s %s: %s", ev.Time.Format("15:04:05.000"), ev.Step, ev.Kind, ev.Message)
+			}
+			t.Errorf("issue %d (host beta, fenced): agent given its prompt %d time(s), fenced %v: want 2, fenced (starts %v; "+
+				"PostgreSQL went away at %s); its events:%s", n, got[n], fenced(evs), got, down.Format("15:04:05.000"), b.String())
 		case held[n] != "beta" && got[n] != 1:
 			t.Errorf("issue %d (host %q): agent given its prompt %d time(s), want 1 (starts %v)", n, held[n], got[n], got)
 		}
