@@ -32,10 +32,19 @@ const GeminiSettings = modelserver.GeminiSettings
 // confirmation, auth method) are left for the test.
 func NewHome(t testing.TB, c CLI, baseURL string) *Home {
 	t.Helper()
-	h := &Home{CLI: c, Dir: t.TempDir(), Base: baseURL}
-	client, err := modelserver.ClientFor(c.Name, baseURL, false)
+	h, err := MakeHome(t.TempDir(), c, baseURL)
 	if err != nil {
 		t.Fatalf("realcli: %v", err)
+	}
+	return h
+}
+
+// MakeHome is NewHome outside a test (bench/live): the fresh HOME is dir, which should be empty.
+func MakeHome(dir string, c CLI, baseURL string) (*Home, error) {
+	h := &Home{CLI: c, Dir: dir, Base: baseURL}
+	client, err := modelserver.ClientFor(c.Name, baseURL, false)
+	if err != nil {
+		return nil, err
 	}
 	tmp := filepath.Join(h.Dir, ".tmp")
 	// The pinned set's binaries first: ace, tmux and codex-gh find that version, never one installed by hand.
@@ -43,23 +52,31 @@ func NewHome(t testing.TB, c CLI, baseURL string) *Home {
 		"HOME=" + h.Dir, "PATH=" + filepath.Dir(c.Bin) + string(os.PathListSeparator) + os.Getenv("PATH"), "TERM=xterm-256color", "LANG=C.UTF-8", "USER=ace",
 		"TMPDIR=" + tmp,
 	}, client.Env...)
-	h.WriteFile(t, ".tmp/.keep", "")
-	for rel, content := range client.Files {
-		h.WriteFile(t, rel, content)
+	if err := h.writeFile(".tmp/.keep", ""); err != nil {
+		return nil, err
 	}
-	return h
+	for rel, content := range client.Files {
+		if err := h.writeFile(rel, content); err != nil {
+			return nil, err
+		}
+	}
+	return h, nil
 }
 
 // WriteFile writes content to rel under the HOME, making directories.
 func (h *Home) WriteFile(t testing.TB, rel, content string) {
 	t.Helper()
+	if err := h.writeFile(rel, content); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (h *Home) writeFile(rel, content string) error {
 	p := filepath.Join(h.Dir, rel)
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-		t.Fatal(err)
+		return err
 	}
-	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	return os.WriteFile(p, []byte(content), 0o600)
 }
 
 // Setenv adds or replaces KEY=value in the environment.

@@ -61,23 +61,32 @@ func Pinned(t testing.TB, cli string) []CLI {
 	if _, ok := npmPackage[cli]; !ok {
 		t.Fatalf("realcli: unknown CLI %q (want claude, codex or gemini)", cli)
 	}
-	root, err := moduleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out []CLI
 	for _, set := range pinnedSets {
-		v, err := PinnedVersion(cli, set)
+		c, err := PinnedIn(cli, set)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(out) > 0 && out[len(out)-1].Version == v {
+		if len(out) > 0 && out[len(out)-1].Version == c.Version {
 			continue
 		}
-		out = append(out, CLI{Name: cli, Set: set, Version: v,
-			Bin: filepath.Join(root, pinnedDir, set, "node_modules", ".bin", cli)})
+		out = append(out, c)
 	}
 	return out
+}
+
+// PinnedIn is the version of cli that set pins (oldest, newest), outside a test (bench/live); its Bin need not
+// exist. It finds the pins from the working directory, which must be in the module.
+func PinnedIn(cli, set string) (CLI, error) {
+	root, err := moduleRoot()
+	if err != nil {
+		return CLI{}, err
+	}
+	v, err := PinnedVersion(cli, set)
+	if err != nil {
+		return CLI{}, err
+	}
+	return CLI{Name: cli, Set: set, Version: v, Bin: filepath.Join(root, pinnedDir, set, "node_modules", ".bin", cli)}, nil
 }
 
 // PinnedAll lists the pinned versions of every CLI (claude, codex, gemini), each once (see Pinned).

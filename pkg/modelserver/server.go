@@ -41,6 +41,9 @@ type Request struct {
 	// ToolOutputs are the texts of tool results in the request's history: what the CLI's tools showed the model
 	// (a file it read, a command's output, the human's answer to a question tool).
 	ToolOutputs []string
+
+	// At is when the request arrived: its handler began, before the body was read.
+	At time.Time
 }
 
 // Server is a scripted model server on 127.0.0.1.
@@ -228,10 +231,11 @@ func redactQuery(r *http.Request) string {
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	at := time.Now()
 	raw, _ := io.ReadAll(io.LimitReader(r.Body, 64<<20))
 	req := Request{
 		Method: r.Method, Path: r.URL.Path, Query: redactQuery(r), Header: redactHeader(r.Header),
-		RawBody: raw, Turn: -1,
+		RawBody: raw, Turn: -1, At: at,
 	}
 	if len(bytes.TrimSpace(raw)) > 0 {
 		var body any

@@ -51,6 +51,7 @@ const anthropicTools = `"tools":[{"name":"Write"},{"name":"Bash"},{"name":"AskUs
 
 func TestAnthropicPicksTurnFromHistory(t *testing.T) {
 	t.Parallel()
+	began := time.Now()
 	srv := modelserver.Start(t, modelserver.Scenario{Dir: "/repo", Turns: []modelserver.Turn{
 		modelserver.WriteFile("a.txt", "A\n"), modelserver.Ask("Which?", "x", "y"),
 	}, Final: "fin"})
@@ -102,10 +103,16 @@ func TestAnthropicPicksTurnFromHistory(t *testing.T) {
 	if !srv.SawUserText("do it $HOME") || srv.SawUserText("title?") {
 		t.Fatalf("user texts = %q", srv.UserTexts())
 	}
+	last := began
 	for _, r := range srv.Requests() {
 		if v := r.Header.Get("X-Api-Key"); v != "" && v != "REDACTED" {
 			t.Fatalf("secret header logged: %q", v)
 		}
+		// Each request carries when it arrived (bench/live times an answer's way to the model with it).
+		if r.At.Before(last) || r.At.After(time.Now()) {
+			t.Fatalf("request %s arrived at %v, before the request sent before it (%v) or after now", r.Path, r.At, last)
+		}
+		last = r.At
 	}
 	if n := len(srv.ModelRequests()); n != 4 {
 		t.Fatalf("model requests = %d, want 4 (2 retries, 2 later turns)", n)
