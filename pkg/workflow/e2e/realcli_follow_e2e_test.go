@@ -60,14 +60,15 @@ func TestRealCLIFollowsItsPullRequest(t *testing.T) {
 	// in its conversation (each CLI's own continue: claude --continue, codex resume --last, gemini --resume
 	// latest) — the scripted model, which picks its turn by the length of the conversation, only answers a round
 	// right when the round reaches the conversation that did the earlier work.
+	// live: the live runner's one conversation, kept through the rounds — one CLI process for the whole run.
 	for _, c := range realcli.PinnedAll(t) {
-		for _, released := range []bool{false, true} {
-			if !released && c.Name != "claude" {
+		for _, mode := range []string{"kept", "released", "live"} {
+			if mode == "kept" && c.Name != "claude" {
 				continue
 			}
 			name := c.Label()
-			if released {
-				name += "-released" // no "/": realcli.Enter re-runs exactly this subtest
+			if mode != "kept" {
+				name += "-" + mode // no "/": realcli.Enter re-runs exactly this subtest
 			}
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
@@ -75,15 +76,19 @@ func TestRealCLIFollowsItsPullRequest(t *testing.T) {
 				if !realcli.Enter(t) {
 					return
 				}
-				runFollowCase(t, c, released)
+				runFollowCase(t, c, mode)
 			})
 		}
 	}
 }
 
-func runFollowCase(t *testing.T, c realcli.CLI, released bool) {
+func runFollowCase(t *testing.T, c realcli.CLI, mode string) {
 	start := time.Now()
+	released := mode == "released"
 	toml := fmt.Sprintf("[agent]\ndefault = %q\n\n[agents.%s]\nauto_approve = true\n", c.Name, c.Name)
+	if mode == "live" {
+		toml += "runner = \"live\"\n"
+	}
 	w := newRealWorld(t, c, toml, "Please add GREETING.md saying hello.", followTurns(), func(cfg *config.Config) {
 		cfg.PR.Follow = true
 		cfg.PR.LogBudget = 2048
@@ -201,6 +206,9 @@ func runFollowCase(t *testing.T, c realcli.CLI, released bool) {
 	ev := w.events(r)
 	if strings.Contains(ev, "nudge") || strings.Contains(ev, "restart") {
 		t.Errorf("the run needed a nudge or a restart:\n%s", ev)
+	}
+	if mode == "live" && strings.Count(ev, "started a live conversation of "+c.Name) != 1 {
+		t.Errorf("want one live conversation for the whole run, its rounds sent to it:\n%s", ev)
 	}
 	if released && strings.Count(ev, "resumed the conversation of "+c.Name) != 2 {
 		t.Errorf("want each of the two rounds to resume the released agent's conversation:\n%s", ev)
