@@ -32,6 +32,7 @@ type fence struct {
 	lastBeat time.Time            // the last heartbeat written
 	runs     map[int64]*store.Run // the runs this host holds, by ID
 	stopped  []*store.Run         // the runs whose agents the fence stopped
+	toStop   []*store.Run         // of those, the ones whose stop has not succeeded yet
 }
 
 // held records a written heartbeat and the runs this host holds.
@@ -61,29 +62,51 @@ func (f *fence) visited(r *store.Run) {
 }
 
 // fenceIfCutOff puts the fence up once half of host.dead_after has passed since the last heartbeat: no more
-// steps, and this host's agents stopped, well before another host may move its runs.
+// steps, and this host's agents stopped, well before another host may move its runs. The agents are stopped at
+// once, side by side; one whose stop failed (tmux slow to answer on a loaded machine) is tried again at each
+// heartbeat that fails after it.
 func (q *Queue) fenceIfCutOff(ctx context.Context) {
 	f := &q.fence
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.up.Load() || f.lastBeat.IsZero() || time.Since(f.lastBeat) < q.cfg.Host.DeadAfter.Duration/2 {
+	if !f.up.Load() {
+		if f.lastBeat.IsZero() || time.Since(f.lastBeat) < q.cfg.Host.DeadAfter.Duration/2 {
+			return
+		}
+		f.up.Store(true)
+		q.o.Logger.WarnContext(ctx, "cut off from the store: this host takes no step and stops its agents before other hosts may move its runs",
+			"host", q.self, "since", time.Since(f.lastBeat).Round(time.Second), "runs", len(f.runs))
+		for _, r := range f.runs {
+			if workflow.HoldsAgent(r) {
+				f.toStop = append(f.toStop, r)
+				f.stopped = append(f.stopped, r)
+			}
+		}
+	}
+	if len(f.toStop) == 0 {
 		return
 	}
-	f.up.Store(true)
-	q.o.Logger.WarnContext(ctx, "cut off from the store: this host takes no step and stops its agents before other hosts may move its runs",
-		"host", q.self, "since", time.Since(f.lastBeat).Round(time.Second), "runs", len(f.runs))
-	for _, r := range f.runs {
-		if !workflow.HoldsAgent(r) {
-			continue
-		}
-		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		err := q.e.StopAgent(sctx, r)
-		cancel()
-		if err != nil {
-			q.o.Logger.WarnContext(ctx, "fence: stop an agent", "repo", r.Repo, "issue", r.Issue, "err", err)
-		}
-		f.stopped = append(f.stopped, r)
+	failed := make([]bool, len(f.toStop))
+	var wg sync.WaitGroup
+	for i, r := range f.toStop {
+		wg.Go(func() {
+			sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			if err := q.e.StopAgent(sctx, r); err != nil {
+				q.o.Logger.WarnContext(ctx, "fence: stop an agent (tried again at the next heartbeat)", "repo", r.Repo,
+					"issue", r.Issue, "err", err)
+				failed[i] = true
+			}
+		})
 	}
+	wg.Wait()
+	var again []*store.Run
+	for i, r := range f.toStop {
+		if failed[i] {
+			again = append(again, r)
+		}
+	}
+	f.toStop = again
 }
 
 // lift takes the fence down once a heartbeat is written again: each run whose agent it stopped and that this
@@ -96,7 +119,7 @@ func (q *Queue) lift(ctx context.Context) {
 		return
 	}
 	stopped := f.stopped
-	f.stopped = nil
+	f.stopped, f.toStop = nil, nil
 	f.up.Store(false)
 	f.mu.Unlock()
 	q.o.Logger.InfoContext(ctx, "the store answers again: this host takes steps again", "host", q.self, "agents stopped", len(stopped))
