@@ -266,24 +266,65 @@ func (fl *repoFlow) commandEnv(r *store.Run, m repoMirror, wf config.RepoWorkflo
 func (fl *repoFlow) runCommand(ctx context.Context, r *store.Run, what string, argv []string, env []string, red *secrets.Redactor) (string, error) {
 	e := fl.e
 	buf := &tailBuffer{limit: outputLimit}
+	shown := argv
+	argv, env, err := fl.boxed(ctx, r, argv, env)
+	if err != nil {
+		return "", err
+	}
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = r.Workdir, env, buf, buf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
 	start := e.o.Now()
-	err := cmd.Run()
+	err = cmd.Run()
 	out := red.Redact(buf.String())
 	status := "ok"
 	if err != nil {
 		status = red.Redact(err.Error())
 	}
 	fl.appendWorkflowLog(r, fmt.Sprintf("== %s %s: `%s` in %s: %s\n%s\n", start.UTC().Format(time.RFC3339), what,
-		config.Command(argv), time.Since(start).Round(time.Millisecond), status, out))
+		config.Command(shown), time.Since(start).Round(time.Millisecond), status, out))
 	if err != nil {
 		return out, errors.New(status)
 	}
 	return out, nil
+}
+
+// boxed puts a setup or verify command in the run's box where its agent is boxed: it runs the repository's code,
+// which the agent wrote as much as anything (a test it added runs in verify), so it gets no more than the agent
+// has — the working copy and the dependency caches read-write, the network through the run's proxy.
+func (fl *repoFlow) boxed(ctx context.Context, r *store.Run, argv, env []string) ([]string, []string, error) {
+	e := fl.e
+	prof, err := e.agent.profile(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := e.box.plan(ctx, r, prof)
+	if err != nil || p == nil {
+		return argv, env, err
+	}
+	if err := os.MkdirAll(p.home, 0o700); err != nil { // setup runs before the agent's home is made
+		return nil, nil, fmt.Errorf("the run's home: %w", err)
+	}
+	own := map[string]string{}
+	var rw []string
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		if k == "HOME" || k == "TMPDIR" {
+			continue // the box's own
+		}
+		own[k] = v
+		if fi, err := os.Stat(v); err == nil && fi.IsDir() && strings.HasPrefix(v, e.o.Root+string(filepath.Separator)) {
+			rw = append(rw, v) // a dependency cache of the repository's, under ace's root
+		}
+	}
+	b, err := e.box.wrap(ctx, r, prof, p, argv, launchEnv{env: own}, false,
+		&hosted{program: argv[0], readWrite: rw, inBox: argv})
+	if err != nil {
+		return nil, nil, err
+	}
+	return b.Argv, b.Environ(), nil
 }
 
 // workflowLog is the run's log of setup and verify output, next to its transcript.

@@ -236,3 +236,38 @@ func TestSandboxProxyAfterRestart(t *testing.T) {
 	w.gh.AddComment(testRepo, testIssue, "alice", "Formal.")
 	e.check(t, w, w.run(untilEnded))
 }
+
+// TestSandboxRepoWorkflow: the repository's setup and verify commands run in the run's box, as its agent does:
+// they run the repository's code, which the agent may have written (a test of its own runs in verify). Setup
+// cannot read the host's file but writes the working copy and the dependency cache; verify passes; the run
+// opens its pull request.
+func TestSandboxRepoWorkflow(t *testing.T) {
+	t.Parallel()
+	sandboxtest.Host(t)
+	w := newWorld(t, "idle\n", nil)
+	e := newEscapee(t, w)
+	commitToRemote(t, w, map[string]string{
+		".ace/workflow.toml": `setup = [["sh", "scripts/setup.sh"]]
+verify = "sh scripts/verify.sh"
+verify_timeout = "30s"
+`,
+		"scripts/setup.sh": fmt.Sprintf(`mkdir -p .ace
+cat %s >/dev/null 2>&1 && echo "outside-file: ok" >> .ace/setup.txt || echo "outside-file: denied" >> .ace/setup.txt
+touch "$GOMODCACHE/installed-by-setup" && echo "cache: ok" >> .ace/setup.txt || echo "cache: denied" >> .ace/setup.txt
+`, e.outside),
+		"scripts/verify.sh": "test -f GREETING.md\n",
+	})
+	w.rescript(t, e.script(), e.boxed(w.dir))
+	r := w.run(workflow.UntilSettled)
+	e.check(t, w, r)
+	b, err := os.ReadFile(filepath.Join(r.Workdir, ".ace", "setup.txt"))
+	if err != nil {
+		t.Fatalf("setup's record: %v\n%s", err, w.eventLog(r))
+	}
+	if got, want := strings.TrimSpace(string(b)), "outside-file: denied\ncache: ok"; got != want {
+		t.Errorf("setup in its box:\n%s\nwant:\n%s", got, want)
+	}
+	if prs := w.gh.PRs(testRepo); len(prs) != 1 || !strings.Contains(prs[0].Body, "Verified: `sh scripts/verify.sh` passed") {
+		t.Errorf("pull requests %+v: want one, verified", prs)
+	}
+}
