@@ -73,7 +73,7 @@ func TestFleetBoundsLiveAgents(t *testing.T) {
 	}()
 
 	start := time.Now()
-	testkit.WaitFor(t, "a third of the issues have their pull requests", 150*time.Second, func() bool {
+	testkit.WaitFor(t, "a third of the issues have their pull requests", 4*time.Minute, func() bool {
 		return len(in.GH.PRs(repo)) >= issues/3
 	})
 	doomed := hosts[2]
@@ -81,7 +81,7 @@ func TestFleetBoundsLiveAgents(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	_ = tmuxops.New(doomed.cfg.Tmux.Socket).KillServer(ctx) // the machine is gone: its agents too
 	cancel()
-	testkit.WaitFor(t, "every issue has its pull request", 150*time.Second, func() bool { return len(in.GH.PRs(repo)) >= issues })
+	testkit.WaitFor(t, "every issue has its pull request", 4*time.Minute, func() bool { return len(in.GH.PRs(repo)) >= issues })
 	close(stop)
 	<-sampled
 	t.Logf("%d issues to pull requests on 3 hosts (one killed) in %s; most live agents at once, over %d samples: %v",

@@ -148,13 +148,13 @@ func allDone(t *testing.T, st *store.Store, nums []int) bool {
 }
 
 // TestFleetStartsEachIssueOnceSpreadByLoad: three hosts (three `ace poll` processes, each with its own root and
-// tmux server, poll.max_concurrent 10) over one PostgreSQL share thirty labelled issues: every issue is started
+// tmux server, poll.max_concurrent 6) over one PostgreSQL share eighteen labelled issues: every issue is started
 // exactly once (one run, one agent start, one pull request), on one host; no host ever holds more runs than its
 // max_concurrent, and the runs are spread over the hosts by their free slots. `ace hosts` lists the three, alive,
 // and each host exits within 5 s of SIGTERM.
 func TestFleetStartsEachIssueOnceSpreadByLoad(t *testing.T) {
 	t.Parallel()
-	const issues, perHost = 30, 10
+	const issues, perHost = 18, 6 // 3 hosts × 30 issues, with follow-through: TestFleetBoundsLiveAgents
 	url := pgtest.URL(t)
 	in := pgConfig(t, url)
 	// Each agent writes its issue to starts.txt when it gets its prompt: an issue started twice writes it twice.
@@ -169,7 +169,7 @@ func TestFleetStartsEachIssueOnceSpreadByLoad(t *testing.T) {
 	for _, name := range []string{"alpha", "beta", "gamma"} {
 		hosts = append(hosts, startHost(t, in.Cfg, in.Exe, name))
 	}
-	testkit.WaitFor(t, "every issue has its pull request", 150*time.Second, func() bool { return allDone(t, st, nums) })
+	testkit.WaitFor(t, "every issue has its pull request", 4*time.Minute, func() bool { return allDone(t, st, nums) })
 	t.Logf("%d issues to pull requests on 3 hosts in %s", issues, time.Since(start).Round(time.Millisecond))
 
 	per := map[string]int{}
