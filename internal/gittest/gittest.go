@@ -38,6 +38,16 @@ func Run(t testing.TB, dir string, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
+// WorkRepo creates a working repository in a fresh temporary directory whose branch "main" holds one empty
+// commit, and returns its path: where a CLI works.
+func WorkRepo(t testing.TB) string {
+	t.Helper()
+	dir := t.TempDir()
+	Run(t, dir, "init", "-q", "-b", "main")
+	Run(t, dir, "commit", "-q", "--allow-empty", "-m", "init")
+	return dir
+}
+
 // BareRepo creates <parent>/<name>.git, a bare repository whose branch "main" holds one commit with files
 // (path → content; nil gives a README), and returns its path.
 func BareRepo(t testing.TB, parent, name string, files map[string]string) string {

@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/aceworks/ace/internal/gittest"
 	"github.com/aceworks/ace/internal/realcli"
 	"github.com/aceworks/ace/pkg/modelserver"
 )
@@ -40,7 +40,7 @@ func TestHeadlessWritesFile(t *testing.T) {
 			if !realcli.Enter(t) {
 				return
 			}
-			repo := gitRepo(t)
+			repo := gittest.WorkRepo(t)
 			want := "hello from the scripted model\nline \"two\" with $HOME\n"
 			srv := modelserver.Start(t, modelserver.Scenario{
 				Dir:   repo,
@@ -101,21 +101,4 @@ func dumpRequests(t *testing.T, srv *modelserver.Server) {
 		t.Logf("request %d: %s %s?%s status=%d side=%v turn=%d tools=%v\n  headers=%s\n  body=%.3000s",
 			i, r.Method, r.Path, r.Query, r.Status, r.Side, r.Turn, r.Tools, hdr, r.RawBody)
 	}
-}
-
-// gitRepo makes a git repository with one commit.
-func gitRepo(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	for _, args := range [][]string{
-		{"init", "-q", "-b", "main"},
-		{"-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "--allow-empty", "-m", "init"},
-	} {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	return dir
 }

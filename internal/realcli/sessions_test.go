@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aceworks/ace/internal/gittest"
 	"github.com/aceworks/ace/internal/realcli"
 	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/modelserver"
@@ -36,7 +37,7 @@ func TestSessionUsage(t *testing.T) {
 			if !realcli.Enter(t) {
 				return
 			}
-			repo := gitRepo(t)
+			repo := gittest.WorkRepo(t)
 			if err := os.WriteFile(filepath.Join(repo, "NOTES.md"), []byte("Some notes.\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aceworks/ace/internal/gittest"
 	"github.com/aceworks/ace/internal/realcli"
 	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/modelserver"
@@ -87,7 +88,7 @@ func TestInteractiveFirstRun(t *testing.T) {
 			if !realcli.Enter(t) {
 				return
 			}
-			repo := gitRepo(t)
+			repo := gittest.WorkRepo(t)
 			want := "written from tmux\n"
 			srv := modelserver.Start(t, modelserver.Scenario{
 				Dir: repo, Turns: []modelserver.Turn{modelserver.WriteFile("TMUX.md", want)}, Final: "All done.",

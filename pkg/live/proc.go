@@ -2,6 +2,7 @@ package live
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -120,6 +121,32 @@ func (p *Proc) Exited() <-chan struct{} { return p.exited }
 
 // Stderr is the end of what the process wrote to stderr.
 func (p *Proc) Stderr() string { return p.stderr.String() }
+
+// StderrTail is the last n lines of what the process wrote to stderr, on one line: for an error message.
+func (p *Proc) StderrTail(n int) string {
+	lines := strings.Split(strings.TrimSpace(p.Stderr()), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, " / ")
+}
+
+// Handshake runs shake, a new conversation's handshake, within ctx — or within timeout when ctx has no deadline.
+// A handshake that fails ends the conversation (closeConv) and is an ErrHandshake naming cli, with the end of its
+// stderr: the CLI runs but does not speak its protocol here.
+func (p *Proc) Handshake(ctx context.Context, cli string, timeout time.Duration, closeConv func() error,
+	shake func(context.Context) error) error {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	if err := shake(ctx); err != nil {
+		_ = closeConv()
+		return fmt.Errorf("%s: %w: %w (stderr: %s)", cli, ErrHandshake, err, p.StderrTail(5))
+	}
+	return nil
+}
 
 // Stop ends the process: stdin closed (each CLI ends its conversation and exits on EOF), then SIGTERM and
 // SIGKILL to its process group, Grace apart. It returns how the process ended.

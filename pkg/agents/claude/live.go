@@ -64,14 +64,14 @@ func StartLive(ctx context.Context, opts live.Options) (*LiveConv, error) {
 	}
 	c.proc = proc
 	go c.read()
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, LiveHandshakeTimeout)
-		defer cancel()
-	}
-	if _, err := c.control(ctx, map[string]any{"subtype": "initialize"}); err != nil {
-		_ = c.Close()
-		return nil, fmt.Errorf("claude: %w: initialize: %w (stderr: %s)", live.ErrHandshake, err, lastLines(proc.Stderr(), 5))
+	err = proc.Handshake(ctx, "claude", LiveHandshakeTimeout, c.Close, func(ctx context.Context) error {
+		if _, err := c.control(ctx, map[string]any{"subtype": "initialize"}); err != nil {
+			return fmt.Errorf("initialize: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return c, nil
 }
@@ -448,12 +448,4 @@ func newUUID() string {
 	b[6] = b[6]&0x0f | 0x40
 	b[8] = b[8]&0x3f | 0x80
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
-}
-
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, " / ")
 }

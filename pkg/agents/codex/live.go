@@ -67,14 +67,11 @@ func StartLive(ctx context.Context, opts live.Options) (*LiveConv, error) {
 	c := &LiveConv{proc: proc, conn: live.NewConn(proc.WriteLine), events: live.NewStream(), changes: map[string][]string{},
 		life: life, cancel: cancel}
 	go c.serve()
-	if _, ok := ctx.Deadline(); !ok {
-		var stop context.CancelFunc
-		ctx, stop = context.WithTimeout(ctx, LiveHandshakeTimeout)
-		defer stop()
-	}
-	if err := c.handshake(ctx, opts); err != nil {
-		_ = c.Close()
-		return nil, fmt.Errorf("codex: %w: %w (stderr: %s)", live.ErrHandshake, err, lastLines(proc.Stderr(), 5))
+	err = proc.Handshake(ctx, "codex", LiveHandshakeTimeout, c.Close, func(ctx context.Context) error {
+		return c.handshake(ctx, opts)
+	})
+	if err != nil {
+		return nil, err
 	}
 	return c, nil
 }
@@ -449,12 +446,4 @@ func resetTime(msg string, now time.Time) time.Time {
 		t = t.AddDate(0, 0, 1)
 	}
 	return t
-}
-
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, " / ")
 }

@@ -63,14 +63,11 @@ func StartLive(ctx context.Context, opts live.Options) (*LiveConv, error) {
 	c := &LiveConv{proc: proc, conn: live.NewConn(proc.WriteLine), events: live.NewStream(), life: life, cancel: cancel,
 		seen: map[string]bool{}, open: map[string]func(){}}
 	go c.serve()
-	if _, ok := ctx.Deadline(); !ok {
-		var stop context.CancelFunc
-		ctx, stop = context.WithTimeout(ctx, LiveHandshakeTimeout)
-		defer stop()
-	}
-	if err := c.handshake(ctx, opts); err != nil {
-		_ = c.Close()
-		return nil, fmt.Errorf("gemini: %w: %w (stderr: %s)", live.ErrHandshake, err, lastLines(proc.Stderr(), 5))
+	err = proc.Handshake(ctx, "gemini", LiveHandshakeTimeout, c.Close, func(ctx context.Context) error {
+		return c.handshake(ctx, opts)
+	})
+	if err != nil {
+		return nil, err
 	}
 	return c, nil
 }
@@ -471,12 +468,4 @@ func permission(m live.Incoming, tc toolCall, opts []option, answered func()) (p
 		return reply(pick("reject_once", "reject_always"))
 	})
 	return perm, func() { _ = reply("") }
-}
-
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, " / ")
 }

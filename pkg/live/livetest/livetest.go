@@ -6,14 +6,15 @@ package livetest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/aceworks/ace/internal/gittest"
 	"github.com/aceworks/ace/internal/realcli"
 	"github.com/aceworks/ace/pkg/live"
 	"github.com/aceworks/ace/pkg/modelserver"
@@ -64,7 +65,7 @@ func (cs Case) each(t *testing.T, sc modelserver.Scenario, fn func(r *run)) {
 			if !realcli.Enter(t) {
 				return
 			}
-			r := &run{t: t, cs: cs, cli: c, dir: gitRepo(t)}
+			r := &run{t: t, cs: cs, cli: c, dir: gittest.WorkRepo(t)}
 			if err := os.WriteFile(filepath.Join(r.dir, "IN.txt"), []byte(InContent), 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -516,19 +517,27 @@ func trim(s string) string {
 	return s
 }
 
-// gitRepo makes a git repository with one commit: the agents run in a working copy.
-func gitRepo(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	for _, args := range [][]string{
-		{"init", "-q", "-b", "main"},
-		{"-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "--allow-empty", "-m", "init"},
+// WithoutTheProtocol: a program that is not the CLI in its protocol mode fails Start with ErrHandshake, whether
+// it exits at once or never answers, and is ended.
+func WithoutTheProtocol(t *testing.T, c Case) {
+	old := live.Grace
+	live.Grace = 100 * time.Millisecond
+	t.Cleanup(func() { live.Grace = old })
+	for name, argv := range map[string][]string{
+		"exits":  {"sh", "-c", "echo 'error: unknown option' >&2; exit 2", "sh"},
+		"silent": {"sh", "-c", "exec sleep 30", "sh"}, // the adapter's flags become its arguments
 	} {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+			defer cancel()
+			start := time.Now()
+			_, err := c.Start(ctx, live.Options{Argv: argv, Env: os.Environ(), Dir: t.TempDir()})
+			if !errors.Is(err, live.ErrHandshake) {
+				t.Fatalf("Start = %v, want ErrHandshake", err)
+			}
+			if took := time.Since(start); took > 3*time.Second {
+				t.Errorf("Start took %s to give up", took)
+			}
+		})
 	}
-	return dir
 }
