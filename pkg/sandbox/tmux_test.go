@@ -99,21 +99,7 @@ func TestTUIInTmux(t *testing.T) {
 		t.Fatal(err)
 	}
 	socket := fmt.Sprintf("ace-box-test-%d", os.Getpid())
-	c := tmuxops.New(socket)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := c.KillServer(ctx); err != nil {
-			t.Errorf("kill tmux server: %v", err)
-		}
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	err = c.NewSession(ctx, tmuxops.SessionSpec{Name: "box", Dir: d[0], Argv: box.Argv, Secrets: box.Env,
-		Launcher: []string{self(t), sandbox.LaunchArg}, RuntimeDir: filepath.Join(d[2], "env"), Width: 100, Height: 30})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, ctx := boxedSession(t, socket, box, d[0], filepath.Join(d[2], "env"))
 	await := func(want string) {
 		t.Helper()
 		var last string
@@ -198,21 +184,7 @@ func TestStopInTmux(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := tmuxops.New(fmt.Sprintf("ace-box-stop-%d", os.Getpid()))
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := c.KillServer(ctx); err != nil {
-			t.Errorf("kill tmux server: %v", err)
-		}
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	err = c.NewSession(ctx, tmuxops.SessionSpec{Name: "box", Dir: d[0], Argv: box.Argv, Secrets: box.Env,
-		Launcher: []string{self(t), sandbox.LaunchArg}, RuntimeDir: filepath.Join(d[2], "env"), Width: 100, Height: 30})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, ctx := boxedSession(t, fmt.Sprintf("ace-box-stop-%d", os.Getpid()), box, d[0], filepath.Join(d[2], "env"))
 	for {
 		if screen, _ := c.Capture(ctx, "box", 0); strings.Contains(screen, "waiting for SIGTERM") {
 			break
@@ -228,4 +200,26 @@ func TestStopInTmux(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(d[0], "saved")); err != nil || string(b) != "session saved" {
 		t.Fatalf("the agent was killed before its SIGTERM handler ran: %q %v", b, err)
 	}
+}
+
+// boxedSession starts box in session "box" of a tmux server of its own on socket, as the tmux runner does (ace's
+// box launcher in front, the env file in runtime), ended by PID at the test's end; ctx bounds the test's steps.
+func boxedSession(t *testing.T, socket string, box *sandbox.Box, dir, runtime string) (*tmuxops.Client, context.Context) {
+	t.Helper()
+	c := tmuxops.New(socket)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := c.KillServer(ctx); err != nil {
+			t.Errorf("kill tmux server: %v", err)
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	err := c.NewSession(ctx, tmuxops.SessionSpec{Name: "box", Dir: dir, Argv: box.Argv, Secrets: box.Env,
+		Launcher: []string{self(t), sandbox.LaunchArg}, RuntimeDir: runtime, Width: 100, Height: 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, ctx
 }
