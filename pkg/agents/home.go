@@ -3,6 +3,7 @@ package agents
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -42,15 +43,27 @@ func PrepareRunHome(p Profile, home string, from UserEnv, workdir string, mcp MC
 	return env, nil
 }
 
-// copyOnce copies the regular file src to dst (0600) unless dst is there already or src is not.
+// copyOnce copies src to dst unless dst is there already or src is not: a regular file (0600), or a directory's
+// regular files and subdirectories (0700), as a CLI's rules or policies directory is.
 func copyOnce(src, dst string) error {
 	if _, err := os.Lstat(dst); err == nil {
 		return nil
 	}
-	b, err := os.ReadFile(src)
+	fi, err := os.Stat(src)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
+	if err != nil {
+		return err
+	}
+	if fi.IsDir() {
+		return copyDir(src, dst)
+	}
+	return copyFile(src, dst)
+}
+
+func copyFile(src, dst string) error {
+	b, err := os.ReadFile(src)
 	if err != nil {
 		return err
 	}
@@ -58,6 +71,27 @@ func copyOnce(src, dst string) error {
 		return err
 	}
 	return os.WriteFile(dst, b, 0o600)
+}
+
+// copyDir copies the tree at src to dst; what is neither a regular file nor a directory (a socket, a link out of
+// the tree) is left out.
+func copyDir(src, dst string) error {
+	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, path)
+		if err != nil {
+			return err
+		}
+		switch {
+		case d.IsDir():
+			return os.MkdirAll(filepath.Join(dst, rel), 0o700)
+		case d.Type().IsRegular():
+			return copyFile(path, filepath.Join(dst, rel))
+		}
+		return nil
+	})
 }
 
 func prepareHome(p Profile, home, workdir string, mcp MCPConfig, auth Auth) (map[string]string, error) {

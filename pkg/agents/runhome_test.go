@@ -13,15 +13,19 @@ import (
 func TestRunHome(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	for agent, c := range map[string]struct{ settings, login, configVar string }{
-		"claude": {".claude/settings.json", ".claude/.credentials.json", "CLAUDE_CONFIG_DIR"},
-		"codex":  {".codex/config.toml", ".codex/auth.json", "CODEX_HOME"},
-		"gemini": {".gemini/GEMINI.md", ".gemini/oauth_creds.json", "GEMINI_CLI_HOME"},
+	for agent, c := range map[string]struct{ settings, login, configVar, rules string }{
+		"claude": {".claude/settings.json", ".claude/.credentials.json", "CLAUDE_CONFIG_DIR", ""},
+		"codex":  {".codex/config.toml", ".codex/auth.json", "CODEX_HOME", ".codex/rules/team/default.rules"},
+		"gemini": {".gemini/GEMINI.md", ".gemini/oauth_creds.json", "GEMINI_CLI_HOME", ".gemini/policies/ask.toml"},
 	} {
 		user, home, work := t.TempDir(), filepath.Join(t.TempDir(), "run-home"), t.TempDir()
 		writeFile(t, filepath.Join(user, c.settings), "# the user's own\n")
 		writeFile(t, filepath.Join(user, c.login), `{"token":"x"}`)
 		writeFile(t, filepath.Join(user, ".ssh", "id_ed25519"), "key")
+		if c.rules != "" {
+			// The user's approval rules (codex's execpolicy, gemini's policies): a box must not drop them.
+			writeFile(t, filepath.Join(user, c.rules), "# ask before git push\n")
+		}
 		p, _ := Builtin(agent)
 		from := UserEnv{Home: user}
 		auth, err := p.SignIn(ctx, resolver(nil), from)
@@ -37,6 +41,9 @@ func TestRunHome(t *testing.T) {
 		}
 		if b, _ := os.ReadFile(filepath.Join(home, c.settings)); !strings.HasPrefix(string(b), "# the user's own\n") {
 			t.Errorf("%s: settings %q, want the user's copied", agent, b)
+		}
+		if b, _ := os.ReadFile(filepath.Join(home, c.rules)); c.rules != "" && string(b) != "# ask before git push\n" {
+			t.Errorf("%s: approval rules %q, want the user's copied", agent, b)
 		}
 		if dst, err := os.Readlink(filepath.Join(home, c.login)); err != nil || dst != filepath.Join(user, c.login) {
 			t.Errorf("%s: login → %q, %v", agent, dst, err)

@@ -58,8 +58,9 @@ type Adapter struct {
 	// which a box's proxy lets out for it. A gateway the user points it at (ANTHROPIC_BASE_URL …) comes from the
 	// environment instead.
 	Endpoints []string
-	// Settings are the files of the CLI's config dir a box's home for one run copies from the config dir the CLI
-	// uses outside boxes (its settings, the user's instructions), once; the run's own changes stay the run's.
+	// Settings are the files and directories of the CLI's config dir a box's home for one run copies from the
+	// config dir the CLI uses outside boxes (its settings, the user's instructions, its approval rules), once;
+	// the run's own changes stay the run's.
 	Settings []string
 	// BoxEnv are variables the CLI gets in a box: what keeps it from work the box makes useless (an update of
 	// its read-only install dir).

@@ -46,7 +46,8 @@ func Adapter() *agent.Adapter {
 		// repository is on GitHub). Its native binary (Rust) honours HTTPS_PROXY by itself.
 		Endpoints: []string{"api.openai.com:443", "chatgpt.com:443", "auth.openai.com:443", "ab.chatgpt.com:443",
 			"raw.githubusercontent.com:443"},
-		Settings:     []string{"config.toml", "AGENTS.md"},
+		// rules/: the user's execpolicy rules, which still make codex ask before a command in a box.
+		Settings:     []string{"config.toml", "AGENTS.md", "rules"},
 		BoxArgv:      boxArgv,
 		Base:         profile,
 		SessionUsage: sessionUsage,

@@ -36,7 +36,8 @@ func Adapter() *agent.Adapter {
 		// usage statistics (play.googleapis.com). It takes HTTPS_PROXY into its own fetch dispatcher.
 		Endpoints: []string{"generativelanguage.googleapis.com:443", "cloudcode-pa.googleapis.com:443",
 			"oauth2.googleapis.com:443", "www.googleapis.com:443", "play.googleapis.com:443"},
-		Settings:     []string{"settings.json", "GEMINI.md"},
+		// policies/: the user's policy-engine rules (which tools ask first).
+		Settings:     []string{"settings.json", "GEMINI.md", "policies"},
 		RunEnv:       runEnv,
 		Base:         profile,
 		SessionUsage: sessionUsage,
