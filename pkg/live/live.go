@@ -162,6 +162,9 @@ type TurnDone struct {
 	Result string
 	// Err is the error that failed the turn, empty unless Stop is Failed.
 	Err string
+	// Model is the model that answered, where the protocol names it (codex); "" where it does not. What a
+	// turn cost is priced by it.
+	Model string
 }
 
 // Limit is the account hitting a usage or rate limit the CLI does not wait out itself; the turn ends with it.

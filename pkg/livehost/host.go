@@ -317,7 +317,7 @@ func (h *host) ask(r *request) *request {
 func (h *host) turnDone(d live.TurnDone) {
 	// The record first, then not busy: whoever sees the host idle finds the turn's end in the transcript.
 	u := d.Usage
-	h.j.add(Record{Kind: KindTurnDone, Status: d.Stop, Text: d.Err, Usage: &usage.Usage{InputTokens: u.InputTokens,
+	h.j.add(Record{Kind: KindTurnDone, Status: d.Stop, Text: d.Err, Model: d.Model, Usage: &usage.Usage{InputTokens: u.InputTokens,
 		OutputTokens: u.OutputTokens, CacheReadTokens: u.CachedTokens, CacheWriteTokens: u.CacheWriteTokens}})
 	h.mu.Lock()
 	defer h.mu.Unlock()

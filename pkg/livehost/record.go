@@ -50,6 +50,7 @@ type Record struct {
 	Allow     *bool        `json:"allow,omitempty"`
 	Status    string       `json:"status,omitempty"` // turn_done: "completed", "interrupted" or "failed"
 	Usage     *usage.Usage `json:"usage,omitempty"`
+	Model     string       `json:"model,omitempty"` // turn_done: the model that answered, where the protocol says
 	ResetsAt  time.Time    `json:"resets_at,omitzero"`
 	SessionID string       `json:"session_id,omitempty"`
 	Code      int          `json:"code,omitempty"`

@@ -29,7 +29,7 @@ func (l *liveRunner) readTranscript(ctx context.Context, r *store.Run) (res Resu
 			r.AgentSessionID = rec.SessionID
 		case livehost.KindTurnDone:
 			if rec.Usage != nil && !l.lumped(r) {
-				e.spend.addTurn(r, *rec.Usage, "")
+				e.spend.addTurn(r, *rec.Usage, rec.Model)
 			}
 			r.State.LiveIdleSince = rec.Time
 			kind := EventTurn

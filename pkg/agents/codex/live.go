@@ -40,6 +40,7 @@ type LiveConv struct {
 	conn   *live.Conn
 	events *live.Stream
 	thread string
+	model  string // the thread's model, which each turn's usage is priced by
 
 	// life ends a queued turn's start when the conversation closes.
 	life   context.Context
@@ -89,6 +90,7 @@ func (c *LiveConv) handshake(ctx context.Context, opts live.Options) error {
 		Thread struct {
 			ID string `json:"id"`
 		} `json:"thread"`
+		Model string `json:"model"` // the one the thread uses: the user's, or codex's default
 	}
 	params := map[string]any{"cwd": opts.Dir}
 	method := "thread/start"
@@ -101,7 +103,7 @@ func (c *LiveConv) handshake(ctx context.Context, opts live.Options) error {
 	if res.Thread.ID == "" {
 		return fmt.Errorf("%s returned no thread ID", method)
 	}
-	c.thread = res.Thread.ID
+	c.thread, c.model = res.Thread.ID, res.Model
 	return nil
 }
 
@@ -307,7 +309,7 @@ func (c *LiveConv) turnCompleted(p params) {
 	c.queue = nil
 	c.busy = len(queued) > 0
 	c.mu.Unlock()
-	d := live.TurnDone{Stop: live.Completed, Reason: p.Turn.Status, Usage: live.Usage{InputTokens: used.InputTokens - used.CachedInputTokens,
+	d := live.TurnDone{Stop: live.Completed, Reason: p.Turn.Status, Model: c.model, Usage: live.Usage{InputTokens: used.InputTokens - used.CachedInputTokens,
 		CachedTokens: used.CachedInputTokens, CacheWriteTokens: used.CacheWriteTokens, OutputTokens: used.OutputTokens}}
 	switch {
 	case p.Turn.Status == "interrupted":

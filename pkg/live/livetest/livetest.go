@@ -203,6 +203,9 @@ func TwoTurns(t *testing.T, cs Case) {
 			t.Errorf("OUT.txt = %q, %v; want %q", got, err, OutContent)
 		}
 		check(t, "turn 1", t1, 1, 2, "Turn one done.")
+		if cs.CLI == "codex" && t1.done.Model == "" {
+			t.Errorf("turn 1 names no model: codex's thread says which, and its usage is priced by it")
+		}
 		t2 := r.send(conv, "turn 2", Prompt2, nil, nil)
 		check(t, "turn 2", t2, 0, 0, "Turn two answer.")
 

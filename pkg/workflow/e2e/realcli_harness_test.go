@@ -44,6 +44,17 @@ type realWorld struct {
 // re-executed it in its namespace), so ace, its tmux server and the CLI see what a user's shell would give.
 func newRealWorld(t *testing.T, c realcli.CLI, aceTOML, body string, turns []modelserver.Turn, tune ...func(*config.Config)) *realWorld {
 	t.Helper()
+	w := openRealWorld(t, c, aceTOML, body, turns, tune...)
+	if err := w.svc.StartQueue(context.Background()); err != nil {
+		t.Fatalf("start the job queue: %v", err)
+	}
+	return w
+}
+
+// openRealWorld is newRealWorld whose ace in the test process does not work the queue: a test that runs ace as
+// a process of its own reads the store through it.
+func openRealWorld(t *testing.T, c realcli.CLI, aceTOML, body string, turns []modelserver.Turn, tune ...func(*config.Config)) *realWorld {
+	t.Helper()
 	dir := t.TempDir()
 	root := filepath.Join(dir, "root")
 	cli := c.Name
@@ -109,9 +120,6 @@ func newRealWorld(t *testing.T, c realcli.CLI, aceTOML, body string, turns []mod
 		Executable: exe,
 		Tune:       func(o *workflow.Options) { o.IssueCheckEvery = time.Second },
 	})
-	if err := w.svc.StartQueue(context.Background()); err != nil {
-		t.Fatalf("start the job queue: %v", err)
-	}
 	if os.Getenv("ACE_REALCLI_SCREENS") != "" {
 		go w.logScreens()
 	}
