@@ -231,6 +231,10 @@ type LiveState struct {
 	LiveSeq       int64     `json:"live_seq,omitzero"`
 	LiveAsked     string    `json:"live_asked,omitzero"`
 	LiveIdleSince time.Time `json:"live_idle_since,omitzero"`
+	// LivePromptAt is when ace set out to send the prompt, saved before it does: an ace killed between the send
+	// and the record that the prompt was delivered finds the prompt in the host's transcript after this time,
+	// and does not send it again.
+	LivePromptAt time.Time `json:"live_prompt_at,omitzero"`
 }
 
 // DropAgent forgets the run's part of its agent process (a handover to another agent, a move to another host):

@@ -166,13 +166,24 @@ func (l *liveRunner) Deliver(ctx context.Context, r *store.Run) (Result, error) 
 	} else if err != nil {
 		return Result{}, err
 	}
+	if r.State.LivePromptAt.IsZero() {
+		// The intent is saved first (the next visit sends): see LivePromptAt.
+		r.State.LivePromptAt = e.o.Now()
+		return Stay(0), nil
+	}
 	if err := l.client(r).Send(ctx, e.prompts.promptText(r)); err != nil {
 		return Result{}, fmt.Errorf("send the prompt to the live conversation: %w", err)
 	}
-	r.State.PromptDelivered, r.State.Resume, r.State.DeliverSince = true, false, time.Time{}
+	return l.delivered(ctx, r, "prompt sent to the live conversation"), nil
+}
+
+// delivered records that the conversation has the prompt.
+func (l *liveRunner) delivered(ctx context.Context, r *store.Run, how string) Result {
+	e := l.e
+	r.State.PromptDelivered, r.State.Resume, r.State.DeliverSince, r.State.LivePromptAt = true, false, time.Time{}, time.Time{}
 	r.State.MonitorSince = e.o.Now()
-	e.event(ctx, r, "prompt", "prompt sent to the live conversation")
-	return Goto(StepMonitor), nil
+	e.event(ctx, r, "prompt", how)
+	return Goto(StepMonitor)
 }
 
 // Busy: a running turn with nothing waiting for an answer is left alone (its records are read as they come).

@@ -27,6 +27,12 @@ func (l *liveRunner) readTranscript(ctx context.Context, r *store.Run) (res Resu
 		switch rec.Kind {
 		case livehost.KindSession:
 			r.AgentSessionID = rec.SessionID
+		case livehost.KindUser:
+			if rec.From == livehost.FromAce && !r.State.PromptDelivered && !r.State.LivePromptAt.IsZero() &&
+				!rec.Time.Before(r.State.LivePromptAt) {
+				// ace sent the prompt and was killed before it recorded that: the conversation has it.
+				return l.delivered(ctx, r, "the conversation had the prompt before ace restarted"), true, nil
+			}
 		case livehost.KindTurnDone:
 			if rec.Usage != nil && !l.lumped(r) {
 				e.spend.addTurn(r, *rec.Usage, rec.Model)
