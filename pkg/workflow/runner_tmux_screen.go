@@ -28,6 +28,11 @@ type observed struct {
 // recaptureEvery bounds how stale a cached screen may get even when tmux reports no activity.
 const recaptureEvery = 30 * time.Second
 
+// flowingRecaptureEvery bounds how stale it may get while output keeps flowing: a spinner that animates under a
+// dialog keeps the pane active (claude 2.1.331 draws its auto-mode notice while its spinner runs, and a run
+// waited the 30 s of recaptureEvery for the notice to be answered).
+const flowingRecaptureEvery = 5 * time.Second
+
 // observeScreen is the tmux runner's look at its agent: the pane gone or dead, a usage limit, a dialog, a
 // question or an approval on screen, an idle composer (nudge, compaction) — each decided from the screen now.
 func (t *tmuxRunner) observeScreen(ctx context.Context, r *store.Run) (Result, error) {
@@ -197,9 +202,10 @@ func (t *tmuxRunner) look(ctx context.Context, r *store.Run, prof agents.Profile
 }
 
 // needCapture decides whether the cached screen o may be stale in a way that matters. Output that is still
-// flowing means the agent is working: nothing on its screen waits for an answer, so it is read only once the
-// output has stopped for settle (a dialog, a question, an idle composer are all still screens). The cached
-// screen is also refreshed every recaptureEvery, and always read when tmux reports no activity time at all.
+// flowing mostly means the agent is working, so it is read once the output has stopped for settle (a dialog, a
+// question, an idle composer are all still screens), or every flowingRecaptureEvery while it flows (a dialog
+// over a spinner). The cached screen is also refreshed every recaptureEvery, and always read when tmux reports no
+// activity time at all.
 func needCapture(o *observed, pane tmuxops.Pane, now time.Time, settle time.Duration) bool {
 	switch {
 	case o.capturedAt.IsZero(), pane.Activity.IsZero(), now.Sub(o.capturedAt) >= recaptureEvery:
@@ -212,7 +218,7 @@ func needCapture(o *observed, pane tmuxops.Pane, now time.Time, settle time.Dura
 		return now.Sub(o.capturedAt) >= settle
 	}
 	// tmux reports activity in whole seconds, so the output may be up to a second younger than it says.
-	return now.Sub(pane.Activity) >= settle+time.Second
+	return now.Sub(pane.Activity) >= settle+time.Second || now.Sub(o.capturedAt) >= flowingRecaptureEvery
 }
 
 // readyFor reports whether the run's agent has shown a ready composer, without a break, for readySettle; a look
