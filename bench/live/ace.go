@@ -88,6 +88,10 @@ func aceConfig(s aceSpec) (*config.Config, error) {
 	cfg.Monitor.ExecIdleTimeout = config.D(90 * time.Second)
 	cfg.Monitor.ExecTurnTimeout = config.D(s.Timeout)
 	cfg.Poll.Interval = config.D(s.Poll)
+	// The runners are compared unboxed, as before boxes were the default: a box would hide the helpers' CPU
+	// records from them, and what a box costs is bench/sandbox's to measure. The forward is what a boxed run of
+	// this world would need.
+	cfg.Sandbox.Mode = "off"
 	cfg.Sandbox.Forward = []int{s.ModelPort}
 	// A scripted model picks its turn by the length of the conversation: a compaction would replay the script.
 	cfg.Monitor.CompactThreshold = 64 << 20

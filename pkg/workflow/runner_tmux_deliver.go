@@ -200,6 +200,7 @@ func (t *tmuxRunner) answerDialog(ctx context.Context, r *store.Run, prof agents
 	st := &r.State
 	if st.Dialog != name {
 		st.Dialog, st.DialogScreen, st.DialogAt, st.DialogAnswers = name, "", e.o.Now(), 0
+		t.revisitAt(r.ID, st.DialogAt.Add(dialogSettle))
 		return Stay(poll), nil
 	}
 	wait := dialogRetry
@@ -207,6 +208,7 @@ func (t *tmuxRunner) answerDialog(ctx context.Context, r *store.Run, prof agents
 		wait = dialogSettle
 	}
 	if e.since(st.DialogAt) < wait {
+		t.revisitAt(r.ID, st.DialogAt.Add(wait))
 		return Stay(poll), nil
 	}
 	if st.DialogAnswers >= dialogAnswers {

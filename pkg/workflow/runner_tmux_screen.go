@@ -23,15 +23,12 @@ type observed struct {
 	readyAt    time.Time // deliver_prompt: since when the composer has been ready without a break
 	// pasteIntent: this process saved the intent to paste the prompt and has not pasted yet (deliver_prompt).
 	pasteIntent bool
+	// revisit is when the monitor means to act on a screen it saw and left for now (revisitAt).
+	revisit time.Time
 }
 
 // recaptureEvery bounds how stale a cached screen may get even when tmux reports no activity.
 const recaptureEvery = 30 * time.Second
-
-// flowingRecaptureEvery bounds how stale it may get while output keeps flowing: a spinner that animates under a
-// dialog keeps the pane active (claude 2.1.331 draws its auto-mode notice while its spinner runs, and a run
-// waited the 30 s of recaptureEvery for the notice to be answered).
-const flowingRecaptureEvery = 5 * time.Second
 
 // observeScreen is the tmux runner's look at its agent: the pane gone or dead, a usage limit, a dialog, a
 // question or an approval on screen, an idle composer (nudge, compaction) — each decided from the screen now.
@@ -59,8 +56,9 @@ func (t *tmuxRunner) observeScreen(ctx context.Context, r *store.Run) (Result, e
 	if e.timedOut(r, o.screen) {
 		return Goto(StepFailed), nil
 	}
-	if (o.state == agents.StateApproval || o.state == agents.StateQuestion) && e.since(r.State.MonitorSince) < answerSettle {
+	if since := e.since(r.State.MonitorSince); (o.state == agents.StateApproval || o.state == agents.StateQuestion) && since < answerSettle {
 		// Just answered (or just delivered): the agent may still show the menu it is leaving.
+		t.revisitAt(r.ID, r.State.MonitorSince.Add(answerSettle))
 		return Stay(m.Interval.Duration), nil
 	}
 	switch o.state {
@@ -182,6 +180,7 @@ func (t *tmuxRunner) look(ctx context.Context, r *store.Run, prof agents.Profile
 		t.seen[r.ID] = o
 	}
 	need := needCapture(o, pane, now, e.cfg.Monitor.Settle.Duration)
+	o.revisit = time.Time{} // this look acts on what it sees, or asks for a revisit anew
 	t.mu.Unlock()
 	if !need {
 		return o, nil
@@ -201,11 +200,22 @@ func (t *tmuxRunner) look(ctx context.Context, r *store.Run, prof agents.Profile
 	return o, nil
 }
 
+// revisitAt has the pane watch wake the run's job at at: the monitor saw a screen it will act on only then (a
+// dialog settling before it is answered, a menu just answered), and a screen that stays as it is prints nothing
+// that would wake the job earlier than its quiet snooze (claude 2.1.331's auto-mode notice, drawn just after an
+// answer, waited 30 s for its answer).
+func (t *tmuxRunner) revisitAt(runID int64, at time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if o := t.seen[runID]; o != nil {
+		o.revisit = at
+	}
+}
+
 // needCapture decides whether the cached screen o may be stale in a way that matters. Output that is still
-// flowing mostly means the agent is working, so it is read once the output has stopped for settle (a dialog, a
-// question, an idle composer are all still screens), or every flowingRecaptureEvery while it flows (a dialog
-// over a spinner). The cached screen is also refreshed every recaptureEvery, and always read when tmux reports no
-// activity time at all.
+// flowing means the agent is working: nothing on its screen waits for an answer, so it is read only once the
+// output has stopped for settle (a dialog, a question, an idle composer are all still screens). The cached
+// screen is also refreshed every recaptureEvery, and always read when tmux reports no activity time at all.
 func needCapture(o *observed, pane tmuxops.Pane, now time.Time, settle time.Duration) bool {
 	switch {
 	case o.capturedAt.IsZero(), pane.Activity.IsZero(), now.Sub(o.capturedAt) >= recaptureEvery:
@@ -218,7 +228,7 @@ func needCapture(o *observed, pane tmuxops.Pane, now time.Time, settle time.Dura
 		return now.Sub(o.capturedAt) >= settle
 	}
 	// tmux reports activity in whole seconds, so the output may be up to a second younger than it says.
-	return now.Sub(pane.Activity) >= settle+time.Second || now.Sub(o.capturedAt) >= flowingRecaptureEvery
+	return now.Sub(pane.Activity) >= settle+time.Second
 }
 
 // readyFor reports whether the run's agent has shown a ready composer, without a break, for readySettle; a look
@@ -309,7 +319,7 @@ func (t *tmuxRunner) needsVisit(h Held, panes map[string]tmuxops.Pane, now time.
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	o := t.seen[h.RunID]
-	return o == nil || needCapture(o, pane, now, e.cfg.Monitor.Settle.Duration)
+	return o == nil || !o.revisit.IsZero() && !now.Before(o.revisit) || needCapture(o, pane, now, e.cfg.Monitor.Settle.Duration)
 }
 
 // Held is a monitored tmux run whose job sleeps while the pane watch (pkg/queue) looks at its agent for it.
