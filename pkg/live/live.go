@@ -33,9 +33,10 @@ type Options struct {
 
 // Conversation is one CLI process holding one conversation across turns.
 type Conversation interface {
-	// Send delivers text as a user message. When the agent is idle it starts a turn. While a turn runs it is
-	// delivered as the CLI allows: claude adds it to the running turn (the model reads it with its next
-	// request); codex and gemini get it when the turn ends, as the next turn (see each adapter for why).
+	// Send delivers text as a user message, byte-exact at the model. When the agent is idle it starts a turn.
+	// While a turn runs it waits for the turn to end and starts the next one (claude and codex: with every other
+	// message sent meanwhile; gemini: each its own turn), because the CLIs fold a message into a running turn in
+	// words of their own, or drop the running turn for it (see each adapter).
 	Send(ctx context.Context, text string) error
 	// Events are what the agent does, in order; the channel is closed after an Exit event or Close.
 	Events() <-chan Event
@@ -201,9 +202,8 @@ type MidTurn int
 
 // The ways a CLI takes a message sent mid-turn.
 const (
-	JoinsTurn MidTurn = iota // claude: the running turn reads it; no turn of its own follows
-	OneTurn                  // codex: every message queued meanwhile starts one next turn, together
-	TurnEach                 // gemini: each queued message is a turn of its own, one after another
+	OneTurn  MidTurn = iota // claude, codex: every message queued meanwhile starts one next turn, together
+	TurnEach                // gemini: each queued message is a turn of its own, one after another
 )
 
 // Starter is an adapter's start as the interface: a failed start returns a nil Conversation (not a nil *Conv in

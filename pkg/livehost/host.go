@@ -324,8 +324,6 @@ func (h *host) turnDone(d live.TurnDone) {
 	h.turns++
 	h.pending = nil
 	switch {
-	case h.midTurn == live.JoinsTurn:
-		h.busy, h.queued = false, 0
 	case h.midTurn == live.OneTurn:
 		h.busy, h.queued = h.queued > 0, 0
 	default:

@@ -41,6 +41,7 @@ type LiveConv struct {
 	// active: a turn runs (a message was sent and its result has not come); interrupted: Interrupt was called
 	// during it.
 	active, interrupted bool
+	held                []string // messages sent while a turn ran, for the next turn (see Send)
 }
 
 var _ live.Conversation = (*LiveConv)(nil)
@@ -85,17 +86,47 @@ func (c *LiveConv) SessionID() string { return c.sessionID }
 // PID is the claude process's ID.
 func (c *LiveConv) PID() int { return c.proc.PID() }
 
-// Send writes a user message. While a turn runs, claude adds it to that turn: the model's next request carries
-// it as "The user sent a new message while you were working" (seen in 2.1.197), and no turn of its own follows.
+// Send writes a user message, which starts a turn; a message sent while a turn runs waits here and starts the
+// next turn, together with any other sent meanwhile (each its own text block). claude itself would fold a
+// message that arrives mid-turn into the running turn, the model reading it wrapped in claude's words ("The user
+// sent a new message while you were working: …" in 2.1.197 and 2.1.331), not as the user's text; and messages
+// queued in claude for its next turn are joined into one text. Held here, each reaches the model byte-exact, as
+// soon as claude can take a message as a turn of its own: when the running turn ends (or is interrupted).
 func (c *LiveConv) Send(ctx context.Context, text string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	c.mu.Lock()
+	if c.active {
+		c.held = append(c.held, text)
+		c.mu.Unlock()
+		return nil
+	}
 	c.active = true
 	c.mu.Unlock()
-	return c.writeJSON(map[string]any{"type": "user", "session_id": "", "parent_tool_use_id": nil,
-		"message": map[string]any{"role": "user", "content": text}})
+	if err := c.writeUser([]string{text}); err != nil {
+		c.mu.Lock()
+		c.active = false
+		c.mu.Unlock()
+		return err
+	}
+	return nil
+}
+
+// writeUser writes one user message of texts. ace writes one only when no turn it started runs; priority
+// "later" (claude's default is "next": fold into the running turn) keeps it out of a turn claude might have
+// started by itself, its own queue holding it for the next turn instead.
+func (c *LiveConv) writeUser(texts []string) error {
+	var content any = texts[0]
+	if len(texts) > 1 {
+		blocks := make([]any, len(texts))
+		for i, t := range texts {
+			blocks[i] = map[string]any{"type": "text", "text": t}
+		}
+		content = blocks
+	}
+	return c.writeJSON(map[string]any{"type": "user", "session_id": "", "parent_tool_use_id": nil, "priority": "later",
+		"message": map[string]any{"role": "user", "content": content}})
 }
 
 // Interrupt sends the interrupt control request: the running turn ends with a result.
@@ -284,8 +315,8 @@ func (c *LiveConv) setLimited() {
 // the session title excluded), while modelUsage is cumulative.
 func (c *LiveConv) result(m line) {
 	c.mu.Lock()
-	limited, interrupted := c.limited, c.interrupted
-	c.limited, c.interrupted, c.active = false, false, false
+	limited, interrupted, held := c.limited, c.interrupted, c.held
+	c.limited, c.interrupted, c.active, c.held = false, false, len(held) > 0, nil
 	c.mu.Unlock()
 	d := live.TurnDone{Stop: live.Completed, Reason: m.StopReason, Result: m.Result}
 	switch {
@@ -308,6 +339,15 @@ func (c *LiveConv) result(m line) {
 		c.events.Emit(live.Limit{Message: m.Result})
 	}
 	c.events.Emit(d)
+	if len(held) > 0 {
+		// Written on the reader goroutine, which waits for no reply: claude reads stdin while it works.
+		if err := c.writeUser(held); err != nil {
+			c.mu.Lock()
+			c.active = false
+			c.mu.Unlock()
+			c.events.Emit(live.Error{Message: "the messages sent during the turn were not delivered: " + err.Error()})
+		}
+	}
 }
 
 type canUseTool struct {

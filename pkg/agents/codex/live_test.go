@@ -11,7 +11,7 @@ var codexCase = livetest.Codex
 func TestLiveTwoTurns(t *testing.T) { livetest.TwoTurns(t, codexCase) }
 func TestLiveLimit(t *testing.T)    { livetest.Limit(t, codexCase, true) }
 
-// codex gets a message sent mid-turn as the next turn: two turns.
+// The messages sent mid-turn start the next turn together: two turns.
 func TestLiveMidTurn(t *testing.T) { livetest.MidTurn(t, codexCase, 2) }
 func TestLiveResume(t *testing.T)  { livetest.Resume(t, codexCase) }
 
