@@ -22,8 +22,13 @@ import (
 	"github.com/aceworks/ace/pkg/live"
 )
 
-// LiveSubcommand puts codex in its JSON-RPC mode; it is appended to Options.Argv, after the global flags.
-const LiveSubcommand = "app-server"
+// LiveArgs are appended to Options.Argv, after the user's flags: the app-server subcommand puts codex in its
+// JSON-RPC mode, and the feature before it lets the model ask the human a question with options
+// (request_user_input, which comes as item/tool/requestUserInput) in the default collaboration mode. Without it
+// 0.169.0 declares that tool "only available in Plan mode" and fails a call of it in the default mode
+// ("request_user_input is unavailable in Default mode"); with it the tool's description is the only change to
+// what the model is told (its requests compared with and without), and the mode stays the default one.
+var LiveArgs = []string{"-c", "features.default_mode_request_user_input=true", "app-server"}
 
 // ClientName and ClientVersion introduce ace in initialize (codex puts them in its user agent).
 var (
@@ -60,7 +65,7 @@ var _ live.Conversation = (*LiveConv)(nil)
 // StartLive starts codex app-server, initializes it and starts (or resumes) a thread in opts.Dir; ctx bounds that
 // handshake, not the process (Close ends it).
 func StartLive(ctx context.Context, opts live.Options) (*LiveConv, error) {
-	proc, err := live.StartProc(opts, LiveSubcommand)
+	proc, err := live.StartProc(opts, LiveArgs...)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,9 @@ import (
 var codexCase = livetest.Codex
 
 func TestLiveTwoTurns(t *testing.T) { livetest.TwoTurns(t, codexCase) }
+
+// request_user_input, on in the default mode (LiveArgs), asks with its options.
+func TestLiveQuestion(t *testing.T) { livetest.Question(t, codexCase) }
 func TestLiveLimit(t *testing.T)    { livetest.Limit(t, codexCase, true) }
 
 // The messages sent mid-turn start the next turn together: two turns.

@@ -224,8 +224,9 @@ func TwoTurns(t *testing.T, cs Case) {
 	})
 }
 
-// Question has the model ask the human a question with options (claude's AskUserQuestion); the answer is free
-// text, and the model must get it byte-exact as the tool's result, in the same turn.
+// Question has the model ask the human a question with options (claude's AskUserQuestion, codex's
+// request_user_input); the answer is free text, and the model must get it byte-exact as the tool's result, in the
+// same turn.
 func Question(t *testing.T, cs Case) {
 	const answer = "None of them: \"teal\", as in $TEAL."
 	cs.each(t, modelserver.Scenario{Turns: []modelserver.Turn{
@@ -247,7 +248,8 @@ func Question(t *testing.T, cs Case) {
 		if asked != 1 {
 			r.t.Errorf("%d questions, want 1", asked)
 		}
-		check(r.t, "turn 1", tn, 0, 1, "Teal it is.")
+		// No tool call need show: codex's question is its request alone, not an item.
+		check(r.t, "turn 1", tn, 0, 0, "Teal it is.")
 		if !r.srv.SawToolOutput(answer) {
 			r.t.Errorf("the model did not get the answer %q; tool outputs: %q", answer, r.srv.ToolOutputs())
 		}
