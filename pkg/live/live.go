@@ -66,7 +66,8 @@ type ToolResult struct {
 	IsError    bool
 }
 
-// Permission is the CLI asking whether a tool may run. The turn waits until Allow or Deny is called once.
+// Permission is the CLI asking whether a tool may run. The turn waits until Allow or Deny is called once, or the
+// request is Withdrawn.
 type Permission struct {
 	ID    string // the tool call's ID
 	Tool  string // the tool: claude's tool name, codex "shell" or "file_change", gemini's tool kind
@@ -103,7 +104,7 @@ type Ask struct {
 }
 
 // Question is the agent asking the human (claude's AskUserQuestion, codex's request_user_input). The turn waits
-// until it is answered once.
+// until it is answered once, or the request is Withdrawn.
 type Question struct {
 	ID    string
 	Asks  []Ask

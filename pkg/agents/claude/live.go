@@ -11,7 +11,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -37,6 +36,7 @@ type LiveConv struct {
 	mu      sync.Mutex
 	next    int
 	pending map[string]chan controlResponse // our control requests by request_id
+	asks    map[string]ask                  // claude's can_use_tool requests not answered yet, by request_id
 	limited bool                            // a Limit was emitted in the running turn
 	// active: a turn runs (a message was sent and its result has not come); interrupted: Interrupt was called
 	// during it.
@@ -46,11 +46,17 @@ type LiveConv struct {
 
 var _ live.Conversation = (*LiveConv)(nil)
 
+// ask is an open can_use_tool request: the tool call it is for, and its one answer.
+type ask struct {
+	toolUseID string
+	once      *live.Once
+}
+
 // StartLive starts claude and completes the initialize control request, which proves the protocol works; ctx bounds
 // that handshake, not the process (Close ends it). The session ID is chosen here (--session-id) so that it is
 // known before the first turn; with opts.Resume claude continues that session under the same ID.
 func StartLive(ctx context.Context, opts live.Options) (*LiveConv, error) {
-	c := &LiveConv{events: live.NewStream(), pending: map[string]chan controlResponse{}}
+	c := &LiveConv{events: live.NewStream(), pending: map[string]chan controlResponse{}, asks: map[string]ask{}}
 	args := append([]string(nil), LiveFlags...)
 	if opts.Resume != "" {
 		c.sessionID = opts.Resume
@@ -279,6 +285,8 @@ func (c *LiveConv) handle(b []byte) {
 		}
 	case "control_request":
 		c.controlRequest(m.RequestID, m.Request)
+	case "control_cancel_request":
+		c.withdraw(m.RequestID)
 	case "control_response":
 		c.mu.Lock()
 		ch, ok := c.pending[m.Response.RequestID]
@@ -367,35 +375,54 @@ func (c *LiveConv) controlRequest(id string, raw json.RawMessage) {
 		_ = c.respond(id, nil, "ace does not handle control request "+r.Subtype)
 		return
 	}
-	var once sync.Once
-	answered := errors.New("claude: already answered")
+	once := &live.Once{}
+	c.mu.Lock()
+	c.asks[id] = ask{toolUseID: r.ToolUseID, once: once}
+	c.mu.Unlock()
 	if r.ToolName == "AskUserQuestion" {
-		if q, ok := c.question(id, r, &once, answered); ok {
+		if q, ok := c.question(id, r, once); ok {
 			c.events.Emit(q)
 			return
 		}
 	}
 	c.events.Emit(live.NewPermission(r.ToolUseID, r.ToolName, r.Description, compact(r.Input),
 		func(_ context.Context, allow bool, reason string) error {
-			err := answered
-			once.Do(func() {
+			return once.Answer(func() error {
 				if allow {
 					// updatedInput is required by the protocol: the input unchanged.
-					err = c.respond(id, map[string]any{"behavior": "allow", "updatedInput": r.Input}, "")
-					return
+					return c.answer(id, map[string]any{"behavior": "allow", "updatedInput": r.Input})
 				}
 				if reason == "" {
 					reason = "The user denied this tool call."
 				}
-				err = c.respond(id, map[string]any{"behavior": "deny", "message": reason}, "")
+				return c.answer(id, map[string]any{"behavior": "deny", "message": reason})
 			})
-			return err
 		}))
+}
+
+// answer answers can_use_tool request id, which is then no longer open.
+func (c *LiveConv) answer(id string, response any) error {
+	c.mu.Lock()
+	delete(c.asks, id)
+	c.mu.Unlock()
+	return c.respond(id, response, "")
+}
+
+// withdraw is claude taking back its request id (control_cancel_request): 2.1.197 and 2.1.331 send it for a
+// permission or question still waiting when the turn is interrupted, before the turn's result.
+func (c *LiveConv) withdraw(id string) {
+	c.mu.Lock()
+	a, ok := c.asks[id]
+	delete(c.asks, id)
+	c.mu.Unlock()
+	if ok && a.once.Withdraw() {
+		c.events.Emit(live.Withdrawn{ID: a.toolUseID})
+	}
 }
 
 // question turns AskUserQuestion's input into a Question; the answer allows the tool with the input plus
 // "answers" (question text → answer), which claude gives the model as the tool's result.
-func (c *LiveConv) question(id string, r canUseTool, once *sync.Once, answered error) (live.Question, bool) {
+func (c *LiveConv) question(id string, r canUseTool, once *live.Once) (live.Question, bool) {
 	var in struct {
 		Questions []struct {
 			Question    string `json:"question"`
@@ -417,21 +444,18 @@ func (c *LiveConv) question(id string, r canUseTool, once *sync.Once, answered e
 		}
 	}
 	return live.NewQuestion(r.ToolUseID, asks, func(_ context.Context, answers []string) error {
-		err := answered
-		once.Do(func() {
+		return once.Answer(func() error {
 			var input map[string]any
-			if err = json.Unmarshal(r.Input, &input); err != nil {
-				err = fmt.Errorf("claude: question input: %w", err)
-				return
+			if err := json.Unmarshal(r.Input, &input); err != nil {
+				return fmt.Errorf("claude: question input: %w", err)
 			}
 			m := map[string]string{}
 			for i, a := range asks {
 				m[a.Text] = answers[i]
 			}
 			input["answers"] = m
-			err = c.respond(id, map[string]any{"behavior": "allow", "updatedInput": input}, "")
+			return c.answer(id, map[string]any{"behavior": "allow", "updatedInput": input})
 		})
-		return err
 	}), true
 }
 

@@ -16,5 +16,6 @@ func TestLiveLimit(t *testing.T)    { livetest.Limit(t, claudeCase, true) }
 func TestLiveMidTurn(t *testing.T) { livetest.MidTurn(t, claudeCase, 2) }
 func TestLiveResume(t *testing.T)  { livetest.Resume(t, claudeCase) }
 
-func TestLiveInterrupt(t *testing.T) { livetest.Interrupt(t, claudeCase) }
-func TestLiveCrash(t *testing.T)     { livetest.Crash(t, claudeCase) }
+func TestLiveInterrupt(t *testing.T)         { livetest.Interrupt(t, claudeCase) }
+func TestLiveCrash(t *testing.T)             { livetest.Crash(t, claudeCase) }
+func TestLiveInterruptQuestion(t *testing.T) { livetest.InterruptQuestion(t, claudeCase) }

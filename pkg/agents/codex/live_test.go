@@ -18,5 +18,6 @@ func TestLiveLimit(t *testing.T)    { livetest.Limit(t, codexCase, true) }
 func TestLiveMidTurn(t *testing.T) { livetest.MidTurn(t, codexCase, 2) }
 func TestLiveResume(t *testing.T)  { livetest.Resume(t, codexCase) }
 
-func TestLiveInterrupt(t *testing.T) { livetest.Interrupt(t, codexCase) }
-func TestLiveCrash(t *testing.T)     { livetest.Crash(t, codexCase) }
+func TestLiveInterrupt(t *testing.T)         { livetest.Interrupt(t, codexCase) }
+func TestLiveCrash(t *testing.T)             { livetest.Crash(t, codexCase) }
+func TestLiveInterruptQuestion(t *testing.T) { livetest.InterruptQuestion(t, codexCase) }

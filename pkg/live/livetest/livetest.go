@@ -337,26 +337,30 @@ func MidTurn(t *testing.T, cs Case, turns int) {
 	})
 }
 
-// Interrupt interrupts turn 1 while its write waits for permission: the turn ends without the write, and the
-// same process takes the next message.
+// Interrupt interrupts turn 1 while its write waits for permission: the turn ends without the write, the
+// permission request is withdrawn (an answer to it fails), and the same process takes the next message.
 func Interrupt(t *testing.T, cs Case) {
 	cs.each(t, modelserver.Scenario{Turns: []modelserver.Turn{
 		modelserver.WriteFile("OUT.txt", OutContent),
 		modelserver.Text("After the interrupt."),
 	}}, func(r *run) {
 		conv := r.start("")
-		asked := 0
+		var asked []live.Permission
 		tn := r.send(conv, "turn 1", Prompt1, func(p live.Permission) {
-			asked++
+			asked = append(asked, p)
 			if err := conv.Interrupt(r.ctx); err != nil {
 				r.t.Errorf("interrupt: %v", err)
 			}
 		}, nil)
-		if asked != 1 {
-			r.t.Errorf("%d permission requests, want 1", asked)
+		if len(asked) != 1 {
+			r.t.Fatalf("%d permission requests, want 1", len(asked))
 		}
 		if tn.done.Stop != live.Interrupted || tn.done.Err != "" {
 			r.t.Errorf("interrupted turn ended %+v, want %q without an error", tn.done, live.Interrupted)
+		}
+		r.withdrawn(conv, asked[0].ID, tn.events)
+		if err := asked[0].Allow(r.ctx); !errors.Is(err, live.ErrWithdrawn) {
+			r.t.Errorf("allowing the withdrawn permission: %v, want ErrWithdrawn", err)
 		}
 		if _, err := os.Stat(filepath.Join(r.dir, "OUT.txt")); err == nil {
 			r.t.Errorf("OUT.txt was written although its permission was never given")
@@ -376,6 +380,59 @@ func Interrupt(t *testing.T, cs Case) {
 		}
 		r.close(conv)
 	})
+}
+
+// InterruptQuestion interrupts a turn whose question waits for the human: the question is withdrawn, an answer to
+// it fails, and the next message gets its answer.
+func InterruptQuestion(t *testing.T, cs Case) {
+	cs.each(t, modelserver.Scenario{Turns: []modelserver.Turn{
+		modelserver.Ask("Which colour should the button be?", "Red", "Blue"),
+		modelserver.Text("After the interrupt."),
+	}}, func(r *run) {
+		conv := r.start("")
+		var asked []live.Question
+		tn := r.send(conv, "turn 1", "Ask me which colour the button should be.", nil, func(q live.Question) {
+			asked = append(asked, q)
+			if err := conv.Interrupt(r.ctx); err != nil {
+				r.t.Errorf("interrupt: %v", err)
+			}
+		})
+		if len(asked) != 1 {
+			r.t.Fatalf("%d questions, want 1", len(asked))
+		}
+		if tn.done.Stop != live.Interrupted {
+			r.t.Errorf("interrupted turn ended %+v, want %q", tn.done, live.Interrupted)
+		}
+		r.withdrawn(conv, asked[0].ID, tn.events)
+		if err := asked[0].Answer(r.ctx, "Red"); !errors.Is(err, live.ErrWithdrawn) {
+			r.t.Errorf("answering the withdrawn question: %v, want ErrWithdrawn", err)
+		}
+		// The conversation goes on (and claude, whose last turn failed, exits 0 after a good one).
+		check(r.t, "turn 2", r.send(conv, "turn 2", "Go on without asking.", nil, nil), 0, 0, "After the interrupt.")
+		r.close(conv)
+	})
+}
+
+// withdrawn waits until request id was withdrawn: among seen, the events of its turn, or (codex, which resolves
+// its requests after the turn's end) the next events.
+func (r *run) withdrawn(conv live.Conversation, id string, seen []live.Event) {
+	r.t.Helper()
+	for _, e := range seen {
+		if w, ok := e.(live.Withdrawn); ok && w.ID == id {
+			return
+		}
+	}
+	for {
+		select {
+		case e := <-conv.Events():
+			if w, ok := e.(live.Withdrawn); ok && w.ID == id {
+				return
+			}
+			r.t.Logf("while waiting for the withdrawal: %s", summary([]live.Event{e}))
+		case <-time.After(30 * time.Second):
+			r.t.Fatalf("request %s was not withdrawn; its turn: %s", id, summary(seen))
+		}
+	}
 }
 
 // Crash kills the CLI between turns: the events end with an Exit that says so, and Send fails.
@@ -495,6 +552,8 @@ func summary(events []live.Event) string {
 			parts = append(parts, "permission "+e.Tool+" "+trim(e.Input))
 		case live.Question:
 			parts = append(parts, "question")
+		case live.Withdrawn:
+			parts = append(parts, "withdrawn "+e.ID)
 		case live.Limit:
 			reset := "no reset time"
 			if !e.ResetsAt.IsZero() {
