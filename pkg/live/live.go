@@ -33,9 +33,10 @@ type Options struct {
 
 // Conversation is one CLI process holding one conversation across turns.
 type Conversation interface {
-	// Send delivers text as a user message. When the agent is idle it starts a turn. While a turn runs it is
-	// delivered as the CLI allows: claude adds it to the running turn (the model reads it with its next
-	// request); codex and gemini get it when the turn ends, as the next turn (see each adapter for why).
+	// Send delivers text as a user message, byte-exact at the model. When the agent is idle it starts a turn.
+	// While a turn runs it waits for the turn to end and starts the next one (claude and codex: with every other
+	// message sent meanwhile; gemini: each its own turn), because the CLIs fold a message into a running turn in
+	// words of their own, or drop the running turn for it (see each adapter).
 	Send(ctx context.Context, text string) error
 	// Events are what the agent does, in order; the channel is closed after an Exit event or Close.
 	Events() <-chan Event
@@ -65,7 +66,8 @@ type ToolResult struct {
 	IsError    bool
 }
 
-// Permission is the CLI asking whether a tool may run. The turn waits until Allow or Deny is called once.
+// Permission is the CLI asking whether a tool may run. The turn waits until Allow or Deny is called once, or the
+// request is Withdrawn.
 type Permission struct {
 	ID    string // the tool call's ID
 	Tool  string // the tool: claude's tool name, codex "shell" or "file_change", gemini's tool kind
@@ -102,7 +104,7 @@ type Ask struct {
 }
 
 // Question is the agent asking the human (claude's AskUserQuestion, codex's request_user_input). The turn waits
-// until it is answered once.
+// until it is answered once, or the request is Withdrawn.
 type Question struct {
 	ID    string
 	Asks  []Ask
@@ -201,9 +203,8 @@ type MidTurn int
 
 // The ways a CLI takes a message sent mid-turn.
 const (
-	JoinsTurn MidTurn = iota // claude: the running turn reads it; no turn of its own follows
-	OneTurn                  // codex: every message queued meanwhile starts one next turn, together
-	TurnEach                 // gemini: each queued message is a turn of its own, one after another
+	OneTurn  MidTurn = iota // claude, codex: every message queued meanwhile starts one next turn, together
+	TurnEach                // gemini: each queued message is a turn of its own, one after another
 )
 
 // Starter is an adapter's start as the interface: a failed start returns a nil Conversation (not a nil *Conv in

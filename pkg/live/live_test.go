@@ -190,3 +190,25 @@ func TestUsagePrompt(t *testing.T) {
 		t.Errorf("Prompt = %d, want 6", u.Prompt())
 	}
 }
+
+// A request takes one answer, or is withdrawn first: whichever comes second fails or is no withdrawal.
+func TestOnce(t *testing.T) {
+	var answered, withdrawn live.Once
+	calls := 0
+	reply := func() error { calls++; return nil }
+	if err := answered.Answer(reply); err != nil || calls != 1 {
+		t.Fatalf("first answer: %v, %d calls", err, calls)
+	}
+	if err := answered.Answer(reply); !errors.Is(err, live.ErrAnswered) || calls != 1 {
+		t.Errorf("second answer: %v, %d calls", err, calls)
+	}
+	if answered.Withdraw() {
+		t.Errorf("an answered request was withdrawn")
+	}
+	if !withdrawn.Withdraw() || withdrawn.Withdraw() {
+		t.Errorf("a withdrawal is not once")
+	}
+	if err := withdrawn.Answer(reply); !errors.Is(err, live.ErrWithdrawn) || calls != 1 {
+		t.Errorf("answering a withdrawn request: %v, %d calls", err, calls)
+	}
+}

@@ -18,8 +18,9 @@ import (
 type Status struct {
 	SessionID string `json:"session_id"`
 	Busy      bool   `json:"busy"` // a turn is running (or one the CLI queued is about to)
-	// Pending are the permission and question records not answered yet, oldest first. A turn that ends drops
-	// its own: an interrupted turn's requests can no longer be answered.
+	// Pending are the permission and question records not answered yet, oldest first. One the agent withdrew
+	// goes (a withdrawn record says so), and a turn that ends drops its own: an interrupted turn's requests can no
+	// longer be answered.
 	Pending []Record `json:"pending"`
 	Turns   int      `json:"turns"` // turns ended so far in this host
 	LastSeq int64    `json:"last_seq"`
@@ -261,6 +262,8 @@ func (h *host) event(ctx context.Context, e live.Event) bool {
 		h.permission(ctx, e)
 	case live.Question:
 		h.question(e)
+	case live.Withdrawn:
+		h.withdrawn(e.ID)
 	case live.TurnDone:
 		h.turnDone(e)
 	case live.Limit:
@@ -305,6 +308,18 @@ func (h *host) question(q live.Question) {
 	h.j.say("  type an option's number or its words, or an answer of your own")
 }
 
+// withdrawn drops request id, which the agent no longer waits on, and records so (also when its turn's end
+// dropped it already): a runner that relayed it to a human stops waiting for the answer.
+func (h *host) withdrawn(id string) {
+	if id == "" {
+		return // the adapters give every request an ID
+	}
+	h.mu.Lock()
+	h.pending = slices.DeleteFunc(h.pending, func(r *request) bool { return r.rec.ID == id })
+	h.mu.Unlock()
+	h.j.add(Record{Kind: KindWithdrawn, ID: id})
+}
+
 // ask records r and makes it pending in one step: whoever reads its record can answer it.
 func (h *host) ask(r *request) *request {
 	h.mu.Lock()
@@ -324,8 +339,6 @@ func (h *host) turnDone(d live.TurnDone) {
 	h.turns++
 	h.pending = nil
 	switch {
-	case h.midTurn == live.JoinsTurn:
-		h.busy, h.queued = false, 0
 	case h.midTurn == live.OneTurn:
 		h.busy, h.queued = h.queued > 0, 0
 	default:

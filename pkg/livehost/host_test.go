@@ -197,6 +197,37 @@ func TestAutoApprove(t *testing.T) {
 	}
 }
 
+// A request the agent withdraws leaves the pending list, is recorded and shown, and can no longer be answered;
+// the other stays.
+func TestWithdrawn(t *testing.T) {
+	t.Parallel()
+	fh := startFakeHost(t, false, nil)
+	ctx, rp := t.Context(), newReplies()
+	fh.conv.Emit(rp.permission("p1"))
+	fh.conv.Emit(rp.question("q1"))
+	fh.waitStatus("both pending", pendingIs("p1", "q1"))
+	fh.conv.Emit(live.Withdrawn{ID: "p1"})
+	fh.waitStatus("p1 gone", pendingIs("q1"))
+	if err := fh.client.Allow(ctx, "p1", true); !errors.Is(err, ErrNotPending) {
+		t.Errorf("allowing a withdrawn permission: %v, want ErrNotPending", err)
+	}
+	// codex withdraws after the turn's end, which dropped the request already: the record still says so.
+	fh.conv.Emit(live.TurnDone{Stop: live.Interrupted})
+	fh.conv.Emit(live.Withdrawn{ID: "q1"})
+	recs := fh.records("q1 withdrawn", func(r Record) bool { return r.Kind == KindWithdrawn && r.ID == "q1" })
+	if got, want := kinds(recs), "session permission question withdrawn turn_done withdrawn"; got != want {
+		t.Errorf("transcript %s\nwant       %s", got, want)
+	}
+	if !strings.Contains(fh.pane.String(), "withdrawn: the agent no longer waits for an answer to p1") {
+		t.Errorf("pane:\n%s", fh.pane)
+	}
+	select {
+	case got := <-rp.allow:
+		t.Errorf("the withdrawn permission was answered: %v", got)
+	default:
+	}
+}
+
 // A CLI that queues a message sent mid-turn (codex, like the fake) is busy until the queued turn has ended too.
 func TestBusyAcrossAQueuedTurn(t *testing.T) {
 	t.Parallel()

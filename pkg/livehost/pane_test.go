@@ -230,7 +230,7 @@ func (p *pane) screen() string {
 }
 
 // A question answered by a line typed into the pane, and Ctrl-C in the pane interrupting a turn that waits for
-// a permission, with claude (the CLI with a question tool).
+// a permission (which claude withdraws), with claude.
 func TestPaneQuestionAndCtrlC(t *testing.T) {
 	needTmux(t)
 	const answer = "None of them: \"teal\", as in $TEAL."
@@ -280,6 +280,10 @@ func TestPaneQuestionAndCtrlC(t *testing.T) {
 		}
 		if len(done) != 2 || done[1].Status != "interrupted" {
 			t.Errorf("turn_done records %+v", done)
+		}
+		// claude withdrew the permission its interrupted turn waited on.
+		if p, w := k[KindPermission], k[KindWithdrawn]; len(p) != 1 || len(w) != 1 || w[0].ID != p[0].ID || w[0].Seq > done[1].Seq {
+			t.Errorf("permission records %+v, withdrawn records %+v", p, w)
 		}
 	})
 }

@@ -22,6 +22,7 @@ const (
 	KindPermission      = "permission"       // ID, Tool, Input, Text (what the CLI says the call does)
 	KindQuestion        = "question"         // ID, Text, Options
 	KindAnswered        = "answered"         // ID, From, Allow (a permission) or Text (a question's answers)
+	KindWithdrawn       = "withdrawn"        // ID: the agent no longer waits for that permission's or question's answer
 	KindTurnDone        = "turn_done"        // Status, Usage, Text (why it failed)
 	KindLimit           = "limit"            // Text, ResetsAt
 	KindError           = "error"            // Text

@@ -56,6 +56,8 @@ func Render(w io.Writer, r Record, color bool) error {
 		}
 	case KindAnswered:
 		s = answered(r, p)
+	case KindWithdrawn:
+		s = p(dim, "  ✗ withdrawn: the agent no longer waits for an answer to "+r.ID)
 	case KindTurnDone:
 		s = turnDone(r, p)
 	case KindLimit:

@@ -41,8 +41,8 @@ func (h *host) typed(ctx context.Context, line string) {
 	// A failed delivery is in the transcript already; these two are not.
 	switch {
 	case errors.Is(err, ErrNotPending):
-		// Answered meanwhile by ace: the line was meant for a request that is gone, not as a message.
-		h.j.say("  already answered; type the line again to send it as a message")
+		// Answered meanwhile by ace, or withdrawn: the line was meant for a request that is gone, not as a message.
+		h.j.say("  no longer waits for an answer (answered meanwhile, or withdrawn); type the line again to send it as a message")
 	case errors.Is(err, errNotStarted):
 		h.j.say("  " + err.Error())
 	}

@@ -24,9 +24,10 @@ type openaiRequest struct {
 // openaiTool is a declared tool; codex 0.169 nests its tools in namespaces ("functions", …) inside an
 // "additional_tools" input item rather than the top-level tools.
 type openaiTool struct {
-	Type  string       `json:"type"`
-	Name  string       `json:"name"`
-	Tools []openaiTool `json:"tools"`
+	Type        string       `json:"type"`
+	Name        string       `json:"name"`
+	Description string       `json:"description"`
+	Tools       []openaiTool `json:"tools"`
 }
 
 type openaiItem struct {
@@ -37,18 +38,18 @@ type openaiItem struct {
 	Output  any          `json:"output"` // function_call_output, custom_tool_call_output
 }
 
-// declare records the tools, namespaces flattened, by name with their type (function, custom, …).
-func declare(tools []openaiTool, names *[]string, kinds map[string]string) {
+// declare records the tools, namespaces flattened, by name.
+func declare(tools []openaiTool, names *[]string, decl map[string]openaiTool) {
 	for _, t := range tools {
 		if t.Type == "namespace" {
-			declare(t.Tools, names, kinds)
+			declare(t.Tools, names, decl)
 			continue
 		}
 		name := t.Name
 		if name == "" {
 			name = t.Type
 		}
-		kinds[name] = t.Type
+		decl[name] = t
 		*names = append(*names, name)
 	}
 }
@@ -70,19 +71,17 @@ func (s *Server) openaiResponses(w http.ResponseWriter, raw []byte, req *Request
 	}
 	done := 0
 	req.Model = in.Model
-	kinds := map[string]string{}
-	declare(in.Tools, &req.Tools, kinds)
+	decl := map[string]openaiTool{}
+	declare(in.Tools, &req.Tools, decl)
 	for _, it := range items {
 		switch {
 		case it.Type == "additional_tools":
-			declare(it.Tools, &req.Tools, kinds)
+			declare(it.Tools, &req.Tools, decl)
 		case it.Type == "message" && it.Role == "assistant", it.Type == "function_call",
 			it.Type == "custom_tool_call", it.Type == "local_shell_call":
 			done++
 		case strings.HasSuffix(it.Type, "_call_output"):
-			var parts []string
-			stringsIn(it.Output, &parts)
-			req.ToolOutputs = append(req.ToolOutputs, strings.Join(parts, "\n"))
+			req.ToolOutputs = append(req.ToolOutputs, openaiOutput(it.Output))
 		case (it.Type == "message" || it.Type == "") && it.Role == "user":
 			req.UserTexts = append(req.UserTexts, openaiTexts(it.Content)...)
 		}
@@ -107,7 +106,7 @@ func (s *Server) openaiResponses(w http.ResponseWriter, raw []byte, req *Request
 		if !ok {
 			req.Turn = -1
 		}
-		item = s.openaiItem(turn, req.Tools, kinds, done)
+		item = s.openaiItem(turn, req.Tools, decl, done)
 	}
 	id := fmt.Sprintf("resp_modelserver_%d", done)
 	req.Usage = usageFor(len(raw), done, false)
@@ -132,10 +131,10 @@ func (s *Server) openaiResponses(w http.ResponseWriter, raw []byte, req *Request
 }
 
 // openaiItem renders a turn as codex's tools: apply_patch for files, its shell tool for commands and reads.
-func (s *Server) openaiItem(t Turn, declared []string, kinds map[string]string, n int) map[string]any {
+func (s *Server) openaiItem(t Turn, declared []string, decl map[string]openaiTool, n int) map[string]any {
 	callID := fmt.Sprintf("call_modelserver_%d", n)
 	call := func(name string, args map[string]any, freeform string) map[string]any {
-		if kinds[name] == "custom" {
+		if decl[name].Type == "custom" {
 			return map[string]any{"type": "custom_tool_call", "id": "ctc_" + callID, "status": "completed",
 				"call_id": callID, "name": name, "input": freeform}
 		}
@@ -143,8 +142,19 @@ func (s *Server) openaiItem(t Turn, declared []string, kinds map[string]string, 
 		return map[string]any{"type": "function_call", "id": "fc_" + callID, "status": "completed",
 			"call_id": callID, "name": name, "arguments": string(b)}
 	}
+	// codex's question tool, a plain function also in code mode, with 2-3 options of a label and a description.
+	// A model reading its description does not call it where it says it is only available in Plan mode (codex
+	// 0.169 in the default mode, unless default_mode_request_user_input is enabled).
+	if q, ok := decl["request_user_input"]; ok && t.Kind == KindAsk && !strings.Contains(q.Description, "only available in Plan mode") {
+		opts := []any{}
+		for _, o := range t.Options {
+			opts = append(opts, map[string]any{"label": o, "description": o})
+		}
+		return call("request_user_input", map[string]any{"questions": []any{map[string]any{
+			"id": "question", "header": "Question", "question": t.Text, "options": opts}}}, "")
+	}
 	// Code mode (codex's default model): one freeform "exec" tool runs JavaScript that calls the nested tools.
-	if kinds["exec"] == "custom" && !has(declared, "apply_patch") {
+	if decl["exec"].Type == "custom" && !has(declared, "apply_patch") {
 		js := func(code string) map[string]any { return call("exec", nil, code) }
 		run := func(cmd string) map[string]any {
 			return js("const r = await tools.exec_command({cmd: " + jsString(cmd) + "});\ntext(r.output);\n")
@@ -189,6 +199,21 @@ func (s *Server) openaiItem(t Turn, declared []string, kinds map[string]string, 
 		return openaiMessage(t.questionText(), n)
 	}
 	return openaiMessage(t.Text, n)
+}
+
+// openaiOutput is a tool result's text: its strings, and for a result that is a JSON document (codex's
+// request_user_input answers: {"answers":{"<id>":{"answers":["…"]}}}) the strings inside it, unquoted.
+func openaiOutput(output any) string {
+	var parts []string
+	stringsIn(output, &parts)
+	if s, ok := output.(string); ok && strings.HasPrefix(strings.TrimSpace(s), "{") {
+		var doc any
+		if json.Unmarshal([]byte(s), &doc) == nil {
+			parts = nil
+			stringsIn(doc, &parts)
+		}
+	}
+	return strings.Join(parts, "\n")
 }
 
 func openaiMessage(text string, n int) map[string]any {

@@ -154,6 +154,43 @@ func TestOpenAICodeModeAndWebsocketRefusal(t *testing.T) {
 	}
 }
 
+// codex's question tool is called where its description allows the default mode; a result that is a JSON
+// document shows the model its strings.
+func TestOpenAIRequestUserInput(t *testing.T) {
+	t.Parallel()
+	srv := modelserver.Start(t, modelserver.Scenario{Turns: []modelserver.Turn{modelserver.Ask("Which?", "x", "y")}})
+	tools := func(where string) string {
+		return `{"type":"additional_tools","tools":[{"type":"namespace","name":"functions","tools":[{"type":"custom","name":"exec"},` +
+			`{"type":"function","name":"request_user_input","description":"Ask. This tool is only available in ` + where + `."}]}]}`
+	}
+	ask := func(where string) map[string]any {
+		body := `{"model":"gpt","input":[` + tools(where) + `,{"type":"message","role":"user","content":[{"type":"input_text","text":"go"}]}]}`
+		_, out := post(t, srv.URL()+"/v1/responses", body, nil)
+		return sseData(t, out)[1]["item"].(map[string]any)
+	}
+	if item := ask("Plan mode"); item["type"] != "message" {
+		t.Fatalf("a Plan-only question tool was called: %v", item)
+	}
+	item := ask("Default or Plan mode")
+	var args struct {
+		Questions []struct {
+			ID, Question string
+			Options      []struct{ Label string }
+		}
+	}
+	_ = json.Unmarshal([]byte(item["arguments"].(string)), &args)
+	if item["name"] != "request_user_input" || len(args.Questions) != 1 || args.Questions[0].Question != "Which?" ||
+		len(args.Questions[0].Options) != 2 || args.Questions[0].Options[1].Label != "y" {
+		t.Fatalf("question call = %v", item)
+	}
+	answered := `{"model":"gpt","input":[` + tools("Default or Plan mode") + `,{"type":"function_call","call_id":"c","name":"request_user_input"},` +
+		`{"type":"function_call_output","call_id":"c","output":"{\"answers\":{\"q\":{\"answers\":[\"say \\\"hi\\\"\"]}}}"}]}`
+	post(t, srv.URL()+"/v1/responses", answered, nil)
+	if !srv.SawToolOutput(`say "hi"`) {
+		t.Fatalf("tool outputs = %q", srv.ToolOutputs())
+	}
+}
+
 func TestGeminiTurnsAndSideJSON(t *testing.T) {
 	t.Parallel()
 	srv := modelserver.Start(t, modelserver.Scenario{Turns: []modelserver.Turn{modelserver.Shell("echo hi")}})

@@ -25,6 +25,7 @@ const (
 	EventCompact     EventKind = "compact"      // the agent's context was compacted
 	EventQuestion    EventKind = "question"     // a human was asked (needs input)
 	EventAnswer      EventKind = "answer"       // a human's answer reached the agent
+	EventWithdrawn   EventKind = "withdrawn"    // the question a run waited on needs no answer: the agent withdrew it (live)
 	EventComment     EventKind = "comment"      // a comment was relayed or left alone
 	EventAgentExited EventKind = "agent-exited" // the agent's process ended
 	EventDone        EventKind = "done"         // the agent said it is done

@@ -72,10 +72,18 @@ func (hu *humans) recordAnswer(ctx context.Context, r *store.Run, answer string)
 	if r.Status != store.StatusWaitingInput {
 		return Result{}, nil
 	}
+	budgetGranted(r)
+	return hu.backToWork(ctx, r, "working (answer received)")
+}
+
+// backToWork takes a run that waited for a human back to work: the needs-input label off, the question cleared,
+// the status comment's headline; next is monitor, or deliver_prompt when the answer passed a screen before the
+// task.
+func (hu *humans) backToWork(ctx context.Context, r *store.Run, headline string) (next Result, err error) {
+	e := hu.e
 	if err := e.status.setLabels(ctx, r, nil, e.cfg.Labels.NeedsInput); err != nil {
 		return Result{}, trackerErr(err)
 	}
-	budgetGranted(r)
 	next = Goto(StepMonitor).With(store.StatusActive)
 	if !r.State.PromptDelivered {
 		next.Next = StepDeliver
@@ -84,9 +92,20 @@ func (hu *humans) recordAnswer(ctx context.Context, r *store.Run, answer string)
 	r.State.Question = ""
 	// Time spent waiting for a human does not count against monitor.timeout.
 	r.State.MonitorSince = e.o.Now()
-	if err := e.status.postStatus(ctx, r, statusView{Status: store.StatusActive, Headline: "working (answer received)"}); err != nil {
+	if err := e.status.postStatus(ctx, r, statusView{Status: store.StatusActive, Headline: headline}); err != nil {
 		return Result{}, trackerErr(err)
 	}
+	return next, nil
+}
+
+// questionGone takes back to work a run whose question no longer waits for an answer (why: the agent withdrew
+// it, say), with an event saying so; the status comment tells the human the question needs no answer.
+func (hu *humans) questionGone(ctx context.Context, r *store.Run, why string) (Result, error) {
+	next, err := hu.backToWork(ctx, r, "working (the question above needs no answer any more: "+why+")")
+	if err != nil {
+		return Result{}, err
+	}
+	hu.e.event(ctx, r, EventWithdrawn, why)
 	return next, nil
 }
 

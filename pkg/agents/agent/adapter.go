@@ -45,7 +45,7 @@ type Adapter struct {
 	Parser func() headless.Parser
 	// Live starts the CLI in its live protocol mode (pkg/live: one conversation over its own structured
 	// protocol); nil when ace speaks none of the CLI's. LiveMidTurn is how it takes a message sent while a turn
-	// runs (live.JoinsTurn, live.OneTurn, live.TurnEach).
+	// runs (live.OneTurn, live.TurnEach).
 	Live        func(ctx context.Context, opts live.Options) (live.Conversation, error)
 	LiveMidTurn live.MidTurn
 	// LiveUsageLumped: the live protocol reports a turn's input with its cache reads in it (gemini's ACP), so a

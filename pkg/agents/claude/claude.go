@@ -20,7 +20,7 @@ import (
 func Adapter() *agent.Adapter {
 	re := regexp.MustCompile
 	return &agent.Adapter{
-		Live: live.Starter(StartLive), LiveMidTurn: live.JoinsTurn,
+		Live: live.Starter(StartLive), LiveMidTurn: live.OneTurn,
 		Name: "claude", CLI: "claude", Package: "@anthropic-ai/claude-code",
 		Tested: agent.VersionRange{Oldest: "2.1.197", Newest: "2.1.331"},
 		SignIns: []agent.SignIn{

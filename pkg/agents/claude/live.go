@@ -11,7 +11,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -37,19 +36,27 @@ type LiveConv struct {
 	mu      sync.Mutex
 	next    int
 	pending map[string]chan controlResponse // our control requests by request_id
+	asks    map[string]ask                  // claude's can_use_tool requests not answered yet, by request_id
 	limited bool                            // a Limit was emitted in the running turn
 	// active: a turn runs (a message was sent and its result has not come); interrupted: Interrupt was called
 	// during it.
 	active, interrupted bool
+	held                []string // messages sent while a turn ran, for the next turn (see Send)
 }
 
 var _ live.Conversation = (*LiveConv)(nil)
+
+// ask is an open can_use_tool request: the tool call it is for, and its one answer.
+type ask struct {
+	toolUseID string
+	once      *live.Once
+}
 
 // StartLive starts claude and completes the initialize control request, which proves the protocol works; ctx bounds
 // that handshake, not the process (Close ends it). The session ID is chosen here (--session-id) so that it is
 // known before the first turn; with opts.Resume claude continues that session under the same ID.
 func StartLive(ctx context.Context, opts live.Options) (*LiveConv, error) {
-	c := &LiveConv{events: live.NewStream(), pending: map[string]chan controlResponse{}}
+	c := &LiveConv{events: live.NewStream(), pending: map[string]chan controlResponse{}, asks: map[string]ask{}}
 	args := append([]string(nil), LiveFlags...)
 	if opts.Resume != "" {
 		c.sessionID = opts.Resume
@@ -85,17 +92,47 @@ func (c *LiveConv) SessionID() string { return c.sessionID }
 // PID is the claude process's ID.
 func (c *LiveConv) PID() int { return c.proc.PID() }
 
-// Send writes a user message. While a turn runs, claude adds it to that turn: the model's next request carries
-// it as "The user sent a new message while you were working" (seen in 2.1.197), and no turn of its own follows.
+// Send writes a user message, which starts a turn; a message sent while a turn runs waits here and starts the
+// next turn, together with any other sent meanwhile (each its own text block). claude itself would fold a
+// message that arrives mid-turn into the running turn, the model reading it wrapped in claude's words ("The user
+// sent a new message while you were working: …" in 2.1.197 and 2.1.331), not as the user's text; and messages
+// queued in claude for its next turn are joined into one text. Held here, each reaches the model byte-exact, as
+// soon as claude can take a message as a turn of its own: when the running turn ends (or is interrupted).
 func (c *LiveConv) Send(ctx context.Context, text string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	c.mu.Lock()
+	if c.active {
+		c.held = append(c.held, text)
+		c.mu.Unlock()
+		return nil
+	}
 	c.active = true
 	c.mu.Unlock()
-	return c.writeJSON(map[string]any{"type": "user", "session_id": "", "parent_tool_use_id": nil,
-		"message": map[string]any{"role": "user", "content": text}})
+	if err := c.writeUser([]string{text}); err != nil {
+		c.mu.Lock()
+		c.active = false
+		c.mu.Unlock()
+		return err
+	}
+	return nil
+}
+
+// writeUser writes one user message of texts. ace writes one only when no turn it started runs; priority
+// "later" (claude's default is "next": fold into the running turn) keeps it out of a turn claude might have
+// started by itself, its own queue holding it for the next turn instead.
+func (c *LiveConv) writeUser(texts []string) error {
+	var content any = texts[0]
+	if len(texts) > 1 {
+		blocks := make([]any, len(texts))
+		for i, t := range texts {
+			blocks[i] = map[string]any{"type": "text", "text": t}
+		}
+		content = blocks
+	}
+	return c.writeJSON(map[string]any{"type": "user", "session_id": "", "parent_tool_use_id": nil, "priority": "later",
+		"message": map[string]any{"role": "user", "content": content}})
 }
 
 // Interrupt sends the interrupt control request: the running turn ends with a result.
@@ -248,6 +285,8 @@ func (c *LiveConv) handle(b []byte) {
 		}
 	case "control_request":
 		c.controlRequest(m.RequestID, m.Request)
+	case "control_cancel_request":
+		c.withdraw(m.RequestID)
 	case "control_response":
 		c.mu.Lock()
 		ch, ok := c.pending[m.Response.RequestID]
@@ -284,8 +323,8 @@ func (c *LiveConv) setLimited() {
 // the session title excluded), while modelUsage is cumulative.
 func (c *LiveConv) result(m line) {
 	c.mu.Lock()
-	limited, interrupted := c.limited, c.interrupted
-	c.limited, c.interrupted, c.active = false, false, false
+	limited, interrupted, held := c.limited, c.interrupted, c.held
+	c.limited, c.interrupted, c.active, c.held = false, false, len(held) > 0, nil
 	c.mu.Unlock()
 	d := live.TurnDone{Stop: live.Completed, Reason: m.StopReason, Result: m.Result}
 	switch {
@@ -308,6 +347,15 @@ func (c *LiveConv) result(m line) {
 		c.events.Emit(live.Limit{Message: m.Result})
 	}
 	c.events.Emit(d)
+	if len(held) > 0 {
+		// Written on the reader goroutine, which waits for no reply: claude reads stdin while it works.
+		if err := c.writeUser(held); err != nil {
+			c.mu.Lock()
+			c.active = false
+			c.mu.Unlock()
+			c.events.Emit(live.Error{Message: "the messages sent during the turn were not delivered: " + err.Error()})
+		}
+	}
 }
 
 type canUseTool struct {
@@ -327,35 +375,54 @@ func (c *LiveConv) controlRequest(id string, raw json.RawMessage) {
 		_ = c.respond(id, nil, "ace does not handle control request "+r.Subtype)
 		return
 	}
-	var once sync.Once
-	answered := errors.New("claude: already answered")
+	once := &live.Once{}
+	c.mu.Lock()
+	c.asks[id] = ask{toolUseID: r.ToolUseID, once: once}
+	c.mu.Unlock()
 	if r.ToolName == "AskUserQuestion" {
-		if q, ok := c.question(id, r, &once, answered); ok {
+		if q, ok := c.question(id, r, once); ok {
 			c.events.Emit(q)
 			return
 		}
 	}
 	c.events.Emit(live.NewPermission(r.ToolUseID, r.ToolName, r.Description, compact(r.Input),
 		func(_ context.Context, allow bool, reason string) error {
-			err := answered
-			once.Do(func() {
+			return once.Answer(func() error {
 				if allow {
 					// updatedInput is required by the protocol: the input unchanged.
-					err = c.respond(id, map[string]any{"behavior": "allow", "updatedInput": r.Input}, "")
-					return
+					return c.answer(id, map[string]any{"behavior": "allow", "updatedInput": r.Input})
 				}
 				if reason == "" {
 					reason = "The user denied this tool call."
 				}
-				err = c.respond(id, map[string]any{"behavior": "deny", "message": reason}, "")
+				return c.answer(id, map[string]any{"behavior": "deny", "message": reason})
 			})
-			return err
 		}))
+}
+
+// answer answers can_use_tool request id, which is then no longer open.
+func (c *LiveConv) answer(id string, response any) error {
+	c.mu.Lock()
+	delete(c.asks, id)
+	c.mu.Unlock()
+	return c.respond(id, response, "")
+}
+
+// withdraw is claude taking back its request id (control_cancel_request): 2.1.197 and 2.1.331 send it for a
+// permission or question still waiting when the turn is interrupted, before the turn's result.
+func (c *LiveConv) withdraw(id string) {
+	c.mu.Lock()
+	a, ok := c.asks[id]
+	delete(c.asks, id)
+	c.mu.Unlock()
+	if ok && a.once.Withdraw() {
+		c.events.Emit(live.Withdrawn{ID: a.toolUseID})
+	}
 }
 
 // question turns AskUserQuestion's input into a Question; the answer allows the tool with the input plus
 // "answers" (question text → answer), which claude gives the model as the tool's result.
-func (c *LiveConv) question(id string, r canUseTool, once *sync.Once, answered error) (live.Question, bool) {
+func (c *LiveConv) question(id string, r canUseTool, once *live.Once) (live.Question, bool) {
 	var in struct {
 		Questions []struct {
 			Question    string `json:"question"`
@@ -377,21 +444,18 @@ func (c *LiveConv) question(id string, r canUseTool, once *sync.Once, answered e
 		}
 	}
 	return live.NewQuestion(r.ToolUseID, asks, func(_ context.Context, answers []string) error {
-		err := answered
-		once.Do(func() {
+		return once.Answer(func() error {
 			var input map[string]any
-			if err = json.Unmarshal(r.Input, &input); err != nil {
-				err = fmt.Errorf("claude: question input: %w", err)
-				return
+			if err := json.Unmarshal(r.Input, &input); err != nil {
+				return fmt.Errorf("claude: question input: %w", err)
 			}
 			m := map[string]string{}
 			for i, a := range asks {
 				m[a.Text] = answers[i]
 			}
 			input["answers"] = m
-			err = c.respond(id, map[string]any{"behavior": "allow", "updatedInput": input}, "")
+			return c.answer(id, map[string]any{"behavior": "allow", "updatedInput": input})
 		})
-		return err
 	}), true
 }
 

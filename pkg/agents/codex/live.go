@@ -10,9 +10,9 @@
 package codex
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -22,8 +22,13 @@ import (
 	"github.com/aceworks/ace/pkg/live"
 )
 
-// LiveSubcommand puts codex in its JSON-RPC mode; it is appended to Options.Argv, after the global flags.
-const LiveSubcommand = "app-server"
+// LiveArgs are appended to Options.Argv, after the user's flags: the app-server subcommand puts codex in its
+// JSON-RPC mode, and the feature before it lets the model ask the human a question with options
+// (request_user_input, which comes as item/tool/requestUserInput) in the default collaboration mode. Without it
+// 0.169.0 declares that tool "only available in Plan mode" and fails a call of it in the default mode
+// ("request_user_input is unavailable in Default mode"); with it the tool's description is the only change to
+// what the model is told (its requests compared with and without), and the mode stays the default one.
+var LiveArgs = []string{"-c", "features.default_mode_request_user_input=true", "app-server"}
 
 // ClientName and ClientVersion introduce ace in initialize (codex puts them in its user agent).
 var (
@@ -53,6 +58,13 @@ type LiveConv struct {
 	total     liveTokens          // the thread's usage so far (thread/tokenUsage/updated)
 	turnStart liveTokens          // total when the running turn started
 	changes   map[string][]string // file paths of fileChange items, by item ID, for their approvals
+	asks      map[string]ask      // codex's approval and question requests not answered yet, by JSON-RPC id
+}
+
+// ask is an open request of codex's: the item (or v1 call) it is for, and its one answer.
+type ask struct {
+	id   string
+	once *live.Once
 }
 
 var _ live.Conversation = (*LiveConv)(nil)
@@ -60,13 +72,13 @@ var _ live.Conversation = (*LiveConv)(nil)
 // StartLive starts codex app-server, initializes it and starts (or resumes) a thread in opts.Dir; ctx bounds that
 // handshake, not the process (Close ends it).
 func StartLive(ctx context.Context, opts live.Options) (*LiveConv, error) {
-	proc, err := live.StartProc(opts, LiveSubcommand)
+	proc, err := live.StartProc(opts, LiveArgs...)
 	if err != nil {
 		return nil, err
 	}
 	life, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	c := &LiveConv{proc: proc, conn: live.NewConn(proc.WriteLine), events: live.NewStream(), changes: map[string][]string{},
-		life: life, cancel: cancel}
+		asks: map[string]ask{}, life: life, cancel: cancel}
 	go c.serve()
 	err = proc.Handshake(ctx, "codex", LiveHandshakeTimeout, c.Close, func(ctx context.Context) error {
 		return c.handshake(ctx, opts)
@@ -242,6 +254,8 @@ type params struct {
 	} `json:"questions"`
 	CallID      string                     `json:"callId"`
 	FileChanges map[string]json.RawMessage `json:"fileChanges"`
+	// serverRequest/resolved
+	RequestID json.RawMessage `json:"requestId"`
 }
 
 // handle runs on the reader goroutine, in the order codex wrote.
@@ -292,6 +306,8 @@ func (c *LiveConv) handle(m live.Incoming) {
 		c.events.Emit(c.permission(m, p.CallID, "file_change", p.Reason, strings.Join(paths, "\n"), "approved", "denied"))
 	case "item/tool/requestUserInput":
 		c.events.Emit(c.question(m, p))
+	case "serverRequest/resolved":
+		c.resolved(p.RequestID)
 	default:
 		if m.ID != nil {
 			// Requests ace does not serve (MCP elicitations, dynamic tools, auth refresh) fail rather than hang.
@@ -378,19 +394,52 @@ func (c *LiveConv) itemCompleted(it liveItem) {
 
 // permission is an approval request as a Permission; the decision values differ between codex's v2 and v1 APIs.
 func (c *LiveConv) permission(m live.Incoming, id, tool, reason, input, accept, decline string) live.Permission {
-	var once sync.Once
+	once := c.open(m, id)
 	return live.NewPermission(id, tool, reason, input, func(_ context.Context, allow bool, _ string) error {
-		err := errors.New("codex: already answered")
-		once.Do(func() {
+		return once.Answer(func() error {
 			d := decline
 			if allow {
 				d = accept
 			}
-			err = m.Reply(map[string]any{"decision": d})
+			return c.reply(m, map[string]any{"decision": d})
 		})
-		return err
 	})
 }
+
+// open records request m, for item id, as waiting for its answer.
+func (c *LiveConv) open(m live.Incoming, id string) *live.Once {
+	once := &live.Once{}
+	c.mu.Lock()
+	c.asks[requestKey(m.ID)] = ask{id: id, once: once}
+	c.mu.Unlock()
+	return once
+}
+
+// reply answers request m, which is then no longer open.
+func (c *LiveConv) reply(m live.Incoming, result any) error {
+	c.mu.Lock()
+	delete(c.asks, requestKey(m.ID))
+	c.mu.Unlock()
+	return m.Reply(result)
+}
+
+// resolved is codex done with its request requestID (serverRequest/resolved). It follows ace's answer; for a
+// request ace had not answered it is codex taking it back: 0.169.0 resolves a pending approval or question so
+// when its turn is interrupted, after turn/completed.
+func (c *LiveConv) resolved(requestID json.RawMessage) {
+	key := requestKey(requestID)
+	c.mu.Lock()
+	a, ok := c.asks[key]
+	delete(c.asks, key)
+	c.mu.Unlock()
+	if ok && a.once.Withdraw() {
+		c.events.Emit(live.Withdrawn{ID: a.id})
+	}
+}
+
+// requestKey is a JSON-RPC id as a map key: codex numbers its requests, and serverRequest/resolved names one
+// in the same JSON.
+func requestKey(id json.RawMessage) string { return string(bytes.TrimSpace(id)) }
 
 // question is request_user_input as a Question; each answer goes back under its question's ID.
 func (c *LiveConv) question(m live.Incoming, p params) live.Question {
@@ -401,17 +450,15 @@ func (c *LiveConv) question(m live.Incoming, p params) live.Question {
 			asks[i].Options = append(asks[i].Options, o.Label)
 		}
 	}
-	var once sync.Once
+	once := c.open(m, p.ItemID)
 	return live.NewQuestion(p.ItemID, asks, func(_ context.Context, answers []string) error {
-		err := errors.New("codex: already answered")
-		once.Do(func() {
+		return once.Answer(func() error {
 			out := map[string]any{}
 			for i, q := range p.Questions {
 				out[q.ID] = map[string]any{"answers": []string{answers[i]}}
 			}
-			err = m.Reply(map[string]any{"answers": out})
+			return c.reply(m, map[string]any{"answers": out})
 		})
-		return err
 	})
 }
 

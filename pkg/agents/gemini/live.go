@@ -46,8 +46,15 @@ type LiveConv struct {
 	lastUpdate time.Time
 	queue      []string
 	running    bool
-	// open are the permission requests not answered yet, each with a way to answer it "cancelled".
-	open map[string]func()
+	// open are the permission requests not answered yet, by JSON-RPC id.
+	open map[string]ask
+}
+
+// ask is an open session/request_permission: the tool call it is for, its one answer, and the request.
+type ask struct {
+	id   string
+	once *live.Once
+	m    live.Incoming
 }
 
 var _ live.Conversation = (*LiveConv)(nil)
@@ -61,7 +68,7 @@ func StartLive(ctx context.Context, opts live.Options) (*LiveConv, error) {
 	}
 	life, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	c := &LiveConv{proc: proc, conn: live.NewConn(proc.WriteLine), events: live.NewStream(), life: life, cancel: cancel,
-		seen: map[string]bool{}, open: map[string]func(){}}
+		seen: map[string]bool{}, open: map[string]ask{}}
 	go c.serve()
 	err = proc.Handshake(ctx, "gemini", LiveHandshakeTimeout, c.Close, func(ctx context.Context) error {
 		return c.handshake(ctx, opts)
@@ -208,7 +215,8 @@ func (c *LiveConv) Send(ctx context.Context, text string) error {
 }
 
 // Interrupt sends session/cancel: the running prompt ends with stop reason "cancelled"; queued ones follow.
-// As ACP requires, permission requests still open are then answered "cancelled": gemini waits for them.
+// As ACP requires, permission requests still open are then answered "cancelled": gemini 0.61 waits for them (it
+// never withdraws one itself), and each is Withdrawn.
 func (c *LiveConv) Interrupt(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -218,10 +226,17 @@ func (c *LiveConv) Interrupt(ctx context.Context) error {
 	}
 	c.mu.Lock()
 	open := c.open
-	c.open = map[string]func(){}
+	c.open = map[string]ask{}
 	c.mu.Unlock()
-	for _, cancel := range open {
-		cancel()
+	for _, a := range open {
+		if !a.once.Withdraw() {
+			continue // answered meanwhile
+		}
+		// The event before the answer: the prompt's end, which follows the answer, comes after it.
+		c.mu.Lock()
+		c.events.Emit(live.Withdrawn{ID: a.id})
+		c.mu.Unlock()
+		_ = a.m.Reply(map[string]any{"outcome": map[string]any{"outcome": "cancelled"}})
 	}
 	return nil
 }
@@ -344,13 +359,14 @@ func (c *LiveConv) handle(m live.Incoming) {
 		}
 		_ = json.Unmarshal(m.Params, &p)
 		key := string(m.ID)
-		perm, cancel := permission(m, p.ToolCall, p.Options, func() {
+		once := &live.Once{}
+		perm := permission(m, p.ToolCall, p.Options, once, func() {
 			c.mu.Lock()
 			delete(c.open, key)
 			c.mu.Unlock()
 		})
 		c.mu.Lock()
-		c.open[key] = cancel
+		c.open[key] = ask{id: p.ToolCall.ToolCallID, once: once, m: m}
 		c.announceLocked(p.ToolCall)
 		c.events.Emit(perm)
 		c.mu.Unlock()
@@ -436,8 +452,8 @@ type option struct {
 
 // permission is session/request_permission as a Permission: allow picks the allow_once option, deny the
 // reject_once option; without such an option the request is cancelled (gemini then cancels the tool call).
-// cancel answers it "cancelled" unless it was answered; answered runs once it is.
-func permission(m live.Incoming, tc toolCall, opts []option, answered func()) (perm live.Permission, cancel func()) {
+// answered runs when it is answered.
+func permission(m live.Incoming, tc toolCall, opts []option, once *live.Once, answered func()) live.Permission {
 	pick := func(kinds ...string) string {
 		for _, k := range kinds {
 			for _, o := range opts {
@@ -448,24 +464,20 @@ func permission(m live.Incoming, tc toolCall, opts []option, answered func()) (p
 		}
 		return ""
 	}
-	var once sync.Once
 	reply := func(id string) error {
-		err := errors.New("gemini: already answered")
-		once.Do(func() {
+		return once.Answer(func() error {
+			answered()
 			outcome := map[string]any{"outcome": "selected", "optionId": id}
 			if id == "" {
 				outcome = map[string]any{"outcome": "cancelled"}
 			}
-			err = m.Reply(map[string]any{"outcome": outcome})
-			answered()
+			return m.Reply(map[string]any{"outcome": outcome})
 		})
-		return err
 	}
-	perm = live.NewPermission(tc.ToolCallID, tc.Kind, tc.Title, describe(tc), func(_ context.Context, allow bool, _ string) error {
+	return live.NewPermission(tc.ToolCallID, tc.Kind, tc.Title, describe(tc), func(_ context.Context, allow bool, _ string) error {
 		if allow {
 			return reply(pick("allow_once")) // never more than the human allowed: not "for this session"
 		}
 		return reply(pick("reject_once", "reject_always"))
 	})
-	return perm, func() { _ = reply("") }
 }

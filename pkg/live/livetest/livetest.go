@@ -5,7 +5,6 @@ package livetest
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -225,8 +224,9 @@ func TwoTurns(t *testing.T, cs Case) {
 	})
 }
 
-// Question has the model ask the human a question with options (claude's AskUserQuestion); the answer is free
-// text, and the model must get it byte-exact as the tool's result, in the same turn.
+// Question has the model ask the human a question with options (claude's AskUserQuestion, codex's
+// request_user_input); the answer is free text, and the model must get it byte-exact as the tool's result, in the
+// same turn.
 func Question(t *testing.T, cs Case) {
 	const answer = "None of them: \"teal\", as in $TEAL."
 	cs.each(t, modelserver.Scenario{Turns: []modelserver.Turn{
@@ -248,7 +248,8 @@ func Question(t *testing.T, cs Case) {
 		if asked != 1 {
 			r.t.Errorf("%d questions, want 1", asked)
 		}
-		check(r.t, "turn 1", tn, 0, 1, "Teal it is.")
+		// No tool call need show: codex's question is its request alone, not an item.
+		check(r.t, "turn 1", tn, 0, 0, "Teal it is.")
 		if !r.srv.SawToolOutput(answer) {
 			r.t.Errorf("the model did not get the answer %q; tool outputs: %q", answer, r.srv.ToolOutputs())
 		}
@@ -293,10 +294,10 @@ func Limit(t *testing.T, cs Case, wantReset bool) {
 	})
 }
 
-// MidTurn sends a second message while turn 1 waits for a permission: the CLI must deliver it to the model
-// (claude and codex within the running turn, gemini as the next prompt) without losing the turn.
+// MidTurn sends two more messages while turn 1 waits for a permission: the CLI must deliver each to the model
+// byte-exact, as a user text of its own, after turn 1 (turns in all, turn 1 included), without losing the turn.
 func MidTurn(t *testing.T, cs Case, turns int) {
-	const mid = "Mid-turn message number 42."
+	mids := []string{"Mid-turn message number 42.", "A second one, with \"quotes\" and $HOME."}
 	cs.each(t, modelserver.Scenario{Turns: []modelserver.Turn{
 		modelserver.WriteFile("OUT.txt", OutContent),
 		modelserver.Text("Turn one done."),
@@ -304,8 +305,10 @@ func MidTurn(t *testing.T, cs Case, turns int) {
 	}}, func(r *run) {
 		conv := r.start("")
 		tn := r.send(conv, "turn 1", Prompt1, func(p live.Permission) {
-			if err := conv.Send(r.ctx, mid); err != nil {
-				r.t.Errorf("send mid-turn: %v", err)
+			for _, m := range mids {
+				if err := conv.Send(r.ctx, m); err != nil {
+					r.t.Errorf("send mid-turn: %v", err)
+				}
 			}
 			if err := p.Allow(r.ctx); err != nil {
 				r.t.Errorf("allow: %v", err)
@@ -319,13 +322,10 @@ func MidTurn(t *testing.T, cs Case, turns int) {
 		if got, err := os.ReadFile(filepath.Join(r.dir, "OUT.txt")); err != nil || string(got) != OutContent {
 			r.t.Errorf("OUT.txt = %q, %v; want %q", got, err, OutContent)
 		}
-		quoted, _ := json.Marshal(mid)
-		seen := false
-		for _, q := range r.srv.ModelRequests() {
-			seen = seen || strings.Contains(string(q.RawBody), strings.Trim(string(quoted), `"`))
-		}
-		if !seen {
-			r.t.Errorf("no model request carried the mid-turn message; user texts %q", r.srv.UserTexts())
+		for _, m := range mids {
+			if !r.srv.SawUserText(m) {
+				r.t.Errorf("the model did not get the mid-turn message %q byte-exact; user texts %q", m, r.srv.UserTexts())
+			}
 		}
 		// Nothing more arrives: the turns are over.
 		select {
@@ -337,26 +337,30 @@ func MidTurn(t *testing.T, cs Case, turns int) {
 	})
 }
 
-// Interrupt interrupts turn 1 while its write waits for permission: the turn ends without the write, and the
-// same process takes the next message.
+// Interrupt interrupts turn 1 while its write waits for permission: the turn ends without the write, the
+// permission request is withdrawn (an answer to it fails), and the same process takes the next message.
 func Interrupt(t *testing.T, cs Case) {
 	cs.each(t, modelserver.Scenario{Turns: []modelserver.Turn{
 		modelserver.WriteFile("OUT.txt", OutContent),
 		modelserver.Text("After the interrupt."),
 	}}, func(r *run) {
 		conv := r.start("")
-		asked := 0
+		var asked []live.Permission
 		tn := r.send(conv, "turn 1", Prompt1, func(p live.Permission) {
-			asked++
+			asked = append(asked, p)
 			if err := conv.Interrupt(r.ctx); err != nil {
 				r.t.Errorf("interrupt: %v", err)
 			}
 		}, nil)
-		if asked != 1 {
-			r.t.Errorf("%d permission requests, want 1", asked)
+		if len(asked) != 1 {
+			r.t.Fatalf("%d permission requests, want 1", len(asked))
 		}
 		if tn.done.Stop != live.Interrupted || tn.done.Err != "" {
 			r.t.Errorf("interrupted turn ended %+v, want %q without an error", tn.done, live.Interrupted)
+		}
+		r.withdrawn(conv, asked[0].ID, tn.events)
+		if err := asked[0].Allow(r.ctx); !errors.Is(err, live.ErrWithdrawn) {
+			r.t.Errorf("allowing the withdrawn permission: %v, want ErrWithdrawn", err)
 		}
 		if _, err := os.Stat(filepath.Join(r.dir, "OUT.txt")); err == nil {
 			r.t.Errorf("OUT.txt was written although its permission was never given")
@@ -376,6 +380,59 @@ func Interrupt(t *testing.T, cs Case) {
 		}
 		r.close(conv)
 	})
+}
+
+// InterruptQuestion interrupts a turn whose question waits for the human: the question is withdrawn, an answer to
+// it fails, and the next message gets its answer.
+func InterruptQuestion(t *testing.T, cs Case) {
+	cs.each(t, modelserver.Scenario{Turns: []modelserver.Turn{
+		modelserver.Ask("Which colour should the button be?", "Red", "Blue"),
+		modelserver.Text("After the interrupt."),
+	}}, func(r *run) {
+		conv := r.start("")
+		var asked []live.Question
+		tn := r.send(conv, "turn 1", "Ask me which colour the button should be.", nil, func(q live.Question) {
+			asked = append(asked, q)
+			if err := conv.Interrupt(r.ctx); err != nil {
+				r.t.Errorf("interrupt: %v", err)
+			}
+		})
+		if len(asked) != 1 {
+			r.t.Fatalf("%d questions, want 1", len(asked))
+		}
+		if tn.done.Stop != live.Interrupted {
+			r.t.Errorf("interrupted turn ended %+v, want %q", tn.done, live.Interrupted)
+		}
+		r.withdrawn(conv, asked[0].ID, tn.events)
+		if err := asked[0].Answer(r.ctx, "Red"); !errors.Is(err, live.ErrWithdrawn) {
+			r.t.Errorf("answering the withdrawn question: %v, want ErrWithdrawn", err)
+		}
+		// The conversation goes on (and claude, whose last turn failed, exits 0 after a good one).
+		check(r.t, "turn 2", r.send(conv, "turn 2", "Go on without asking.", nil, nil), 0, 0, "After the interrupt.")
+		r.close(conv)
+	})
+}
+
+// withdrawn waits until request id was withdrawn: among seen, the events of its turn, or (codex, which resolves
+// its requests after the turn's end) the next events.
+func (r *run) withdrawn(conv live.Conversation, id string, seen []live.Event) {
+	r.t.Helper()
+	for _, e := range seen {
+		if w, ok := e.(live.Withdrawn); ok && w.ID == id {
+			return
+		}
+	}
+	for {
+		select {
+		case e := <-conv.Events():
+			if w, ok := e.(live.Withdrawn); ok && w.ID == id {
+				return
+			}
+			r.t.Logf("while waiting for the withdrawal: %s", summary([]live.Event{e}))
+		case <-time.After(30 * time.Second):
+			r.t.Fatalf("request %s was not withdrawn; its turn: %s", id, summary(seen))
+		}
+	}
 }
 
 // Crash kills the CLI between turns: the events end with an Exit that says so, and Send fails.
@@ -495,6 +552,8 @@ func summary(events []live.Event) string {
 			parts = append(parts, "permission "+e.Tool+" "+trim(e.Input))
 		case live.Question:
 			parts = append(parts, "question")
+		case live.Withdrawn:
+			parts = append(parts, "withdrawn "+e.ID)
 		case live.Limit:
 			reset := "no reset time"
 			if !e.ResetsAt.IsZero() {

@@ -46,10 +46,10 @@ func commitTurns() []modelserver.Turn {
 // TestRealCLIs drives each real agent CLI through ace from a labelled issue to a pull request, on both runners:
 //   - fix: the task is read, the agent commits its own work, ace opens the PR. In tmux the user set
 //     auto_approve, so the CLI's permission dialogs (claude, gemini) are answered by ace;
-//   - question: the agent asks (claude in tmux: its AskUserQuestion menu; the others: ace's .ace/QUESTION
-//     protocol file), ace posts it on the issue with ace:needs-input, a collaborator's comment in free text
-//     reaches the same conversation (claude: through the menu's free-text option, as the tool's result), and
-//     the run goes on to a PR;
+//   - question: the agent asks (claude in tmux and live: its AskUserQuestion; codex live: request_user_input;
+//     the others: ace's .ace/QUESTION protocol file), ace posts it on the issue with ace:needs-input, a
+//     collaborator's comment in free text reaches the same conversation (a question tool's: as the tool's
+//     result), and the run goes on to a PR;
 //   - approval (tmux and live, no auto_approve; claude and gemini): each permission dialog (live: each
 //     permission request of the protocol) goes to the issue, the human answers with the option's number, ace
 //     presses it (live: allows it in the same turn), and the run goes on to a PR.
@@ -92,7 +92,8 @@ func runRealCase(t *testing.T, c realcli.CLI, runner, kind, extraTOML string) (*
 	// The model reads its task with the CLI's own file tool, as models do first (gemini's read_file reads it
 	// because ace's excludes are in core.excludesFile, which only git reads: pkg/workspace/exclude.go).
 	turns := []modelserver.Turn{modelserver.ReadFile("ACE_TASK.md")}
-	menu := cli == "claude" && runner != "exec" // a question tool the human answers on the issue
+	// A question tool the human answers on the issue: claude's AskUserQuestion, codex's request_user_input (live).
+	menu := cli == "claude" && runner != "exec" || cli == "codex" && runner == "live"
 	answer := realAnswer
 	if kind == "question" {
 		if menu {
