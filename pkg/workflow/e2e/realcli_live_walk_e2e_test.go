@@ -47,7 +47,7 @@ const holdCommand = `touch .ace/held && timeout 8 sh -c 'until [ -e .ace/go ]; d
 // liveWalkTurns is the model's script for the whole walk, one conversation.
 func liveWalkTurns(cli string) []modelserver.Turn {
 	turns := []modelserver.Turn{modelserver.ReadFile("ACE_TASK.md")}
-	if cli == "claude" {
+	if questionTool(cli) {
 		// Its question tool: the human's answer comes back as the tool's result, in the same turn.
 		turns = append(turns, modelserver.Ask(question, "Formal", "Casual"))
 	} else {
@@ -71,10 +71,14 @@ func liveWalkTurns(cli string) []modelserver.Turn {
 	)
 }
 
+// questionTool says whether the CLI's live protocol has a question tool (claude's AskUserQuestion, codex's
+// request_user_input); gemini's has none.
+func questionTool(cli string) bool { return cli != "gemini" }
+
 // TestRealCLILiveWalk walks one live run of each real CLI (both pinned sets, boxed) through everything the live
 // runner must hold together, with ace running as a process of its own (`ace poll`):
-//   - the model reads the task with the CLI's own file tool, asks a question with options (claude: its question
-//     tool; the others: ace's question file) that a collaborator answers in free text on the issue (an untrusted
+//   - the model reads the task with the CLI's own file tool, asks a question with options (claude, codex: their
+//     question tools; gemini: ace's question file) that a collaborator answers in free text on the issue (an untrusted
 //     user's comment first, never relayed), and asks for tool permissions (no auto_approve; codex: the user's
 //     execpolicy rule asks before `git commit`), each answered on the issue;
 //   - mid-turn, while a command of the model runs, ace is killed (kill -9) and started again: the turn goes on in
@@ -226,7 +230,7 @@ func runLiveWalk(t *testing.T, c realcli.CLI) {
 			t.Errorf("the issue line %q did not reach the model byte-exact", line)
 		}
 	}
-	if c.Name == "claude" && !w.srv.SawToolOutput(realAnswer) || c.Name != "claude" && !w.srv.SawUserText(realAnswer) {
+	if questionTool(c.Name) && !w.srv.SawToolOutput(realAnswer) || !questionTool(c.Name) && !w.srv.SawUserText(realAnswer) {
 		t.Errorf("the human's answer did not reach the model byte-exact\nuser texts %q\ntool outputs %q", w.srv.UserTexts(), w.srv.ToolOutputs())
 	}
 	if !w.srv.SawUserText(typedLine) {
