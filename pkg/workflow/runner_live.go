@@ -44,7 +44,9 @@ func (*liveRunner) Watch(r *store.Run) string { return fmt.Sprintf("ace attach %
 
 func (*liveRunner) HasScreen() bool { return true }
 
-func (*liveRunner) Delivery() string { return "sent as a message of the live conversation" }
+// Delivery: an answer goes to the request it answers (a permission, the question tool) or, for a question of
+// ace's own protocol, as a user message.
+func (*liveRunner) Delivery() string { return "given to the live conversation" }
 
 // liveFiles names a live run's host files, in a directory of the run's own (a boxed host writes there and
 // sees nothing else of ace's): its spec, its control socket (shortSocket, where the root is too deep for a socket
