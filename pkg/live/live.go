@@ -29,6 +29,9 @@ type Options struct {
 	Dir string
 	// Resume is a SessionID from an earlier conversation to continue instead of starting a new one.
 	Resume string
+	// Grace is how long ending the process waits for it to leave after its stdin closes, and again after
+	// SIGTERM; 0 is DefaultGrace.
+	Grace time.Duration
 }
 
 // Conversation is one CLI process holding one conversation across turns.

@@ -30,10 +30,12 @@ type Proc struct {
 	exited  chan struct{} // closed when the process has been waited for
 	waitErr error
 	stop    sync.Once
+	grace   time.Duration // Options.Grace
 }
 
-// Grace is how long Stop waits for the process to leave after its stdin closes, and again after SIGTERM.
-var Grace = 5 * time.Second
+// DefaultGrace is how long Stop waits for the process to leave after its stdin closes, and again after SIGTERM,
+// unless Options.Grace says otherwise.
+const DefaultGrace = 5 * time.Second
 
 // StartProc starts opts.Argv followed by args in opts.Dir with opts.Env.
 func StartProc(opts Options, args ...string) (*Proc, error) {
@@ -67,7 +69,10 @@ func StartProc(opts Options, args ...string) (*Proc, error) {
 		return nil, fmt.Errorf("live: stderr pipe: %w", err)
 	}
 	cmd.Stdout, cmd.Stderr = w, ew
-	p := &Proc{cmd: cmd, stdin: stdin, stdout: r, stderr: &tail{max: 16 << 10}, exited: make(chan struct{})}
+	p := &Proc{cmd: cmd, stdin: stdin, stdout: r, stderr: &tail{max: 16 << 10}, exited: make(chan struct{}), grace: opts.Grace}
+	if p.grace <= 0 {
+		p.grace = DefaultGrace
+	}
 	if err := cmd.Start(); err != nil {
 		for _, f := range []*os.File{r, w, er, ew} {
 			_ = f.Close()
@@ -85,7 +90,7 @@ func StartProc(opts Options, args ...string) (*Proc, error) {
 		// Whatever the CLI left in its group (a helper, gemini's relaunched child) ends with it: it would hold
 		// stdout open, and ace ends every process it started. Exited means the whole group is gone.
 		pgid := cmd.Process.Pid
-		for deadline := time.Now().Add(Grace); GroupAlive(pgid) && time.Now().Before(deadline); {
+		for deadline := time.Now().Add(p.grace); GroupAlive(pgid) && time.Now().Before(deadline); {
 			_ = syscall.Kill(-pgid, syscall.SIGKILL)
 			time.Sleep(20 * time.Millisecond)
 		}
@@ -149,7 +154,7 @@ func (p *Proc) Handshake(ctx context.Context, cli string, timeout time.Duration,
 }
 
 // Stop ends the process: stdin closed (each CLI ends its conversation and exits on EOF), then SIGTERM and
-// SIGKILL to its process group, Grace apart. It returns how the process ended.
+// SIGKILL to its process group, Options.Grace apart. It returns how the process ended.
 func (p *Proc) Stop() error {
 	p.stop.Do(func() {
 		p.wmu.Lock()
@@ -162,7 +167,7 @@ func (p *Proc) Stop() error {
 			select {
 			case <-p.exited:
 				return
-			case <-time.After(Grace):
+			case <-time.After(p.grace):
 			}
 		}
 	})

@@ -30,12 +30,9 @@ func TestProcLinesAndStop(t *testing.T) {
 }
 
 func TestProcStopEndsWhatIgnoresStdinAndItsChildren(t *testing.T) {
-	old := live.Grace
-	live.Grace = 300 * time.Millisecond
-	defer func() { live.Grace = old }()
 	// A shell that ignores SIGTERM and EOF, with a child of its own in the background.
 	p, err := live.StartProc(live.Options{Argv: []string{"sh", "-c", `trap "" TERM; sleep 60 & while :; do sleep 1; done`},
-		Env: os.Environ(), Dir: t.TempDir()})
+		Env: os.Environ(), Dir: t.TempDir(), Grace: 300 * time.Millisecond})
 	if err != nil {
 		t.Skipf("no sh: %v", err)
 	}

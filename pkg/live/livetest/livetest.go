@@ -582,9 +582,6 @@ func trim(s string) string {
 // WithoutTheProtocol: a program that is not the CLI in its protocol mode fails Start with ErrHandshake, whether
 // it exits at once or never answers, and is ended.
 func WithoutTheProtocol(t *testing.T, c Case) {
-	old := live.Grace
-	live.Grace = 100 * time.Millisecond
-	t.Cleanup(func() { live.Grace = old })
 	for name, argv := range map[string][]string{
 		"exits":  {"sh", "-c", "echo 'error: unknown option' >&2; exit 2", "sh"},
 		"silent": {"sh", "-c", "exec sleep 30", "sh"}, // the adapter's flags become its arguments
@@ -593,7 +590,7 @@ func WithoutTheProtocol(t *testing.T, c Case) {
 			ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 			defer cancel()
 			start := time.Now()
-			_, err := c.Start(ctx, live.Options{Argv: argv, Env: os.Environ(), Dir: t.TempDir()})
+			_, err := c.Start(ctx, live.Options{Argv: argv, Env: os.Environ(), Dir: t.TempDir(), Grace: 100 * time.Millisecond})
 			if !errors.Is(err, live.ErrHandshake) {
 				t.Fatalf("Start = %v, want ErrHandshake", err)
 			}
