@@ -99,6 +99,20 @@ func PinnedAll(t testing.TB) []CLI {
 	return all
 }
 
+// EachPinned runs fn as a parallel subtest for each pinned version of every CLI (named by its label), inside
+// its loopback-only namespace (Enter) once the CLI is known to be installed (Require).
+func EachPinned(t *testing.T, fn func(t *testing.T, c CLI)) {
+	for _, c := range PinnedAll(t) {
+		t.Run(c.Label(), func(t *testing.T) {
+			t.Parallel()
+			Require(t, c)
+			if Enter(t) {
+				fn(t, c)
+			}
+		})
+	}
+}
+
 // Require skips the test with the reason when node or the pinned CLI is not installed; under CI=true it fails
 // instead, so CI never passes by skipping. The pinned install is the one the test uses, never one on PATH: a CLI
 // installed by hand on a developer's machine is not what CI has.

@@ -88,18 +88,7 @@ func questionTool(cli string) bool { return cli != "gemini" }
 //     typed there reaches the model byte-exact;
 //   - a reviewer's change request starts a follow-up round in the same conversation; the merge ends the run;
 //   - the usage ace recorded is what the model server billed.
-func TestRealCLILiveWalk(t *testing.T) {
-	for _, c := range realcli.PinnedAll(t) {
-		t.Run(c.Label(), func(t *testing.T) {
-			t.Parallel()
-			realcli.Require(t, c)
-			if !realcli.Enter(t) {
-				return
-			}
-			runLiveWalk(t, c)
-		})
-	}
-}
+func TestRealCLILiveWalk(t *testing.T) { realcli.EachPinned(t, runLiveWalk) }
 
 func runLiveWalk(t *testing.T, c realcli.CLI) {
 	start := time.Now()
