@@ -48,8 +48,8 @@ type Spec struct {
 	// Env is the command's whole environment: nothing of the caller's is inherited. PATH and HOME get defaults
 	// when absent; the proxy variables are set when ProxySocket is.
 	Env map[string]string
-	// ProxySocket is the host path of the egress proxy's unix socket, alone in a directory of its own (the
-	// directory is what the box sees); "" leaves the box without network.
+	// ProxySocket is the host path of the egress proxy's unix socket, in a directory of its own (the directory is
+	// what the box sees) with at most the report socket beside it; "" leaves the box without network.
 	ProxySocket string
 	// ProxyPort is the forwarder's port inside the box; 0 is DefaultProxyPort.
 	ProxyPort int
@@ -65,6 +65,11 @@ type Spec struct {
 	// Without Terminal the box starts a new session (bwrap --new-session), which rules TIOCSTI out: right for
 	// headless runs, which have no terminal to lose.
 	Terminal bool
+	// ReportSocket, when set, has the box record the file-system attempts it keeps the agent from — a hidden path
+	// read or written, a write outside its writable paths, another process's /proc entry — and report them to
+	// this socket, which ServeReports answers: the host path of a socket in ProxySocket's directory, named
+	// ReportSocketName. "" records nothing.
+	ReportSocket string
 	// Self is ace's executable on the host, run inside as the box's first process; "" is os.Executable().
 	Self string
 }

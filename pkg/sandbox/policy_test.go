@@ -1,0 +1,65 @@
+package sandbox
+
+import (
+	"slices"
+	"testing"
+)
+
+// TestPolicy: what a box records — a hidden path read or written (but not a path mounted below it), a write
+// outside its writable paths, another process's /proc entry — and what it does not.
+func TestPolicy(t *testing.T) {
+	p := newPolicy(Spec{
+		WorkDir: "/r/worktrees/o/1", Home: "/r/boxes/1/homes/claude",
+		ReadOnly:  []string{"/r/mirrors/o.git/objects", "/home/u/.nvm/versions/node/v22", "/opt/tool"},
+		ReadWrite: []string{"/home/u/.claude/.credentials.json"},
+		Hide:      []string{"/r", "/home/u", "/etc/ace/secrets.env"},
+	})
+	inBox := func(pid int) bool { return pid < 100 }
+	for _, c := range []struct {
+		path  string
+		write bool
+		want  AttemptKind // "" records nothing
+	}{
+		{"/home/u/.ssh/id_ed25519", false, AttemptHidden},
+		{"/home/u/.ssh", false, AttemptHidden},
+		{"/r/worktrees/o/2/NOTES.md", false, AttemptHidden},
+		{"/r/ace.db", false, AttemptHidden},
+		{"/r/homes/codex/auth.json", true, AttemptHidden},
+		{"/etc/ace/secrets.env", false, AttemptHidden},
+		{"/r/worktrees/o/1/main.go", false, ""},
+		{"/r/worktrees/o/1/main.go", true, ""},
+		{"/r/worktrees/o/10/main.go", false, AttemptHidden}, // a sibling whose name starts the same
+		{"/r/boxes/1/homes/claude/.claude.json", true, ""},
+		{"/r/mirrors/o.git/objects/pack/p.pack", false, ""},
+		{"/r/mirrors/o.git/objects/pwned", true, AttemptWrite},
+		{"/r/mirrors/o.git/config", false, AttemptHidden},
+		{"/home/u/.nvm/versions/node/v22/bin/node", false, ""},
+		{"/home/u/.claude/.credentials.json", true, ""},
+		{"/usr/lib/libc.so.6", false, ""},
+		{"/usr/pwned", true, AttemptWrite},
+		{"/pwned", true, AttemptWrite},
+		{"/opt/tool/cache", true, AttemptWrite},
+		{"/nonexistent/config", false, ""},
+		{"/tmp/scratch", true, ""},
+		{"/dev/null", true, ""},
+		{"/proc/4242/environ", false, AttemptProc},
+		{"/proc/4242", false, AttemptProc},
+		{"/proc/7/environ", false, ""},
+		{"/proc/self/oom_score_adj", true, ""},
+		{"/proc/meminfo", false, ""},
+		{"/proc/0042/environ", false, ""}, // not a PID's name
+	} {
+		got, ok := p.classify(c.path, c.write, inBox)
+		if got != c.want || ok != (c.want != "") {
+			t.Errorf("classify(%s, write=%v) = %q, %v; want %q", c.path, c.write, got, ok, c.want)
+		}
+	}
+	// ace __box gets the policy as flags: the read-only paths below a hidden one only.
+	want := []string{"--hide", "/r", "--hide", "/home/u", "--hide", "/etc/ace/secrets.env",
+		"--rw", "/r/worktrees/o/1", "--rw", "/r/boxes/1/homes/claude", "--rw", "/tmp", "--rw", "/dev",
+		"--rw", "/home/u/.claude/.credentials.json",
+		"--ro", "/r/mirrors/o.git/objects", "--ro", "/home/u/.nvm/versions/node/v22"}
+	if got := p.args(); !slices.Equal(got, want) {
+		t.Errorf("args = %q\nwant %q", got, want)
+	}
+}
