@@ -81,10 +81,15 @@ func hungUp(fd int) bool {
 	return pfd[0].Revents&(unix.POLLHUP|unix.POLLERR|unix.POLLNVAL) != 0
 }
 
-// seen is one path of a notified call, as read while the call waited.
+// seen is one path of a notified call, as read while the call waited: write, and create when all the write
+// would do is make the path (see pathArg), and opened when, the path being there, the call opens it to read;
+// existed when it was there before the call went on; for a path of /proc/N, procPID is N and procThere whether
+// the box had it then (a process that reads its own entries and ends would be gone after).
 type seen struct {
-	raw, base     string
-	write, follow bool
+	raw, base                              string
+	write, create, opened, follow, existed bool
+	procPID                                int
+	procThere                              bool
 }
 
 // handle reads what the call names while it waits, lets it go on, then classifies and records.
@@ -104,10 +109,27 @@ func (n *notifier) handle(req *seccompNotif) {
 	sc := n.call(req)
 	for _, s := range got {
 		path := n.boxPath(tid, s.base, s.raw, s.follow)
-		if kind, ok := n.policy.classify(path, s.write, inBox); ok {
+		there := func(pid int) bool { return pid == s.procPID && s.procThere || pid != s.procPID && inBox(pid) }
+		kind, ok := n.policy.classify(path, s.write, there)
+		if ok && s.create && s.existed {
+			// Where the path is there a call that only makes it changes nothing (EEXIST, as CLIs making each
+			// directory of a path get), and an open that would make it reads it.
+			if !s.opened {
+				continue
+			}
+			s.write = false
+			kind, ok = n.policy.classify(path, false, there)
+		}
+		if ok {
 			n.rec.add(Attempt{Kind: kind, Op: sc.name, Write: s.write, Path: path})
 		}
 	}
+}
+
+// exists reports whether path is there in the box (this process's view).
+func exists(path string) bool {
+	var st unix.Stat_t
+	return unix.Lstat(path, &st) == nil
 }
 
 // call is the recorded call a notification is of, nil for any other (a filter of another ace's, say).
@@ -126,7 +148,7 @@ func (n *notifier) call(req *seccompNotif) *syscallInfo {
 // read takes the call's paths and flags from the caller, and the directory each relative path starts from.
 func (n *notifier) read(req *seccompNotif, sc *syscallInfo) []seen {
 	tid, args := int(req.Pid), req.Data.Args
-	openWrite, follow := false, true
+	openWrite, openCreate, opened, follow := false, false, false, true
 	flags := -1
 	switch {
 	case sc.flags >= 0:
@@ -138,8 +160,12 @@ func (n *notifier) read(req *seccompNotif, sc *syscallInfo) []seen {
 		}
 	}
 	if flags >= 0 {
-		openWrite = flags&unix.O_ACCMODE != unix.O_RDONLY || flags&(unix.O_CREAT|unix.O_TRUNC) != 0
-		follow = flags&unix.O_NOFOLLOW == 0 && flags&(unix.O_CREAT|unix.O_EXCL) != unix.O_CREAT|unix.O_EXCL
+		excl := flags&(unix.O_CREAT|unix.O_EXCL) == unix.O_CREAT|unix.O_EXCL
+		readOnly := flags&unix.O_ACCMODE == unix.O_RDONLY && flags&unix.O_TRUNC == 0
+		openWrite = !readOnly || flags&unix.O_CREAT != 0
+		openCreate = excl || readOnly && flags&unix.O_CREAT != 0
+		opened = readOnly && !excl
+		follow = flags&unix.O_NOFOLLOW == 0 && !excl
 	}
 	var out []seen
 	for _, a := range sc.paths {
@@ -150,7 +176,7 @@ func (n *notifier) read(req *seccompNotif, sc *syscallInfo) []seen {
 		if err != nil || raw == "" {
 			continue
 		}
-		s := seen{raw: raw, write: a.write || openWrite, follow: a.follow && follow}
+		s := seen{raw: raw, write: a.write || openWrite, create: a.create || openCreate, opened: opened, follow: a.follow && follow}
 		if !filepath.IsAbs(raw) {
 			dir := "/proc/" + strconv.Itoa(tid) + "/cwd"
 			if fd := int32(args[max(a.dirfd, 0)]); a.dirfd >= 0 && fd != unix.AT_FDCWD {
@@ -159,6 +185,16 @@ func (n *notifier) read(req *seccompNotif, sc *syscallInfo) []seen {
 			if s.base, err = os.Readlink(dir); err != nil || !filepath.IsAbs(s.base) {
 				continue // a directory fd that is not one, or already closed: the call fails anyway
 			}
+		}
+		// What must be known before the call goes on, by the path as written (a stat each where it matters; the
+		// caller waits): whether a path the call may make was there already (in the box's own /tmp the call
+		// makes it), and whether a process whose /proc entry it names is.
+		lexical := filepath.Clean(selfProc(joinBase(s.base, raw), tid))
+		if s.create && n.recorded(lexical) {
+			s.existed = exists(lexical)
+		}
+		if pid, _, ok := cutProcPID(lexical); ok {
+			s.procPID, s.procThere = pid, inBox(pid)
 		}
 		out = append(out, s)
 	}
@@ -177,15 +213,7 @@ func unreadable(tid int) string {
 // and, where the agent could have planted a symbolic link (below a writable path) or /proc leads elsewhere
 // (/proc/N/root, /proc/N/cwd), its links resolved by the kernel.
 func (n *notifier) boxPath(tid int, base, raw string, follow bool) string {
-	p := raw
-	if !filepath.IsAbs(p) {
-		p = base + "/" + p
-	}
-	for _, self := range []string{"/proc/self", "/proc/thread-self"} {
-		if rest, ok := strings.CutPrefix(p, self); ok && (rest == "" || rest[0] == '/') {
-			p = "/proc/" + strconv.Itoa(tid) + rest
-		}
-	}
+	p := selfProc(joinBase(base, raw), tid)
 	clean := filepath.Clean(p)
 	linkable := within(clean, "/proc")
 	for _, d := range n.policy.rw {
@@ -195,6 +223,30 @@ func (n *notifier) boxPath(tid int, base, raw string, follow bool) string {
 		return clean
 	}
 	return realPath(p, follow)
+}
+
+// joinBase is raw made absolute with base, the directory a relative path starts from.
+func joinBase(base, raw string) string {
+	if filepath.IsAbs(raw) {
+		return raw
+	}
+	return base + "/" + raw
+}
+
+// selfProc is p with /proc/self and /proc/thread-self made the calling thread's: ace __box's own are not.
+func selfProc(p string, tid int) string {
+	for _, self := range []string{"/proc/self", "/proc/thread-self"} {
+		if rest, ok := strings.CutPrefix(p, self); ok && (rest == "" || rest[0] == '/') {
+			return "/proc/" + strconv.Itoa(tid) + rest
+		}
+	}
+	return p
+}
+
+// recorded reports whether a write at path would be recorded.
+func (n *notifier) recorded(path string) bool {
+	_, ok := n.policy.classify(path, true, inBox)
+	return ok
 }
 
 // realPath is p with its links resolved by the kernel as far as it exists (the rest joined on): a file the box

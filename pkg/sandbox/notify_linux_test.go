@@ -36,6 +36,7 @@ func TestRecorderRoundTrip(t *testing.T) {
 		"mkdir ../outside/dir",
 		"cat /proc/999999999/environ",
 		"cat /proc/self/status",
+		"mkdir ../hidden ../outside", // there already: nothing made, nothing recorded
 		"echo ok > written-here",
 	}, "; ")
 	p := policy{hide: []string{hidden}, rw: []string{wc, "/dev"}}

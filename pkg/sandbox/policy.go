@@ -77,6 +77,11 @@ func (p policy) args() []string {
 // classify says whether an attempt at path (absolute, clean, its links resolved), writing or not, is one the box
 // records, and of which kind. inBox reports whether a PID is in the box's PID namespace.
 func (p policy) classify(path string, write bool, inBox func(pid int) bool) (AttemptKind, bool) {
+	if within(path, "/sys") {
+		// The kernel's interfaces, which the box does not mount: nothing of the user's, and runtimes probe them
+		// (claude 2.1.197 opens ftrace's trace_marker for writing at every start).
+		return "", false
+	}
 	if within(path, "/proc") {
 		// Only another process's entries: the agent's own, /proc/self, and writes to them are its business.
 		if pid, _, ok := cutProcPID(path); ok && !inBox(pid) {
@@ -97,12 +102,26 @@ func (p policy) classify(path string, write bool, inBox func(pid int) bool) (Att
 		}
 	}
 	switch {
+	case kind == "hide" && !write && p.mountParent(path):
+		// A directory on the way to the box's own mounts (ace's root above the working copy): the box shows it
+		// with nothing in it but those, and CLIs open each parent of their working copy looking for settings.
+		return "", false
 	case kind == "hide":
 		return AttemptHidden, true
 	case write && kind != "rw":
 		return AttemptWrite, true
 	}
 	return "", false
+}
+
+// mountParent reports whether path is a directory above one of the box's mounts below a hidden path.
+func (p policy) mountParent(path string) bool {
+	for _, m := range append(p.rw, p.ro...) {
+		if m != path && within(m, path) {
+			return true
+		}
+	}
+	return false
 }
 
 // cutProcPID splits /proc/N/rest into the PID N and rest; ok is false for a path of /proc that names no PID

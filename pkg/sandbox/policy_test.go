@@ -29,6 +29,11 @@ func TestPolicy(t *testing.T) {
 		{"/r/worktrees/o/1/main.go", false, ""},
 		{"/r/worktrees/o/1/main.go", true, ""},
 		{"/r/worktrees/o/10/main.go", false, AttemptHidden}, // a sibling whose name starts the same
+		{"/r/worktrees/o", false, ""},                       // a parent of the box's own mounts: shows only them
+		{"/r", false, ""},
+		{"/home/u", false, ""},
+		{"/r/worktrees/o", true, AttemptHidden}, // making it (it exists: the notifier drops that) or writing in it
+		{"/r/worktrees/o/x", true, AttemptHidden},
 		{"/r/boxes/1/homes/claude/.claude.json", true, ""},
 		{"/r/mirrors/o.git/objects/pack/p.pack", false, ""},
 		{"/r/mirrors/o.git/objects/pwned", true, AttemptWrite},
@@ -42,6 +47,7 @@ func TestPolicy(t *testing.T) {
 		{"/nonexistent/config", false, ""},
 		{"/tmp/scratch", true, ""},
 		{"/dev/null", true, ""},
+		{"/sys/kernel/debug/tracing/trace_marker", true, ""},
 		{"/proc/4242/environ", false, AttemptProc},
 		{"/proc/4242", false, AttemptProc},
 		{"/proc/7/environ", false, ""},

@@ -25,10 +25,11 @@ type syscallInfo struct {
 
 // pathArg is one path argument: relative to the directory fd in argument dirfd (-1: the current directory);
 // write when the call changes what the path names (create, remove, rename) rather than open it, which its open
-// flags then decide; follow when a symbolic link as its last component is followed.
+// flags then decide; create when all it would change is to make the path, so that where the path exists it fails
+// (EEXIST) having changed nothing; follow when a symbolic link as its last component is followed.
 type pathArg struct {
-	dirfd, path   int
-	write, follow bool
+	dirfd, path           int
+	write, create, follow bool
 }
 
 // Constructors of the table's entries, one per shape of call.
@@ -44,14 +45,19 @@ func creatCall(nr int) syscallInfo {
 	return syscallInfo{nr: nr, name: "creat", paths: []pathArg{{dirfd: -1, path: 0, write: true, follow: true}}, flags: -1, how: -1}
 }
 
-// changeCall is a call that changes one path (mkdir, unlink, truncate…), at (dirfd, path).
+// changeCall is a call that changes one path (unlink, rmdir, truncate), at (dirfd, path).
 func changeCall(nr int, name string, dirfd, path int, follow bool) syscallInfo {
 	return syscallInfo{nr: nr, name: name, paths: []pathArg{{dirfd: dirfd, path: path, write: true, follow: follow}}, flags: -1, how: -1}
 }
 
+// makeCall is a call that makes one path (mkdir, mknod, symlink), at (dirfd, path).
+func makeCall(nr int, name string, dirfd, path int) syscallInfo {
+	return syscallInfo{nr: nr, name: name, paths: []pathArg{{dirfd: dirfd, path: path, write: true, create: true}}, flags: -1, how: -1}
+}
+
 // twoPathCall is rename or link: from (odirfd, opath) to (ndirfd, npath). A rename changes both; a link makes
 // the new one and only reads the old (a link to a hidden file is still a way to it).
-func twoPathCall(nr int, name string, odirfd, opath, ndirfd, npath int, oldWritten bool) syscallInfo {
-	return syscallInfo{nr: nr, name: name, paths: []pathArg{{dirfd: odirfd, path: opath, write: oldWritten}, {dirfd: ndirfd, path: npath, write: true}},
-		flags: -1, how: -1}
+func twoPathCall(nr int, name string, odirfd, opath, ndirfd, npath int, rename bool) syscallInfo {
+	return syscallInfo{nr: nr, name: name, paths: []pathArg{{dirfd: odirfd, path: opath, write: rename},
+		{dirfd: ndirfd, path: npath, write: true, create: !rename}}, flags: -1, how: -1}
 }
