@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -118,6 +119,14 @@ func (e escapee) check(t *testing.T, w *world, r *store.Run) {
 		"sandbox: fake runs boxed",
 		"egress: refused GET refused.invalid:80: not on the run's allow list",
 		fmt.Sprintf("egress: reached CONNECT 127.0.0.1:%d", e.gitPort),
+		// The file attempts: each one failed (above), and each that opened or wrote a path is recorded. Not
+		// outside-file, in the host's /tmp, which is the box's own /tmp (where it is not): nothing was kept from
+		// the agent there; nor ace-logs: ls stats the path first and, finding nothing, opens nothing (a stat is
+		// not recorded).
+		"box-file: kept the agent from reading " + e.otherRun + " (",
+		"box-file: kept the agent from reading " + filepath.Join(e.root, "ace.db") + " (",
+		"box-file: kept the agent from /proc/" + strconv.Itoa(os.Getpid()) + "/environ (",
+		"box-file: kept the agent from writing /usr/pwned (",
 	} {
 		if !strings.Contains(log, want) {
 			t.Errorf("events lack %q:\n%s", want, log)
@@ -129,11 +138,19 @@ func (e escapee) check(t *testing.T, w *world, r *store.Run) {
 	if b := r.State.Box; b == nil || b.Refused == 0 || len(b.RefusedTo) == 0 || b.RefusedTo[0] != "refused.invalid:80" {
 		t.Errorf("box state %+v, want the refusal counted", r.State.Box)
 	}
-	status := w.statusComments()
-	if len(status) != 1 || !strings.Contains(status[0], "| sandbox | refused") || !strings.Contains(status[0], "`refused.invalid:80`") {
-		t.Errorf("status comment %q, want a sandbox row naming the refusal", status)
+	if b := r.State.Box; b == nil || b.Blocked < 4 || !slices.Contains(b.BlockedAt, "/usr/pwned") || b.FilesUnrecorded != "" {
+		t.Errorf("box state %+v, want the file attempts counted", r.State.Box)
 	}
-	if line := workflow.SandboxLine(r); !strings.HasPrefix(line, "boxed; refused") {
+	// Nothing else: not what the agent did in its working copy (git, its script), nor the fake agent's own reads.
+	if n := strings.Count(log, "box-file: "); n != 4 {
+		t.Errorf("%d file attempts recorded, want the 4 of the script:\n%s", n, log)
+	}
+	status := w.statusComments()
+	if len(status) != 1 || !strings.Contains(status[0], "| sandbox | refused") || !strings.Contains(status[0], "`refused.invalid:80`") ||
+		!strings.Contains(status[0], "; kept the agent from ") || !strings.Contains(status[0], "`/usr/pwned`") {
+		t.Errorf("status comment %q, want a sandbox row naming the refusal and the file attempts", status)
+	}
+	if line := workflow.SandboxLine(r); !strings.HasPrefix(line, "boxed; refused") || !strings.Contains(line, "; kept the agent from ") {
 		t.Errorf("sandbox line %q", line)
 	}
 }
