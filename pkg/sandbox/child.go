@@ -19,9 +19,6 @@ import (
 // ChildArg is the hidden first argument of ace's process inside a box.
 const ChildArg = "__box"
 
-// execArg, after ChildArg, makes ace the exec shim between ace __box and the recorded agent (shim_linux.go).
-const execArg = "exec"
-
 // forwarded are the signals BoxMain passes on to the command's process group.
 var forwarded = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2}
 
@@ -34,9 +31,6 @@ var forwarded = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, sys
 // exec'ing ARGV, to keep the forwarder running and, with --report-socket, to record the file-system attempts the box
 // keeps the agent from (recorder.go), reported to ace at R (report.go).
 func BoxMain(args []string) int {
-	if len(args) > 0 && args[0] == execArg {
-		return execMain(args[1:])
-	}
 	// Not dumpable: the agent, the same user in the same namespaces but without capabilities, can then neither
 	// ptrace this process nor read its memory or descriptors, which is what makes its reports ace's own.
 	if err := setNotDumpable(); err != nil {
@@ -89,11 +83,9 @@ func BoxMain(args []string) int {
 		fmt.Fprintf(os.Stderr, "ace box: cannot start %s: %v (is its directory among the box's read-only paths?)\n", argv[0], err)
 		return 127
 	}
-	cmd, rec, err := agentCommand(path, argv, *reports, *probe, pol)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "ace box: %v\n", err)
-		return 126
-	}
+	cmd := exec.Command(path, argv[1:]...)
+	cmd.Args[0] = argv[0]
+	rec := newRecording(*reports, *probe, pol)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if _, err := unix.IoctlGetInt(0, unix.TIOCGPGRP); err == nil {
@@ -102,11 +94,10 @@ func BoxMain(args []string) int {
 	}
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, forwarded...)
-	if err := cmd.Start(); err != nil {
+	if err := rec.start(cmd); err != nil {
 		fmt.Fprintf(os.Stderr, "ace box: cannot start %s: %v\n", argv[0], err)
 		return 126
 	}
-	rec.started()
 	go func() {
 		for s := range sigs {
 			syscall.Kill(-cmd.Process.Pid, s.(syscall.Signal))

@@ -1,51 +1,44 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"time"
 )
 
-// recording is the recorder's part in ace __box: the agent started through the exec shim, the notifier served
-// once it has started, the last report sent once it has ended. A nil *recording records nothing: the agent is
-// ace __box's child as it was.
+// recording is the recorder's part in ace __box: the agent started under the recorder's filter, the last report
+// sent once it has ended. A nil *recording records nothing: the agent is ace __box's child as it was.
 type recording struct {
-	rec          *recorder
-	pol          policy
-	probe        bool
-	ours, theirs *os.File
+	rec   *recorder
+	pol   policy
+	probe bool
 }
 
-// agentCommand is path run as argv: through the exec shim, recorded, when reports names the report socket or
-// probe is set (ace doctor's check, which reports nothing and says whether recording works).
-func agentCommand(path string, argv []string, reports string, probe bool, pol policy) (*exec.Cmd, *recording, error) {
+// newRecording is the recording of a box that reports to the report socket, or of the doctor's probe (which
+// reports nothing and says whether recording works); nil where neither.
+func newRecording(reports string, probe bool, pol policy) *recording {
 	if reports == "" && !probe {
-		cmd := exec.Command(path, argv[1:]...)
-		cmd.Args[0] = argv[0]
-		return cmd, nil, nil
+		return nil
 	}
 	r := &recording{rec: newRecorder(reports), pol: pol, probe: probe}
-	cmd, ours, err := recordedCommand(SelfPath, path, argv)
-	if err != nil {
-		return nil, nil, err
-	}
-	r.ours, r.theirs = ours, cmd.ExtraFiles[0]
 	go r.rec.run()
 	// Orphans of the agent come to this process rather than to bwrap's reaper: where Yama's ptrace_scope is 1
 	// (Ubuntu's default) a process may read the memory of its descendants only, and the notifier reads theirs.
 	if err := becomeSubreaper(); err != nil {
 		r.rec.note(fmt.Sprintf("the box cannot adopt the agent's orphans (%v): where Yama restricts ptrace, their file attempts go unrecorded", err))
 	}
-	return cmd, r, nil
+	return r
 }
 
-// started serves the notifier once the shim has started.
-func (r *recording) started() {
-	if r != nil {
-		startNotifier(r.ours, r.theirs, r.pol, r.rec)
+// start starts the agent, recorded.
+func (r *recording) start(cmd *exec.Cmd) error {
+	if r == nil {
+		return cmd.Start()
 	}
+	return startRecorded(cmd, r.pol, r.rec)
 }
 
 // wait returns the agent's exit code once it has ended; recorded, it reaps the orphans that came here meanwhile.
@@ -83,4 +76,24 @@ func probeResult(rec *recorder, code int) int {
 	}
 	fmt.Printf("the recorder saw %d system calls\n", rec.notified)
 	return 0
+}
+
+// reap waits for the child pid and returns its exit code (128+N for a signal N), reaping on the way the orphans
+// that came to this process as a subreaper.
+func reap(pid int) int {
+	for {
+		var ws syscall.WaitStatus
+		got, err := syscall.Wait4(-1, &ws, 0, nil)
+		switch {
+		case errors.Is(err, syscall.EINTR):
+			continue
+		case err != nil:
+			return 126
+		case got != pid:
+			continue
+		case ws.Signaled():
+			return 128 + int(ws.Signal())
+		}
+		return ws.ExitStatus()
+	}
 }

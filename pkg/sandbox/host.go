@@ -85,7 +85,7 @@ func (h *Host) try(ctx context.Context) error {
 	return nil
 }
 
-// CheckRecorder runs `true` in a box through ace's exec shim (self: ace's executable on the host) and reports
+// CheckRecorder runs `true` in a box, recorded (self: ace's executable on the host, ace __box inside), and reports
 // whether the box's recorder sees its calls: nil, or why file attempts go unrecorded here — seccomp user
 // notification missing (Linux < 5.9) or refused (a container's seccomp profile). Boxes still keep the agent
 // from them.

@@ -10,8 +10,8 @@ import (
 	"testing"
 )
 
-// TestRecorderRoundTrip: a command started through the exec shim has its path-taking calls handed to the
-// notifier, which resolves them (relative to the caller's directory, through a link it planted, a 32-bit or an
+// TestRecorderRoundTrip: a command started under the recorder's filter (from this test process: the filtered
+// thread ends once it has started it) has its path-taking calls handed to the notifier, which resolves them (relative to the caller's directory, through a link it planted, a 32-bit or an
 // openat2 call alike where the shell makes them) and records what the policy says — and only that; the calls
 // themselves go on as if unwatched (no box here: the host's files answer them).
 func TestRecorderRoundTrip(t *testing.T) {
@@ -41,24 +41,15 @@ func TestRecorderRoundTrip(t *testing.T) {
 	}, "; ")
 	p := policy{hide: []string{hidden}, rw: []string{wc, "/dev"}}
 	rec := newRecorder("")
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	sh, err := exec.LookPath("sh")
 	if err != nil {
 		t.Skip(err)
 	}
-	cmd, ours, err := recordedCommand(self, sh, []string{"sh", "-c", script})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cmd := exec.Command(sh, "-c", script)
 	cmd.Dir = wc
-	theirs := cmd.ExtraFiles[0]
-	if err := cmd.Start(); err != nil {
+	if err := startRecorded(cmd, p, rec); err != nil {
 		t.Fatal(err)
 	}
-	startNotifier(ours, theirs, p, rec)
 	if err := cmd.Wait(); err != nil {
 		t.Logf("the script: %v", err) // cat of /proc/999999999 fails
 	}

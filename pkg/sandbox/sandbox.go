@@ -3,7 +3,9 @@
 // listed read-only, and nothing else of the host — not the user's home, other working copies, ace's root (store,
 // logs, secrets), other agents' homes, or the host's processes (own PID namespace). Its network namespace has
 // only loopback: the one way out is ace's egress proxy (package egress), reached through a unix socket mounted
-// into the box and a forwarder ace runs inside on 127.0.0.1 (see BoxMain).
+// into the box and a forwarder ace runs inside on 127.0.0.1 (see BoxMain). What the box keeps the agent from on
+// disk — a hidden path read or written, a write outside its own paths, another process's /proc entry — ace
+// __box records through seccomp user notification and reports to ace (Spec.ReportSocket, recorder.go).
 //
 // Secrets never enter an argv: the box's environment is exactly Box.Env, handed to bwrap as its environment
 // (exec.Cmd.Env, or LaunchMain's env file for a tmux pane); bwrap passes it on unchanged. It must be exact at

@@ -86,8 +86,8 @@ func filter(abis []abi) []unix.SockFilter {
 	return append(prog, retAllow)
 }
 
-// installFilter puts the recorder's filter on the calling thread (which must be locked to it, and exec next) and
-// returns the listener the supervisor receives its notifications on.
+// installFilter puts the recorder's filter on the calling thread (which must be locked to its goroutine, and
+// never serve another: startRecorded) and returns the listener the supervisor receives its notifications on.
 func installFilter() (int, error) {
 	abis := nativeABIs()
 	if len(abis) == 0 {
