@@ -96,7 +96,8 @@ type seen struct {
 func (n *notifier) handle(req *seccompNotif) {
 	n.rec.saw()
 	var got []seen
-	if sc := n.call(req); sc != nil {
+	sc := n.call(req)
+	if sc != nil {
 		got = n.read(req, sc)
 	}
 	// Valid still: the caller has been waiting all along, so what was read is its own (not a reused PID's).
@@ -106,7 +107,6 @@ func (n *notifier) handle(req *seccompNotif) {
 		return
 	}
 	tid := int(req.Pid)
-	sc := n.call(req)
 	for _, s := range got {
 		path := n.boxPath(tid, s.base, s.raw, s.follow)
 		there := func(pid int) bool { return pid == s.procPID && s.procThere || pid != s.procPID && inBox(pid) }
@@ -149,17 +149,19 @@ func (n *notifier) call(req *seccompNotif) *syscallInfo {
 func (n *notifier) read(req *seccompNotif, sc *syscallInfo) []seen {
 	tid, args := int(req.Pid), req.Data.Args
 	openWrite, openCreate, opened, follow := false, false, false, true
-	flags := -1
+	// All the bits: open(2) ignores those it does not know, which must not make a write look like a read here.
+	var flags uint64
+	known := false
 	switch {
 	case sc.flags >= 0:
-		flags = int(int32(args[sc.flags]))
+		flags, known = uint64(uint32(args[sc.flags])), true
 	case sc.how >= 0:
 		var b [8]byte
 		if err := readMem(tid, args[sc.how], b[:]); err == nil {
-			flags = int(binary.NativeEndian.Uint64(b[:]))
+			flags, known = binary.NativeEndian.Uint64(b[:]), true
 		}
 	}
-	if flags >= 0 {
+	if known {
 		excl := flags&(unix.O_CREAT|unix.O_EXCL) == unix.O_CREAT|unix.O_EXCL
 		readOnly := flags&unix.O_ACCMODE == unix.O_RDONLY && flags&unix.O_TRUNC == 0
 		openWrite = !readOnly || flags&unix.O_CREAT != 0

@@ -81,3 +81,30 @@ func TestRecorderRoundTrip(t *testing.T) {
 		t.Error("the notifier saw no call")
 	}
 }
+
+// TestRecorderReadsAllFlagBits: open(2) ignores flag bits it does not know; one set high must not make a write
+// outside the box's own paths look like a read.
+func TestRecorderReadsAllFlagBits(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "outside", "new")
+	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := newRecorder("")
+	cmd := exec.Command(self, "open-high-bit", target) // TestMain (main_test.go) plays it
+	if err := startRecorded(cmd, policy{rw: []string{filepath.Join(dir, "wc")}}, rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if n := rec.pending[attemptKey{AttemptWrite, "openat", true, target}]; n != 1 {
+		t.Errorf("the write with a high flag bit: recorded %d times; recorded: %v", n, rec.pending)
+	}
+}
