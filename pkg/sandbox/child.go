@@ -55,6 +55,10 @@ func BoxMain(args []string) int {
 	fs.Func("hide", "a hidden `path` (recorder)", func(v string) error { pol.hide = append(pol.hide, v); return nil })
 	fs.Func("rw", "a writable `path` (recorder)", func(v string) error { pol.rw = append(pol.rw, v); return nil })
 	fs.Func("ro", "a read-only `path` below a hidden one (recorder)", func(v string) error { pol.ro = append(pol.ro, v); return nil })
+	fs.Func("lookup", "a `path` the CLI reads in each parent of its working copy (recorder)", func(v string) error {
+		pol.lookups = append(pol.lookups, v)
+		return nil
+	})
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}

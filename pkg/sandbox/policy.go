@@ -26,12 +26,19 @@ const (
 // path decides, as the deepest mount does in the box.
 type policy struct {
 	hide, rw, ro []string
+	// lookups are relative paths the CLI reads in each parent of its working copy (Spec.Lookups).
+	lookups []string
 }
 
 // newPolicy is the policy of a box that s describes: writable are its Spec's paths, its own /tmp and its devices
 // (/dev/null, the terminal); /proc is apart (classify).
 func newPolicy(s Spec) policy {
 	p := policy{hide: cleanAll(s.Hide), rw: cleanAll(append([]string{s.WorkDir, s.Home, "/tmp", "/dev"}, s.ReadWrite...))}
+	for _, l := range s.Lookups {
+		if l = filepath.Clean(l); l != "." && !filepath.IsAbs(l) && !strings.HasPrefix(l, "..") {
+			p.lookups = append(p.lookups, l)
+		}
+	}
 	for _, ro := range cleanAll(s.ReadOnly) {
 		if p.hidden(ro) {
 			p.ro = append(p.ro, ro) // a read-only path elsewhere reads and writes as the system does: not needed
@@ -66,7 +73,7 @@ func (p policy) args() []string {
 	for _, l := range []struct {
 		flag  string
 		paths []string
-	}{{"--hide", p.hide}, {"--rw", p.rw}, {"--ro", p.ro}} {
+	}{{"--hide", p.hide}, {"--rw", p.rw}, {"--ro", p.ro}, {"--lookup", p.lookups}} {
 		for _, path := range l.paths {
 			out = append(out, l.flag, path)
 		}
@@ -102,9 +109,10 @@ func (p policy) classify(path string, write bool, inBox func(pid int) bool) (Att
 		}
 	}
 	switch {
-	case kind == "hide" && !write && p.mountParent(path):
-		// A directory on the way to the box's own mounts (ace's root above the working copy): the box shows it
-		// with nothing in it but those, and CLIs open each parent of their working copy looking for settings.
+	case kind == "hide" && !write && (p.mountParent(path) || p.lookup(path)):
+		// A directory on the way to the box's own mounts (ace's root above the working copy), which the box
+		// shows with nothing in it but those, or what the CLI looks up in it: CLIs look for their settings in
+		// each parent of their working copy (claude for CLAUDE.md up to /, ~/.claude/CLAUDE.md on the way).
 		return "", false
 	case kind == "hide":
 		return AttemptHidden, true
@@ -112,6 +120,24 @@ func (p policy) classify(path string, write bool, inBox func(pid int) bool) (Att
 		return AttemptWrite, true
 	}
 	return "", false
+}
+
+// lookup reports whether path is, or is below, a lookup of the CLI's in a directory above the box's mounts.
+func (p policy) lookup(path string) bool {
+	if len(p.lookups) == 0 {
+		return false
+	}
+	for dir := filepath.Dir(path); ; dir = filepath.Dir(dir) {
+		rel := strings.TrimPrefix(strings.TrimPrefix(path, dir), "/")
+		for _, l := range p.lookups {
+			if within(rel, l) && p.mountParent(dir) {
+				return true
+			}
+		}
+		if dir == "/" {
+			return false
+		}
+	}
 }
 
 // mountParent reports whether path is a directory above one of the box's mounts below a hidden path.

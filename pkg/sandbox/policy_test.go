@@ -13,6 +13,7 @@ func TestPolicy(t *testing.T) {
 		ReadOnly:  []string{"/r/mirrors/o.git/objects", "/home/u/.nvm/versions/node/v22", "/opt/tool"},
 		ReadWrite: []string{"/home/u/.claude/.credentials.json"},
 		Hide:      []string{"/r", "/home/u", "/etc/ace/secrets.env"},
+		Lookups:   []string{"CLAUDE.md", ".claude", "../escape", "/abs"},
 	})
 	inBox := func(pid int) bool { return pid < 100 }
 	for _, c := range []struct {
@@ -34,6 +35,14 @@ func TestPolicy(t *testing.T) {
 		{"/home/u", false, ""},
 		{"/r/worktrees/o", true, AttemptHidden}, // making it (it exists: the notifier drops that) or writing in it
 		{"/r/worktrees/o/x", true, AttemptHidden},
+		// What the CLI looks up in each parent of its working copy, and only there.
+		{"/r/worktrees/CLAUDE.md", false, ""},
+		{"/home/u/.claude/CLAUDE.md", false, ""},
+		{"/home/u/.claude/rules/style.md", false, ""},
+		{"/home/u/.claude/CLAUDE.md", true, AttemptHidden},
+		{"/home/u/.ssh/CLAUDE.md", false, AttemptHidden}, // ~/.ssh is no parent of the box's paths
+		{"/r/homes/codex/.claude/.credentials.json", false, AttemptHidden},
+		{"/home/u/CLAUDE.md.bak", false, AttemptHidden},
 		{"/r/boxes/1/homes/claude/.claude.json", true, ""},
 		{"/r/mirrors/o.git/objects/pack/p.pack", false, ""},
 		{"/r/mirrors/o.git/objects/pwned", true, AttemptWrite},
@@ -64,7 +73,8 @@ func TestPolicy(t *testing.T) {
 	want := []string{"--hide", "/r", "--hide", "/home/u", "--hide", "/etc/ace/secrets.env",
 		"--rw", "/r/worktrees/o/1", "--rw", "/r/boxes/1/homes/claude", "--rw", "/tmp", "--rw", "/dev",
 		"--rw", "/home/u/.claude/.credentials.json",
-		"--ro", "/r/mirrors/o.git/objects", "--ro", "/home/u/.nvm/versions/node/v22"}
+		"--ro", "/r/mirrors/o.git/objects", "--ro", "/home/u/.nvm/versions/node/v22",
+		"--lookup", "CLAUDE.md", "--lookup", ".claude"}
 	if got := p.args(); !slices.Equal(got, want) {
 		t.Errorf("args = %q\nwant %q", got, want)
 	}

@@ -72,6 +72,9 @@ type Spec struct {
 	// this socket, which ServeReports answers: the host path of a socket in ProxySocket's directory, named
 	// ReportSocketName. "" records nothing.
 	ReportSocket string
+	// Lookups are paths, relative to a directory, that the agent's CLI reads in every parent of its working copy
+	// (its context files: CLAUDE.md, .claude): read above the box's own paths, the recorder does not count them.
+	Lookups []string
 	// Self is ace's executable on the host, run inside as the box's first process; "" is os.Executable().
 	Self string
 }
