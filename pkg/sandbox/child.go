@@ -23,13 +23,13 @@ const ChildArg = "__box"
 var forwarded = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2}
 
 // BoxMain is the body of `ace __box [--proxy-socket S --proxy-listen ADDR [--forward PORT]… [--report-socket R
-// POLICY…]] -- ARGV…`, the box's first process: it relays ADDR (the box's own loopback) to the egress proxy's socket S, and
-// each forwarded PORT of its loopback to the host's 127.0.0.1:PORT through a tunnel the proxy opens (or refuses);
-// then it runs ARGV as its child in a process group of its own — in the terminal's foreground when it has one, so
-// that keys, ^C and resizes reach the agent and not bwrap outside — and exits with its status (128+N for a signal
-// N, as a shell does). Signals sent to this process go on to the child's group. It stays the parent, rather than
-// exec'ing ARGV, to keep the forwarder running and, with --report-socket, to record the file-system attempts the box
-// keeps the agent from (recorder.go), reported to ace at R (report.go).
+// POLICY…]] -- ARGV…`, the box's first process: it relays ADDR (the box's own loopback) to the egress proxy's
+// socket S, and each forwarded PORT of its loopback to the host's 127.0.0.1:PORT through a tunnel the proxy opens
+// (or refuses); then it runs ARGV as its child in a process group of its own — in the terminal's foreground when
+// it has one, so that keys, ^C and resizes reach the agent and not bwrap outside — and exits with its status
+// (128+N for a signal N, as a shell does). Signals sent to this process go on to the child's group. It stays the
+// parent, rather than exec'ing ARGV, to keep the forwarder running and, with --report-socket, to record the
+// file-system attempts the box keeps the agent from (recorder.go), reported to ace at R (report.go).
 func BoxMain(args []string) int {
 	// Not dumpable: the agent, the same user in the same namespaces but without capabilities, can then neither
 	// ptrace this process nor read its memory or descriptors, which is what makes its reports ace's own.
@@ -82,13 +82,7 @@ func BoxMain(args []string) int {
 			}
 		}
 	}
-	path, err := exec.LookPath(argv[0])
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "ace box: cannot start %s: %v (is its directory among the box's read-only paths?)\n", argv[0], err)
-		return 127
-	}
-	cmd := exec.Command(path, argv[1:]...)
-	cmd.Args[0] = argv[0]
+	cmd := exec.Command(argv[0], argv[1:]...)
 	rec := newRecording(*reports, *probe, pol)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -99,7 +93,10 @@ func BoxMain(args []string) int {
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, forwarded...)
 	if err := rec.start(cmd); err != nil {
-		fmt.Fprintf(os.Stderr, "ace box: cannot start %s: %v\n", argv[0], err)
+		fmt.Fprintf(os.Stderr, "ace box: cannot start %s: %v (is its directory among the box's read-only paths?)\n", argv[0], err)
+		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
+			return 127
+		}
 		return 126
 	}
 	go func() {
