@@ -28,6 +28,9 @@ type escapee struct {
 	refused  string // a URL off the allow list
 	allowed  string // the git server's URL: the remote's host, forwarded
 	gitPort  int
+	// setupRead is a file under ace's root the repository's setup command tries to read (TestSandboxRepoWorkflow):
+	// its box records the attempt as the agent's does.
+	setupRead string
 }
 
 func newEscapee(t *testing.T, w *world) escapee {
@@ -141,9 +144,16 @@ func (e escapee) check(t *testing.T, w *world, r *store.Run) {
 	if b := r.State.Box; b == nil || b.Blocked < 4 || !slices.Contains(b.BlockedAt, "/usr/pwned") || b.FilesUnrecorded != "" {
 		t.Errorf("box state %+v, want the file attempts counted", r.State.Box)
 	}
+	files := 4
+	if e.setupRead != "" {
+		files++
+		if !strings.Contains(log, "box-file: kept the agent from reading "+e.setupRead+" (") {
+			t.Errorf("events lack setup's attempt at %s:\n%s", e.setupRead, log)
+		}
+	}
 	// Nothing else: not what the agent did in its working copy (git, its script), nor the fake agent's own reads.
-	if n := strings.Count(log, "box-file: "); n != 4 {
-		t.Errorf("%d file attempts recorded, want the 4 of the script:\n%s", n, log)
+	if n := strings.Count(log, "box-file: "); n != files {
+		t.Errorf("%d file attempts recorded, want the %d of the scripts:\n%s", n, files, log)
 	}
 	status := w.statusComments()
 	if len(status) != 1 || !strings.Contains(status[0], "| sandbox | refused") || !strings.Contains(status[0], "`refused.invalid:80`") ||
@@ -256,13 +266,17 @@ func TestSandboxProxyAfterRestart(t *testing.T) {
 
 // TestSandboxRepoWorkflow: the repository's setup and verify commands run in the run's box, as its agent does:
 // they run the repository's code, which the agent may have written (a test of its own runs in verify). Setup
-// cannot read the host's file but writes the working copy and the dependency cache; verify passes; the run
-// opens its pull request.
+// cannot read the host's file nor ace's (that attempt recorded, as the agent's are) but writes the working copy
+// and the dependency cache; verify passes; the run opens its pull request.
 func TestSandboxRepoWorkflow(t *testing.T) {
 	t.Parallel()
 	sandboxtest.Host(t)
 	w := newWorld(t, "idle\n", nil)
 	e := newEscapee(t, w)
+	e.setupRead = filepath.Join(e.root, "setup-canary.txt")
+	if err := os.WriteFile(e.setupRead, []byte("host-secret-canary"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	commitToRemote(t, w, map[string]string{
 		".ace/workflow.toml": `setup = [["sh", "scripts/setup.sh"]]
 verify = "sh scripts/verify.sh"
@@ -270,8 +284,9 @@ verify_timeout = "30s"
 `,
 		"scripts/setup.sh": fmt.Sprintf(`mkdir -p .ace
 cat %s >/dev/null 2>&1 && echo "outside-file: ok" >> .ace/setup.txt || echo "outside-file: denied" >> .ace/setup.txt
+cat %s >/dev/null 2>&1 && echo "ace-root: ok" >> .ace/setup.txt || echo "ace-root: denied" >> .ace/setup.txt
 touch "$GOMODCACHE/installed-by-setup" && echo "cache: ok" >> .ace/setup.txt || echo "cache: denied" >> .ace/setup.txt
-`, e.outside),
+`, e.outside, e.setupRead),
 		"scripts/verify.sh": "test -f GREETING.md\n",
 	})
 	w.rescript(t, e.script(), e.boxed(w.dir))
@@ -281,7 +296,7 @@ touch "$GOMODCACHE/installed-by-setup" && echo "cache: ok" >> .ace/setup.txt || 
 	if err != nil {
 		t.Fatalf("setup's record: %v\n%s", err, w.eventLog(r))
 	}
-	if got, want := strings.TrimSpace(string(b)), "outside-file: denied\ncache: ok"; got != want {
+	if got, want := strings.TrimSpace(string(b)), "outside-file: denied\nace-root: denied\ncache: ok"; got != want {
 		t.Errorf("setup in its box:\n%s\nwant:\n%s", got, want)
 	}
 	if prs := w.gh.PRs(testRepo); len(prs) != 1 || !strings.Contains(prs[0].Body, "Verified: `sh scripts/verify.sh` passed") {
