@@ -81,6 +81,7 @@ func runDoctor(ctx context.Context, app *App) error {
 		c.warn("sandbox", err.Error())
 	} else {
 		c.ok("sandbox", h.String()+": per-run boxes work")
+		checkRecorder(ctx, c, h)
 	}
 	for _, name := range app.Config.AgentNames() {
 		checkAgent(ctx, c, app, name)
@@ -238,4 +239,17 @@ func lastCheck(c *check, app *App, name, version string) {
 		return
 	}
 	c.warn("check "+name, fmt.Sprintf("%s %s not checked here yet: run `ace agents check %s` (offline, about a minute)", name, version, name))
+}
+
+// checkRecorder says whether boxes record the file-system attempts they keep agents from (sandbox.Host.CheckRecorder).
+func checkRecorder(ctx context.Context, c *check, h *sandbox.Host) {
+	exe, err := os.Executable()
+	if err == nil {
+		err = h.CheckRecorder(ctx, exe)
+	}
+	if err != nil {
+		c.warn("sandbox recorder", err.Error()+"; boxes still keep agents from those paths")
+		return
+	}
+	c.ok("sandbox recorder", "file attempts the boxes keep agents from are recorded (seccomp user notification)")
 }

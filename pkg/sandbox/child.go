@@ -22,14 +22,21 @@ const ChildArg = "__box"
 // forwarded are the signals BoxMain passes on to the command's process group.
 var forwarded = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2}
 
-// BoxMain is the body of `ace __box [--proxy-socket S --proxy-listen ADDR [--forward PORT]…] -- ARGV…`, the box's
-// first process: it relays ADDR (the box's own loopback) to the egress proxy's socket S, and each forwarded PORT
-// of its loopback to the host's 127.0.0.1:PORT through a tunnel the proxy opens (or refuses); then it runs ARGV as its child in a process
-// group of its own — in the terminal's foreground when it has one, so that keys, ^C and resizes reach the agent
-// and not bwrap outside — and exits with its status (128+N for a signal N, as a shell does). Signals sent to
-// this process go on to the child's group. It stays the parent, rather than exec'ing ARGV, to keep the
-// forwarder running.
+// BoxMain is the body of `ace __box [--proxy-socket S --proxy-listen ADDR [--forward PORT]… [--report-socket R
+// POLICY…]] -- ARGV…`, the box's first process: it relays ADDR (the box's own loopback) to the egress proxy's
+// socket S, and each forwarded PORT of its loopback to the host's 127.0.0.1:PORT through a tunnel the proxy opens
+// (or refuses); then it runs ARGV as its child in a process group of its own — in the terminal's foreground when
+// it has one, so that keys, ^C and resizes reach the agent and not bwrap outside — and exits with its status
+// (128+N for a signal N, as a shell does). Signals sent to this process go on to the child's group. It stays the
+// parent, rather than exec'ing ARGV, to keep the forwarder running and, with --report-socket, to record the
+// file-system attempts the box keeps the agent from (recorder.go), reported to ace at R (report.go).
 func BoxMain(args []string) int {
+	// Not dumpable: the agent, the same user in the same namespaces but without capabilities, can then neither
+	// ptrace this process nor read its memory or descriptors, which is what makes its reports ace's own.
+	if err := setNotDumpable(); err != nil {
+		fmt.Fprintf(os.Stderr, "ace box: %v\n", err)
+		return 126
+	}
 	fs := flag.NewFlagSet(ChildArg, flag.ContinueOnError)
 	sock := fs.String("proxy-socket", "", "the egress proxy's unix `socket`")
 	listen := fs.String("proxy-listen", "", "loopback `address` to relay to the proxy")
@@ -40,6 +47,16 @@ func BoxMain(args []string) int {
 			return fmt.Errorf("bad port %q", v)
 		}
 		ports = append(ports, n)
+		return nil
+	})
+	reports := fs.String("report-socket", "", "record the file-system attempts the box keeps the agent from and report them to this unix `socket`")
+	probe := fs.Bool("probe-recorder", false, "run the command recorded and say whether recording works (ace doctor)")
+	var pol policy
+	fs.Func("hide", "a hidden `path` (recorder)", func(v string) error { pol.hide = append(pol.hide, v); return nil })
+	fs.Func("rw", "a writable `path` (recorder)", func(v string) error { pol.rw = append(pol.rw, v); return nil })
+	fs.Func("ro", "a read-only `path` below a hidden one (recorder)", func(v string) error { pol.ro = append(pol.ro, v); return nil })
+	fs.Func("lookup", "a `path` the CLI reads in each parent of its working copy (recorder)", func(v string) error {
+		pol.lookups = append(pol.lookups, v)
 		return nil
 	})
 	if err := fs.Parse(args); err != nil {
@@ -66,6 +83,7 @@ func BoxMain(args []string) int {
 		}
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
+	rec := newRecording(*reports, *probe, pol)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if _, err := unix.IoctlGetInt(0, unix.TIOCGPGRP); err == nil {
@@ -74,7 +92,7 @@ func BoxMain(args []string) int {
 	}
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, forwarded...)
-	if err := cmd.Start(); err != nil {
+	if err := rec.start(cmd); err != nil {
 		fmt.Fprintf(os.Stderr, "ace box: cannot start %s: %v (is its directory among the box's read-only paths?)\n", argv[0], err)
 		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
 			return 127
@@ -86,9 +104,9 @@ func BoxMain(args []string) int {
 			syscall.Kill(-cmd.Process.Pid, s.(syscall.Signal))
 		}
 	}()
-	err := cmd.Wait()
+	code := rec.wait(cmd)
 	signal.Stop(sigs)
-	return exitCode(err)
+	return rec.end(code)
 }
 
 func exitCode(err error) int {

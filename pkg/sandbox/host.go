@@ -84,3 +84,27 @@ func (h *Host) try(ctx context.Context) error {
 	}
 	return nil
 }
+
+// CheckRecorder runs `true` in a box, recorded (self: ace's executable on the host, ace __box inside), and reports
+// whether the box's recorder sees its calls: nil, or why file attempts go unrecorded here — seccomp user
+// notification missing (Linux < 5.9) or refused (a container's seccomp profile). Boxes still keep the agent
+// from them.
+func (h *Host) CheckRecorder(ctx context.Context, self string) error {
+	dir, err := os.MkdirTemp("", "ace-box-check-")
+	if err != nil {
+		return fmt.Errorf("sandbox: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	args, err := h.bwrapArgs(Spec{WorkDir: dir, Home: dir}, self, []string{SelfPath, ChildArg, "--probe-recorder", "--", "true"})
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, h.bwrap, args...)
+	cmd.Env = []string{"PATH=/usr/bin:/bin"}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("file attempts in boxes go unrecorded: %s (%w)", strings.TrimSpace(string(out)), err)
+	}
+	return nil
+}

@@ -1,6 +1,7 @@
 package sandbox_test
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -9,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -16,6 +18,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -107,6 +110,13 @@ func hostileMain(args []string) int {
 		}
 		return "", err
 	})
+	// A forged report, straight to the report socket, to the proxy's, and through the box's forwarder (ace __box
+	// makes that connection to the proxy: ace's process, the agent's bytes).
+	forged := `{"attempts":[{"kind":"write","op":"openat","write":true,"path":"/forged","n":1}]}` // a write: kept even where the path is not
+	for name, addr := range map[string]string{"forge-report": sandbox.ProxyDir + "/" + sandbox.ReportSocketName,
+		"forge-report-proxy": sandbox.ProxyDir + "/egress.sock", "forge-report-forwarder": strings.TrimPrefix(os.Getenv("HTTPS_PROXY"), "http://")} {
+		try(name, func() (string, error) { return postTo(addr, "/ace/box/report", forged) })
+	}
 	client := proxyClient(p.CA)
 	for name, u := range p.Refused {
 		try(name, func() (string, error) { return get(client, u) })
@@ -128,6 +138,31 @@ func hostileMain(args []string) int {
 	})
 	json.NewEncoder(os.Stdout).Encode(res)
 	return 0
+}
+
+// postTo sends a POST of body to path at addr (a unix socket's path, or host:port) and fails unless it is taken.
+func postTo(addr, path, body string) (string, error) {
+	network := "tcp"
+	if strings.HasPrefix(addr, "/") {
+		network = "unix"
+	}
+	c, err := net.DialTimeout(network, addr, 3*time.Second)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: ace\r\nContent-Length: %d\r\n\r\n%s", path, len(body), body)
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		return "", err
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return string(b), errors.New(resp.Status)
+	}
+	return string(b), nil
 }
 
 func readOrList(path string) (string, error) {
@@ -189,12 +224,13 @@ func get(c *http.Client, u string) (string, error) {
 // world is the host a box runs on: a user's home, ace's root with its store, secrets, mirror, working copies and
 // agent homes, an egress proxy, a stand-in model endpoint and a loopback listener the box must not reach.
 type world struct {
-	hostHome, aceRoot, mirror, wc, otherWC, agentHome, otherHome, sock string
-	model                                                              *httptest.Server
-	hostTCP                                                            net.Listener
-	mu                                                                 sync.Mutex
-	events                                                             []egress.Event
-	eventc                                                             chan struct{}
+	hostHome, aceRoot, mirror, wc, otherWC, agentHome, otherHome, sock, reportSock string
+	model                                                                          *httptest.Server
+	hostTCP                                                                        net.Listener
+	mu                                                                             sync.Mutex
+	events                                                                         []egress.Event
+	eventc                                                                         chan struct{}
+	reports                                                                        []sandbox.Report
 }
 
 const (
@@ -206,7 +242,7 @@ const (
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
-	top := t.TempDir()
+	top := outsideTmp(t)
 	w := &world{hostHome: filepath.Join(top, "home/user"), aceRoot: filepath.Join(top, "home/user/.local/share/ace"), eventc: make(chan struct{}, 64)}
 	write := func(rel, body string) string {
 		p := filepath.Join(top, rel)
@@ -258,24 +294,52 @@ func newWorld(t *testing.T) *world {
 	if err != nil {
 		t.Fatal(err)
 	}
+	w.reportSock = filepath.Join(runDir, sandbox.ReportSocketName)
+	rln, err := egress.ListenUnix(w.reportSock)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
+	done := make(chan error, 2)
 	go func() { done <- p.Serve(ctx, ln) }()
+	go func() {
+		done <- sandbox.ServeReports(ctx, rln, func(r sandbox.Report) {
+			w.mu.Lock()
+			w.reports = append(w.reports, r)
+			w.mu.Unlock()
+		})
+	}()
 	t.Cleanup(func() {
 		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
+		for range 2 {
+			if err := <-done; err != nil {
+				t.Error(err)
+			}
 		}
 	})
 	return w
 }
 
+// outsideTmp is a temporary directory outside /tmp where there is one (/var/tmp): the box has a /tmp of its own,
+// where a write to a path of the host's /tmp succeeds unseen by the host, while ace's root and the user's home
+// are elsewhere. It is removed at the test's end.
+func outsideTmp(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("/var/tmp", "ace-hostile-")
+	if err != nil {
+		t.Logf("no /var/tmp (%v): the world is in /tmp, where the box's own /tmp takes its writes", err)
+		return t.TempDir()
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
 // spec is the box of run 1 of the claude agent.
 func (w *world) spec(t *testing.T) sandbox.Spec {
 	return sandbox.Spec{
-		WorkDir: w.wc, Home: w.agentHome, Self: self(t), ProxySocket: w.sock,
+		WorkDir: w.wc, Home: w.agentHome, Self: self(t), ProxySocket: w.sock, ReportSocket: w.reportSock,
 		ReadOnly: []string{filepath.Join(w.mirror, "objects")},
-		Hide:     []string{w.aceRoot, filepath.Join(w.hostHome, ".ssh")},
+		Hide:     []string{w.aceRoot, w.hostHome, filepath.Join(w.hostHome, ".ssh")},
 		Env: map[string]string{"ANTHROPIC_API_KEY": agentSecret, "GIT_CONFIG_NOSYSTEM": "1",
 			"GIT_AUTHOR_NAME": "agent", "GIT_AUTHOR_EMAIL": "agent@ace.invalid",
 			"GIT_COMMITTER_NAME": "agent", "GIT_COMMITTER_EMAIL": "agent@ace.invalid"},
@@ -377,7 +441,8 @@ func TestHostileAgent(t *testing.T) {
 	leaked := func(s string) bool {
 		return strings.Contains(s, keyCanary) || strings.Contains(s, secretCanary) || strings.Contains(s, envCanary) || strings.Contains(s, "canary-sleeper")
 	}
-	mustFail := []string{"write-root", "write-system", "write-mirror", "host-tcp", "host-environ"}
+	mustFail := []string{"write-root", "write-system", "write-mirror", "host-tcp", "host-environ", "forge-report",
+		"forge-report-proxy", "forge-report-forwarder"}
 	for n := range p.Read {
 		mustFail = append(mustFail, n)
 	}
@@ -399,6 +464,9 @@ func TestHostileAgent(t *testing.T) {
 	for n, path := range p.Write {
 		if _, err := os.Stat(path); err == nil {
 			t.Errorf("%s: %s was written on the host", n, path)
+		}
+		if a := res[n]; a.OK && !within(path, "/tmp") {
+			t.Errorf("%s: the write worked in the box: %+v", n, a)
 		}
 	}
 	// The box's PID 1 is bwrap's reaper: its environment is the box's, nothing of the host's.
@@ -427,16 +495,25 @@ func TestHostileAgent(t *testing.T) {
 		t.Errorf("the commit made in the box is not in the working copy: %q", log)
 	}
 	assertNoAccept(t, w.hostTCP)
+	w.checkRecorded(t, p)
 
-	// The proxy's log has the allowed connection and each refused one.
-	events := w.awaitEvents(t, 1+len(p.Refused))
+	// The proxy's log has the allowed connection, each refused one, and the two forged reports sent to it, which
+	// it could not read as proxy requests.
+	events := w.awaitEvents(t, 1+len(p.Refused)+2)
 	var allowed, refused []string
+	malformed := 0
 	for _, e := range events {
-		if e.Allowed {
+		switch {
+		case e.Allowed:
 			allowed = append(allowed, e.Addr())
-		} else {
+		case errors.Is(e.Err, egress.ErrMalformed):
+			malformed++
+		default:
 			refused = append(refused, e.Addr())
 		}
+	}
+	if malformed != 2 {
+		t.Errorf("the proxy logged %d malformed requests, want the 2 forged reports", malformed)
 	}
 	sort.Strings(refused)
 	wantRefused := []string{hostTCP, "evil.test:443", "evil.test:80"}
@@ -456,3 +533,67 @@ func assertNoAccept(t *testing.T, ln net.Listener) {
 		t.Error("the box reached a listener on the host's loopback")
 	}
 }
+
+// checkRecorded asserts that the box recorded each forbidden file attempt of the plan, with its kind, and
+// nothing else: not what the agent did in its working copy, its home, the mirror's objects or its own /proc.
+// The box reported before it ended (ace __box sends what is left at exit, and the proxy hands it over before
+// answering).
+func (w *world) checkRecorded(t *testing.T, p plan) {
+	t.Helper()
+	w.mu.Lock()
+	got := map[string]sandbox.Attempt{}
+	for _, r := range w.reports {
+		if r.Unrecorded != "" || r.More != 0 {
+			t.Errorf("report %+v: want every attempt named, none unrecorded", r)
+		}
+		for _, a := range r.Attempts {
+			t.Logf("recorded: %s %s %s write=%v ×%d", a.Kind, a.Op, a.Path, a.Write, a.Count)
+			if prev, ok := got[a.Path]; ok && prev.Write {
+				a.Write = true
+			}
+			got[a.Path] = a
+		}
+	}
+	w.mu.Unlock()
+	want := map[string]sandbox.AttemptKind{}
+	for n, path := range p.Read {
+		want[path] = sandbox.AttemptHidden
+		if n == "host-proc-cmdln" {
+			want[path] = sandbox.AttemptProc
+		}
+	}
+	// Not the directories above the box's own mounts: the box shows them with nothing but those (the listed
+	// attempts above), and CLIs open each parent of their working copy looking for settings.
+	for _, path := range p.List {
+		if a, ok := got[path]; ok {
+			t.Errorf("recorded the listing of a mount point's parent: %+v", a)
+		}
+	}
+	for _, path := range p.Write {
+		want[path] = sandbox.AttemptHidden
+	}
+	want["/pwned"], want["/usr/pwned"] = sandbox.AttemptWrite, sandbox.AttemptWrite
+	want[filepath.Join(p.MirrorObject, "pwned")] = sandbox.AttemptWrite
+	want["/proc/"+strconv.Itoa(p.HostPID)+"/environ"] = sandbox.AttemptProc
+	for path, kind := range want {
+		a, ok := got[path]
+		switch {
+		case !ok:
+			t.Errorf("not recorded: %s (%s)", path, kind)
+		case a.Kind != kind:
+			t.Errorf("%s recorded as %s, want %s", path, a.Kind, kind)
+		case a.Write != (kind == sandbox.AttemptWrite || slices.Contains(slices.Collect(maps.Values(p.Write)), path)):
+			t.Errorf("%s recorded with write=%v", path, a.Write)
+		}
+		delete(got, path)
+	}
+	// Left: only the directories the agent made on its way to a file it wrote (os.MkdirAll), each a write.
+	for path, a := range got {
+		isParent := slices.ContainsFunc(slices.Collect(maps.Values(p.Write)), func(f string) bool { return strings.HasPrefix(f, path+"/") })
+		if !isParent || !a.Write || a.Kind != sandbox.AttemptHidden {
+			t.Errorf("recorded what the agent may do or never tried: %+v", a)
+		}
+	}
+}
+
+func within(path, dir string) bool { return path == dir || strings.HasPrefix(path, dir+"/") }

@@ -5,6 +5,8 @@ import (
 	"os/exec"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/aceworks/ace/pkg/sandbox"
 	"github.com/aceworks/ace/pkg/sandbox/sandboxtest"
 )
@@ -28,6 +30,13 @@ func TestMain(m *testing.M) {
 			os.Exit(fetchMain(os.Args[2:]))
 		case "exit":
 			os.Exit(exitMain(os.Args[2:]))
+		case "open-high-bit":
+			// open(2) with a flag bit it does not know, which it ignores: still a write.
+			fd, err := unix.Open(os.Args[2], unix.O_WRONLY|unix.O_CREAT|1<<31, 0o644)
+			if err == nil {
+				unix.Close(fd)
+			}
+			os.Exit(0)
 		case "canary-sleeper":
 			// Blocks until its stdin closes: a host process whose command line the box must not list.
 			var b [1]byte

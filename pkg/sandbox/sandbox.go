@@ -3,7 +3,9 @@
 // listed read-only, and nothing else of the host — not the user's home, other working copies, ace's root (store,
 // logs, secrets), other agents' homes, or the host's processes (own PID namespace). Its network namespace has
 // only loopback: the one way out is ace's egress proxy (package egress), reached through a unix socket mounted
-// into the box and a forwarder ace runs inside on 127.0.0.1 (see BoxMain).
+// into the box and a forwarder ace runs inside on 127.0.0.1 (see BoxMain). What the box keeps the agent from on
+// disk — a hidden path read or written, a write outside its own paths, another process's /proc entry — ace
+// __box records through seccomp user notification and reports to ace (Spec.ReportSocket, recorder.go).
 //
 // Secrets never enter an argv: the box's environment is exactly Box.Env, handed to bwrap as its environment
 // (exec.Cmd.Env, or LaunchMain's env file for a tmux pane); bwrap passes it on unchanged. It must be exact at
@@ -48,8 +50,8 @@ type Spec struct {
 	// Env is the command's whole environment: nothing of the caller's is inherited. PATH and HOME get defaults
 	// when absent; the proxy variables are set when ProxySocket is.
 	Env map[string]string
-	// ProxySocket is the host path of the egress proxy's unix socket, alone in a directory of its own (the
-	// directory is what the box sees); "" leaves the box without network.
+	// ProxySocket is the host path of the egress proxy's unix socket, in a directory of its own (the directory is
+	// what the box sees) with at most the report socket beside it; "" leaves the box without network.
 	ProxySocket string
 	// ProxyPort is the forwarder's port inside the box; 0 is DefaultProxyPort.
 	ProxyPort int
@@ -65,6 +67,14 @@ type Spec struct {
 	// Without Terminal the box starts a new session (bwrap --new-session), which rules TIOCSTI out: right for
 	// headless runs, which have no terminal to lose.
 	Terminal bool
+	// ReportSocket, when set, has the box record the file-system attempts it keeps the agent from — a hidden path
+	// read or written, a write outside its writable paths, another process's /proc entry — and report them to
+	// this socket, which ServeReports answers: the host path of a socket in ProxySocket's directory, named
+	// ReportSocketName. "" records nothing.
+	ReportSocket string
+	// Lookups are paths, relative to a directory, that the agent's CLI reads in every parent of its working copy
+	// (its context files: CLAUDE.md, .claude): read above the box's own paths, the recorder does not count them.
+	Lookups []string
 	// Self is ace's executable on the host, run inside as the box's first process; "" is os.Executable().
 	Self string
 }

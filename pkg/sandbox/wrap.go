@@ -38,8 +38,8 @@ func (h *Host) Wrap(s Spec, argv []string) (*Box, error) {
 		if fi.Mode().Type() != os.ModeSocket {
 			return nil, fmt.Errorf("sandbox: proxy socket %s is not a socket", s.ProxySocket)
 		}
-		if ents, err := os.ReadDir(filepath.Dir(s.ProxySocket)); err != nil || len(ents) != 1 {
-			return nil, fmt.Errorf("sandbox: the proxy socket %s must be alone in its directory, which the box sees", s.ProxySocket)
+		if err := onlySockets(s); err != nil {
+			return nil, err
 		}
 		port := s.ProxyPort
 		if port == 0 {
@@ -52,8 +52,11 @@ func (h *Host) Wrap(s Spec, argv []string) (*Box, error) {
 			}
 			inner = append(inner, "--forward", strconv.Itoa(f))
 		}
-	} else if len(s.Forward) > 0 {
-		return nil, errors.New("sandbox: forwarded ports need the proxy")
+		if s.ReportSocket != "" {
+			inner = append(append(inner, "--report-socket", ProxyDir+"/"+ReportSocketName), newPolicy(s).args()...)
+		}
+	} else if len(s.Forward) > 0 || s.ReportSocket != "" {
+		return nil, errors.New("sandbox: forwarded ports and recorded files need the proxy")
 	}
 	inner = append(append(inner, "--"), argv...)
 	args, err := h.bwrapArgs(s, self, inner)
@@ -61,4 +64,32 @@ func (h *Host) Wrap(s Spec, argv []string) (*Box, error) {
 		return nil, err
 	}
 	return &Box{Argv: append([]string{h.bwrap}, args...), Env: env, ProxyURL: proxyURL}, nil
+}
+
+// onlySockets checks that the proxy socket's directory, which the box sees, holds nothing but ace's sockets: the
+// proxy's and the report socket, which must be there when the box reports to it.
+func onlySockets(s Spec) error {
+	dir := filepath.Dir(s.ProxySocket)
+	report := filepath.Join(dir, ReportSocketName)
+	if s.ReportSocket != "" && s.ReportSocket != report {
+		return fmt.Errorf("sandbox: the report socket must be %s, beside the proxy's", report)
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("sandbox: proxy socket: %w", err)
+	}
+	found := false
+	for _, e := range ents {
+		switch e.Name() {
+		case filepath.Base(s.ProxySocket):
+		case ReportSocketName:
+			found = true
+		default:
+			return fmt.Errorf("sandbox: the proxy socket's directory %s holds %s, which the box would see: it must hold only ace's sockets", dir, e.Name())
+		}
+	}
+	if s.ReportSocket != "" && !found {
+		return fmt.Errorf("sandbox: no report socket at %s", report)
+	}
+	return nil
 }

@@ -1,7 +1,7 @@
 package store
 
-// BoxState is the run's sandbox (package sandbox): where its agent's home is, and what the run's egress proxy
-// let out and refused. Nil for a run whose agent never started, or started on the host (sandbox mode off).
+// BoxState is the run's sandbox (package sandbox): where its agent's home is, what the run's egress proxy let
+// out and refused, and what file-system attempts its box kept the agent from. Nil for a run whose agent never started, or started on the host (sandbox mode off).
 type BoxState struct {
 	// Proxy is the egress proxy's socket while the run's agent runs boxed: the ace process that works the run
 	// serves it, again after a restart. Empty when the agent runs unboxed.
@@ -17,4 +17,11 @@ type BoxState struct {
 	RefusedTo []string `json:"refused_to,omitzero"`
 	// Reached names the destinations the proxy let out (host:port): each is recorded once in the run's events.
 	Reached []string `json:"reached,omitzero"`
+	// Blocked counts the file-system attempts the box kept the agent from (a hidden path, a write outside its
+	// own, another process's /proc entry); BlockedAt names the first paths.
+	Blocked   int      `json:"blocked,omitzero"`
+	BlockedAt []string `json:"blocked_at,omitzero"`
+	// FilesUnrecorded says why the box's file attempts go unrecorded, in part or whole (no seccomp user
+	// notification here); the event saying so is recorded once per reason.
+	FilesUnrecorded string `json:"files_unrecorded,omitzero"`
 }

@@ -96,7 +96,8 @@ func (sb *sandboxes) wrap(ctx context.Context, r *store.Run, prof agents.Profile
 	}
 	env := boxEnv(prof, le.env, r.Workdir)
 	spec := sandbox.Spec{
-		WorkDir: r.Workdir, Home: p.home, Env: env, ProxySocket: p.sock, Forward: p.cfg.Forward, Terminal: terminal,
+		WorkDir: r.Workdir, Home: p.home, Env: env, ProxySocket: p.sock, ReportSocket: reportSocket(p.sock),
+		Forward: p.cfg.Forward, Terminal: terminal, Lookups: prof.BoxLookups(),
 		Self: e.o.Self, ReadOnly: sb.readOnly(r, prof, p.cfg, argv[0], env["PATH"]), ReadWrite: le.logins, Hide: sb.hidden(),
 	}
 	if host != nil {

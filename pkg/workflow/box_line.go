@@ -23,20 +23,51 @@ func SandboxLine(r *store.Run) string {
 	if b.Refused > 0 {
 		line += "; " + refusedText(b)
 	}
+	if b.Blocked > 0 {
+		line += "; " + blockedText(b)
+	}
+	if b.FilesUnrecorded != "" {
+		line += "; file attempts not all recorded: " + b.FilesUnrecorded
+	}
 	if n := len(b.Reached); n > 0 {
 		line += fmt.Sprintf("; reached %s", listSome(b.Reached, 5))
 	}
 	return line
 }
 
-// refusedLine is the status comment's row when the run's proxy refused something: a human should know that
-// the agent tried, and may need to allow it.
+// refusedLine is the status comment's row when the run's proxy refused something, or its box kept the agent
+// from a path: a human should know that the agent tried, and may need to allow a destination.
 func refusedLine(r *store.Run) string {
 	b := r.State.Box
-	if b == nil || b.Refused == 0 {
+	if b == nil || (b.Refused == 0 && b.Blocked == 0) {
 		return ""
 	}
-	return fmt.Sprintf("| sandbox | %s (`ace show %d`; allow with [sandbox] allow) |\n", refusedText(b), r.Issue)
+	var what []string
+	hint := ""
+	if b.Refused > 0 {
+		what, hint = append(what, refusedText(b)), "; allow with [sandbox] allow"
+	}
+	if b.Blocked > 0 {
+		what = append(what, blockedText(b))
+	}
+	return fmt.Sprintf("| sandbox | %s (`ace show %d`%s) |\n", strings.Join(what, "; "), r.Issue, hint)
+}
+
+// blockedText counts the file attempts the box kept the agent from and names the first paths, each in a code
+// span whose text cannot end it or the table's cell (the agent chose the path).
+func blockedText(b *store.BoxState) string {
+	quoted := make([]string, len(b.BlockedAt))
+	for i, p := range b.BlockedAt {
+		quoted[i] = "`" + strings.NewReplacer("`", "'", "|", "\\|").Replace(p) + "`"
+	}
+	s := fmt.Sprintf("kept the agent from %d file attempt", b.Blocked)
+	if b.Blocked != 1 {
+		s += "s"
+	}
+	if len(quoted) == 0 {
+		return s
+	}
+	return s + " at " + listSome(quoted, maxBlockedAt)
 }
 
 func refusedText(b *store.BoxState) string {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/aceworks/ace/pkg/egress"
+	"github.com/aceworks/ace/pkg/sandbox"
 	"github.com/aceworks/ace/pkg/store"
 )
 
@@ -20,6 +21,8 @@ import (
 // by the first step of the run after this process took its host's runs over (StartProxies), again if its
 // allow list changed. Every connection is reported to the run's events — each refusal, each destination let out
 // once — and counted into the run's BoxState at the run's next step, which the status comment and ace show read.
+// Beside the proxy's socket the same process serves the report socket its boxes report their file attempts to
+// (box_files.go).
 
 // runProxy is one run's proxy and what it saw since the run's state last took it in.
 type runProxy struct {
@@ -33,6 +36,7 @@ type runProxy struct {
 	refusals   map[string]int  // refusals per destination, recorded up to maxRefusalEvents each
 	newRefused []string        // refused destinations since the last sync, one per connection
 	newReached []string
+	files      *fileRecords // the boxes' file attempts (box_files.go)
 }
 
 const (
@@ -79,13 +83,20 @@ func (sb *sandboxes) ensure(ctx context.Context, r *store.Run) error {
 	if err != nil {
 		return fmt.Errorf("egress proxy of run %d: %w", r.ID, err)
 	}
-	p := &runProxy{sock: box.Proxy, allow: key, done: make(chan struct{}), reached: map[string]bool{}, refusals: map[string]int{}}
+	rln, err := egress.ListenUnix(reportSocket(box.Proxy))
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("report socket of run %d: %w", r.ID, err)
+	}
+	p := &runProxy{sock: box.Proxy, allow: key, done: make(chan struct{}), reached: map[string]bool{}, refusals: map[string]int{},
+		files: newFileRecords(box)}
 	for _, d := range box.Reached {
 		p.reached[d] = true
 	}
 	px, err := egress.New(egress.Options{Allow: allow, Report: sb.report(p, r.ID)})
 	if err != nil {
 		ln.Close()
+		rln.Close()
 		return Terminal(fmt.Errorf("egress proxy of run %d: %w", r.ID, err))
 	}
 	// The proxy lives as long as the run is boxed in this process, not as long as the step that started it.
@@ -93,9 +104,17 @@ func (sb *sandboxes) ensure(ctx context.Context, r *store.Run) error {
 	p.cancel = cancel
 	go func() {
 		defer close(p.done)
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			if err := sandbox.ServeReports(pctx, rln, sb.fileReport(p, r.ID)); err != nil {
+				e.log.Warn("the box's report socket stopped", "run", r.ID, "err", err)
+			}
+		})
 		if err := px.Serve(pctx, ln); err != nil {
 			e.log.Warn("egress proxy stopped", "run", r.ID, "err", err)
 		}
+		cancel() // the proxy gone, the box reports to nobody: end both alike
+		wg.Wait()
 	}()
 	if sb.proxies == nil {
 		sb.proxies = map[int64]*runProxy{}
@@ -200,6 +219,7 @@ func (sb *sandboxes) sync(r *store.Run) {
 	p.newRefused, p.newReached = nil, nil
 	p.mu.Unlock()
 	box := r.State.Box
+	p.files.sync(box)
 	box.Refused += len(refused)
 	for _, d := range refused {
 		if !slices.Contains(box.RefusedTo, d) && len(box.RefusedTo) < maxRefusedTo {

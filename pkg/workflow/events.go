@@ -48,6 +48,9 @@ const (
 	EventLiveFallback EventKind = "live-fallback"
 	EventSandbox      EventKind = "sandbox" // the agent was started boxed, or unboxed and why (box.go)
 	EventEgress       EventKind = "egress"  // the box's proxy refused a connection, or let a destination out (box_proxy.go)
+	// EventBoxFile: the box kept the agent from a path — hidden, a write outside its own, another process's /proc
+	// entry — or cannot record such attempts (box_files.go).
+	EventBoxFile EventKind = "box-file"
 )
 
 // Progress is one typed event of a run, as the engine publishes it in process: to `ace run`'s display, the

@@ -67,6 +67,11 @@ type Adapter struct {
 	BoxEnv map[string]string
 	// BoxArgv changes the CLI's command for a box (codex's own sandbox cannot nest in it); nil leaves it.
 	BoxArgv func(argv []string) []string
+	// Lookups are the paths the CLI reads in every parent directory of its working copy, up to / (its context
+	// files, its project settings), relative to that directory: above a box's own paths — ace's root, the
+	// user's home (~/.claude/CLAUDE.md) — the box hides them, and its recorder does not count the CLI's own
+	// lookups as attempts (sandbox.Spec.Lookups). Seen in the real CLIs' boxed runs.
+	Lookups []string
 	// Internal: the agent is part of ace itself (the fake agent): nothing to install or sign in to.
 	Internal bool
 	// ProjectMCP: the CLI reads MCP servers from <workdir>/.mcp.json (the others from their home).
@@ -148,6 +153,14 @@ func (p Profile) BoxArgv(argv []string) []string {
 		return argv
 	}
 	return p.adapter.BoxArgv(argv)
+}
+
+// BoxLookups are the paths the agent's CLI looks up in each parent of its working copy (Adapter.Lookups).
+func (p Profile) BoxLookups() []string {
+	if p.adapter == nil {
+		return nil
+	}
+	return p.adapter.Lookups
 }
 
 // ReadsProjectMCP reports whether the agent reads MCP servers from the working copy (.mcp.json).

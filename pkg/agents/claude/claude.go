@@ -41,7 +41,9 @@ func Adapter() *agent.Adapter {
 		// A box's install dir is read-only: no update to try. Not CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC (nor
 		// DISABLE_TELEMETRY): with either, 2.1.331's auto mode cannot check actions through a gateway
 		// (ANTHROPIC_BASE_URL) and stops each turn with "Auto mode can't check actions in this session".
-		BoxEnv:       map[string]string{"DISABLE_AUTOUPDATER": "1"},
+		BoxEnv: map[string]string{"DISABLE_AUTOUPDATER": "1"},
+		// Up to /, in each parent of the working copy (2.1.331 reads AGENTS.md as well).
+		Lookups:      []string{"CLAUDE.md", "CLAUDE.local.md", ".claude", "AGENTS.md"},
 		ProjectMCP:   true,
 		Base:         profile,
 		SessionUsage: sessionUsage,

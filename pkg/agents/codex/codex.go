@@ -49,6 +49,7 @@ func Adapter() *agent.Adapter {
 		// rules/: the user's execpolicy rules, which still make codex ask before a command in a box.
 		Settings:     []string{"config.toml", "AGENTS.md", "rules"},
 		BoxArgv:      boxArgv,
+		Lookups:      []string{"AGENTS.md", "AGENTS.override.md"},
 		Base:         profile,
 		SessionUsage: sessionUsage,
 		Limits: agent.LimitPatterns{

@@ -38,6 +38,7 @@ func Adapter() *agent.Adapter {
 			"oauth2.googleapis.com:443", "www.googleapis.com:443", "play.googleapis.com:443"},
 		// policies/: the user's policy-engine rules (which tools ask first).
 		Settings:     []string{"settings.json", "GEMINI.md", "policies"},
+		Lookups:      []string{"GEMINI.md"},
 		RunEnv:       runEnv,
 		Base:         profile,
 		SessionUsage: sessionUsage,

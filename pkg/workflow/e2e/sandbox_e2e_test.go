@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -27,6 +28,9 @@ type escapee struct {
 	refused  string // a URL off the allow list
 	allowed  string // the git server's URL: the remote's host, forwarded
 	gitPort  int
+	// setupRead is a file under ace's root the repository's setup command tries to read (TestSandboxRepoWorkflow):
+	// its box records the attempt as the agent's does.
+	setupRead string
 }
 
 func newEscapee(t *testing.T, w *world) escapee {
@@ -118,6 +122,14 @@ func (e escapee) check(t *testing.T, w *world, r *store.Run) {
 		"sandbox: fake runs boxed",
 		"egress: refused GET refused.invalid:80: not on the run's allow list",
 		fmt.Sprintf("egress: reached CONNECT 127.0.0.1:%d", e.gitPort),
+		// The file attempts: each one failed (above), and each that opened or wrote a path is recorded. Not
+		// outside-file, in the host's /tmp, which is the box's own /tmp (where it is not): nothing was kept from
+		// the agent there; nor ace-logs: ls stats the path first and, finding nothing, opens nothing (a stat is
+		// not recorded).
+		"box-file: kept the agent from reading " + e.otherRun + " (",
+		"box-file: kept the agent from reading " + filepath.Join(e.root, "ace.db") + " (",
+		"box-file: kept the agent from /proc/" + strconv.Itoa(os.Getpid()) + "/environ (",
+		"box-file: kept the agent from writing /usr/pwned (",
 	} {
 		if !strings.Contains(log, want) {
 			t.Errorf("events lack %q:\n%s", want, log)
@@ -129,11 +141,26 @@ func (e escapee) check(t *testing.T, w *world, r *store.Run) {
 	if b := r.State.Box; b == nil || b.Refused == 0 || len(b.RefusedTo) == 0 || b.RefusedTo[0] != "refused.invalid:80" {
 		t.Errorf("box state %+v, want the refusal counted", r.State.Box)
 	}
-	status := w.statusComments()
-	if len(status) != 1 || !strings.Contains(status[0], "| sandbox | refused") || !strings.Contains(status[0], "`refused.invalid:80`") {
-		t.Errorf("status comment %q, want a sandbox row naming the refusal", status)
+	if b := r.State.Box; b == nil || b.Blocked < 4 || !slices.Contains(b.BlockedAt, "/usr/pwned") || b.FilesUnrecorded != "" {
+		t.Errorf("box state %+v, want the file attempts counted", r.State.Box)
 	}
-	if line := workflow.SandboxLine(r); !strings.HasPrefix(line, "boxed; refused") {
+	files := 4
+	if e.setupRead != "" {
+		files++
+		if !strings.Contains(log, "box-file: kept the agent from reading "+e.setupRead+" (") {
+			t.Errorf("events lack setup's attempt at %s:\n%s", e.setupRead, log)
+		}
+	}
+	// Nothing else: not what the agent did in its working copy (git, its script), nor the fake agent's own reads.
+	if n := strings.Count(log, "box-file: "); n != files {
+		t.Errorf("%d file attempts recorded, want the %d of the scripts:\n%s", n, files, log)
+	}
+	status := w.statusComments()
+	if len(status) != 1 || !strings.Contains(status[0], "| sandbox | refused") || !strings.Contains(status[0], "`refused.invalid:80`") ||
+		!strings.Contains(status[0], "; kept the agent from ") || !strings.Contains(status[0], "`/usr/pwned`") {
+		t.Errorf("status comment %q, want a sandbox row naming the refusal and the file attempts", status)
+	}
+	if line := workflow.SandboxLine(r); !strings.HasPrefix(line, "boxed; refused") || !strings.Contains(line, "; kept the agent from ") {
 		t.Errorf("sandbox line %q", line)
 	}
 }
@@ -239,13 +266,17 @@ func TestSandboxProxyAfterRestart(t *testing.T) {
 
 // TestSandboxRepoWorkflow: the repository's setup and verify commands run in the run's box, as its agent does:
 // they run the repository's code, which the agent may have written (a test of its own runs in verify). Setup
-// cannot read the host's file but writes the working copy and the dependency cache; verify passes; the run
-// opens its pull request.
+// cannot read the host's file nor ace's (that attempt recorded, as the agent's are) but writes the working copy
+// and the dependency cache; verify passes; the run opens its pull request.
 func TestSandboxRepoWorkflow(t *testing.T) {
 	t.Parallel()
 	sandboxtest.Host(t)
 	w := newWorld(t, "idle\n", nil)
 	e := newEscapee(t, w)
+	e.setupRead = filepath.Join(e.root, "setup-canary.txt")
+	if err := os.WriteFile(e.setupRead, []byte("host-secret-canary"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	commitToRemote(t, w, map[string]string{
 		".ace/workflow.toml": `setup = [["sh", "scripts/setup.sh"]]
 verify = "sh scripts/verify.sh"
@@ -253,8 +284,9 @@ verify_timeout = "30s"
 `,
 		"scripts/setup.sh": fmt.Sprintf(`mkdir -p .ace
 cat %s >/dev/null 2>&1 && echo "outside-file: ok" >> .ace/setup.txt || echo "outside-file: denied" >> .ace/setup.txt
+cat %s >/dev/null 2>&1 && echo "ace-root: ok" >> .ace/setup.txt || echo "ace-root: denied" >> .ace/setup.txt
 touch "$GOMODCACHE/installed-by-setup" && echo "cache: ok" >> .ace/setup.txt || echo "cache: denied" >> .ace/setup.txt
-`, e.outside),
+`, e.outside, e.setupRead),
 		"scripts/verify.sh": "test -f GREETING.md\n",
 	})
 	w.rescript(t, e.script(), e.boxed(w.dir))
@@ -264,7 +296,7 @@ touch "$GOMODCACHE/installed-by-setup" && echo "cache: ok" >> .ace/setup.txt || 
 	if err != nil {
 		t.Fatalf("setup's record: %v\n%s", err, w.eventLog(r))
 	}
-	if got, want := strings.TrimSpace(string(b)), "outside-file: denied\ncache: ok"; got != want {
+	if got, want := strings.TrimSpace(string(b)), "outside-file: denied\nace-root: denied\ncache: ok"; got != want {
 		t.Errorf("setup in its box:\n%s\nwant:\n%s", got, want)
 	}
 	if prs := w.gh.PRs(testRepo); len(prs) != 1 || !strings.Contains(prs[0].Body, "Verified: `sh scripts/verify.sh` passed") {
