@@ -69,6 +69,13 @@ func New(o Options) (*Proxy, error) {
 // Serve answers connections on ln until ctx ends, then closes ln and every open connection and returns once
 // their goroutines have ended. It returns nil after ctx ended, or the error that stopped Accept.
 func (p *Proxy) Serve(ctx context.Context, ln net.Listener) error {
+	return ServeConns(ctx, ln, p.serveConn)
+}
+
+// ServeConns hands each connection accepted on ln to serve, in a goroutine of its own, until ctx ends; then it
+// closes ln and returns once every serve has returned (serve must end when its context does). It returns nil
+// after ctx ended, or the error that stopped Accept.
+func ServeConns(ctx context.Context, ln net.Listener, serve func(context.Context, net.Conn)) error {
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	defer func() {
@@ -82,9 +89,9 @@ func (p *Proxy) Serve(ctx context.Context, ln net.Listener) error {
 			if ctx.Err() != nil {
 				return nil
 			}
-			return fmt.Errorf("egress: accept: %w", err)
+			return fmt.Errorf("accept on %s: %w", ln.Addr(), err)
 		}
-		wg.Go(func() { p.serveConn(ctx, c) })
+		wg.Go(func() { serve(ctx, c) })
 	}
 }
 

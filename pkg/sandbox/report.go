@@ -11,8 +11,9 @@ import (
 	"net/http"
 	"os"
 	"strconv"
-	"sync"
 	"time"
+
+	"github.com/aceworks/ace/pkg/egress"
 )
 
 // The recorder's channel to ace: the box's first process (`ace __box`) reports what it saw as an HTTP request
@@ -62,34 +63,22 @@ type Report struct {
 // directory of its working copy; a process of the box's own that just ended). A report from any other process is
 // refused.
 func ServeReports(ctx context.Context, ln net.Listener, report func(Report)) error {
-	ctx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	defer func() {
-		cancel()
-		wg.Wait()
-	}()
-	context.AfterFunc(ctx, func() { ln.Close() })
-	for {
-		c, err := ln.Accept()
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return fmt.Errorf("sandbox: reports: accept: %w", err)
+	err := egress.ServeConns(ctx, ln, func(ctx context.Context, c net.Conn) {
+		defer c.Close()
+		stop := context.AfterFunc(ctx, func() { c.Close() })
+		defer stop()
+		c.SetDeadline(time.Now().Add(reportTimeout))
+		status, msg := http.StatusNoContent, ""
+		if err := receive(c, report); err != nil {
+			status, msg = http.StatusForbidden, err.Error()+"\n"
 		}
-		wg.Go(func() {
-			defer c.Close()
-			stop := context.AfterFunc(ctx, func() { c.Close() })
-			defer stop()
-			c.SetDeadline(time.Now().Add(reportTimeout))
-			status, msg := http.StatusNoContent, ""
-			if err := receive(c, report); err != nil {
-				status, msg = http.StatusForbidden, err.Error()+"\n"
-			}
-			fmt.Fprintf(c, "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
-				status, http.StatusText(status), len(msg), msg)
-		})
+		fmt.Fprintf(c, "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s",
+			status, http.StatusText(status), len(msg), msg)
+	})
+	if err != nil {
+		return fmt.Errorf("sandbox: reports: %w", err)
 	}
+	return nil
 }
 
 // receive reads one report from c, once its sender is known to be a box's first process.
