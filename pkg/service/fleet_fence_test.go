@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -26,7 +27,7 @@ func TestFleetFencesAHostCutOffFromTheStore(t *testing.T) {
 	t.Parallel()
 	pg := pgtest.URL(t)
 	in := pgConfig(t, pg)
-	scriptAgent(t, in, "busy 15s\n"+workScript) // agents still working when their host is cut off
+	script := scriptAgent(t, in, "busy 15s\n"+workScript) // agents still working when their host is cut off
 	in.Cfg.Poll.MaxConcurrent = 2
 	nums := labelIssues(in.GH, 2)
 	st := openStoreAt(t, pg)
@@ -78,6 +79,16 @@ func TestFleetFencesAHostCutOffFromTheStore(t *testing.T) {
 	}()
 	cutAt := time.Now()
 	proxy.Cut()
+	// Once the cut-off host has stopped its agents, the agents after them (the moved runs, the next issue) only
+	// have to finish: they need not keep busy.
+	testkit.WaitFor(t, "the cut-off host to stop its agents", 60*time.Second, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return !cutAgentsGone.IsZero()
+	})
+	if err := os.WriteFile(script, []byte(workScript), 0o644); err != nil {
+		t.Fatal(err)
+	}
 
 	testkit.WaitFor(t, "every issue has its pull request", 150*time.Second, func() bool { return allDone(t, st, nums) })
 	close(stop)

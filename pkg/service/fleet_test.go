@@ -95,16 +95,18 @@ func (h *fleetHost) kill() {
 	}
 }
 
-// scriptAgent makes the installation's agent the fake agent playing script.
-func scriptAgent(t *testing.T, in *acetest.Install, script string) {
+// scriptAgent makes the installation's agent the fake agent playing script, from the file at path (each agent
+// reads it when it starts: a test may change the script for the agents that start later).
+func scriptAgent(t *testing.T, in *acetest.Install, script string) (path string) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "agent-script.txt")
+	path = filepath.Join(t.TempDir(), "agent-script.txt")
 	if err := os.WriteFile(path, []byte(script), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	fake := in.Cfg.Agents["fake"]
 	fake.Command = fmt.Sprintf("%s demo-agent --script %s", in.Exe, path)
 	in.Cfg.Agents = map[string]config.AgentConfig{"fake": fake}
+	return path
 }
 
 // labelIssues adds n labelled issues to the fake GitHub and returns their numbers (with the one pgConfig made).
