@@ -66,8 +66,13 @@ func (hu *humans) askHuman(ctx context.Context, r *store.Run, question, screen s
 func (hu *humans) recordAnswer(ctx context.Context, r *store.Run, answer string) (next Result, err error) {
 	e := hu.e
 	e.runner(r).Queue(r, answer)
-	if err := os.Remove(filepath.Join(r.Workdir, questionFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return Result{}, fmt.Errorf("clear the question: %w", err)
+	// The question file is cleared when it holds the question answered. One the agent wrote since is a new
+	// question: the permission just answered may have been the one to write it (gemini wrote .ace/QUESTION the
+	// moment its write was allowed, and ace cleared it as the answered question's).
+	if q, ok := readProtocolFile(r.Workdir, questionFile); ok && (q == "" || q == r.State.Question) {
+		if err := os.Remove(filepath.Join(r.Workdir, questionFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return Result{}, fmt.Errorf("clear the question: %w", err)
+		}
 	}
 	if r.Status != store.StatusWaitingInput {
 		return Result{}, nil
