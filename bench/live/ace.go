@@ -54,9 +54,6 @@ type aceSpec struct {
 	CPU     string        `json:"cpu"`     // where ace writes its own CPU when asked (SIGUSR1)
 	Poll    time.Duration `json:"poll"`    // poll.interval
 	Timeout time.Duration `json:"timeout"` // monitor.timeout
-	// ModelPort is the scripted model server's port on the namespace's loopback, which a boxed CLI reaches
-	// through its box's proxy (sandbox.forward).
-	ModelPort int `json:"model_port"`
 }
 
 // aceConfig is the world's ace.toml: the real-CLI cases' (pkg/workflow/e2e newRealWorld), the runner chosen,
@@ -89,10 +86,9 @@ func aceConfig(s aceSpec) (*config.Config, error) {
 	cfg.Monitor.ExecTurnTimeout = config.D(s.Timeout)
 	cfg.Poll.Interval = config.D(s.Poll)
 	// The runners are compared unboxed, as before boxes were the default: a box would hide the helpers' CPU
-	// records from them, and what a box costs is bench/sandbox's to measure. The forward is what a boxed run of
-	// this world would need.
+	// records from them (and the model server's port would need sandbox.forward), and what a box costs is
+	// bench/sandbox's to measure.
 	cfg.Sandbox.Mode = "off"
-	cfg.Sandbox.Forward = []int{s.ModelPort}
 	// A scripted model picks its turn by the length of the conversation: a compaction would replay the script.
 	cfg.Monitor.CompactThreshold = 64 << 20
 	if err := cfg.Validate(); err != nil {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -108,16 +107,8 @@ func newWorld(ctx context.Context, dir, exe, runner string, c realcli.CLI, o opt
 	w.gh.AddIssue(repo, fakegithub.IssueOptions{Number: issueN, Title: "Add a greeting", Author: "alice",
 		Body: "Please add GREETING.md with a greeting. Ask whether it should be formal or casual."})
 
-	u, err := url.Parse(w.srv.URL())
-	if err != nil {
-		return w, err
-	}
-	port, err := strconv.Atoi(u.Port())
-	if err != nil {
-		return w, fmt.Errorf("the model server's port: %w", err)
-	}
 	spec := aceSpec{Root: root, Runner: runner, CLI: c.Name, GitHub: w.gh.URL(), Socket: w.socket, Records: w.records,
-		CPU: w.cpuFile, Poll: o.poll, Timeout: o.timeout, ModelPort: port}
+		CPU: w.cpuFile, Poll: o.poll, Timeout: o.timeout}
 	b, err := json.Marshal(spec)
 	if err != nil {
 		return w, err

@@ -16,6 +16,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/aceworks/ace/internal/fakegithub"
+	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/workflow"
 )
@@ -23,16 +24,23 @@ import (
 // aceCmd runs the test binary as the ace command, with the world's configuration and secrets.
 func (w *world) aceCmd(args ...string) *exec.Cmd {
 	w.t.Helper()
-	path := filepath.Join(w.dir, "ace.toml")
+	return aceCommand(w.t, w.bin, filepath.Join(w.dir, "ace.toml"), w.cfg,
+		[]string{"GITHUB_TOKEN=" + botToken, "FAKE_AGENT_KEY=fake-agent-secret-value-42"}, args...)
+}
+
+// aceCommand runs exe (the test binary) as ace with cfg written to path, as a user's ace.toml would be, in this
+// process's environment plus env.
+func aceCommand(t testing.TB, exe, path string, cfg *config.Config, env []string, args ...string) *exec.Cmd {
+	t.Helper()
 	var b bytes.Buffer
-	if err := toml.NewEncoder(&b).Encode(w.cfg); err != nil {
-		w.t.Fatal(err)
+	if err := toml.NewEncoder(&b).Encode(cfg); err != nil {
+		t.Fatal(err)
 	}
 	if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
-		w.t.Fatal(err)
+		t.Fatal(err)
 	}
-	cmd := exec.Command(w.bin, append([]string{"ace", "--config", path}, args...)...)
-	cmd.Env = append(os.Environ(), "GITHUB_TOKEN="+botToken, "FAKE_AGENT_KEY=fake-agent-secret-value-42", "NO_COLOR=1")
+	cmd := exec.Command(exe, append([]string{"ace", "--config", path}, args...)...)
+	cmd.Env = append(append(os.Environ(), env...), "NO_COLOR=1")
 	return cmd
 }
 

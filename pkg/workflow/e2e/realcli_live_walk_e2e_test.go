@@ -1,7 +1,6 @@
 package e2e_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -16,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/BurntSushi/toml"
 	"github.com/creack/pty"
 
 	"github.com/aceworks/ace/internal/fakegithub"
@@ -282,21 +280,11 @@ func (p *aceProcess) kill(t *testing.T) {
 // aceCommand is the test binary as ace with the world's configuration, written to a file as a user's would be.
 func (w *realWorld) aceCommand(t *testing.T, args ...string) *exec.Cmd {
 	t.Helper()
-	var b bytes.Buffer
-	if err := toml.NewEncoder(&b).Encode(w.cfg); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(filepath.Dir(w.cfg.Workspace.Root), "ace.toml")
-	if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(exe, append([]string{"ace", "--config", path}, args...)...)
-	cmd.Env = append(os.Environ(), "NO_COLOR=1")
-	return cmd
+	return aceCommand(t, exe, filepath.Join(filepath.Dir(w.cfg.Workspace.Root), "ace.toml"), w.cfg, nil, args...)
 }
 
 // awaitProxy waits until the restarted ace serves the run's egress proxy again: until then the boxed CLI's next
