@@ -84,7 +84,7 @@ func hungUp(fd int) bool {
 // seen is one path of a notified call, as read while the call waited: write, and create when all the write
 // would do is make the path (see pathArg), and opened when, the path being there, the call opens it to read;
 // existed when it was there before the call went on; for a path of /proc/N, procPID is N and procThere whether
-// the box had it then (a process that reads its own entries and ends would be gone after).
+// N was a process of the box's then (a process that reads its own entries and ends would be gone after).
 type seen struct {
 	raw, base                              string
 	write, create, opened, follow, existed bool
@@ -109,7 +109,7 @@ func (n *notifier) handle(req *seccompNotif) {
 	tid := int(req.Pid)
 	for _, s := range got {
 		path := n.boxPath(tid, s.base, s.raw, s.follow)
-		there := func(pid int) bool { return pid == s.procPID && s.procThere || pid != s.procPID && inBox(pid) }
+		there := func(pid int) bool { return pid == s.procPID && s.procThere || pid != s.procPID && boxHad(pid) }
 		kind, ok := n.policy.classify(path, s.write, there)
 		if ok && s.create && s.existed {
 			// Where the path is there a call that only makes it changes nothing (EEXIST, as CLIs making each
@@ -196,7 +196,7 @@ func (n *notifier) read(req *seccompNotif, sc *syscallInfo) []seen {
 			s.existed = exists(lexical)
 		}
 		if pid, _, ok := cutProcPID(lexical); ok {
-			s.procPID, s.procThere = pid, inBox(pid)
+			s.procPID, s.procThere = pid, boxHad(pid)
 		}
 		out = append(out, s)
 	}
@@ -247,7 +247,7 @@ func selfProc(p string, tid int) string {
 
 // recorded reports whether a write at path would be recorded.
 func (n *notifier) recorded(path string) bool {
-	_, ok := n.policy.classify(path, true, inBox)
+	_, ok := n.policy.classify(path, true, boxHad)
 	return ok
 }
 
@@ -282,8 +282,21 @@ func realPath(p string, follow bool) string {
 	}
 }
 
-// inBox reports whether the box's PID namespace (this process's) has pid.
-func inBox(pid int) bool { return unix.Access("/proc/"+strconv.Itoa(pid), unix.F_OK) == nil }
+// boxHad reports whether pid is, or was, a process of the box's PID namespace (this process's): one it has now,
+// or one it gave out and that has ended since — a CLI reading the /proc entry of a child that just exited reads
+// nothing of another's. PIDs are given out in rising order in a namespace (ns_last_pid is the last one), so a PID
+// above it was never the box's: a host process's, which the box's /proc does not show.
+func boxHad(pid int) bool {
+	if unix.Access("/proc/"+strconv.Itoa(pid), unix.F_OK) == nil {
+		return true
+	}
+	b, err := os.ReadFile("/proc/sys/kernel/ns_last_pid")
+	if err != nil {
+		return false
+	}
+	last, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	return err == nil && pid <= last
+}
 
 // readPath reads a NUL-terminated path of at most PATH_MAX bytes at addr in process tid.
 func readPath(tid int, addr uint64) (string, error) {

@@ -11,9 +11,10 @@ import (
 )
 
 // TestRecorderRoundTrip: a command started under the recorder's filter (from this test process: the filtered
-// thread ends once it has started it) has its path-taking calls handed to the notifier, which resolves them (relative to the caller's directory, through a link it planted, a 32-bit or an
-// openat2 call alike where the shell makes them) and records what the policy says — and only that; the calls
-// themselves go on as if unwatched (no box here: the host's files answer them).
+// thread ends once it has started it) has its path-taking calls handed to the notifier, which resolves them
+// (relative to the caller's directory, through a link it planted, a 32-bit or an openat2 call alike where the
+// shell makes them) and records what the policy says — and only that: not the /proc entry of an ended child; the
+// calls themselves go on as if unwatched (no box here: the host's files answer them).
 func TestRecorderRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	wc, hidden, outside := filepath.Join(dir, "wc"), filepath.Join(dir, "hidden"), filepath.Join(dir, "outside")
@@ -35,6 +36,9 @@ func TestRecorderRoundTrip(t *testing.T) {
 		"echo x > ../outside/new",
 		"mkdir ../outside/dir",
 		"cat /proc/999999999/environ",
+		// A child of its own that has ended: its PID was the namespace's, its entry nobody else's (issue #37: a
+		// CLI's read of an ended child's /proc/N/environ was recorded as a process outside the box).
+		"true & wait $!; cat /proc/$!/environ",
 		"cat /proc/self/status",
 		"mkdir ../hidden ../outside", // there already: nothing made, nothing recorded
 		"echo ok > written-here",

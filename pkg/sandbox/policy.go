@@ -17,7 +17,8 @@ const (
 	// AttemptWrite is a write outside the box's writable paths (its working copy, its home, /tmp,
 	// Spec.ReadWrite): a read-only or absent path in the box.
 	AttemptWrite AttemptKind = "write"
-	// AttemptProc is a /proc entry of a PID the box's PID namespace does not have: a host process's.
+	// AttemptProc is a /proc entry of a PID the box's PID namespace never had: a host process's (the box's /proc
+	// shows none of them).
 	AttemptProc AttemptKind = "proc"
 )
 
@@ -82,8 +83,8 @@ func (p policy) args() []string {
 }
 
 // classify says whether an attempt at path (absolute, clean, its links resolved), writing or not, is one the box
-// records, and of which kind. inBox reports whether a PID is in the box's PID namespace.
-func (p policy) classify(path string, write bool, inBox func(pid int) bool) (AttemptKind, bool) {
+// records, and of which kind. boxHad reports whether a PID is, or was, a process of the box's PID namespace.
+func (p policy) classify(path string, write bool, boxHad func(pid int) bool) (AttemptKind, bool) {
 	if within(path, "/sys") {
 		// The kernel's interfaces, which the box does not mount: nothing of the user's, and runtimes probe them
 		// (claude 2.1.197 opens ftrace's trace_marker for writing at every start).
@@ -91,7 +92,7 @@ func (p policy) classify(path string, write bool, inBox func(pid int) bool) (Att
 	}
 	if within(path, "/proc") {
 		// Only another process's entries: the agent's own, /proc/self, and writes to them are its business.
-		if pid, _, ok := cutProcPID(path); ok && !inBox(pid) {
+		if pid, _, ok := cutProcPID(path); ok && !boxHad(pid) {
 			return AttemptProc, true
 		}
 		return "", false

@@ -60,8 +60,9 @@ type Report struct {
 // ctx ends, then closes ln and every open connection and returns once their goroutines have ended. Each report
 // goes to report, from its connection's goroutine, without the reads of hidden paths, and of /proc entries, that
 // do not exist on the host: the box withheld nothing there (a CLI looking for its settings in each parent
-// directory of its working copy; a process of the box's own that just ended). A report from any other process is
-// refused.
+// directory of its working copy; a PID no process has here). Whether a PID was the box's own is the box's to say
+// (boxHad): PIDs of the box's namespace and the host's are not the same numbers. A report from any other process
+// is refused.
 func ServeReports(ctx context.Context, ln net.Listener, report func(Report)) error {
 	err := egress.ServeConns(ctx, ln, func(ctx context.Context, c net.Conn) {
 		defer c.Close()
