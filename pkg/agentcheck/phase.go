@@ -116,7 +116,7 @@ func (p phase) run(ctx context.Context) (rep Report) {
 	if p.name == PhaseLive {
 		runner = "live"
 	}
-	cfg, err := w.config(user, p.agent, runner, p.startup, srv.URL())
+	cfg, err := w.config(user, p.agent, runner, p.startup)
 	if err != nil {
 		rep.Error = err.Error()
 		return rep

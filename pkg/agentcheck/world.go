@@ -5,11 +5,9 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -113,9 +111,10 @@ func (w *world) enterHome(cli, baseURL string, subscriber bool) error {
 
 // config is ace's configuration for the check: the user's own settings of agent name (its command, model,
 // home, markers, sandbox: what their runs use), run on runner (tmux, or live) with auto_approve on, against the world's tracker and
-// root; a boxed agent reaches the model server at modelURL through a forwarded port. Secrets the user configured
-// are left out: the CLI signs in with the model server's key.
-func (w *world) config(user *config.Config, name, runner string, startup time.Duration, modelURL string) (*config.Config, error) {
+// root; a boxed agent reaches the model server, which its environment or its own settings point it at, as a
+// user's gateway on this machine: forwarded into its box by ace itself. Secrets the user configured are left out:
+// the CLI signs in with the model server's key.
+func (w *world) config(user *config.Config, name, runner string, startup time.Duration) (*config.Config, error) {
 	cfg := config.Default()
 	a, _ := user.AgentConfigFor(name)
 	a.Runner, a.AutoApprove, a.Secrets = runner, true, nil
@@ -136,11 +135,6 @@ func (w *world) config(user *config.Config, name, runner string, startup time.Du
 	cfg.PR.Follow = false
 	cfg.PR.Draft = false
 	cfg.Sandbox = user.Sandbox
-	if u, err := url.Parse(modelURL); err == nil {
-		if port, err := strconv.Atoi(u.Port()); err == nil {
-			cfg.Sandbox.Forward = append(slices.Clone(cfg.Sandbox.Forward), port)
-		}
-	}
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("the check's configuration for agent %s: %w", name, err)
 	}

@@ -43,6 +43,18 @@ func PrepareRunHome(p Profile, home string, from UserEnv, workdir string, mcp MC
 	return env, nil
 }
 
+// SettingsEndpoints are the endpoints the agent's CLI settings name (Adapter.ConfigEndpoints), read in the config
+// dir a boxed run's home copies its settings from (as PrepareRunHome does, for user): the user's own files,
+// which the agent cannot write.
+func SettingsEndpoints(p Profile, root string, user UserEnv) []Endpoint {
+	a := p.Adapter()
+	if a == nil || a.ConfigDir == nil {
+		return nil
+	}
+	from := AgentHome(p, root, user)
+	return p.SettingsEndpoints(a.ConfigDir(from.Home, from.Getenv))
+}
+
 // copyOnce copies src to dst unless dst is there already or src is not: a regular file (0600), or a directory's
 // regular files and subdirectories (0700), as a CLI's rules or policies directory is.
 func copyOnce(src, dst string) error {

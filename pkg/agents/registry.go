@@ -128,6 +128,7 @@ type (
 	Limit        = agent.Limit
 	VersionCache = agent.VersionCache
 	Usage        = agent.Usage
+	Endpoint     = agent.Endpoint
 )
 
 // Agent states, from the screen and the pane (see agent.State).

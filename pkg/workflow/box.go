@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -95,9 +97,15 @@ func (sb *sandboxes) wrap(ctx context.Context, r *store.Run, prof agents.Profile
 		return nil, err
 	}
 	env := boxEnv(prof, le.env, r.Workdir)
+	list := sb.allowed(r, prof, p.cfg)
+	fwd := forwards(list)
+	ports := make([]int, len(fwd))
+	for i, f := range fwd {
+		ports[i] = f.port
+	}
 	spec := sandbox.Spec{
 		WorkDir: r.Workdir, Home: p.home, Env: env, ProxySocket: p.sock, ReportSocket: reportSocket(p.sock),
-		Forward: p.cfg.Forward, Terminal: terminal, Lookups: prof.BoxLookups(),
+		Forward: ports, ProxyPort: proxyPort(ports), Terminal: terminal, Lookups: prof.BoxLookups(),
 		Self: e.o.Self, ReadOnly: sb.readOnly(r, prof, p.cfg, argv[0], env["PATH"]), ReadWrite: le.logins, Hide: sb.hidden(),
 	}
 	if host != nil {
@@ -114,8 +122,31 @@ func (sb *sandboxes) wrap(ctx context.Context, r *store.Run, prof agents.Profile
 		e.event(ctx, r, EventSandbox, fmt.Sprintf("%s runs boxed: it sees its working copy and its home for this run (%s), "+
 			"not your home or ace's; its network goes through ace's proxy (%d destinations allowed)",
 			prof.Name, p.home, len(sb.allow(r, prof, p.cfg))))
+		if len(fwd) > 0 {
+			e.event(ctx, r, EventSandbox, forwardMessage(fwd))
+		}
 	}
 	return b, nil
+}
+
+// forwardMessage says which of this machine's loopback ports a box reaches, and what named each.
+func forwardMessage(fwd []forwarded) string {
+	parts := make([]string, len(fwd))
+	for i, f := range fwd {
+		parts[i] = fmt.Sprintf("127.0.0.1:%d (%s)", f.port, f.from)
+	}
+	return "forwarded into the box from this machine's loopback, each at the same port of the box's own (through " +
+		"ace's proxy, which records it): " + strings.Join(parts, ", ")
+}
+
+// proxyPort is the port of the box's proxy forwarder: sandbox.DefaultProxyPort, or the next one that no
+// forwarded port takes.
+func proxyPort(forwarded []int) int {
+	p := sandbox.DefaultProxyPort
+	for slices.Contains(forwarded, p) {
+		p++
+	}
+	return p
 }
 
 // detect finds out, once per process (again a minute after a failure), whether boxes work here.

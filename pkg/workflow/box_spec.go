@@ -3,6 +3,7 @@ package workflow
 import (
 	"bufio"
 	"bytes"
+	"maps"
 	"net"
 	"net/url"
 	"os"
@@ -59,36 +60,124 @@ var registries = []string{
 	"rubygems.org:443",
 }
 
-// allow is the run's allow list: the agent CLI's endpoints, the hosts of the *_BASE_URL variables it gets, the git
-// remote's host and GitHub's API (and its MCP server), the package registries, the forwarded loopback ports, and
-// [sandbox] allow. It is computed from the run and the configuration alone, so that an ace restarted serves the
-// same list.
+// allowed is one destination of a run's allow list (an egress allow pattern) and what named it, for people.
+type allowed struct {
+	dest, from string
+}
+
+// allow is the run's allow list: the agent CLI's endpoints, the hosts of the *_BASE_URL variables it gets and of
+// the endpoints its own settings name, the git remote's host and GitHub's API (and its MCP server), the package
+// registries, the forwarded loopback ports, and [sandbox] allow. It is computed from the run and the
+// configuration alone (the user's, never the run's home), so that an ace restarted serves the same list.
 func (sb *sandboxes) allow(r *store.Run, prof agents.Profile, cfg config.SandboxConfig) []string {
-	e := sb.e
-	list := slices.Clone(prof.Endpoints())
-	urls := []string{r.State.RemoteURL, e.cfg.GitHub.APIURL, prof.GitHubMCP}
-	if e.cfg.GitHub.APIURL == "" && e.cfg.Tracker.Kind == "github" {
-		urls = append(urls, "https://api.github.com")
+	var list []string
+	for _, a := range sb.allowed(r, prof, cfg) {
+		list = append(list, a.dest)
 	}
-	for _, m := range []map[string]string{passedVars(), prof.BoxEnv(), prof.Env} {
-		for k, v := range m {
-			if strings.HasSuffix(k, "_BASE_URL") {
-				urls = append(urls, v)
+	slices.Sort(list)
+	return slices.Compact(list)
+}
+
+// allowed is the allow list with what named each destination, in the order named.
+func (sb *sandboxes) allowed(r *store.Run, prof agents.Profile, cfg config.SandboxConfig) []allowed {
+	e := sb.e
+	var list []allowed
+	add := func(from string, dests ...string) {
+		for _, d := range dests {
+			list = append(list, allowed{dest: d, from: from})
+			if port := loopbackPort(d); port != 0 && !strings.HasPrefix(d, "127.0.0.1:") {
+				// The box's forwarder tunnels a loopback port to this machine's 127.0.0.1 (forwardPort).
+				list = append(list, allowed{dest: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), from: from})
 			}
 		}
 	}
-	for _, u := range urls {
-		if dest := urlDest(u); dest != "" {
-			list = append(list, dest)
+	addURL := func(from, raw string) {
+		if dest := urlDest(raw); dest != "" {
+			add(from, dest)
 		}
 	}
-	list = append(list, registries...)
-	for _, p := range cfg.Forward {
-		list = append(list, net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
+	add(prof.Name+"'s own endpoints", prof.Endpoints()...)
+	addURL("the git remote", r.State.RemoteURL)
+	addURL("github.api_url", e.cfg.GitHub.APIURL)
+	addURL("agents."+prof.Name+".github_mcp", prof.GitHubMCP)
+	if e.cfg.GitHub.APIURL == "" && e.cfg.Tracker.Kind == "github" {
+		addURL("GitHub's API", "https://api.github.com")
 	}
-	list = append(list, cfg.Allow...)
-	slices.Sort(list)
-	return slices.Compact(list)
+	for _, ep := range sb.endpoints(prof) {
+		addURL(ep.From, ep.URL)
+	}
+	add("the package registries", registries...)
+	for _, p := range cfg.Forward {
+		add("[sandbox] forward", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
+	}
+	add("[sandbox] allow", cfg.Allow...)
+	return list
+}
+
+// endpoints are the endpoints the run's agent is pointed at: the *_BASE_URL variables it gets (those of ace's
+// environment that pass into a box, the CLI's box variables, its env in ace.toml) and what its CLI's own settings
+// name, read where the run's home copies them from (agents.SettingsEndpoints).
+func (sb *sandboxes) endpoints(prof agents.Profile) []agents.Endpoint {
+	return endpointsOf(prof, sb.e.o.Root, agents.CurrentUser())
+}
+
+// endpointsOf is endpoints for user, whose settings a run's home copies.
+func endpointsOf(prof agents.Profile, root string, user agents.UserEnv) []agents.Endpoint {
+	var out []agents.Endpoint
+	for _, m := range []struct {
+		vars  map[string]string
+		where string
+	}{{passedVars(), ""}, {prof.BoxEnv(), ""}, {prof.Env, " (agents." + prof.Name + ".env)"}} {
+		keys := slices.Sorted(maps.Keys(m.vars))
+		for _, k := range keys {
+			if strings.HasSuffix(k, "_BASE_URL") {
+				out = append(out, agents.Endpoint{URL: m.vars[k], From: k + m.where})
+			}
+		}
+	}
+	for _, ep := range agents.SettingsEndpoints(prof, root, user) {
+		ep.From = prof.Name + "'s " + ep.From
+		out = append(out, ep)
+	}
+	return out
+}
+
+// forwarded is a loopback port of this machine that a box forwards, and what named it.
+type forwarded struct {
+	port int
+	from string
+}
+
+// forwards are the ports of the allow list's destinations on this machine's loopback: a box reaches each at the
+// same port of its own loopback (sandbox.Spec.Forward), since a CLI connects to 127.0.0.1 directly, never
+// through a proxy — what ace allows, the agent reaches. Each port once, with the first that named it.
+func forwards(list []allowed) []forwarded {
+	var out []forwarded
+	for _, a := range list {
+		port := loopbackPort(a.dest)
+		if port != 0 && !slices.ContainsFunc(out, func(f forwarded) bool { return f.port == port }) {
+			out = append(out, forwarded{port: port, from: a.from})
+		}
+	}
+	slices.SortFunc(out, func(a, b forwarded) int { return a.port - b.port })
+	return out
+}
+
+// loopbackPort is the port of an allow pattern on this machine's loopback (127.0.0.0/8, ::1, localhost), 0 for
+// any other destination or a pattern without a port.
+func loopbackPort(dest string) int {
+	host, port, err := net.SplitHostPort(dest)
+	if err != nil {
+		return 0
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil || n <= 0 || n > 65535 {
+		return 0
+	}
+	if ip := net.ParseIP(host); strings.EqualFold(host, "localhost") || ip != nil && ip.IsLoopback() {
+		return n
+	}
+	return 0
 }
 
 // urlDest is an http(s) URL's host:port as an allow pattern, "" for anything else (an ssh remote, a path).

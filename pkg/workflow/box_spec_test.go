@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -82,6 +83,75 @@ func TestBoxAllowList(t *testing.T) {
 	r.State.RemoteURL = "git@git.example:acme/widgets.git"
 	if got := sb.allow(r, prof, config.SandboxConfig{}); slices.ContainsFunc(got, func(d string) bool { return strings.HasPrefix(d, "git.example") }) {
 		t.Errorf("an ssh remote opened its host: %q", got)
+	}
+}
+
+// TestBoxForwardsLoopback: every destination of the allow list on this machine's loopback — a gateway in the
+// agent's env, the git remote, [sandbox] allow, [sandbox] forward — is forwarded into the box, once, with what
+// named it; a name on the loopback (localhost) is allowed at 127.0.0.1 too, where the box's forwarder tunnels.
+func TestBoxForwardsLoopback(t *testing.T) {
+	t.Parallel()
+	cfg := config.Default()
+	e := &Engine{cfg: cfg, o: Options{Config: cfg, Root: t.TempDir()}}
+	sb := &sandboxes{e: e}
+	prof, _ := agents.Builtin("claude")
+	prof.Env = map[string]string{"ANTHROPIC_BASE_URL": "http://localhost:4000"}
+	r := &store.Run{State: store.RunState{RemoteURL: "http://127.0.0.1:9418/acme/widgets.git"}}
+	sc := config.SandboxConfig{Forward: []int{11434}, Allow: []string{"127.0.0.1:5432", "10.0.0.1:80", "*.internal.example", "127.0.0.1"}}
+	var got []string
+	for _, f := range forwards(sb.allowed(r, prof, sc)) {
+		got = append(got, fmt.Sprintf("%d %s", f.port, f.from))
+	}
+	want := []string{"4000 ANTHROPIC_BASE_URL (agents.claude.env)", "5432 [sandbox] allow", "9418 the git remote", "11434 [sandbox] forward"}
+	if !slices.Equal(got, want) {
+		t.Errorf("forwards:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	allow := sb.allow(r, prof, sc)
+	for _, d := range []string{"localhost:4000", "127.0.0.1:4000", "127.0.0.1:9418"} {
+		if !slices.Contains(allow, d) {
+			t.Errorf("allow list lacks %s: %q", d, allow)
+		}
+	}
+	if msg := forwardMessage(forwards(sb.allowed(r, prof, sc))); !strings.Contains(msg, "127.0.0.1:4000 (ANTHROPIC_BASE_URL (agents.claude.env))") {
+		t.Errorf("the event: %s", msg)
+	}
+	if p := proxyPort([]int{3128, 3129, 4000}); p != 3130 {
+		t.Errorf("proxyPort = %d, want the first port no forward takes", p)
+	}
+}
+
+// TestSettingsEndpoints: the endpoints each CLI's own settings name, read in the user's config dir (which a
+// run's home copies): codex's config.toml (the OpenAI endpoint, a provider of the user's, an MCP server),
+// claude's settings.json env, gemini's MCP servers.
+func TestSettingsEndpoints(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	for rel, content := range map[string]string{
+		".codex/config.toml": "model = \"m\"\nopenai_base_url = \"http://127.0.0.1:4000/v1\"\n\n[model_providers.local]\n" +
+			"name = \"Local\"\nbase_url = \"http://localhost:11434/v1\"\n\n[mcp_servers.docs]\nurl = \"http://[::1]:7000/mcp\"\n",
+		".claude/settings.json": `{"env": {"ANTHROPIC_BASE_URL": "http://127.0.0.1:4100", "OTHER": "x"}}`,
+		".gemini/settings.json": `{"mcpServers": {"tools": {"httpUrl": "http://127.0.0.1:7100/mcp"}}}`,
+	} {
+		writeExec(t, filepath.Join(home, rel), content)
+	}
+	user := agents.UserEnv{Home: home, Getenv: func(string) string { return "" }}
+	for cli, want := range map[string][]string{
+		"codex": {"http://127.0.0.1:4000/v1 codex's config.toml openai_base_url",
+			"http://localhost:11434/v1 codex's config.toml model_providers.local.base_url",
+			"http://[::1]:7000/mcp codex's config.toml mcp_servers.docs.url"},
+		"claude": {"http://127.0.0.1:4100 claude's settings.json env.ANTHROPIC_BASE_URL"},
+		"gemini": {"http://127.0.0.1:7100/mcp gemini's settings.json mcpServers.tools.httpUrl"},
+	} {
+		prof, _ := agents.Builtin(cli)
+		var got []string
+		for _, ep := range endpointsOf(prof, t.TempDir(), user) {
+			if !strings.HasSuffix(ep.From, "_BASE_URL") || strings.Contains(ep.From, "'s ") { // not ace's own environment's
+				got = append(got, ep.URL+" "+ep.From)
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: endpoints\n%s\nwant\n%s", cli, strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
 	}
 }
 

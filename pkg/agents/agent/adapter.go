@@ -58,6 +58,10 @@ type Adapter struct {
 	// which a box's proxy lets out for it. A gateway the user points it at (ANTHROPIC_BASE_URL …) comes from the
 	// environment instead.
 	Endpoints []string
+	// ConfigEndpoints reads the endpoints the CLI's own settings in its config dir name (a gateway's base URL,
+	// an MCP server's URL: see Endpoint); nil when it keeps none there. ace reads the user's files, which the
+	// run's home copies (Settings), never the run's copy, which the agent can write.
+	ConfigEndpoints func(dir string) []Endpoint
 	// Settings are the files and directories of the CLI's config dir a box's home for one run copies from the
 	// config dir the CLI uses outside boxes (its settings, the user's instructions, its approval rules), once;
 	// the run's own changes stay the run's.

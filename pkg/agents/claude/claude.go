@@ -37,7 +37,8 @@ func Adapter() *agent.Adapter {
 		// allowed where the repository's remote is there.
 		Endpoints: []string{"api.anthropic.com:443", "claude.ai:443", "console.anthropic.com:443", "platform.claude.com:443",
 			"downloads.claude.ai:443", "raw.githubusercontent.com:443"},
-		Settings: []string{"settings.json", "CLAUDE.md"},
+		Settings:        []string{"settings.json", "CLAUDE.md"},
+		ConfigEndpoints: configEndpoints,
 		// A box's install dir is read-only: no update to try. Not CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC (nor
 		// DISABLE_TELEMETRY): with either, 2.1.331's auto mode cannot check actions through a gateway
 		// (ANTHROPIC_BASE_URL) and stops each turn with "Auto mode can't check actions in this session".

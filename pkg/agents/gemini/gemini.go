@@ -37,11 +37,12 @@ func Adapter() *agent.Adapter {
 		Endpoints: []string{"generativelanguage.googleapis.com:443", "cloudcode-pa.googleapis.com:443",
 			"oauth2.googleapis.com:443", "www.googleapis.com:443", "play.googleapis.com:443"},
 		// policies/: the user's policy-engine rules (which tools ask first).
-		Settings:     []string{"settings.json", "GEMINI.md", "policies"},
-		Lookups:      []string{"GEMINI.md"},
-		RunEnv:       runEnv,
-		Base:         profile,
-		SessionUsage: sessionUsage,
+		Settings:        []string{"settings.json", "GEMINI.md", "policies"},
+		ConfigEndpoints: configEndpoints,
+		Lookups:         []string{"GEMINI.md"},
+		RunEnv:          runEnv,
+		Base:            profile,
+		SessionUsage:    sessionUsage,
 		Limits: agent.LimitPatterns{
 			Screen: []*regexp.Regexp{
 				// Interactive, a daily quota opens a box: "Usage limit reached for gemini-3.5-flash-lite." with

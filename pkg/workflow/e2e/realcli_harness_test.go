@@ -4,10 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -92,13 +90,9 @@ func openRealWorld(t *testing.T, c realcli.CLI, aceTOML, body string, turns []mo
 	// (a gemini transcript passed monitor.compact_threshold under load and its question was asked again).
 	// Compaction has its own tests.
 	cfg.Monitor.CompactThreshold = 64 << 20
-	// The model server listens on this namespace's loopback, which a boxed CLI reaches through its box's proxy.
-	u, err := url.Parse(w.srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	port, _ := strconv.Atoi(u.Port())
-	cfg.Sandbox.Forward = []int{port}
+	// The model server listens on this namespace's loopback, as a user's gateway on their machine: the CLI is
+	// pointed at it as users do (claude's and gemini's environment, codex's own config.toml in the HOME), and
+	// nothing in ace's configuration forwards it into the box (issue #37: ace does, what it allows the agent reaches).
 
 	for _, f := range tune {
 		f(cfg)
