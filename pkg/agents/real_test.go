@@ -28,6 +28,8 @@ func TestRealFirstRunScreens(t *testing.T) {
 			// user at the first checked tool call, and the 5-hour limit over an idle composer.
 			"21-auto-mode-notice": {StateDialog, "auto-mode-notice", "Enter"},
 			"31-limit":            {StateReady, "", ""},
+			// Its model unreachable (nothing on ANTHROPIC_BASE_URL's port): retrying, with its wait on the spinner line.
+			"41-retry": {StateBusy, "", ""},
 		},
 		"codex": {
 			"01-splash":         {StateStarting, "", ""},
@@ -36,6 +38,7 @@ func TestRealFirstRunScreens(t *testing.T) {
 			"04-api-key":        {StateDialog, "api-key", "Enter"},
 			"05-trust":          {StateDialog, "trust", "Trust and continue"},
 			"06-ready":          {StateReady, "", ""},
+			"41-retry":          {StateBusy, "", ""}, // its model unreachable: "Reconnecting... waiting for network"
 		},
 		"gemini": {
 			"01-trust":       {StateDialog, "trust", "Trust folder (project)"},

@@ -129,6 +129,7 @@ type (
 	VersionCache = agent.VersionCache
 	Usage        = agent.Usage
 	Endpoint     = agent.Endpoint
+	Retry        = agent.Retry
 )
 
 // Agent states, from the screen and the pane (see agent.State).

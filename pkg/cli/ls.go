@@ -70,6 +70,9 @@ func runLs(ctx context.Context, app *App, asJSON, all bool) error {
 		if r.Status == store.StatusPausedLimit {
 			status += " until " + r.State.ResumeAt.Local().Format("15:04")
 		}
+		if r.State.Reach != nil && !r.Status.Terminal() {
+			status += ", model unreachable" // ace show N says where and why
+		}
 		tokens, cost := "-", "-"
 		if u := r.State.Usage; u != nil {
 			tokens, cost = fmt.Sprint(u.Tokens()), fmt.Sprintf("$%.2f", u.CostUSD)

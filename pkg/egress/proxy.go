@@ -38,15 +38,19 @@ type Options struct {
 	Allow []string
 	// Report receives every connection once it has ended, from that connection's goroutine; nil drops them.
 	Report func(Event)
+	// Connected receives each connection as soon as its destination is reached, before a byte is relayed (a
+	// tunnel may stay open for the life of its client); nil drops them.
+	Connected func(Event)
 	// Dial reaches a destination; nil is a net.Dialer. Tests and an upstream proxy replace it.
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // Proxy serves proxy requests on listeners; one Proxy may serve several.
 type Proxy struct {
-	allow  Allow
-	report func(Event)
-	dial   func(ctx context.Context, network, addr string) (net.Conn, error)
+	allow     Allow
+	report    func(Event)
+	connected func(Event)
+	dial      func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // New checks o's allow list and returns the proxy.
@@ -55,9 +59,12 @@ func New(o Options) (*Proxy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("egress: %w", err)
 	}
-	p := &Proxy{allow: allow, report: o.Report, dial: o.Dial}
+	p := &Proxy{allow: allow, report: o.Report, connected: o.Connected, dial: o.Dial}
 	if p.report == nil {
 		p.report = func(Event) {}
+	}
+	if p.connected == nil {
+		p.connected = func(Event) {}
 	}
 	if p.dial == nil {
 		d := &net.Dialer{Timeout: dialTimeout}
@@ -138,10 +145,11 @@ func (p *Proxy) serveConn(ctx context.Context, c net.Conn) {
 	cancel()
 	if err != nil {
 		ev.Status, ev.Err = http.StatusBadGateway, err
-		reply(c, ev.Status, "ace egress: cannot reach "+ev.Addr()+"\n")
+		reply(c, ev.Status, "ace egress: cannot reach "+ev.Addr()+": "+err.Error()+"\n")
 		return
 	}
 	defer up.Close()
+	p.connected(ev)
 	stopUp := context.AfterFunc(ctx, func() { up.Close() })
 	defer stopUp()
 	cc := &countingConn{Conn: up}

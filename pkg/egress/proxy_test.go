@@ -173,9 +173,14 @@ func TestMalformedAndUnreachable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusBadGateway {
 		t.Fatalf("allowed but nothing listening: %d", resp.StatusCode)
+	}
+	// The client learns why (ace doctor's probe shows it).
+	if !strings.Contains(string(body), "connection refused") {
+		t.Errorf("the 502's body does not say why: %q", body)
 	}
 	if e := next(t, events); !e.Allowed || e.Status != 502 || e.Err == nil {
 		t.Fatalf("event %+v", e)
@@ -269,5 +274,46 @@ func TestShutdown(t *testing.T) {
 	}
 	if _, err := net.Dial("tcp", ln.Addr().String()); err == nil {
 		t.Fatal("the listener is still open after shutdown")
+	}
+}
+
+// TestConnectedBeforeEnd: a tunnel is told as soon as its destination is reached, while the client still holds it
+// open (a CLI keeps its connection to the model for its whole life); its report comes when it ends.
+func TestConnectedBeforeEnd(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
+	defer srv.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	connected, reports := make(chan egress.Event, 1), make(chan egress.Event, 1)
+	p, err := egress.New(egress.Options{Allow: []string{srv.Listener.Addr().String()},
+		Connected: func(e egress.Event) { connected <- e }, Report: func(e egress.Event) { reports <- e }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Serve(ctx, ln) }()
+	defer func() { cancel(); <-done }()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := egress.Tunnel(c, srv.Listener.Addr().String()); err != nil {
+		t.Fatal(err)
+	}
+	if e := next(t, connected); e.Addr() != srv.Listener.Addr().String() || !e.Allowed {
+		t.Errorf("connected %+v", e)
+	}
+	select {
+	case e := <-reports:
+		t.Fatalf("reported before the tunnel ended: %+v", e)
+	default:
+	}
+	c.Close()
+	if e := next(t, reports); e.Status != 200 {
+		t.Errorf("report %+v", e)
 	}
 }

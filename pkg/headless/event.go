@@ -20,6 +20,7 @@ const (
 	KindResult     Kind = "result"      // Status ("success"/"error"...), Text (final result text), Usage, IsError
 	KindError      Kind = "error"       // Text
 	KindLimit      Kind = "limit"       // Text, ResetsAt (0: not said): the account hit a usage or rate limit
+	KindRetry      Kind = "retry"       // Text (the error), Attempt, MaxAttempts (0: not said): the CLI retries its model's API
 	KindRaw        Kind = "raw"         // Raw: a line that is not JSON or of an unknown type; never fatal
 )
 
@@ -93,6 +94,15 @@ type Event struct {
 	Raw       string `json:"raw,omitempty"`
 	// ResetsAt is when a limit resets, in Unix seconds (KindLimit).
 	ResetsAt int64 `json:"resets_at,omitempty"`
+	// Attempt is the CLI's attempt at its model's API, of MaxAttempts (KindRetry).
+	Attempt     int `json:"attempt,omitempty"`
+	MaxAttempts int `json:"max_attempts,omitempty"`
+}
+
+// StderrParser is a Parser that also reads the agent's stderr, line by line, for what its stream does not say
+// (gemini reports its API retries there only); the supervisor asks a parser that has it.
+type StderrParser interface {
+	ParseStderr(line []byte) []Event
 }
 
 // Parser turns one agent's stream, line by line, into events. It is stateful: delta messages are accumulated

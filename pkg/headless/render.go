@@ -50,6 +50,18 @@ func Render(w io.Writer, e Event) error {
 		if e.ResetsAt > 0 {
 			s += " (resets " + time.Unix(e.ResetsAt, 0).UTC().Format(time.RFC3339) + ")"
 		}
+	case KindRetry:
+		s = "↻ retrying the model's API"
+		if e.Attempt > 0 {
+			s += fmt.Sprintf(" (attempt %d", e.Attempt)
+			if e.MaxAttempts > 0 {
+				s += fmt.Sprintf("/%d", e.MaxAttempts)
+			}
+			s += ")"
+		}
+		if e.Text != "" {
+			s += ": " + oneLine(e.Text, 160)
+		}
 	case KindRaw:
 		s = "  ? " + oneLine(e.Raw, 160)
 	default:

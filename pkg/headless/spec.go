@@ -73,6 +73,19 @@ type Status struct {
 	// Limited says the stream reported a usage or rate limit; LimitResetsAt when it resets (zero: not said).
 	Limited       bool      `json:"limited,omitempty"`
 	LimitResetsAt time.Time `json:"limit_resets_at,omitzero"`
+	// Retry is the CLI retrying its model's API since the model last answered; nil once it answers, which
+	// Answered says (the model answered in this turn, after its last retry if any).
+	Retry    *Retry `json:"retry,omitempty"`
+	Answered bool   `json:"answered,omitempty"`
+}
+
+// Retry is a headless CLI retrying its model's API: its latest attempt, of Max when it says, what it said of the
+// error, and when.
+type Retry struct {
+	Attempt int       `json:"attempt,omitempty"`
+	Max     int       `json:"max,omitempty"`
+	Error   string    `json:"error,omitempty"`
+	At      time.Time `json:"at"`
 }
 
 // ReadStatus reads a status file; os.ErrNotExist when the supervisor has not written one yet.

@@ -219,6 +219,11 @@ func (s *supervisor) handle(l line) {
 	if l.stderr {
 		fmt.Fprintf(s.log, "[stderr] %s\n", l.b)
 		s.stderr.add(l.b)
+		if sp, ok := s.parser.(StderrParser); ok {
+			for _, e := range sp.ParseStderr(l.b) {
+				s.event(e)
+			}
+		}
 		return
 	}
 	fmt.Fprintf(s.log, "[stdout] %s\n", l.b)
@@ -241,8 +246,20 @@ func (s *supervisor) handle(l line) {
 func (s *supervisor) event(e Event) {
 	s.status.Events++
 	switch e.Kind {
+	case KindAssistant, KindToolCall:
+		// The model answered: whatever was retried got through.
+		if s.status.Retry != nil || !s.status.Answered {
+			s.status.Retry, s.status.Answered = nil, true
+			s.saveOrLog()
+		}
+	}
+	switch e.Kind {
 	case KindRaw:
 		s.status.Raw++
+	case KindRetry:
+		s.status.Retry = &Retry{Attempt: e.Attempt, Max: e.MaxAttempts, Error: Truncate(e.Text), At: time.Now().UTC()}
+		s.status.Answered = false
+		s.saveOrLog() // the engine reads it while the turn runs
 	case KindAssistant:
 		s.status.LastText = Truncate(e.Text)
 	case KindResult:
@@ -271,6 +288,13 @@ func (s *supervisor) event(e Event) {
 		if err := s.save(); err != nil {
 			fmt.Fprintf(s.log, "ace __headless: status: %v\n", err)
 		}
+	}
+}
+
+// saveOrLog writes the status, or says in the debug log why it could not.
+func (s *supervisor) saveOrLog() {
+	if err := s.save(); err != nil {
+		fmt.Fprintf(s.log, "ace __headless: status: %v\n", err)
 	}
 }
 

@@ -178,10 +178,12 @@ type Limit struct {
 	ResetsAt time.Time // zero when the protocol does not say
 }
 
-// Error is an error the CLI reported that does not end the conversation; Retrying when it tries again itself.
+// Error is an error the CLI reported that does not end the conversation; Retrying when it tries again itself
+// (its model's API: its Attempt, of Max, when it says).
 type Error struct {
-	Message  string
-	Retrying bool
+	Message      string
+	Retrying     bool
+	Attempt, Max int
 }
 
 // Exit is the CLI process ending; it is the last event.

@@ -269,11 +269,11 @@ func (h *host) event(ctx context.Context, e live.Event) bool {
 	case live.Limit:
 		h.j.add(Record{Kind: KindLimit, Text: e.Message, ResetsAt: e.ResetsAt})
 	case live.Error:
-		text := e.Message
 		if e.Retrying {
-			text += " (the agent retries)"
+			h.j.add(Record{Kind: KindRetry, Text: e.Message, Attempt: e.Attempt, Max: e.Max})
+			break
 		}
-		h.j.add(Record{Kind: KindError, Text: text})
+		h.j.add(Record{Kind: KindError, Text: e.Message})
 	case live.Exit:
 		h.j.add(Record{Kind: KindExit, Code: exitCode(e.Err), Text: stderrTail(e.Stderr)})
 		return true

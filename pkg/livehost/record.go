@@ -26,6 +26,7 @@ const (
 	KindTurnDone        = "turn_done"        // Status, Usage, Text (why it failed)
 	KindLimit           = "limit"            // Text, ResetsAt
 	KindError           = "error"            // Text
+	KindRetry           = "retry"            // Text (the error), Attempt, Max (0: not said): the agent retries its model's API
 	KindExit            = "exit"             // Code, Text (the end of the CLI's stderr, or why it ended or did not start)
 	KindHandshakeFailed = "handshake_failed" // Text: why
 )
@@ -56,6 +57,8 @@ type Record struct {
 	SessionID string       `json:"session_id,omitempty"`
 	Code      int          `json:"code,omitempty"`
 	IsError   bool         `json:"is_error,omitempty"` // tool_result: the tool failed
+	Attempt   int          `json:"attempt,omitempty"`  // retry: the attempt, of Max
+	Max       int          `json:"max,omitempty"`
 }
 
 // ReadTranscript returns the records of the transcript at path with Seq > after, in order. A missing file holds

@@ -68,6 +68,19 @@ func Render(w io.Writer, r Record, color bool) error {
 		s = p(yellow, s)
 	case KindError:
 		s = p(red, "! error: ") + indent(r.Text)
+	case KindRetry:
+		s = "↻ the agent retries its model's API"
+		if r.Attempt > 0 {
+			s += fmt.Sprintf(" (attempt %d", r.Attempt)
+			if r.Max > 0 {
+				s += fmt.Sprintf("/%d", r.Max)
+			}
+			s += ")"
+		}
+		s = p(yellow, s)
+		if r.Text != "" {
+			s += ": " + indent(r.Text)
+		}
 	case KindExit:
 		s = p(bold, fmt.Sprintf("■ the agent exited (code %d)", r.Code))
 		if r.Text != "" {

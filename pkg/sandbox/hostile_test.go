@@ -534,8 +534,8 @@ func assertNoAccept(t *testing.T, ln net.Listener) {
 	}
 }
 
-// checkRecorded asserts that the box recorded each forbidden file attempt of the plan, with its kind, and
-// nothing else: not what the agent did in its working copy, its home, the mirror's objects or its own /proc.
+// checkRecorded asserts that the box recorded each forbidden file attempt of the plan, with its kind, and the
+// connection to the host's loopback that cannot succeed in the box, and nothing else: not what the agent did in its working copy, its home, the mirror's objects or its own /proc.
 // The box reported before it ended (ace __box sends what is left at exit, and the proxy hands it over before
 // answering).
 func (w *world) checkRecorded(t *testing.T, p plan) {
@@ -575,6 +575,8 @@ func (w *world) checkRecorded(t *testing.T, p plan) {
 	want["/pwned"], want["/usr/pwned"] = sandbox.AttemptWrite, sandbox.AttemptWrite
 	want[filepath.Join(p.MirrorObject, "pwned")] = sandbox.AttemptWrite
 	want["/proc/"+strconv.Itoa(p.HostPID)+"/environ"] = sandbox.AttemptProc
+	// The host's loopback listener, which nothing forwards: in the box, a port where nothing listens.
+	want[p.HostTCP] = sandbox.AttemptLoopback
 	for path, kind := range want {
 		a, ok := got[path]
 		switch {

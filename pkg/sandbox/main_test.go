@@ -1,9 +1,11 @@
 package sandbox_test
 
 import (
+	"net"
 	"os"
 	"os/exec"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -35,6 +37,14 @@ func TestMain(m *testing.M) {
 			fd, err := unix.Open(os.Args[2], unix.O_WRONLY|unix.O_CREAT|1<<31, 0o644)
 			if err == nil {
 				unix.Close(fd)
+			}
+			os.Exit(0)
+		case "dial":
+			// Each "network address" pair in turn, as a program in the box would connect; failures are expected.
+			for i := 2; i+1 < len(os.Args); i += 2 {
+				if c, err := net.DialTimeout(os.Args[i], os.Args[i+1], 200*time.Millisecond); err == nil {
+					c.Close()
+				}
 			}
 			os.Exit(0)
 		case "canary-sleeper":

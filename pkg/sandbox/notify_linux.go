@@ -97,6 +97,10 @@ func (n *notifier) handle(req *seccompNotif) {
 	n.rec.saw()
 	var got []seen
 	sc := n.call(req)
+	if sc != nil && sc.connect {
+		n.connect(req) // connect_linux.go
+		return
+	}
 	if sc != nil {
 		got = n.read(req, sc)
 	}

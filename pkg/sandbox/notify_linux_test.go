@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -110,5 +111,57 @@ func TestRecorderReadsAllFlagBits(t *testing.T) {
 	defer rec.mu.Unlock()
 	if n := rec.pending[attemptKey{AttemptWrite, "openat", true, target}]; n != 1 {
 		t.Errorf("the write with a high flag bit: recorded %d times; recorded: %v", n, rec.pending)
+	}
+}
+
+// TestRecorderConnections: the connections that cannot succeed in a box are recorded with their destination — a
+// loopback port nothing listens on, a name lookup of the program's own, an address off the loopback — and those
+// that can are not: a port something listens on, a unix socket. (No box here: the test's own network namespace
+// answers, and its listener is the one that counts.)
+func TestRecorderConnections(t *testing.T) {
+	open, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer open.Close()
+	dead, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadAddr := dead.Addr().String()
+	dead.Close()
+	sock := filepath.Join(t.TempDir(), "s.sock")
+	ul, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ul.Close()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := newRecorder("")
+	cmd := exec.Command(self, "dial", "tcp", open.Addr().String(), "tcp", deadAddr, "udp", "127.0.0.1:53",
+		"tcp", "192.0.2.1:443", "unix", sock) // TestMain (main_test.go) plays it
+	if err := startRecorded(cmd, policy{rw: []string{t.TempDir(), "/dev"}}, rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	var got []string
+	for k, n := range rec.pending {
+		got = append(got, fmt.Sprintf("%s %s %s n=%d", k.kind, k.op, k.path, n))
+	}
+	slices.Sort(got)
+	want := []string{
+		"direct connect 192.0.2.1:443 n=1",
+		"dns connect 127.0.0.1:53 n=1",
+		"loopback connect " + deadAddr + " n=1",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("recorded:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

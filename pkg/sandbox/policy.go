@@ -20,7 +20,21 @@ const (
 	// AttemptProc is a /proc entry of a PID the box's PID namespace never had: a host process's (the box's /proc
 	// shows none of them).
 	AttemptProc AttemptKind = "proc"
+	// AttemptLoopback is a connection to a port of the box's own loopback where nothing listens: this machine's
+	// port of that number is not forwarded into the box (Attempt.Path is the destination, host:port).
+	AttemptLoopback AttemptKind = "loopback"
+	// AttemptDirect is a connection to another address than the loopback's, which the box has no route to: its
+	// one way out is ace's proxy, which the program did not use.
+	AttemptDirect AttemptKind = "direct"
+	// AttemptDNS is a name lookup of the box's own (a datagram to port 53): the box has no resolver; names go to
+	// ace's proxy, which resolves them.
+	AttemptDNS AttemptKind = "dns"
 )
+
+// Network reports whether the attempt is a connection (Attempt.Path a host:port) rather than a file's.
+func (k AttemptKind) Network() bool {
+	return k == AttemptLoopback || k == AttemptDirect || k == AttemptDNS
+}
 
 // policy is what a box's recorder knows of its mounts: the paths it hides, those it lets the agent write, and
 // those it shows read-only below a hidden one (a read there is the box's own). The deepest of them that holds a

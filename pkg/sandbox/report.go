@@ -41,7 +41,8 @@ type Attempt struct {
 	Op string `json:"op"`
 	// Write says that it would have written: opened for writing, created, removed, renamed.
 	Write bool `json:"write,omitempty"`
-	// Path is absolute, links resolved, as the box sees it: the host's path too (the box mounts paths where they are).
+	// Path is absolute, links resolved, as the box sees it: the host's path too (the box mounts paths where they
+	// are); for a connection (Kind.Network), its destination, host:port.
 	Path  string `json:"path"`
 	Count int    `json:"n"`
 }
@@ -101,7 +102,7 @@ func receive(c net.Conn, report func(Report)) error {
 	}
 	kept := r.Attempts[:0]
 	for _, a := range r.Attempts {
-		if a.Count > 0 && (a.Write || existsOnHost(a)) {
+		if a.Count > 0 && (a.Write || a.Kind.Network() || existsOnHost(a)) {
 			kept = append(kept, a)
 		}
 	}

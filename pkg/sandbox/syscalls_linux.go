@@ -1,8 +1,9 @@
 package sandbox
 
-// The system calls the recorder watches, by ABI: those that open, create, remove or rename a path. Not stat,
-// access or readlink (probes that take nothing and change nothing; a CLI makes thousands), nor execve (a
-// program the box does not have cannot be run, and one it has is the box's own).
+// The system calls the recorder watches, by ABI: those that open, create, remove or rename a path, and connect
+// (a connection that cannot succeed in the box: connect_linux.go). Not stat, access or readlink (probes that take
+// nothing and change nothing; a CLI makes thousands), nor execve (a program the box does not have cannot be run,
+// and one it has is the box's own).
 
 // abi is one way a process calls the kernel (seccomp_data.arch) and the recorded calls' numbers in it.
 type abi struct {
@@ -21,6 +22,8 @@ type syscallInfo struct {
 	// flags is the argument holding open(2) flags, how openat2's struct open_how (whose first field they are);
 	// -1 when the call has none.
 	flags, how int
+	// connect: the call is connect(2) (fd, addr, addrlen), recorded by where it goes rather than by a path.
+	connect bool
 }
 
 // pathArg is one path argument: relative to the directory fd in argument dirfd (-1: the current directory);
@@ -60,4 +63,9 @@ func makeCall(nr int, name string, dirfd, path int) syscallInfo {
 func twoPathCall(nr int, name string, odirfd, opath, ndirfd, npath int, rename bool) syscallInfo {
 	return syscallInfo{nr: nr, name: name, paths: []pathArg{{dirfd: odirfd, path: opath, write: rename},
 		{dirfd: ndirfd, path: npath, write: true, create: !rename}}, flags: -1, how: -1}
+}
+
+// connectCall is connect(2).
+func connectCall(nr int) syscallInfo {
+	return syscallInfo{nr: nr, name: "connect", flags: -1, how: -1, connect: true}
 }

@@ -25,6 +25,7 @@ func nativeABIs() []abi {
 		twoPathCall(unix.SYS_RENAMEAT2, "renameat2", 0, 1, 2, 3, true),
 		twoPathCall(unix.SYS_LINK, "link", -1, 0, -1, 1, false),
 		twoPathCall(unix.SYS_LINKAT, "linkat", 0, 1, 2, 3, false),
+		connectCall(unix.SYS_CONNECT),
 	}}
 	i386 := abi{arch: unix.AUDIT_ARCH_I386, ioUringSetup: 425, calls: []syscallInfo{
 		openCall(5, "open", -1, 0, 1),
@@ -47,6 +48,7 @@ func nativeABIs() []abi {
 		twoPathCall(353, "renameat2", 0, 1, 2, 3, true),
 		twoPathCall(9, "link", -1, 0, -1, 1, false),
 		twoPathCall(303, "linkat", 0, 1, 2, 3, false),
+		connectCall(362), // not through socketcall(2), which older 32-bit programs use
 	}}
 	return []abi{x86_64, i386}
 }

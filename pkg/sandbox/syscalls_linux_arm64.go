@@ -16,5 +16,6 @@ func nativeABIs() []abi {
 		twoPathCall(unix.SYS_RENAMEAT, "renameat", 0, 1, 2, 3, true),
 		twoPathCall(unix.SYS_RENAMEAT2, "renameat2", 0, 1, 2, 3, true),
 		twoPathCall(unix.SYS_LINKAT, "linkat", 0, 1, 2, 3, false),
+		connectCall(unix.SYS_CONNECT),
 	}}}
 }

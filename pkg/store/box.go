@@ -17,6 +17,10 @@ type BoxState struct {
 	RefusedTo []string `json:"refused_to,omitzero"`
 	// Reached names the destinations the proxy let out (host:port): each is recorded once in the run's events.
 	Reached []string `json:"reached,omitzero"`
+	// Unreachable counts the connections the proxy let out but could not make (nothing listening there, a name
+	// that does not resolve); UnreachableTo names the first destinations.
+	Unreachable   int      `json:"unreachable,omitzero"`
+	UnreachableTo []string `json:"unreachable_to,omitzero"`
 	// Blocked counts the file-system attempts the box kept the agent from (a hidden path, a write outside its
 	// own, another process's /proc entry); BlockedAt names the first paths.
 	Blocked   int      `json:"blocked,omitzero"`

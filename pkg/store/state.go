@@ -55,6 +55,8 @@ type RunState struct {
 
 	// Box is the run's sandbox: its agent's home, its proxy, what the proxy refused (box.go).
 	Box *BoxState `json:"box,omitzero"`
+	// Reach is the agent failing to reach its model, while it does (reach.go).
+	Reach *ReachState `json:"reach,omitzero"`
 
 	// Follow is the follow-through of the run's pull request (step follow_pr and its rounds).
 	Follow *FollowState `json:"follow,omitzero"`
@@ -241,6 +243,7 @@ type LiveState struct {
 // the next agent starts afresh and is told to continue the work in the working copy (Resume).
 func (s *RunState) DropAgent() {
 	s.AgentState, s.TmuxState, s.ExecState, s.LiveState = AgentState{}, TmuxState{}, ExecState{}, LiveState{}
+	s.Reach = nil
 	if s.Box != nil {
 		s.Box.Proxy = "" // the next agent's box has a proxy of its own, on its host (what was refused stays counted)
 	}

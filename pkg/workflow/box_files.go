@@ -54,9 +54,12 @@ func newFileRecords(box *store.BoxState) *fileRecords {
 func (sb *sandboxes) fileReport(p *runProxy, id int64) func(sandbox.Report) {
 	return func(rep sandbox.Report) {
 		f := p.files
-		var events []store.Event
+		events := sb.connAttempts(p, rep.Attempts) // box_conns.go: the connections that cannot succeed in the box
 		f.mu.Lock()
 		for _, a := range rep.Attempts {
+			if a.Kind.Network() {
+				continue
+			}
 			f.newBlocked += a.Count
 			path := shownPath(a.Path)
 			if !slices.Contains(f.newPaths, path) {

@@ -23,6 +23,9 @@ func SandboxLine(r *store.Run) string {
 	if b.Refused > 0 {
 		line += "; " + refusedText(b)
 	}
+	if b.Unreachable > 0 {
+		line += "; " + unreachableText(b)
+	}
 	if b.Blocked > 0 {
 		line += "; " + blockedText(b)
 	}
@@ -39,13 +42,16 @@ func SandboxLine(r *store.Run) string {
 // from a path: a human should know that the agent tried, and may need to allow a destination.
 func refusedLine(r *store.Run) string {
 	b := r.State.Box
-	if b == nil || (b.Refused == 0 && b.Blocked == 0) {
+	if b == nil || (b.Refused == 0 && b.Blocked == 0 && b.Unreachable == 0) {
 		return ""
 	}
 	var what []string
 	hint := ""
 	if b.Refused > 0 {
 		what, hint = append(what, refusedText(b)), "; allow with [sandbox] allow"
+	}
+	if b.Unreachable > 0 {
+		what = append(what, unreachableText(b))
 	}
 	if b.Blocked > 0 {
 		what = append(what, blockedText(b))
@@ -71,15 +77,21 @@ func blockedText(b *store.BoxState) string {
 }
 
 func refusedText(b *store.BoxState) string {
-	quoted := make([]string, len(b.RefusedTo))
-	for i, d := range b.RefusedTo {
+	return countTo("refused", b.Refused, b.RefusedTo)
+}
+
+// unreachableText counts the connections the proxy let out but could not make, and names where.
+func unreachableText(b *store.BoxState) string {
+	return countTo("could not make", b.Unreachable, b.UnreachableTo)
+}
+
+// countTo is "<verb> n connection(s) to `a`, `b`".
+func countTo(verb string, n int, dests []string) string {
+	quoted := make([]string, len(dests))
+	for i, d := range dests {
 		quoted[i] = "`" + d + "`" // host:port, as the proxy validated it: no backtick in it
 	}
-	s := fmt.Sprintf("refused %d connection", b.Refused)
-	if b.Refused != 1 {
-		s += "s"
-	}
-	return s + " to " + listSome(quoted, maxRefusedTo)
+	return fmt.Sprintf("%s %d %s to %s", verb, n, plural(n, "connection", "connections"), listSome(quoted, maxRefusedTo))
 }
 
 // listSome joins the first n items, and says how many more there are.

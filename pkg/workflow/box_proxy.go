@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -31,18 +32,38 @@ type runProxy struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 
-	mu         sync.Mutex
-	reached    map[string]bool // destinations already recorded
-	refusals   map[string]int  // refusals per destination, recorded up to maxRefusalEvents each
-	newRefused []string        // refused destinations since the last sync, one per connection
-	newReached []string
-	files      *fileRecords // the boxes' file attempts (box_files.go)
+	// named says what named each destination of the allow list; model are the model's destinations (a loopback
+	// one at 127.0.0.1, where the box's forwarder tunnels), by what named them.
+	named, model map[string]string
+
+	mu             sync.Mutex
+	reached        map[string]bool // destinations already recorded
+	refusals       map[string]int  // refusals per destination, recorded up to maxRefusalEvents each
+	unreachable    map[string]int  // connections let out but not made, per destination
+	newRefused     []string        // refused destinations since the last sync, one per connection
+	newUnreachable []string
+	newReached     []string
+	failing        map[string]*failure // destinations whose connections fail, since they last worked
+	modelAnswered  bool                // a connection to the model worked since the last sync
+	files          *fileRecords        // the boxes' file attempts (box_files.go)
+}
+
+// failure is a destination's connections failing since it last worked: the first and the latest, how many, the
+// last error.
+type failure struct {
+	dest      string
+	since, at time.Time
+	n         int
+	err       string
 }
 
 const (
 	// maxRefusalEvents bounds the events recorded for one refused destination per proxy: an agent retrying in a
 	// loop must not fill the store. Every refusal is still counted.
 	maxRefusalEvents = 20
+	// maxUnreachableEvents bounds the events recorded for one destination the proxy could not reach: a CLI retries
+	// its model for minutes. Every failure is still counted, and the run's reach state follows them.
+	maxUnreachableEvents = 3
 	// maxRefusedTo and maxReached bound the destinations a run's state names.
 	maxRefusedTo = 10
 	maxReached   = 100
@@ -59,6 +80,7 @@ func (sb *sandboxes) ensure(ctx context.Context, r *store.Run) error {
 	if err != nil {
 		return err
 	}
+	list := sb.allowed(r, prof, e.cfg.SandboxFor(r.Agent, r.Repo))
 	allow := sb.allow(r, prof, e.cfg.SandboxFor(r.Agent, r.Repo))
 	key := strings.Join(allow, " ")
 	sb.mu.Lock()
@@ -89,11 +111,20 @@ func (sb *sandboxes) ensure(ctx context.Context, r *store.Run) error {
 		return fmt.Errorf("report socket of run %d: %w", r.ID, err)
 	}
 	p := &runProxy{sock: box.Proxy, allow: key, done: make(chan struct{}), reached: map[string]bool{}, refusals: map[string]int{},
+		unreachable: map[string]int{}, failing: map[string]*failure{}, named: map[string]string{}, model: map[string]string{},
 		files: newFileRecords(box)}
+	for _, a := range list {
+		if _, ok := p.named[a.dest]; !ok {
+			p.named[a.dest] = a.from
+		}
+	}
+	for _, a := range modelDests(prof, sb.endpoints(prof)) {
+		p.model[a.dest] = a.from
+	}
 	for _, d := range box.Reached {
 		p.reached[d] = true
 	}
-	px, err := egress.New(egress.Options{Allow: allow, Report: sb.report(p, r.ID)})
+	px, err := egress.New(egress.Options{Allow: allow, Report: sb.report(p, r.ID), Connected: p.connected})
 	if err != nil {
 		ln.Close()
 		rln.Close()
@@ -129,23 +160,45 @@ func (p *runProxy) stop() {
 	<-p.done
 }
 
-// report records each connection of run id's proxy: every refusal (up to maxRefusalEvents per destination),
-// each destination let out once.
+// report records each connection of run id's proxy: every refusal (up to maxRefusalEvents per destination), every
+// destination it could not reach (up to maxUnreachableEvents each), each destination let out once.
 func (sb *sandboxes) report(p *runProxy, id int64) func(egress.Event) {
 	return func(ev egress.Event) {
 		dest := ev.Addr()
 		p.mu.Lock()
-		record := false
-		if !ev.Allowed {
+		record, n := false, 0
+		switch {
+		case !ev.Allowed:
 			p.refusals[dest]++
+			n = p.refusals[dest]
 			p.newRefused = append(p.newRefused, dest)
-			record = p.refusals[dest] <= maxRefusalEvents
-		} else if !p.reached[dest] {
-			p.reached[dest] = true
-			p.newReached = append(p.newReached, dest)
-			record = true
+			record = n <= maxRefusalEvents
+		case ev.Status == http.StatusBadGateway:
+			p.unreachable[dest]++
+			n = p.unreachable[dest]
+			p.newUnreachable = append(p.newUnreachable, dest)
+			record = n <= maxUnreachableEvents
+			f := p.failing[dest]
+			if f == nil {
+				f = &failure{dest: dest, since: ev.Start}
+				p.failing[dest] = f
+			}
+			f.n++
+			f.at = ev.Start
+			if ev.Err != nil {
+				f.err = ev.Err.Error()
+			}
+		default:
+			delete(p.failing, dest)
+			if _, ok := p.model[dest]; ok {
+				p.modelAnswered = true
+			}
+			if !p.reached[dest] {
+				p.reached[dest] = true
+				p.newReached = append(p.newReached, dest)
+				record = true
+			}
 		}
-		n := p.refusals[dest]
 		p.mu.Unlock()
 		if !record {
 			return
@@ -154,9 +207,21 @@ func (sb *sandboxes) report(p *runProxy, id int64) func(egress.Event) {
 			Status: ev.Status, Up: ev.Up, Down: ev.Down, Millis: ev.Duration.Milliseconds()})
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		if err := sb.e.o.Store.AppendEvent(ctx, id, store.Event{Kind: string(EventEgress), Message: egressMessage(ev, n), Data: string(data)}); err != nil {
+		if err := sb.e.o.Store.AppendEvent(ctx, id, store.Event{Kind: string(EventEgress), Message: egressMessage(ev, n, p.named[dest]), Data: string(data)}); err != nil {
 			sb.e.log.Warn("record a connection of the box", "run", id, "err", err)
 		}
+	}
+}
+
+// connected takes in a connection that reached its destination, as soon as it did: the destination works
+// again, and a connection to the model is its answer (a CLI may hold it open for its whole life).
+func (p *runProxy) connected(ev egress.Event) {
+	dest := ev.Addr()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.failing, dest)
+	if _, ok := p.model[dest]; ok {
+		p.modelAnswered = true
 	}
 }
 
@@ -172,19 +237,34 @@ type egressData struct {
 	Millis  int64  `json:"ms"`
 }
 
-func egressMessage(ev egress.Event, refusals int) string {
+// egressMessage says what became of a connection: n is the destination's count of refusals, or of failures, so
+// far; named what allowed it.
+func egressMessage(ev egress.Event, n int, named string) string {
 	what := strings.TrimSpace(ev.Method + " " + ev.Addr())
 	switch {
 	case !ev.Allowed && errors.Is(ev.Err, egress.ErrRefused):
-		msg := "refused " + what + ": not on the run's allow list ([sandbox] allow)"
-		if refusals == maxRefusalEvents {
+		msg := fmt.Sprintf("refused %s: not on the run's allow list; to allow it, add to ace.toml: [sandbox] allow = [%q]", what, ev.Addr())
+		if n == maxRefusalEvents {
 			msg += fmt.Sprintf("; further refusals of %s are counted, not recorded", ev.Addr())
 		}
 		return msg
 	case !ev.Allowed:
 		return fmt.Sprintf("refused a request the proxy could not read: %v", ev.Err)
+	case ev.Status == http.StatusBadGateway:
+		msg := fmt.Sprintf("could not reach %s (allowed", what)
+		if named != "" {
+			msg += ": " + named
+		}
+		msg += fmt.Sprintf("): %v", ev.Err)
+		if hint := unreachableHint(ev.Addr(), fmt.Sprint(ev.Err)); hint != "" {
+			msg += " — " + hint
+		}
+		if n == maxUnreachableEvents {
+			msg += fmt.Sprintf("; further failures to reach %s are counted, not recorded", ev.Addr())
+		}
+		return msg
 	case ev.Err != nil:
-		return fmt.Sprintf("allowed %s but could not reach it (%d): %v", what, ev.Status, ev.Err)
+		return fmt.Sprintf("allowed %s, which ended with an error (%d): %v", what, ev.Status, ev.Err)
 	}
 	return fmt.Sprintf("reached %s (%d, %d B up, %d B down; later connections to it are not recorded)", what, ev.Status, ev.Up, ev.Down)
 }
@@ -196,7 +276,10 @@ func (sb *sandboxes) keep(ctx context.Context, r *store.Run) {
 	if box == nil {
 		return
 	}
-	sb.sync(r)
+	seen := sb.sync(r)
+	if !r.Status.Terminal() {
+		sb.e.reach.fromBox(ctx, r, seen) // reach.go: the model's endpoint failing, or answering again
+	}
 	if r.Status.Terminal() || box.Proxy == "" {
 		sb.stop(r.ID)
 		return
@@ -206,31 +289,51 @@ func (sb *sandboxes) keep(ctx context.Context, r *store.Run) {
 	}
 }
 
-// sync adds what the run's proxy saw since the last sync to its BoxState.
-func (sb *sandboxes) sync(r *store.Run) {
+// boxSeen is what a run's proxy saw of the model since the last sync: whether a connection to it worked, and the
+// model's destinations whose connections fail (what the box knows of the agent reaching its model).
+type boxSeen struct {
+	answered bool
+	failing  []failure
+	named    map[string]string // what named each failing destination
+}
+
+// sync adds what the run's proxy saw since the last sync to its BoxState, and returns what it saw of the model.
+func (sb *sandboxes) sync(r *store.Run) boxSeen {
 	sb.mu.Lock()
 	p := sb.proxies[r.ID]
 	sb.mu.Unlock()
 	if p == nil {
-		return
+		return boxSeen{}
 	}
 	p.mu.Lock()
-	refused, reached := p.newRefused, p.newReached
-	p.newRefused, p.newReached = nil, nil
+	refused, reached, unreachable := p.newRefused, p.newReached, p.newUnreachable
+	p.newRefused, p.newReached, p.newUnreachable = nil, nil, nil
+	seen := boxSeen{answered: p.modelAnswered, named: p.model}
+	p.modelAnswered = false
+	for _, f := range p.failing {
+		if _, ok := p.model[f.dest]; ok {
+			seen.failing = append(seen.failing, *f)
+		}
+	}
 	p.mu.Unlock()
 	box := r.State.Box
 	p.files.sync(box)
 	box.Refused += len(refused)
-	for _, d := range refused {
-		if !slices.Contains(box.RefusedTo, d) && len(box.RefusedTo) < maxRefusedTo {
-			box.RefusedTo = append(box.RefusedTo, d)
+	box.RefusedTo = addSome(box.RefusedTo, refused, maxRefusedTo)
+	box.Unreachable += len(unreachable)
+	box.UnreachableTo = addSome(box.UnreachableTo, unreachable, maxRefusedTo)
+	box.Reached = addSome(box.Reached, reached, maxReached)
+	return seen
+}
+
+// addSome adds the destinations of more that list does not name yet, up to max in all.
+func addSome(list, more []string, max int) []string {
+	for _, d := range more {
+		if !slices.Contains(list, d) && len(list) < max {
+			list = append(list, d)
 		}
 	}
-	for _, d := range reached {
-		if !slices.Contains(box.Reached, d) && len(box.Reached) < maxReached {
-			box.Reached = append(box.Reached, d)
-		}
-	}
+	return list
 }
 
 // stop ends the run's proxy, if this process serves it.

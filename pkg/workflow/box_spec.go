@@ -131,13 +131,32 @@ func endpointsOf(prof agents.Profile, root string, user agents.UserEnv) []agents
 		keys := slices.Sorted(maps.Keys(m.vars))
 		for _, k := range keys {
 			if strings.HasSuffix(k, "_BASE_URL") {
-				out = append(out, agents.Endpoint{URL: m.vars[k], From: k + m.where})
+				out = append(out, agents.Endpoint{URL: m.vars[k], From: k + m.where, Model: prof.ModelVar(k)})
 			}
 		}
 	}
 	for _, ep := range agents.SettingsEndpoints(prof, root, user) {
 		ep.From = prof.Name + "'s " + ep.From
 		out = append(out, ep)
+	}
+	return out
+}
+
+// modelDests are where the agent sends its model requests, as allow patterns with what named each: the endpoints
+// its configuration points its model at, else its CLI's own API (none for a custom agent pointed nowhere).
+func modelDests(prof agents.Profile, eps []agents.Endpoint) []allowed {
+	var out []allowed
+	for _, ep := range eps {
+		d := urlDest(ep.URL)
+		if port := loopbackPort(d); port != 0 {
+			d = net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) // where the box's forwarder tunnels it
+		}
+		if d != "" && ep.Model && !slices.ContainsFunc(out, func(a allowed) bool { return a.dest == d }) {
+			out = append(out, allowed{dest: d, from: ep.From})
+		}
+	}
+	if len(out) == 0 && prof.ModelAPI() != "" {
+		out = append(out, allowed{dest: prof.ModelAPI(), from: prof.Name + "'s API"})
 	}
 	return out
 }

@@ -79,6 +79,7 @@ type Engine struct {
 	agent   *runAgent
 	status  *reporter
 	box     *sandboxes
+	reach   *reach
 
 	mu      sync.Mutex
 	changed chan struct{} // closed at the next change of a run made by this process (see Follow)
@@ -143,6 +144,7 @@ func withParts(e *Engine) *Engine {
 	e.prompts, e.humans, e.limits, e.spend = &prompts{e}, &humans{e}, &usageLimits{e}, &spending{e}
 	e.follow, e.flow, e.memory, e.slots = &followThrough{e}, &repoFlow{e}, &memoryKeeper{e}, &slots{e}
 	e.agent, e.status, e.box = &runAgent{e}, &reporter{e}, &sandboxes{e: e}
+	e.reach = &reach{e}
 	return e
 }
 

@@ -14,6 +14,9 @@ func (e *Engine) monitor(ctx context.Context, r *store.Run) (Result, error) {
 	if res, ok, err := e.limits.limitGate(ctx, r); ok || err != nil { // usage limits: limits.go
 		return res, err
 	}
+	if res, ok, err := e.reach.gate(ctx, r); ok || err != nil { // the model unreachable too long: reach.go
+		return res, err
+	}
 	rn := e.runner(r)
 	if res, busy, err := rn.Busy(ctx, r); busy || err != nil {
 		return res, err

@@ -25,6 +25,7 @@ func (x *execRunner) execRunning(ctx context.Context, r *store.Run) (res Result,
 	st := x.execStatus(ctx, r)
 	if !alive {
 		if r.State.ExecSeen != r.State.ExecTurn {
+			x.retryInTurn(ctx, r, st) // reach_runners.go: what the turn said last of its retries
 			x.recordTurnEnd(ctx, r, st)
 			x.addTurnUsage(r, st) // usage.go
 			r.State.ExecSeen = r.State.ExecTurn
@@ -33,6 +34,7 @@ func (x *execRunner) execRunning(ctx context.Context, r *store.Run) (res Result,
 		}
 		return Result{}, false, nil
 	}
+	x.retryInTurn(ctx, r, st) // reach_runners.go: the turn retrying its model, or its model answering
 	if e.timedOut(r, lastWords(st)) {
 		return Goto(StepFailed), true, nil
 	}
@@ -92,6 +94,9 @@ func (x *execRunner) execTurnEnded(ctx context.Context, r *store.Run) (Result, e
 		}
 		r.State.ExecPending = ""
 		return Stay(interval), nil
+	}
+	if res, ok, err := e.reach.gaveUp(ctx, r, lastWords(st)); ok || err != nil { // the model unreachable: reach.go
+		return res, err
 	}
 	if st != nil && st.Done && st.Outcome == headless.OutcomeExited && st.ExitCode == 0 && !st.ResultError {
 		if compacted, err := x.execCompaction(ctx, r); compacted || err != nil {

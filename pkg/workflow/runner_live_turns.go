@@ -49,6 +49,9 @@ func (l *liveRunner) readTranscript(ctx context.Context, r *store.Run) (res Resu
 		case livehost.KindHandshakeFailed:
 			return l.fallBack(ctx, r, rec.Text)
 		}
+		if res, ok, err := l.retryRecord(ctx, r, rec); ok || err != nil { // reach_runners.go
+			return res, true, err
+		}
 	}
 	return Result{}, false, nil
 }

@@ -55,6 +55,7 @@ func (rp *reporter) renderStatus(run *store.Run, v statusView) string {
 		fmt.Fprintf(&b, "| usage | %s |\n", UsageLine(r.State.Usage))
 	}
 	b.WriteString(refusedLine(r)) // box_line.go
+	b.WriteString(reachRow(r))    // reach.go
 	if r.Status == store.StatusPausedLimit {
 		fmt.Fprintf(&b, "| resumes | %s |\n", r.State.ResumeAt.UTC().Format(time.RFC3339))
 	}

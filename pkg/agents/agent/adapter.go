@@ -40,6 +40,10 @@ type Adapter struct {
 	SessionUsage SessionReader
 	// Limits is how the CLI says its account hit a usage or rate limit.
 	Limits LimitPatterns
+	// Retries is how the CLI says it retries its model's API on its screen and its stderr (its stream's and
+	// protocol's reports are its parser's and live adapter's to read): ace shows it, and asks a human when it
+	// goes on too long.
+	Retries RetryPatterns
 	// Parser reads the stream of the headless command, the format Base names in HeadlessFormat; nil when the
 	// CLI has none.
 	Parser func() headless.Parser
@@ -58,6 +62,10 @@ type Adapter struct {
 	// which a box's proxy lets out for it. A gateway the user points it at (ANTHROPIC_BASE_URL …) comes from the
 	// environment instead.
 	Endpoints []string
+	// ModelAPI is the endpoint (host:port) the CLI sends its model requests to, unless one of ModelVars (or its own
+	// settings: ConfigEndpoints) points it elsewhere: ace names it when the agent cannot reach its model.
+	ModelAPI  string
+	ModelVars []string
 	// ConfigEndpoints reads the endpoints the CLI's own settings in its config dir name (a gateway's base URL,
 	// an MCP server's URL: see Endpoint); nil when it keeps none there. ace reads the user's files, which the
 	// run's home copies (Settings), never the run's copy, which the agent can write.

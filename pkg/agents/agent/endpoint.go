@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -15,6 +16,8 @@ type Endpoint struct {
 	URL string
 	// From says where it was found, for people: "settings.json env.ANTHROPIC_BASE_URL".
 	From string
+	// Model: the CLI sends its model requests there (not an MCP server's, say).
+	Model bool
 }
 
 // SettingsEndpoints are the endpoints the CLI's settings in its config dir dir name (Adapter.ConfigEndpoints), for
@@ -41,15 +44,32 @@ func JSONFile(dir, name string) map[string]any {
 }
 
 // BaseURLs are the *_BASE_URL variables of an env object in a settings file (claude's settings.json "env"), as
-// endpoints from file's key key.
-func BaseURLs(env map[string]any, file, key string) []Endpoint {
+// endpoints from file's key key; those of the variables model names are the model's.
+func BaseURLs(env map[string]any, file, key string, model []string) []Endpoint {
 	var out []Endpoint
 	for _, k := range sortedKeys(env) {
 		if v, ok := env[k].(string); ok && strings.HasSuffix(k, "_BASE_URL") && v != "" {
-			out = append(out, Endpoint{URL: v, From: fmt.Sprintf("%s %s.%s", file, key, k)})
+			out = append(out, Endpoint{URL: v, From: fmt.Sprintf("%s %s.%s", file, key, k), Model: slices.Contains(model, k)})
 		}
 	}
 	return out
+}
+
+// ModelVar reports whether the variable k moves the CLI's model endpoint (Adapter.ModelVars); for a custom agent,
+// any *_BASE_URL may.
+func (p Profile) ModelVar(k string) bool {
+	if p.adapter == nil {
+		return strings.HasSuffix(k, "_BASE_URL")
+	}
+	return slices.Contains(p.adapter.ModelVars, k)
+}
+
+// ModelAPI is the endpoint the CLI sends its model requests to when nothing moves it (Adapter.ModelAPI).
+func (p Profile) ModelAPI() string {
+	if p.adapter == nil {
+		return ""
+	}
+	return p.adapter.ModelAPI
 }
 
 // ServerURLs are the URLs of the MCP servers in servers (a settings file's mcpServers object: each server's

@@ -39,6 +39,8 @@ func Adapter() *agent.Adapter {
 			"downloads.claude.ai:443", "raw.githubusercontent.com:443"},
 		Settings:        []string{"settings.json", "CLAUDE.md"},
 		ConfigEndpoints: configEndpoints,
+		Retries:         retries,
+		ModelAPI:        "api.anthropic.com:443", ModelVars: modelVars,
 		// A box's install dir is read-only: no update to try. Not CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC (nor
 		// DISABLE_TELEMETRY): with either, 2.1.331's auto mode cannot check actions through a gateway
 		// (ANTHROPIC_BASE_URL) and stops each turn with "Auto mode can't check actions in this session".

@@ -305,8 +305,8 @@ func (c *LiveConv) handle(b []byte) {
 		}
 	case "system":
 		if m.Subtype == "api_retry" {
-			c.events.Emit(live.Error{Retrying: true, Message: fmt.Sprintf("API error %d (%s), retry %d of %d",
-				m.ErrorStatus, m.Error, m.Attempt, m.MaxRetries)})
+			c.events.Emit(live.Error{Retrying: true, Attempt: m.Attempt, Max: m.MaxRetries,
+				Message: apiRetryText(m.ErrorStatus, m.Error)})
 		}
 	case "result":
 		c.result(m)

@@ -38,8 +38,12 @@ type streamLine struct {
 	Usage          *apiUsage       `json:"usage"`
 	TotalCostUSD   float64         `json:"total_cost_usd"`
 	APIErrorStatus int             `json:"api_error_status"`
-	// Error is set on the synthetic assistant message claude writes for a failed request ("rate_limit").
-	Error string `json:"error"`
+	// Error is set on the synthetic assistant message claude writes for a failed request ("rate_limit"), and on a
+	// system/api_retry line, with its Attempt of MaxRetries and the ErrorStatus the API answered (0: none).
+	Error       string `json:"error"`
+	Attempt     int    `json:"attempt"`
+	MaxRetries  int    `json:"max_retries"`
+	ErrorStatus int    `json:"error_status"`
 	// A rate_limit_event carries its fields in rate_limit_info (or, in some versions, at the top level).
 	RateLimitInfo *rateLimit `json:"rate_limit_info"`
 	rateLimit
@@ -78,8 +82,11 @@ func (p *parser) Parse(line []byte) []headless.Event {
 		return nil
 	case "system":
 		out := p.buf.Flush()
-		if m.Subtype == "init" {
+		switch m.Subtype {
+		case "init":
 			out = append(out, headless.Event{Kind: headless.KindInit, SessionID: m.SessionID, Model: m.Model})
+		case "api_retry":
+			out = append(out, apiRetry(&m))
 		}
 		return out // other subtypes (hooks, compaction) are bookkeeping, not conversation
 	case "rate_limit_event":

@@ -49,10 +49,12 @@ func Adapter() *agent.Adapter {
 		// rules/: the user's execpolicy rules, which still make codex ask before a command in a box.
 		Settings:        []string{"config.toml", "AGENTS.md", "rules"},
 		ConfigEndpoints: configEndpoints,
-		BoxArgv:         boxArgv,
-		Lookups:         []string{"AGENTS.md", "AGENTS.override.md"},
-		Base:            profile,
-		SessionUsage:    sessionUsage,
+		Retries:         retries,
+		ModelAPI:        "api.openai.com:443", ModelVars: []string{"OPENAI_BASE_URL"},
+		BoxArgv:      boxArgv,
+		Lookups:      []string{"AGENTS.md", "AGENTS.override.md"},
+		Base:         profile,
+		SessionUsage: sessionUsage,
 		Limits: agent.LimitPatterns{
 			Screen: []*regexp.Regexp{
 				re(`You(?:'|’)ve hit your usage limit\.(?:[^\n]*?try again at (?P<reset>\d{1,2}:\d{2}\s*[AaPp][Mm]))?`),

@@ -30,18 +30,18 @@ func configEndpoints(dir string) []agent.Endpoint {
 		return nil
 	}
 	var out []agent.Endpoint
-	add := func(url, key string) {
+	add := func(url, key string, model bool) {
 		if url != "" {
-			out = append(out, agent.Endpoint{URL: url, From: "config.toml " + key})
+			out = append(out, agent.Endpoint{URL: url, From: "config.toml " + key, Model: model})
 		}
 	}
-	add(c.OpenAIBaseURL, "openai_base_url")
-	add(c.ChatGPTBaseURL, "chatgpt_base_url")
+	add(c.OpenAIBaseURL, "openai_base_url", true)
+	add(c.ChatGPTBaseURL, "chatgpt_base_url", false)
 	for _, id := range sorted(c.ModelProviders) {
-		add(c.ModelProviders[id].BaseURL, fmt.Sprintf("model_providers.%s.base_url", id))
+		add(c.ModelProviders[id].BaseURL, fmt.Sprintf("model_providers.%s.base_url", id), true)
 	}
 	for _, id := range sorted(c.MCPServers) {
-		add(c.MCPServers[id].URL, fmt.Sprintf("mcp_servers.%s.url", id))
+		add(c.MCPServers[id].URL, fmt.Sprintf("mcp_servers.%s.url", id), false)
 	}
 	return out
 }

@@ -284,7 +284,11 @@ func (c *LiveConv) handle(m live.Incoming) {
 			c.events.Emit(live.Limit{Message: p.Error.Message, ResetsAt: resetTime(p.Error.Message, time.Now())})
 			return
 		}
-		c.events.Emit(live.Error{Message: p.Error.Message, Retrying: p.WillRetry})
+		e := live.Error{Message: p.Error.Message, Retrying: p.WillRetry}
+		if ev, ok := retryEvent(p.Error.Message); ok {
+			e.Retrying, e.Attempt, e.Max, e.Message = true, ev.Attempt, ev.MaxAttempts, ev.Text
+		}
+		c.events.Emit(e)
 	case "item/commandExecution/requestApproval":
 		var cmd string
 		_ = json.Unmarshal(p.Command, &cmd)

@@ -75,6 +75,9 @@ func (p *parser) Parse(line []byte) []headless.Event {
 		return []headless.Event{{Kind: headless.KindResult, Status: "failed", IsError: true, Text: headless.TextOf(m.Error),
 			Usage: &headless.Usage{Turns: 1}}}
 	case "error":
+		if ev, ok := retryEvent(m.Message); ok {
+			return []headless.Event{ev}
+		}
 		return []headless.Event{{Kind: headless.KindError, Text: m.Message}}
 	}
 	return []headless.Event{headless.RawEvent(line)}

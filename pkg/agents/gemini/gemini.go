@@ -39,10 +39,12 @@ func Adapter() *agent.Adapter {
 		// policies/: the user's policy-engine rules (which tools ask first).
 		Settings:        []string{"settings.json", "GEMINI.md", "policies"},
 		ConfigEndpoints: configEndpoints,
-		Lookups:         []string{"GEMINI.md"},
-		RunEnv:          runEnv,
-		Base:            profile,
-		SessionUsage:    sessionUsage,
+		Retries:         retries,
+		ModelAPI:        "generativelanguage.googleapis.com:443", ModelVars: []string{"GOOGLE_GEMINI_BASE_URL", "GOOGLE_VERTEX_BASE_URL"},
+		Lookups:      []string{"GEMINI.md"},
+		RunEnv:       runEnv,
+		Base:         profile,
+		SessionUsage: sessionUsage,
 		Limits: agent.LimitPatterns{
 			Screen: []*regexp.Regexp{
 				// Interactive, a daily quota opens a box: "Usage limit reached for gemini-3.5-flash-lite." with

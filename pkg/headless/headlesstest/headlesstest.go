@@ -4,8 +4,10 @@ package headlesstest
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/aceworks/ace/pkg/headless"
@@ -13,13 +15,15 @@ import (
 
 // Fixture is a recorded stream (File, a JSONL file) and what its parse must show.
 type Fixture struct {
-	File               string
-	Session, Model     string
-	Assistant, User    []string
-	Tool, ToolInput    string
-	ToolOutput         string
-	ToolErr            bool
-	Errors             []string
+	File            string
+	Session, Model  string
+	Assistant, User []string
+	Tool, ToolInput string
+	ToolOutput      string
+	ToolErr         bool
+	Errors          []string
+	// Retries are the CLI's retries of its model's API: "attempt/max error".
+	Retries            []string
 	Status, ResultText string
 	ResultErr          bool
 	Usage              headless.Usage
@@ -96,6 +100,15 @@ func checkEvents(t *testing.T, tr *headless.Transcript, fx Fixture) {
 	}
 	if got := texts(evs, headless.KindError); !reflect.DeepEqual(got, fx.Errors) {
 		t.Errorf("errors = %q, want %q", got, fx.Errors)
+	}
+	var retries []string
+	for _, e := range evs {
+		if e.Kind == headless.KindRetry {
+			retries = append(retries, strings.TrimSpace(fmt.Sprintf("%d/%d %s", e.Attempt, e.MaxAttempts, e.Text)))
+		}
+	}
+	if !reflect.DeepEqual(retries, fx.Retries) {
+		t.Errorf("retries = %q, want %q", retries, fx.Retries)
 	}
 	call := first(evs, headless.KindToolCall)
 	if call.Tool != fx.Tool || call.Input != fx.ToolInput || call.ToolID == "" {

@@ -36,7 +36,8 @@
       r.attempt > 1 ? el("span", { class: "attempt", text: "try " + r.attempt }) : null);
     const tr = el("tr", { class: "run " + cls(r.status), "data-id": r.id },
       issue, el("td", { class: "title", text: r.title || "", title: r.title || "" }), el("td", { text: r.agent }),
-      el("td", { class: "step", text: r.step }), el("td", {}, el("span", { class: "badge " + cls(r.status), text: r.status.replace(/_/g, "-") })),
+      el("td", { class: "step", text: r.step }), el("td", {}, el("span", { class: "badge " + cls(r.status), text: r.status.replace(/_/g, "-") }),
+        r.reach ? el("span", { class: "badge reach", text: "model unreachable", title: r.reach }) : null),
       el("td", { class: "num", text: r.nudges }), el("td", { class: "age", "data-t": r.updated_at, text: age(r.updated_at) }), el("td", {}, pr));
     if (r.id === selected) tr.classList.add("sel");
     return tr;
@@ -82,7 +83,7 @@
     const pr = $("#d-pr");
     pr.hidden = !r.pr_url; if (r.pr_url) { pr.href = r.pr_url; pr.textContent = `PR #${r.pr_number || ""} ↗`; }
     const meta = [["status", r.status], ["step", r.step], ["agent", r.agent + (r.model ? " · " + r.model : "")], ["runner", r.runner],
-      ["attempt", r.attempt], ["nudges", r.nudges], ["restarts", r.restarts], ["branch", r.branch], ["host", r.host], ["sandbox", r.sandbox], ["started", age(r.created_at) + " ago"]];
+      ["attempt", r.attempt], ["nudges", r.nudges], ["restarts", r.restarts], ["branch", r.branch], ["host", r.host], ["sandbox", r.sandbox], ["model", r.reach], ["started", age(r.created_at) + " ago"]];
     $("#d-meta").replaceChildren(...meta.filter(([, v]) => v !== "" && v != null).map(([k, v]) => el("div", {}, el("dt", { text: k }), el("dd", { text: String(v) }))));
     const q = $("#d-question");
     const text = r.status === "waiting_input" ? (r.question || "The agent needs a human: answer below or on the issue.") : (r.status === "failed" ? r.error : "");

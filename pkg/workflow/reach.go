@@ -1,0 +1,214 @@
+package workflow
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aceworks/ace/pkg/store"
+)
+
+// An agent that cannot reach its model (a gateway down, a port not forwarded, a name that does not resolve)
+// does not stop: its CLI retries the API for minutes (claude's api_retry, codex's "Reconnecting...", gemini's
+// "Retrying with backoff"), and to a watcher of its screen or its output it looks busy. The signs come from the
+// run's runner — its CLI's own retry reports, read by its agent's adapter from its stream, screen or stderr — and
+// from the box's proxy, which sees the connections to the model's endpoint fail (box_proxy.go). They make the
+// run's ReachState, which ace show, ace ls, the dashboard and the status comment show from the first sign on; it
+// goes to a human on the issue after monitor.unreachable_after, or as soon as the CLI gives up — never to a
+// timeout. A sign that the model answers again ends it.
+
+// EventUnreachable: the agent cannot reach its model, or reaches it again.
+const EventUnreachable EventKind = "unreachable"
+
+// reach is the engine's part that follows an agent reaching its model.
+type reach struct{ e *Engine }
+
+// reachSign is one sign that the agent cannot reach its model.
+type reachSign struct {
+	// retry is the CLI's attempt number, of max when it says (0: not said); failed counts the connections to the
+	// model's endpoint that failed since it last worked (the box's proxy).
+	retry, max, failed int
+	// dest is the destination (host:port) when known, from what named it; err what was said of the failure.
+	dest, from, err string
+}
+
+// note records a sign: the run's reach state starts (with an event and the status comment saying so) or goes on.
+func (rc *reach) note(ctx context.Context, r *store.Run, s reachSign) {
+	e := rc.e
+	st := r.State.Reach
+	fresh := st == nil
+	if fresh {
+		st = &store.ReachState{Since: e.o.Now()}
+		r.State.Reach = st
+	}
+	st.At = e.o.Now()
+	if s.retry > 0 {
+		st.Retries, st.Max = s.retry, s.max
+	}
+	if s.failed > 0 {
+		st.Failed = s.failed
+	}
+	switch {
+	case s.dest != "":
+		st.Dest, st.From = s.dest, s.from
+	case st.Dest == "":
+		st.Dest, st.From = rc.modelDest(r)
+	}
+	if s.err != "" {
+		st.Error = printable(strings.TrimSpace(s.err), 300)
+	}
+	st.Hint = reachHint(st)
+	if !fresh {
+		return
+	}
+	bound := e.cfg.Monitor.UnreachableAfter.Duration
+	e.event(ctx, r, EventUnreachable, fmt.Sprintf("%s; ace asks on the issue if it still cannot in %s (monitor.unreachable_after)",
+		ReachLine(r), bound))
+	// The status comment says so now: a human looking at the issue sees why nothing happens.
+	if err := e.status.postStatus(ctx, r, statusView{Headline: "working, but " + ReachLine(r)}); err != nil {
+		e.log.WarnContext(ctx, "status comment", "run", r.ID, "err", err)
+	}
+}
+
+// answered ends the run's reach state: the model answers again.
+func (rc *reach) answered(ctx context.Context, r *store.Run) {
+	e := rc.e
+	st := r.State.Reach
+	if st == nil {
+		return
+	}
+	r.State.Reach = nil
+	e.event(ctx, r, EventUnreachable, fmt.Sprintf("%s reaches its model again (after %s)", r.Agent,
+		e.o.Now().Sub(st.Since).Round(time.Second)))
+}
+
+// gate is the monitor's look at the reach state, before the runner's: an agent that has not reached its model
+// for monitor.unreachable_after goes to a human. A state a human was asked about is over once the run is back at
+// work (the human answered): the next sign starts it afresh.
+func (rc *reach) gate(ctx context.Context, r *store.Run) (Result, bool, error) {
+	e := rc.e
+	st := r.State.Reach
+	switch {
+	case st == nil:
+		return Result{}, false, nil
+	case st.Asked:
+		r.State.Reach = nil
+		return Result{}, false, nil
+	case e.since(st.Since) < e.cfg.Monitor.UnreachableAfter.Duration:
+		return Result{}, false, nil
+	}
+	return rc.ask(ctx, r, "")
+}
+
+// gaveUp is the runner's word that the agent stopped trying (its turn ended, it sits at its prompt): while it
+// could not reach its model, a human is asked at once, with what the agent showed last — not nudged, not restarted.
+func (rc *reach) gaveUp(ctx context.Context, r *store.Run, lastWords string) (Result, bool, error) {
+	if st := r.State.Reach; st == nil || st.Asked {
+		return Result{}, false, nil
+	}
+	return rc.ask(ctx, r, lastWords)
+}
+
+func (rc *reach) ask(ctx context.Context, r *store.Run, screen string) (Result, bool, error) {
+	e := rc.e
+	st := r.State.Reach
+	q := fmt.Sprintf("%s, for %s.", ReachLine(r), e.o.Now().Sub(st.Since).Round(time.Second))
+	if st.Hint != "" {
+		q += "\n\n" + st.Hint
+	}
+	q += "\n\nOnce it answers, reply here: ace passes your reply to the agent, which keeps trying meanwhile."
+	if err := e.humans.askHuman(ctx, r, q, screen); err != nil {
+		return Result{}, true, err
+	}
+	st.Asked = true
+	return toHuman(), true, nil
+}
+
+// fromBox takes in what the run's proxy saw of the model (box_proxy.go sync): a connection that worked ends the
+// reach state; the model's endpoint failing twice or more since it last worked is a sign. Only while the agent
+// works: the steps before it start, and a wait for a human, have nothing to say of it.
+func (rc *reach) fromBox(ctx context.Context, r *store.Run, seen boxSeen) {
+	if seen.answered && len(seen.failing) == 0 {
+		rc.answered(ctx, r)
+		return
+	}
+	if Step(r.Step) != StepMonitor || r.Status != store.StatusActive {
+		return
+	}
+	var worst *failure
+	for i, f := range seen.failing {
+		if f.n >= 2 && (worst == nil || f.n > worst.n) {
+			worst = &seen.failing[i]
+		}
+	}
+	if worst != nil {
+		rc.note(ctx, r, reachSign{failed: worst.n, dest: worst.dest, from: seen.named[worst.dest], err: worst.err})
+	}
+}
+
+// modelDest is the destination the run's agent sends its model requests to, as its configuration names it.
+func (rc *reach) modelDest(r *store.Run) (dest, from string) {
+	prof, err := rc.e.agent.profile(r)
+	if err != nil {
+		return "", ""
+	}
+	if ds := modelDests(prof, rc.e.box.endpoints(prof)); len(ds) > 0 {
+		return ds[0].dest, ds[0].from
+	}
+	return "", ""
+}
+
+// ReachLine says that the run's agent cannot reach its model, where and how often it tried, and what was said of
+// it last: "claude cannot reach its model (127.0.0.1:4000, 7 retries): Connection refused"; "" while it can.
+func ReachLine(r *store.Run) string {
+	st := r.State.Reach
+	if st == nil {
+		return ""
+	}
+	var what []string
+	if st.Dest != "" {
+		what = append(what, st.Dest)
+	}
+	switch {
+	case st.Retries > 0:
+		what = append(what, strconv.Itoa(st.Retries)+" "+plural(st.Retries, "retry", "retries"))
+	case st.Failed > 0:
+		what = append(what, strconv.Itoa(st.Failed)+" "+plural(st.Failed, "failed connection", "failed connections"))
+	}
+	s := r.Agent + " cannot reach its model"
+	if len(what) > 0 {
+		s += " (" + strings.Join(what, ", ") + ")"
+	}
+	if st.Error != "" {
+		s += ": " + st.Error
+	}
+	return s
+}
+
+// ReachHelp is ReachLine with what would mend it and since when, for ace show and the dashboard.
+func ReachHelp(r *store.Run) string {
+	st := r.State.Reach
+	if st == nil {
+		return ""
+	}
+	s := ReachLine(r) + " (since " + st.Since.Local().Format(time.DateTime) + ")"
+	if st.Hint != "" {
+		s += ". " + st.Hint
+	}
+	return s
+}
+
+// reachRow is the status comment's row while the agent cannot reach its model.
+func reachRow(r *store.Run) string {
+	st := r.State.Reach
+	if st == nil {
+		return ""
+	}
+	line := strings.NewReplacer("|", "\\|", "\n", " ").Replace(ReachLine(r))
+	if st.Hint != "" {
+		line += " — " + strings.NewReplacer("|", "\\|", "\n", " ").Replace(st.Hint)
+	}
+	return fmt.Sprintf("| model | %s (since %s) |\n", line, st.Since.UTC().Format(time.RFC3339))
+}

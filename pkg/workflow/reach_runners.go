@@ -1,0 +1,69 @@
+package workflow
+
+import (
+	"context"
+
+	"github.com/aceworks/ace/pkg/agents"
+	"github.com/aceworks/ace/pkg/headless"
+	"github.com/aceworks/ace/pkg/livehost"
+	"github.com/aceworks/ace/pkg/store"
+)
+
+// What each runner reads of its CLI retrying its model's API (reach.go): the retry line on a tmux screen, the
+// retry a headless turn's supervisor read from the stream or stderr, the retry records of a live conversation.
+// Each says when the model answers again, and when the agent gave up (a turn ended, a composer idle) while it
+// could not reach it. A reach state the box's proxy made (Failed) ends only with a connection that worked.
+
+// retryOnScreen reads the tmux screen o: the CLI's retry line is a sign; the agent at work without one answers
+// again; the agent idle at its prompt after failing to reach its model gave up.
+func (t *tmuxRunner) retryOnScreen(ctx context.Context, r *store.Run, prof agents.Profile, o *observed) (Result, bool, error) {
+	e := t.e
+	if rt, ok := prof.RetryOnScreen(o.screen); ok {
+		e.reach.note(ctx, r, reachSign{retry: rt.Attempt, max: rt.Max, err: rt.Error})
+		return Result{}, false, nil
+	}
+	st := r.State.Reach
+	if st == nil || st.Asked {
+		return Result{}, false, nil
+	}
+	switch o.state {
+	case agents.StateBusy:
+		if st.Failed == 0 {
+			e.reach.answered(ctx, r)
+		}
+	case agents.StateReady:
+		return e.reach.gaveUp(ctx, r, o.screen)
+	}
+	return Result{}, false, nil
+}
+
+// retryInTurn reads a headless turn's status: the supervisor's retry is a sign; the model's answer after it ends
+// the reach state.
+func (x *execRunner) retryInTurn(ctx context.Context, r *store.Run, st *headless.Status) {
+	e := x.e
+	switch {
+	case st == nil:
+	case st.Retry != nil:
+		e.reach.note(ctx, r, reachSign{retry: st.Retry.Attempt, max: st.Retry.Max, err: st.Retry.Error})
+	case st.Answered && r.State.Reach != nil && r.State.Reach.Failed == 0 && !r.State.Reach.Asked:
+		e.reach.answered(ctx, r)
+	}
+}
+
+// retryRecord reads one record of a live conversation's transcript: a retry is a sign; the model's text or tool
+// call is its answer; a turn that ends while it could not be reached is the agent giving up.
+func (l *liveRunner) retryRecord(ctx context.Context, r *store.Run, rec livehost.Record) (Result, bool, error) {
+	e := l.e
+	st := r.State.Reach
+	switch rec.Kind {
+	case livehost.KindRetry:
+		e.reach.note(ctx, r, reachSign{retry: rec.Attempt, max: rec.Max, err: rec.Text})
+	case livehost.KindText, livehost.KindToolCall:
+		if st != nil && st.Failed == 0 && !st.Asked {
+			e.reach.answered(ctx, r)
+		}
+	case livehost.KindTurnDone:
+		return e.reach.gaveUp(ctx, r, rec.Text)
+	}
+	return Result{}, false, nil
+}
