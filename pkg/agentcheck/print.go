@@ -31,6 +31,16 @@ func Print(w io.Writer, results []Result) {
 			}
 		}
 		fmt.Fprintln(w, head)
+		for _, c := range res.Reach {
+			mark := "ok  "
+			switch {
+			case !c.OK && c.Config:
+				mark = "FAIL"
+			case !c.OK:
+				mark = "warn"
+			}
+			fmt.Fprintf(w, "  %s  %-9s %s\n", mark, "reach", c)
+		}
 		for _, rep := range res.Reports {
 			if rep.Error != "" {
 				fmt.Fprintf(w, "  FAIL  %-9s %s\n", orDash(rep.Phase), rep.Error)

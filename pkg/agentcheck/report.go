@@ -8,6 +8,8 @@ package agentcheck
 
 import (
 	"time"
+
+	"github.com/aceworks/ace/pkg/workflow"
 )
 
 // Step is one thing the check verified, in the order a run meets them.
@@ -59,18 +61,26 @@ func (r Report) OK() bool {
 	return true
 }
 
-// Result is the check of one agent: its phases' reports.
+// Result is the check of one agent: its phases' reports, and whether it reaches what the user's configuration
+// names (the one thing checked online: a connection to each endpoint, no request).
 type Result struct {
-	Agent     string    `json:"agent"`
-	Version   string    `json:"version"`
-	CheckedAt time.Time `json:"checked_at"`
-	Reports   []Report  `json:"reports"`
+	Agent     string                `json:"agent"`
+	Version   string                `json:"version"`
+	CheckedAt time.Time             `json:"checked_at"`
+	Reports   []Report              `json:"reports"`
+	Reach     []workflow.ReachCheck `json:"reach,omitempty"`
 }
 
-// OK reports whether every phase held.
+// OK reports whether every phase held and the box keeps none of the agent's endpoints out (one the network
+// does not answer now is a warning: a gateway down now may be up for the run).
 func (r Result) OK() bool {
 	for _, p := range r.Reports {
 		if !p.OK() {
+			return false
+		}
+	}
+	for _, c := range r.Reach {
+		if !c.OK && c.Config {
 			return false
 		}
 	}

@@ -39,7 +39,10 @@ kernel allows it — a loopback-only network namespace, so nothing leaves this m
 credentials are never used. Each CLI is taken through its start and first-run screens (trust, API key),
 prompt delivery, a shell command it asks permission for, a question answered in free text on the issue, its
 own commit and a pull request, the usage ace reads from it, and a usage-limit reply. Your settings of the agent
-in ace.toml (command, model, home, markers) are used.
+in ace.toml (command, model, home, markers) are used. First, and online, it checks your real setup: whether
+each agent reaches the endpoints your configuration names (its model's gateway or API, the MCP servers its
+settings name), from a box like its runs' — a connection to each, no request; one the box keeps out fails and
+names the line of ace.toml to add.
 
 It prints what held and what did not, saves the screen of each failed step, exits non-zero on a failure, and
 keeps the last result per CLI and version for ace doctor and ace serve. Run it after upgrading a CLI.`,

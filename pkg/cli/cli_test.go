@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"testing"
@@ -32,5 +33,27 @@ func TestScripts(t *testing.T) {
 			}
 			return os.MkdirAll(home, 0o755)
 		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){"listen": listen},
 	})
+}
+
+// listen VAR: a TCP listener on a free port of the loopback for the rest of the script (a gateway that is up,
+// say), its host:port in $VAR. It accepts connections and closes them.
+func listen(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: listen VAR")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ts.Check(err)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	ts.Defer(func() { ln.Close() })
+	ts.Setenv(args[0], ln.Addr().String())
 }

@@ -118,8 +118,8 @@ func runDoctor(ctx context.Context, app *App) error {
 	return nil
 }
 
-// checkAgent reports an agent's CLI (where it is, its version against the one its adapter was tested with)
-// and the sign-in it will use.
+// checkAgent reports an agent's CLI (where it is, its version against the one its adapter was tested with),
+// the sign-in it will use and whether it reaches what its configuration names.
 func checkAgent(ctx context.Context, c *check, app *App, name string) {
 	p, err := service.Profile(app.Config, name)
 	if err != nil {
@@ -165,6 +165,7 @@ func checkAgent(ctx context.Context, c *check, app *App, name string) {
 	case auth.Method != "":
 		c.ok("sign-in "+name, auth.Method+" ("+auth.Detail+")")
 	}
+	checkReach(ctx, c, app, p) // doctor_reach.go
 }
 
 func checkGitHub(ctx context.Context, c *check, apiURL, token string) {

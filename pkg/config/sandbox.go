@@ -86,8 +86,13 @@ func (s SandboxConfig) validate(key string, inherit bool, bad func(key, format s
 		}
 	}
 	for i, p := range s.Forward {
-		if p <= 0 || p > 65535 {
+		switch {
+		case p <= 0 || p > 65535:
 			bad(fmt.Sprintf("%s.forward[%d]", key, i), "%d is not a port (1-65535)", p)
+		case p < 1024:
+			// Listening there takes CAP_NET_BIND_SERVICE in the box's network, which no process of a box holds.
+			bad(fmt.Sprintf("%s.forward[%d]", key, i), "port %d is below 1024, which a box cannot listen on: run the "+
+				"server on a port from 1024 up, or name it by this machine's hostname (the proxy reaches it)", p)
 		}
 	}
 }

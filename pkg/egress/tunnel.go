@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -42,16 +43,27 @@ func Tunnel(c net.Conn, addr string) error {
 	}
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("egress: tunnel to %s: %w", addr, &RefusedError{Status: resp.StatusCode})
+		// The answer's body says why (the proxy's own words, a line): what a probe shows people.
+		reason := make([]byte, min(max(resp.ContentLength, 0), maxResponseHead))
+		n, _ := io.ReadFull(c, reason)
+		return fmt.Errorf("egress: tunnel to %s: %w", addr, &RefusedError{Status: resp.StatusCode,
+			Reason: strings.TrimSpace(strings.TrimPrefix(string(reason[:n]), "ace egress: "))})
 	}
 	return nil
 }
 
-// RefusedError is a proxy's answer other than 200 to a CONNECT.
-type RefusedError struct{ Status int }
+// RefusedError is a proxy's answer other than 200 to a CONNECT, and why, where it said.
+type RefusedError struct {
+	Status int
+	Reason string
+}
 
 func (e *RefusedError) Error() string {
-	return fmt.Sprintf("the proxy answered %d %s", e.Status, http.StatusText(e.Status))
+	msg := fmt.Sprintf("the proxy answered %d %s", e.Status, http.StatusText(e.Status))
+	if e.Reason != "" {
+		msg += ": " + e.Reason
+	}
+	return msg
 }
 
 // Is makes a 403 match ErrRefused.

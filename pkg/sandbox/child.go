@@ -51,6 +51,11 @@ func BoxMain(args []string) int {
 	})
 	reports := fs.String("report-socket", "", "record the file-system attempts the box keeps the agent from and report them to this unix `socket`")
 	probe := fs.Bool("probe-recorder", false, "run the command recorded and say whether recording works (ace doctor)")
+	var dials []string
+	fs.Func("probe-dial", "connect to `host:port` as the agent would, say what came of it, and run no command (ace doctor)", func(v string) error {
+		dials = append(dials, v)
+		return nil
+	})
 	var pol policy
 	fs.Func("hide", "a hidden `path` (recorder)", func(v string) error { pol.hide = append(pol.hide, v); return nil })
 	fs.Func("rw", "a writable `path` (recorder)", func(v string) error { pol.rw = append(pol.rw, v); return nil })
@@ -81,6 +86,13 @@ func BoxMain(args []string) int {
 				return 126
 			}
 		}
+	}
+	if len(dials) > 0 {
+		if *sock == "" {
+			fmt.Fprintln(os.Stderr, "ace box: --probe-dial needs --proxy-socket")
+			return 2
+		}
+		return probeDial(dials, *listen, *sock)
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	rec := newRecording(*reports, *probe, pol)

@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"bufio"
 	"encoding/binary"
 	"net"
 	"os"
@@ -104,31 +103,4 @@ func tgid(tid int) int {
 		}
 	}
 	return tid
-}
-
-// listening reports whether a TCP socket of the box listens on port (on any of its addresses: the loopback's,
-// or all).
-func listening(port int) bool {
-	hex := strings.ToUpper(strconv.FormatInt(int64(port), 16))
-	hex = strings.Repeat("0", 4-len(hex)) + hex
-	for _, name := range []string{"tcp", "tcp6"} {
-		f, err := os.Open("/proc/net/" + name) // this process's namespace: the box's
-		if err != nil {
-			continue
-		}
-		sc := bufio.NewScanner(f)
-		sc.Scan() // the header
-		found := false
-		for !found && sc.Scan() {
-			if fields := strings.Fields(sc.Text()); len(fields) >= 4 {
-				_, p, _ := strings.Cut(fields[1], ":")
-				found = fields[3] == "0A" && p == hex // TCP_LISTEN
-			}
-		}
-		f.Close()
-		if found {
-			return true
-		}
-	}
-	return false
 }

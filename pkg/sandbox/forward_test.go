@@ -79,3 +79,48 @@ func TestForwardNeedsProxy(t *testing.T) {
 		t.Fatalf("forwarding the proxy's own port %d was accepted", sandbox.DefaultProxyPort)
 	}
 }
+
+// TestProbeReach: ace doctor's probe connects from a box as its agent would: a forwarded loopback port whose
+// server answers is reached; a forwarded one whose server is down is not, with the proxy's reason; a loopback
+// port the box does not forward is said to be so; a destination off the allow list is refused (403).
+func TestProbeReach(t *testing.T) {
+	h := host(t)
+	d := dirs(t, "wc", "home", "egress")
+	up, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer up.Close()
+	down, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	downAddr := down.Addr().String()
+	down.Close()
+	upPort, downPort := up.Addr().(*net.TCPAddr).Port, down.Addr().(*net.TCPAddr).Port
+	sock := filepath.Join(d[2], "egress.sock")
+	defer serveProxy(t, sock, up.Addr().String(), downAddr)()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := h.ProbeReach(ctx, sandbox.Spec{WorkDir: d[0], Home: d[1], Self: self(t), ProxySocket: sock,
+		Forward: []int{upPort, downPort}}, []string{up.Addr().String(), downAddr, "127.0.0.1:9", "refused.example:443"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]sandbox.Reach{}
+	for _, r := range res {
+		got[r.Dest] = r
+	}
+	if r := got[up.Addr().String()]; !r.OK || !r.Forwarded || r.Status != 200 {
+		t.Errorf("the forwarded server: %+v", r)
+	}
+	if r := got[downAddr]; r.OK || !r.Forwarded || r.Status != 502 || !strings.Contains(r.Error, "connection refused") {
+		t.Errorf("the forwarded port nothing listens on: %+v", r)
+	}
+	if r := got["127.0.0.1:9"]; r.OK || r.Forwarded || !strings.Contains(r.Error, "not forwarded into the box") {
+		t.Errorf("the port not forwarded: %+v", r)
+	}
+	if r := got["refused.example:443"]; r.OK || r.Status != 403 {
+		t.Errorf("the destination off the allow list: %+v", r)
+	}
+}

@@ -26,6 +26,10 @@ const (
 	// the socket: a socket that ace, restarted, listens on anew is a new file, which a bind of the old one would
 	// never show to a box that outlived the restart.
 	ProxyDir = "/run/ace/egress"
+	// MinForwardPort is the lowest port a box forwards: listening below it takes CAP_NET_BIND_SERVICE in the
+	// box's network namespace, which no process of a box holds (nested user namespaces are off, and a capability
+	// of the box's own user namespace would not reach its network's).
+	MinForwardPort = 1024
 	// DefaultProxyPort is the loopback port of the forwarder inside the box (its own network namespace, so
 	// any port is free).
 	DefaultProxyPort = 3128

@@ -11,6 +11,11 @@ import (
 // Wrap returns argv run inside the box s describes. The box's first process is ace's own (`__box`, BoxMain):
 // it starts the forwarder to the proxy, then runs argv as its child.
 func (h *Host) Wrap(s Spec, argv []string) (*Box, error) {
+	return h.wrapWith(s, argv, nil)
+}
+
+// wrapWith is Wrap with more flags for ace __box (a probe's).
+func (h *Host) wrapWith(s Spec, argv, boxArgs []string) (*Box, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("sandbox: empty command")
 	}
@@ -47,8 +52,8 @@ func (h *Host) Wrap(s Spec, argv []string) (*Box, error) {
 		}
 		inner = append(inner, "--proxy-socket", ProxyDir+"/"+filepath.Base(s.ProxySocket), "--proxy-listen", "127.0.0.1:"+strconv.Itoa(port))
 		for _, f := range s.Forward {
-			if f <= 0 || f > 65535 || f == port {
-				return nil, fmt.Errorf("sandbox: cannot forward port %d (the proxy's own is %d)", f, port)
+			if f < MinForwardPort || f > 65535 || f == port {
+				return nil, fmt.Errorf("sandbox: cannot forward port %d (ports %d–65535 but the proxy's own, %d)", f, MinForwardPort, port)
 			}
 			inner = append(inner, "--forward", strconv.Itoa(f))
 		}
@@ -58,7 +63,7 @@ func (h *Host) Wrap(s Spec, argv []string) (*Box, error) {
 	} else if len(s.Forward) > 0 || s.ReportSocket != "" {
 		return nil, errors.New("sandbox: forwarded ports and recorded files need the proxy")
 	}
-	inner = append(append(inner, "--"), argv...)
+	inner = append(append(append(inner, boxArgs...), "--"), argv...)
 	args, err := h.bwrapArgs(s, self, inner)
 	if err != nil {
 		return nil, err

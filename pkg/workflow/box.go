@@ -98,7 +98,7 @@ func (sb *sandboxes) wrap(ctx context.Context, r *store.Run, prof agents.Profile
 	}
 	env := boxEnv(prof, le.env, r.Workdir)
 	list := sb.allowed(r, prof, p.cfg)
-	fwd := forwards(list)
+	fwd, below := forwards(list)
 	ports := make([]int, len(fwd))
 	for i, f := range fwd {
 		ports[i] = f.port
@@ -125,6 +125,9 @@ func (sb *sandboxes) wrap(ctx context.Context, r *store.Run, prof agents.Profile
 		if len(fwd) > 0 {
 			e.event(ctx, r, EventSandbox, forwardMessage(fwd))
 		}
+		for _, f := range below {
+			e.event(ctx, r, EventSandbox, belowMessage(f))
+		}
 	}
 	return b, nil
 }
@@ -137,6 +140,13 @@ func forwardMessage(fwd []forwarded) string {
 	}
 	return "forwarded into the box from this machine's loopback, each at the same port of the box's own (through " +
 		"ace's proxy, which records it): " + strings.Join(parts, ", ")
+}
+
+// belowMessage says that a loopback port below 1024 the configuration names cannot be forwarded, and what to do.
+func belowMessage(f forwarded) string {
+	return fmt.Sprintf("this machine's 127.0.0.1:%d (%s) is not forwarded into the box: a box cannot listen on a port "+
+		"below %d; run the server on a port from %d up, or point the agent at it by this machine's hostname (the "+
+		"proxy reaches it; allow it with [sandbox] allow)", f.port, f.from, sandbox.MinForwardPort, sandbox.MinForwardPort)
 }
 
 // proxyPort is the port of the box's proxy forwarder: sandbox.DefaultProxyPort, or the next one that no

@@ -14,6 +14,7 @@ import (
 
 	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/config"
+	"github.com/aceworks/ace/pkg/sandbox"
 	"github.com/aceworks/ace/pkg/store"
 )
 
@@ -169,17 +170,24 @@ type forwarded struct {
 
 // forwards are the ports of the allow list's destinations on this machine's loopback: a box reaches each at the
 // same port of its own loopback (sandbox.Spec.Forward), since a CLI connects to 127.0.0.1 directly, never
-// through a proxy — what ace allows, the agent reaches. Each port once, with the first that named it.
-func forwards(list []allowed) []forwarded {
-	var out []forwarded
+// through a proxy — what ace allows, the agent reaches. Each port once, with the first that named it; below are
+// those under sandbox.MinForwardPort, which a box cannot listen on.
+func forwards(list []allowed) (fwd, below []forwarded) {
 	for _, a := range list {
 		port := loopbackPort(a.dest)
-		if port != 0 && !slices.ContainsFunc(out, func(f forwarded) bool { return f.port == port }) {
-			out = append(out, forwarded{port: port, from: a.from})
+		has := func(f forwarded) bool { return f.port == port }
+		switch {
+		case port == 0 || slices.ContainsFunc(fwd, has) || slices.ContainsFunc(below, has):
+		case port < sandbox.MinForwardPort:
+			below = append(below, forwarded{port: port, from: a.from})
+		default:
+			fwd = append(fwd, forwarded{port: port, from: a.from})
 		}
 	}
-	slices.SortFunc(out, func(a, b forwarded) int { return a.port - b.port })
-	return out
+	byPort := func(a, b forwarded) int { return a.port - b.port }
+	slices.SortFunc(fwd, byPort)
+	slices.SortFunc(below, byPort)
+	return fwd, below
 }
 
 // loopbackPort is the port of an allow pattern on this machine's loopback (127.0.0.0/8, ::1, localhost), 0 for

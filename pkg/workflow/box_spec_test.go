@@ -97,10 +97,15 @@ func TestBoxForwardsLoopback(t *testing.T) {
 	prof, _ := agents.Builtin("claude")
 	prof.Env = map[string]string{"ANTHROPIC_BASE_URL": "http://localhost:4000"}
 	r := &store.Run{State: store.RunState{RemoteURL: "http://127.0.0.1:9418/acme/widgets.git"}}
-	sc := config.SandboxConfig{Forward: []int{11434}, Allow: []string{"127.0.0.1:5432", "10.0.0.1:80", "*.internal.example", "127.0.0.1"}}
+	sc := config.SandboxConfig{Forward: []int{11434}, Allow: []string{"127.0.0.1:5432", "10.0.0.1:80", "*.internal.example", "127.0.0.1", "localhost:80"}}
+	fwd, below := forwards(sb.allowed(r, prof, sc))
 	var got []string
-	for _, f := range forwards(sb.allowed(r, prof, sc)) {
+	for _, f := range fwd {
 		got = append(got, fmt.Sprintf("%d %s", f.port, f.from))
+	}
+	// A port below 1024, which a box cannot listen on, is named apart, for an event saying so.
+	if len(below) != 1 || below[0].port != 80 || below[0].from != "[sandbox] allow" {
+		t.Errorf("below 1024: %+v", below)
 	}
 	want := []string{"4000 ANTHROPIC_BASE_URL (agents.claude.env)", "5432 [sandbox] allow", "9418 the git remote", "11434 [sandbox] forward"}
 	if !slices.Equal(got, want) {
@@ -112,7 +117,7 @@ func TestBoxForwardsLoopback(t *testing.T) {
 			t.Errorf("allow list lacks %s: %q", d, allow)
 		}
 	}
-	if msg := forwardMessage(forwards(sb.allowed(r, prof, sc))); !strings.Contains(msg, "127.0.0.1:4000 (ANTHROPIC_BASE_URL (agents.claude.env))") {
+	if msg := forwardMessage(fwd); !strings.Contains(msg, "127.0.0.1:4000 (ANTHROPIC_BASE_URL (agents.claude.env))") {
 		t.Errorf("the event: %s", msg)
 	}
 	if p := proxyPort([]int{3128, 3129, 4000}); p != 3130 {

@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"context"
+	"time"
 
 	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/headless"
@@ -15,8 +16,8 @@ import (
 // could not reach it. A reach state the box's proxy made (Failed) ends only with a connection that worked.
 
 // retryOnScreen reads the tmux screen o: the CLI's retry line is a sign; the agent at work without one answers
-// again; the agent idle at its prompt after failing to reach its model gave up.
-func (t *tmuxRunner) retryOnScreen(ctx context.Context, r *store.Run, prof agents.Profile, o *observed) (Result, bool, error) {
+// again; the agent idle at its prompt (for monitor.settle) after failing to reach its model gave up.
+func (t *tmuxRunner) retryOnScreen(ctx context.Context, r *store.Run, prof agents.Profile, o *observed, activity time.Time) (Result, bool, error) {
 	e := t.e
 	if rt, ok := prof.RetryOnScreen(o.screen); ok {
 		e.reach.note(ctx, r, reachSign{retry: rt.Attempt, max: rt.Max, err: rt.Error})
@@ -32,7 +33,10 @@ func (t *tmuxRunner) retryOnScreen(ctx context.Context, r *store.Run, prof agent
 			e.reach.answered(ctx, r)
 		}
 	case agents.StateReady:
-		return e.reach.gaveUp(ctx, r, o.screen)
+		// Still for a while (the pane too: a screen read before the CLI's spinner started is stale).
+		if e.o.Now().Sub(latest(o.changedAt, activity)) >= e.cfg.Monitor.Settle.Duration {
+			return e.reach.gaveUp(ctx, r, o.screen)
+		}
 	}
 	return Result{}, false, nil
 }

@@ -53,7 +53,7 @@ func (t *tmuxRunner) observeScreen(ctx context.Context, r *store.Run) (Result, e
 	if res, ok, err := t.limitOnScreen(ctx, r, prof, o); ok || err != nil { // limits.go
 		return res, err
 	}
-	if res, ok, err := t.retryOnScreen(ctx, r, prof, o); ok || err != nil { // the model unreachable: reach_runners.go
+	if res, ok, err := t.retryOnScreen(ctx, r, prof, o, pane.Activity); ok || err != nil { // the model unreachable: reach_runners.go
 		return res, err
 	}
 	if e.timedOut(r, o.screen) {

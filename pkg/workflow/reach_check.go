@@ -1,0 +1,193 @@
+package workflow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/aceworks/ace/pkg/agents"
+	"github.com/aceworks/ace/pkg/config"
+	"github.com/aceworks/ace/pkg/egress"
+	"github.com/aceworks/ace/pkg/sandbox"
+	"github.com/aceworks/ace/pkg/store"
+)
+
+// ace doctor and ace agents check ask whether each configured agent can reach what its configuration names, the
+// way its runs will: from a box like theirs (the same allow list, the same forwarded ports, its proxy), or from
+// this machine where they run unboxed. A TCP connection through the box's path, no model call.
+
+// ReachCheck is what came of connecting to one endpoint an agent's configuration names.
+type ReachCheck struct {
+	// Dest is the endpoint (host:port); From what named it (a variable, a settings file's key, the CLI's API).
+	Dest, From string
+	OK         bool
+	// Boxed: tried from a box as the agent's runs are.
+	Boxed bool
+	// Detail says what came of it; Fix what to change when it failed — a line of ace.toml, or the server to
+	// start. Config: the box kept it out (its allow list, its forwarded ports), not the network.
+	Detail, Fix string
+	Config      bool
+}
+
+// reachDialTimeout bounds a probe from this machine (an unboxed agent's).
+const reachDialTimeout = 5 * time.Second
+
+// CheckReach connects to each endpoint agent prof's configuration names — its model's (a *_BASE_URL it gets, its
+// CLI's own settings; else its CLI's API) and the MCP servers its settings name — as its runs will: boxed where
+// cfg boxes them here (self is ace's executable, the box's first process), else from this machine.
+func CheckReach(ctx context.Context, cfg *config.Config, prof agents.Profile, self string) ([]ReachCheck, error) {
+	// The engine's allow list needs nothing of an engine but its configuration and root.
+	sb := &sandboxes{e: &Engine{cfg: cfg, o: Options{Config: cfg, Root: cfg.Workspace.Root}}}
+	targets := reachTargets(prof, sb.endpoints(prof))
+	if len(targets) == 0 {
+		return nil, nil
+	}
+	scfg := cfg.SandboxFor(prof.Name, "")
+	var host *sandbox.Host
+	var why error
+	if scfg.Mode == config.SandboxOff {
+		why = errors.New("sandbox mode off")
+	} else if host, why = sandbox.Detect(ctx); why != nil && scfg.Mode == config.SandboxOn {
+		return nil, fmt.Errorf("sandbox mode %q for agent %s: %w", scfg.Mode, prof.Name, why)
+	}
+	if host == nil {
+		return dialFromHere(ctx, targets), nil
+	}
+	return probeFromBox(ctx, sb, host, prof, scfg, self, targets)
+}
+
+// reachTargets are the endpoints to try, each once, with what named it: those the configuration names, and the
+// CLI's API when nothing moves its model.
+func reachTargets(prof agents.Profile, eps []agents.Endpoint) []allowed {
+	var out []allowed
+	add := func(dest, from string) {
+		if dest != "" && !slices.ContainsFunc(out, func(a allowed) bool { return a.dest == dest }) {
+			out = append(out, allowed{dest: dest, from: from})
+		}
+	}
+	model := false
+	for _, ep := range eps {
+		add(urlDest(ep.URL), ep.From)
+		model = model || ep.Model && urlDest(ep.URL) != ""
+	}
+	if !model && prof.ModelAPI() != "" {
+		add(prof.ModelAPI(), prof.Name+"'s API")
+	}
+	return out
+}
+
+// dialFromHere connects to each target from this machine, as an unboxed agent would.
+func dialFromHere(ctx context.Context, targets []allowed) []ReachCheck {
+	out := make([]ReachCheck, len(targets))
+	for i, t := range targets {
+		c := ReachCheck{Dest: t.dest, From: t.from}
+		d := net.Dialer{Timeout: reachDialTimeout}
+		conn, err := d.DialContext(ctx, "tcp", t.dest)
+		if err == nil {
+			conn.Close()
+			c.OK, c.Detail = true, "reached from this machine (the agent runs unboxed)"
+		} else {
+			c.Detail, c.Fix = err.Error(), unreachableHint(t.dest, err.Error())
+		}
+		out[i] = c
+	}
+	return out
+}
+
+// probeFromBox connects to each target from a box like the agent's runs': its allow list (without a run's git
+// remote), its forwarded ports, a proxy served here for the probe.
+func probeFromBox(ctx context.Context, sb *sandboxes, host *sandbox.Host, prof agents.Profile, scfg config.SandboxConfig,
+	self string, targets []allowed) ([]ReachCheck, error) {
+	dir, err := os.MkdirTemp("", "ace-reach-") // short: the proxy's socket path must fit a unix address
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	var d [3]string
+	for i, name := range []string{"wc", "home", "egress"} {
+		d[i] = filepath.Join(dir, name)
+		if err := os.Mkdir(d[i], 0o700); err != nil {
+			return nil, err
+		}
+	}
+	list := sb.allowed(&store.Run{}, prof, scfg)
+	var ports []int
+	fwd, _ := forwards(list)
+	for _, f := range fwd {
+		ports = append(ports, f.port)
+	}
+	sock := filepath.Join(d[2], "egress.sock")
+	ln, err := egress.ListenUnix(sock)
+	if err != nil {
+		return nil, err
+	}
+	px, err := egress.New(egress.Options{Allow: sb.allow(&store.Run{}, prof, scfg)})
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	pctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- px.Serve(pctx, ln) }()
+	defer func() { cancel(); <-done }()
+	dests := make([]string, len(targets))
+	for i, t := range targets {
+		dests[i] = t.dest
+	}
+	res, err := host.ProbeReach(ctx, sandbox.Spec{WorkDir: d[0], Home: d[1], Self: self, ProxySocket: sock,
+		Forward: ports, ProxyPort: proxyPort(ports)}, dests)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ReachCheck, 0, len(res))
+	for i, r := range res {
+		out = append(out, boxedCheck(r, targets[i].from))
+	}
+	return out, nil
+}
+
+// boxedCheck says what a probe from the box found, and what would mend it.
+func boxedCheck(r sandbox.Reach, from string) ReachCheck {
+	c := ReachCheck{Dest: r.Dest, From: from, OK: r.OK, Boxed: true}
+	_, port, _ := net.SplitHostPort(r.Dest)
+	switch {
+	case r.OK && r.Forwarded:
+		c.Detail = "reached from the box, forwarded from this machine's loopback"
+	case r.OK:
+		c.Detail = "reached from the box, through its proxy"
+	case r.Status == 403:
+		c.Detail, c.Config = "the box's proxy refuses it: not on the allow list", true
+		c.Fix = fmt.Sprintf("add to ace.toml: [sandbox] allow = [%q]", r.Dest)
+	case !r.Forwarded && r.Status == 0 && loopbackPort(r.Dest) != 0 && loopbackPort(r.Dest) < sandbox.MinForwardPort:
+		c.Detail, c.Config = r.Error, true
+		c.Fix = fmt.Sprintf("a box cannot listen below port %d: run the server on a port from %d up, or point the "+
+			"agent at it by this machine's hostname", sandbox.MinForwardPort, sandbox.MinForwardPort)
+	case !r.Forwarded && r.Status == 0 && loopbackPort(r.Dest) != 0:
+		c.Detail, c.Config = r.Error, true
+		c.Fix = "add to ace.toml: [sandbox] forward = [" + port + "]"
+	default:
+		c.Detail, c.Fix = r.Error, unreachableHint(r.Dest, r.Error)
+	}
+	return c
+}
+
+// String is the check as ace doctor prints it.
+func (c ReachCheck) String() string {
+	if c.Dest == "" {
+		return c.Detail
+	}
+	s := c.Dest
+	if c.From != "" {
+		s += " (" + c.From + ")"
+	}
+	s += ": " + c.Detail
+	if c.Fix != "" {
+		s += " — " + c.Fix
+	}
+	return s
+}
