@@ -51,14 +51,7 @@ func Render(w io.Writer, e Event) error {
 			s += " (resets " + time.Unix(e.ResetsAt, 0).UTC().Format(time.RFC3339) + ")"
 		}
 	case KindRetry:
-		s = "↻ retrying the model's API"
-		if e.Attempt > 0 {
-			s += fmt.Sprintf(" (attempt %d", e.Attempt)
-			if e.MaxAttempts > 0 {
-				s += fmt.Sprintf("/%d", e.MaxAttempts)
-			}
-			s += ")"
-		}
+		s = "↻ retrying the model's API" + RetryAttempt(e.Attempt, e.MaxAttempts)
 		if e.Text != "" {
 			s += ": " + oneLine(e.Text, 160)
 		}
@@ -154,4 +147,16 @@ func (s *Stream) Close() []Event {
 	out = append(out, s.p.Flush()...)
 	s.T.add(out)
 	return out
+}
+
+// RetryAttempt is " (attempt 3/10)" for a CLI's retry of its model's API, " (attempt 3)" without its bound, ""
+// when it did not say.
+func RetryAttempt(attempt, max int) string {
+	switch {
+	case attempt <= 0:
+		return ""
+	case max <= 0:
+		return fmt.Sprintf(" (attempt %d)", attempt)
+	}
+	return fmt.Sprintf(" (attempt %d/%d)", attempt, max)
 }

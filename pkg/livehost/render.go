@@ -7,6 +7,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/aceworks/ace/pkg/headless"
 	"github.com/aceworks/ace/pkg/sanitize"
 )
 
@@ -69,15 +70,7 @@ func Render(w io.Writer, r Record, color bool) error {
 	case KindError:
 		s = p(red, "! error: ") + indent(r.Text)
 	case KindRetry:
-		s = "↻ the agent retries its model's API"
-		if r.Attempt > 0 {
-			s += fmt.Sprintf(" (attempt %d", r.Attempt)
-			if r.Max > 0 {
-				s += fmt.Sprintf("/%d", r.Max)
-			}
-			s += ")"
-		}
-		s = p(yellow, s)
+		s = p(yellow, "↻ the agent retries its model's API"+headless.RetryAttempt(r.Attempt, r.Max))
 		if r.Text != "" {
 			s += ": " + indent(r.Text)
 		}

@@ -187,28 +187,27 @@ func ReachLine(r *store.Run) string {
 	return s
 }
 
-// ReachHelp is ReachLine with what would mend it and since when, for ace show and the dashboard.
+// ReachHelp is ReachLine with since when and what would mend it, for ace show and the dashboard.
 func ReachHelp(r *store.Run) string {
-	st := r.State.Reach
-	if st == nil {
+	if r.State.Reach == nil {
 		return ""
 	}
-	s := ReachLine(r) + " (since " + st.Since.Local().Format(time.DateTime) + ")"
-	if st.Hint != "" {
-		s += ". " + st.Hint
-	}
-	return s
+	return reachHelp(r, r.State.Reach.Since.Local().Format(time.DateTime))
 }
 
 // reachRow is the status comment's row while the agent cannot reach its model.
 func reachRow(r *store.Run) string {
-	st := r.State.Reach
-	if st == nil {
+	if r.State.Reach == nil {
 		return ""
 	}
-	line := strings.NewReplacer("|", "\\|", "\n", " ").Replace(ReachLine(r))
-	if st.Hint != "" {
-		line += " — " + strings.NewReplacer("|", "\\|", "\n", " ").Replace(st.Hint)
+	help := reachHelp(r, r.State.Reach.Since.UTC().Format(time.RFC3339))
+	return fmt.Sprintf("| model | %s |\n", strings.NewReplacer("|", "\\|", "\n", " ").Replace(help))
+}
+
+func reachHelp(r *store.Run, since string) string {
+	s := ReachLine(r) + " (since " + since + ")"
+	if h := r.State.Reach.Hint; h != "" {
+		s += ". " + h
 	}
-	return fmt.Sprintf("| model | %s (since %s) |\n", line, st.Since.UTC().Format(time.RFC3339))
+	return s
 }

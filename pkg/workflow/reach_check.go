@@ -2,7 +2,6 @@ package workflow
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -48,15 +47,15 @@ func CheckReach(ctx context.Context, cfg *config.Config, prof agents.Profile, se
 		return nil, nil
 	}
 	scfg := cfg.SandboxFor(prof.Name, "")
-	var host *sandbox.Host
-	var why error
 	if scfg.Mode == config.SandboxOff {
-		why = errors.New("sandbox mode off")
-	} else if host, why = sandbox.Detect(ctx); why != nil && scfg.Mode == config.SandboxOn {
-		return nil, fmt.Errorf("sandbox mode %q for agent %s: %w", scfg.Mode, prof.Name, why)
-	}
-	if host == nil {
 		return dialFromHere(ctx, targets), nil
+	}
+	host, err := sandbox.Detect(ctx)
+	switch {
+	case err != nil && scfg.Mode == config.SandboxOn:
+		return nil, fmt.Errorf("sandbox mode %q for agent %s: %w", scfg.Mode, prof.Name, err)
+	case err != nil:
+		return dialFromHere(ctx, targets), nil // mode auto: its runs go unboxed here
 	}
 	return probeFromBox(ctx, sb, host, prof, scfg, self, targets)
 }
