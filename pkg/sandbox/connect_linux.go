@@ -27,7 +27,8 @@ func (n *notifier) connect(req *seccompNotif) {
 	valid := ok && notifValid(n.fd, req.ID)
 	notifContinue(n.fd, req.ID)
 	if valid {
-		n.rec.add(Attempt{Kind: kind, Op: "connect", Path: dest})
+		comm, _ := os.ReadFile("/proc/" + strconv.Itoa(tgid(tid)) + "/comm")
+		n.rec.add(Attempt{Kind: kind, Op: "connect", Path: dest, Prog: strings.TrimSpace(string(comm))})
 	}
 }
 

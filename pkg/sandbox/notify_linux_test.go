@@ -109,7 +109,7 @@ func TestRecorderReadsAllFlagBits(t *testing.T) {
 	}
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
-	if n := rec.pending[attemptKey{AttemptWrite, "openat", true, target}]; n != 1 {
+	if n := rec.pending[attemptKey{AttemptWrite, "openat", true, target, ""}]; n != 1 {
 		t.Errorf("the write with a high flag bit: recorded %d times; recorded: %v", n, rec.pending)
 	}
 }
@@ -154,6 +154,9 @@ func TestRecorderConnections(t *testing.T) {
 	var got []string
 	for k, n := range rec.pending {
 		got = append(got, fmt.Sprintf("%s %s %s n=%d", k.kind, k.op, k.path, n))
+		if want := filepath.Base(self)[:min(15, len(filepath.Base(self)))]; k.prog != want {
+			t.Errorf("%s %s: made by %q, want %q", k.kind, k.path, k.prog, want)
+		}
 	}
 	slices.Sort(got)
 	want := []string{

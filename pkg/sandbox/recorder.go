@@ -29,6 +29,7 @@ type attemptKey struct {
 	op    string
 	write bool
 	path  string
+	prog  string
 }
 
 // recorder gathers what the box's notifier finds and reports it to ace over the report socket, a batch at a
@@ -58,7 +59,7 @@ func newRecorder(sock string) *recorder {
 
 // add counts one attempt.
 func (r *recorder) add(a Attempt) {
-	k := attemptKey{a.Kind, a.Op, a.Write, a.Path}
+	k := attemptKey{a.Kind, a.Op, a.Write, a.Path, a.Prog}
 	r.mu.Lock()
 	switch {
 	case r.known[k]:
@@ -127,7 +128,7 @@ func (r *recorder) report(deadline time.Time) error {
 	r.mu.Lock()
 	rep := Report{More: r.more}
 	for k, n := range r.pending {
-		rep.Attempts = append(rep.Attempts, Attempt{Kind: k.kind, Op: k.op, Write: k.write, Path: k.path, Count: n})
+		rep.Attempts = append(rep.Attempts, Attempt{Kind: k.kind, Op: k.op, Write: k.write, Path: k.path, Prog: k.prog, Count: n})
 	}
 	notes := r.notes
 	r.pending, r.more, r.notes = map[attemptKey]int{}, 0, nil
@@ -145,7 +146,7 @@ func (r *recorder) report(deadline time.Time) error {
 	if err != nil {
 		r.mu.Lock()
 		for _, a := range rep.Attempts {
-			r.pending[attemptKey{a.Kind, a.Op, a.Write, a.Path}] += a.Count
+			r.pending[attemptKey{a.Kind, a.Op, a.Write, a.Path, a.Prog}] += a.Count
 		}
 		r.more += rep.More
 		r.notes = append(notes, r.notes...)

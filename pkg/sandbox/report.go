@@ -43,7 +43,10 @@ type Attempt struct {
 	Write bool `json:"write,omitempty"`
 	// Path is absolute, links resolved, as the box sees it: the host's path too (the box mounts paths where they
 	// are); for a connection (Kind.Network), its destination, host:port.
-	Path  string `json:"path"`
+	Path string `json:"path"`
+	// Prog is the program that made a connection (its command name, as the kernel keeps it), for people to
+	// know which: "ssh", "node".
+	Prog  string `json:"prog,omitempty"`
 	Count int    `json:"n"`
 }
 

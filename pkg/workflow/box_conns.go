@@ -48,17 +48,21 @@ func connMessage(a sandbox.Attempt, dest string) string {
 		times = fmt.Sprintf(", %d times", a.Count)
 	}
 	_, port, _ := net.SplitHostPort(a.Path)
+	who := "the agent"
+	if a.Prog != "" {
+		who = "the agent's " + printable(a.Prog, 20)
+	}
 	switch a.Kind {
 	case sandbox.AttemptLoopback:
-		return fmt.Sprintf("the agent connected to %s in its box, where nothing listens%s: this machine's port %s is "+
+		return fmt.Sprintf("%s connected to %s in its box, where nothing listens%s: this machine's port %s is "+
 			"not forwarded into the box; to forward it, add to ace.toml: [sandbox] forward = [%s] (ace forwards by itself "+
-			"an endpoint named in the agent's env or its CLI's settings)", dest, times, port, port)
+			"an endpoint named in the agent's env or its CLI's settings)", who, dest, times, port, port)
 	case sandbox.AttemptDirect:
-		return fmt.Sprintf("the agent connected to %s directly%s, which a box cannot: its one way out is ace's proxy "+
-			"(HTTPS_PROXY in its environment), which that program did not use", dest, times)
+		return fmt.Sprintf("%s connected to %s directly%s, which a box cannot: its one way out is ace's proxy "+
+			"(HTTPS_PROXY in its environment), which that program did not use", who, dest, times)
 	case sandbox.AttemptDNS:
-		return fmt.Sprintf("the agent looked a name up itself (%s%s), which a box cannot: names go to ace's proxy "+
-			"(HTTPS_PROXY in its environment), which resolves them", dest, times)
+		return fmt.Sprintf("%s looked a name up itself (%s%s), which a box cannot: names go to ace's proxy "+
+			"(HTTPS_PROXY in its environment), which resolves them", who, dest, times)
 	}
-	return fmt.Sprintf("the agent's connection to %s cannot succeed in its box (%s)%s", dest, printable(string(a.Kind), 20), times)
+	return fmt.Sprintf("%s's connection to %s cannot succeed in its box (%s)%s", who, dest, printable(string(a.Kind), 20), times)
 }
