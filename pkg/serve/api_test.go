@@ -306,3 +306,19 @@ func TestMetricsParse(t *testing.T) {
 		}
 	}
 }
+
+// TestRunViewSaysTheModelIsUnreachable: a run whose agent cannot reach its model says so in the API (the dashboard
+// shows it beside the status and in the run's details), and a run that reaches it says nothing.
+func TestRunViewSaysTheModelIsUnreachable(t *testing.T) {
+	t.Parallel()
+	s := &Server{}
+	r := &store.Run{Agent: "claude", Status: store.StatusActive, State: store.RunState{Reach: &store.ReachState{
+		Since: time.Now(), Retries: 7, Dest: "127.0.0.1:4000", Error: "connection refused"}}}
+	if v := s.view(r); !strings.HasPrefix(v.Reach, "claude cannot reach its model (127.0.0.1:4000, 7 retries): connection refused") {
+		t.Errorf("reach = %q", v.Reach)
+	}
+	r.State.Reach = nil
+	if v := s.view(r); v.Reach != "" {
+		t.Errorf("reach = %q for a run that reaches its model", v.Reach)
+	}
+}
