@@ -12,8 +12,10 @@ import (
 
 // What each runner reads of its CLI retrying its model's API (reach.go): the retry line on a tmux screen, the
 // retry a headless turn's supervisor read from the stream or stderr, the retry records of a live conversation.
-// Each says when the model answers again, and when the agent gave up (a turn ended, a composer idle) while it
-// could not reach it. A reach state the box's proxy made (Failed) ends only with a connection that worked.
+// Each says when the model answers again (the model's own words in a stream or a conversation), and when the agent
+// gave up (a turn ended, a composer idle) while it could not reach it. A busy screen is no answer (gemini shows
+// "Thinking..." while it retries): a reach state the box's proxy made (Failed) then ends only with a connection
+// that worked.
 
 // retryOnScreen reads the tmux screen o: the CLI's retry line is a sign; the agent at work without one answers
 // again; the agent idle at its prompt (for monitor.settle) after failing to reach its model gave up.
@@ -49,7 +51,7 @@ func (x *execRunner) retryInTurn(ctx context.Context, r *store.Run, st *headless
 	case st == nil:
 	case st.Retry != nil:
 		e.reach.note(ctx, r, reachSign{retry: st.Retry.Attempt, max: st.Retry.Max, err: st.Retry.Error})
-	case st.Answered && r.State.Reach != nil && r.State.Reach.Failed == 0 && !r.State.Reach.Asked:
+	case st.Answered && r.State.Reach != nil && !r.State.Reach.Asked:
 		e.reach.answered(ctx, r)
 	}
 }
@@ -63,10 +65,16 @@ func (l *liveRunner) retryRecord(ctx context.Context, r *store.Run, rec livehost
 	case livehost.KindRetry:
 		e.reach.note(ctx, r, reachSign{retry: rec.Attempt, max: rec.Max, err: rec.Text})
 	case livehost.KindText, livehost.KindToolCall:
-		if st != nil && st.Failed == 0 && !st.Asked {
+		if st != nil && !st.Asked {
 			e.reach.answered(ctx, r)
 		}
 	case livehost.KindTurnDone:
+		if rec.Status == "completed" {
+			if st != nil && !st.Asked {
+				e.reach.answered(ctx, r) // a turn the model completed: it was reached
+			}
+			break
+		}
 		return e.reach.gaveUp(ctx, r, rec.Text)
 	}
 	return Result{}, false, nil
