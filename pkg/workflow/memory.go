@@ -4,14 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
+	"io/fs"
 	"strings"
 
 	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/memory"
 	"github.com/aceworks/ace/pkg/secrets"
 	"github.com/aceworks/ace/pkg/store"
+	"github.com/aceworks/ace/pkg/untrusted"
 	"github.com/aceworks/ace/pkg/workspace"
 )
 
@@ -29,6 +29,9 @@ func (mk *memoryKeeper) provideMemory(ctx context.Context, r *store.Run, ws *wor
 		return
 	}
 	rescued, err := e.o.Memory.CopyIn(ctx, r.Repo, ws.Dir, mk.secretValues(ctx, r)...)
+	if e.noteRefusal(ctx, r, err) {
+		err = nil // the copy an earlier attempt left was not merged; the memory is copied in all the same
+	}
 	if err != nil {
 		mk.memoryTrouble(ctx, r, "copy the repository memory into the working copy", err)
 		return
@@ -52,15 +55,16 @@ func (mk *memoryKeeper) provideMemory(ctx context.Context, r *store.Run, ws *wor
 		e.event(ctx, r, "memory", name+" is tracked by the repository; left untouched, ACE_TASK.md points at the memory")
 		return
 	}
-	path := filepath.Join(ws.Dir, name)
-	if b, err := os.ReadFile(path); err == nil && !strings.HasPrefix(string(b), pointerHeading) {
-		// An untracked file ace did not write (an earlier attempt's agent replaced the pointer, say): not ours
-		// to replace, and git must see it.
+	wc := untrusted.New(ws.Dir)
+	b, err := wc.ReadFile(name, contextFileMax)
+	if ours := err == nil && strings.HasPrefix(string(b), pointerHeading); !ours && (err == nil || e.noteRefusal(ctx, r, err)) {
+		// An untracked file ace did not write (an earlier attempt's agent replaced the pointer, say), or one it
+		// will not read (a link out of the working copy): not ours to replace, and git must see it.
 		if err := ws.Unexclude("/" + name); err != nil {
 			mk.memoryTrouble(ctx, r, "un-exclude "+name, err)
 		}
 		return
-	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
+	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		mk.memoryTrouble(ctx, r, "read "+name, err)
 		return
 	}
@@ -69,7 +73,7 @@ func (mk *memoryKeeper) provideMemory(ctx context.Context, r *store.Run, ws *wor
 		mk.memoryTrouble(ctx, r, "exclude "+name+" from git", err)
 		return
 	}
-	if err := os.WriteFile(path, []byte(pointer(name)), 0o644); err != nil {
+	if err := wc.WriteFile(name, []byte(pointer(name)), 0o644); err != nil {
 		mk.memoryTrouble(ctx, r, "write "+name, err)
 		_ = ws.Unexclude("/" + name)
 		return
@@ -122,16 +126,15 @@ func (mk *memoryKeeper) keepAgentContextFile(ctx context.Context, r *store.Run, 
 	if name == "" {
 		return
 	}
-	path := filepath.Join(ws.Dir, name)
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
+	b, err := untrusted.New(ws.Dir).ReadFile(name, contextFileMax)
+	if errors.Is(err, fs.ErrNotExist) {
 		return
 	}
-	if err != nil {
+	if err != nil && !e.noteRefusal(ctx, r, err) {
 		mk.memoryTrouble(ctx, r, "read "+name, err)
 		return
 	}
-	if string(b) == pointer(name) {
+	if err == nil && string(b) == pointer(name) {
 		return
 	}
 	if err := ws.Unexclude("/" + name); err != nil {
@@ -198,6 +201,7 @@ func (mk *memoryKeeper) secretValues(ctx context.Context, r *store.Run) []string
 
 func (mk *memoryKeeper) memoryTrouble(ctx context.Context, r *store.Run, what string, err error) {
 	e := mk.e
+	e.noteRefusal(ctx, r, err)
 	e.log.WarnContext(ctx, "repository memory", "run", r.ID, "repo", r.Repo, "issue", r.Issue, "op", what, "err", err)
 	e.event(ctx, r, "memory", "could not "+what+": "+err.Error())
 }
