@@ -48,7 +48,7 @@ func (t Tree) Open(rel string, limit int64) (*File, error) {
 	case !fi.Mode().IsRegular():
 		r = refuse(p, "%s", kind(fi.Mode()))
 	case st != nil && st.Nlink > 1:
-		r = refuse(p, "a file with %d hard links (ace reads a file only under its one name)", st.Nlink)
+		r = refuse(p, "a hard link (a file of more than one name: its others may be out of the tree)")
 	case fi.Size() > limit:
 		r = refuse(p, "%s, over the %s cap", measured(fi.Size()), Size(limit))
 	}

@@ -57,14 +57,18 @@ func (mk *memoryKeeper) provideMemory(ctx context.Context, r *store.Run, ws *wor
 	}
 	wc := untrusted.New(ws.Dir)
 	b, err := wc.ReadFile(name, contextFileMax)
-	if ours := err == nil && strings.HasPrefix(string(b), pointerHeading); !ours && (err == nil || e.noteRefusal(ctx, r, err)) {
-		// An untracked file ace did not write (an earlier attempt's agent replaced the pointer, say), or one it
-		// will not read (a link out of the working copy): not ours to replace, and git must see it.
+	switch {
+	case err == nil && !strings.HasPrefix(string(b), pointerHeading):
+		// An untracked file ace did not write (an earlier attempt's agent replaced the pointer, say): not ours
+		// to replace, and git must see it.
 		if err := ws.Unexclude("/" + name); err != nil {
 			mk.memoryTrouble(ctx, r, "un-exclude "+name, err)
 		}
 		return
-	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	case err == nil, errors.Is(err, fs.ErrNotExist):
+	case e.noteRefusal(ctx, r, err):
+		return // what an earlier attempt's agent left there (a link out, a FIFO, a huge file): neither read, nor replaced, nor committed
+	default:
 		mk.memoryTrouble(ctx, r, "read "+name, err)
 		return
 	}
@@ -120,6 +124,7 @@ func (mk *memoryKeeper) memorySection(r *store.Run) string {
 
 // keepAgentContextFile un-excludes ace's pointer file when the agent replaced it with its own (the task was to
 // write a CLAUDE.md, say), so that the agent's file is committed; ace's untouched pointer is deleted instead.
+// What ace refuses to read there (a link out of the working copy, a FIFO, a huge file) stays excluded.
 func (mk *memoryKeeper) keepAgentContextFile(ctx context.Context, r *store.Run, ws *workspace.Workspace) {
 	e := mk.e
 	name := r.State.MemoryPointer
@@ -127,14 +132,15 @@ func (mk *memoryKeeper) keepAgentContextFile(ctx context.Context, r *store.Run, 
 		return
 	}
 	b, err := untrusted.New(ws.Dir).ReadFile(name, contextFileMax)
-	if errors.Is(err, fs.ErrNotExist) {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return
-	}
-	if err != nil && !e.noteRefusal(ctx, r, err) {
+	case e.noteRefusal(ctx, r, err):
+		return // not a file of the agent's work (a link out, a FIFO, a huge file): it stays excluded, uncommitted
+	case err != nil:
 		mk.memoryTrouble(ctx, r, "read "+name, err)
 		return
-	}
-	if err == nil && string(b) == pointer(name) {
+	case string(b) == pointer(name):
 		return
 	}
 	if err := ws.Unexclude("/" + name); err != nil {
