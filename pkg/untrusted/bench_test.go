@@ -1,6 +1,8 @@
 package untrusted_test
 
 import (
+	"bufio"
+	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
@@ -96,6 +98,46 @@ func BenchmarkWriteFollowup(b *testing.B) {
 			if err := tree.WriteFile(".ace/FOLLOWUP.md", data, 0o644); err != nil {
 				b.Fatal(err)
 			}
+		}
+	})
+}
+
+// BenchmarkReadSessionFile: the usage reader's pass over a CLI's session file (16 MiB of JSON lines), every 30 s
+// per run: bufio's ReadBytes over os.Open before, Open and Lines now.
+func BenchmarkReadSessionFile(b *testing.B) {
+	tree, dir := benchTree(b)
+	line := append(bytes.Repeat([]byte(`{"type":"assistant","message":{"usage":{"input_tokens":12}}}`), 40), '\n')
+	data := bytes.Repeat(line, (16<<20)/len(line))
+	path := filepath.Join(dir, "session.jsonl")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	b.Run("os", func(b *testing.B) {
+		for b.Loop() {
+			f, err := os.Open(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			r := bufio.NewReaderSize(f, 64<<10)
+			for {
+				if _, err := r.ReadBytes('\n'); err != nil {
+					break
+				}
+			}
+			f.Close()
+		}
+	})
+	b.Run("guarded", func(b *testing.B) {
+		for b.Loop() {
+			f, err := tree.Open("session.jsonl", 256<<20)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := f.Lines(16<<20, func([]byte) error { return nil }); err != nil {
+				b.Fatal(err)
+			}
+			f.Close()
 		}
 	})
 }
