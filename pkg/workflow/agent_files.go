@@ -22,8 +22,8 @@ const (
 	protocolMax = 64 << 10
 	// contextFileMax bounds a context file (CLAUDE.md …) ace reads to tell its own pointer from the agent's file.
 	contextFileMax = 1 << 20
-	// maxRefused bounds the refusals a run keeps for the status comment and ace show; events record each.
-	maxRefused = 20
+	// maxRefused bounds the refusals a run records (events, the status comment, ace show); the log has the rest.
+	maxRefused = 50
 )
 
 // workCopy is the run's working copy as a tree the agent controls.
@@ -40,10 +40,11 @@ func (e *Engine) noteRefusal(ctx context.Context, r *store.Run, err error) bool 
 	if slices.Contains(r.State.Refused, line) {
 		return true
 	}
-	if len(r.State.Refused) < maxRefused {
-		r.State.Refused = append(slices.Clone(r.State.Refused), line)
-	}
 	e.log.WarnContext(ctx, "refused a file the agent controls", "run", r.ID, "refusal", line)
+	if len(r.State.Refused) >= maxRefused {
+		return true // the log has it; the run's record is bounded (an agent can leave any number)
+	}
+	r.State.Refused = append(slices.Clone(r.State.Refused), line)
 	e.event(ctx, r, EventFileRefused, line)
 	return true
 }
