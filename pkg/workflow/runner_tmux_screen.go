@@ -3,13 +3,12 @@ package workflow
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/tmuxops"
+	"github.com/aceworks/ace/pkg/untrusted"
 )
 
 // observed is what the monitor saw of a session last time: with it, a tick whose pane shows no new activity
@@ -312,7 +311,7 @@ func (t *tmuxRunner) needsVisit(h Held, panes map[string]tmuxops.Pane, now time.
 		return true
 	}
 	for _, f := range []string{doneFile, questionFile} {
-		if _, err := os.Stat(filepath.Join(h.Workdir, f)); err == nil {
+		if untrusted.New(h.Workdir).Exists(f) {
 			return true
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/aceworks/ace/pkg/headless"
 	"github.com/aceworks/ace/pkg/live"
+	"github.com/aceworks/ace/pkg/untrusted"
 )
 
 // Adapter is everything ace knows about one agent CLI: one per agent, in its folder (pkg/agents/<name>). The
@@ -79,8 +80,9 @@ type Adapter struct {
 }
 
 // SessionReader sums what the sessions of workdir, in the CLI config dir dir, spent at or after since (every
-// record when since is zero).
-type SessionReader func(dir, workdir string, since time.Time) (Usage, error)
+// record when since is zero). The CLI wrote dir as the agent ran: each file is read through dir's guards
+// (EachLine), and one refused is left out and listed in Usage.Refused.
+type SessionReader func(dir untrusted.Tree, workdir string, since time.Time) (Usage, error)
 
 // Profile is the adapter's built-in profile, which carries the adapter.
 func (a *Adapter) Profile() Profile {

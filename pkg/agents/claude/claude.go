@@ -117,7 +117,7 @@ func profile() agent.Profile {
 // check at first start and exits when it cannot reach its service) and the working copy is trusted.
 func isolate(h agent.IsolatedHome) (map[string]string, error) {
 	dir := filepath.Join(h.Home, ".claude")
-	err := agent.MergeJSON(filepath.Join(dir, ".claude.json"), func(m map[string]any) {
+	err := agent.MergeJSON(h.Files(), ".claude/.claude.json", func(m map[string]any) {
 		m["hasCompletedOnboarding"] = true
 		agent.Object(agent.Object(m, "projects"), h.Workdir)["hasTrustDialogAccepted"] = true
 	})
