@@ -112,7 +112,7 @@ func history(marker string) []change {
 		{subject: "pow: square", direct: true, commit: Kept, files: map[string]string{
 			"lib/pow.sh": fn("sq", "echo $(($1 * $1))"), "tests/test_pow.sh": test("pow", "sq 3", "9")}},
 		{subject: "Add abs", issue: "no abs", body: "We need abs.", pr: PassesAtBase, commit: PassesAtBase, files: map[string]string{
-			"lib/abs.sh": fn("abs", `if [ "$1" -lt 0 ]; then echo $((0 - $1)); else echo "$1"; fi`),
+			"lib/abs.sh":        fn("abs", `if [ "$1" -lt 0 ]; then echo $((0 - $1)); else echo "$1"; fi`),
 			"tests/test_abs.sh": "# Tests add, which works already: this test passes before its change.\n" + test("add", "add 1 1", "2")}},
 		{subject: "Add avg", issue: "no avg", body: "We need avg.", pr: FailsAtMerge, commit: FailsAtMerge, files: map[string]string{
 			"lib/avg.sh": fn("avg", "echo $((($1 + $2) / 2))"), "tests/test_avg.sh": test("avg", "avg 1 2", "1.5")}},

@@ -59,7 +59,7 @@ func TestCheckPutsTheTestFilesBackBeforeTheTestPatch(t *testing.T) {
 	}
 	task := &Task{Repo: "acme/calc", BaseCommit: base, TestFiles: tests, TestPatch: testPatch, CheckTimeoutSeconds: 60,
 		CheckEnv: map[string]string{"FROM_TASK": "yes"},
-		Check: []string{"sh", "-c", `env > "$HOME/../env.txt"; for t in $ACE_EVAL_TEST_FILES; do sh "$t" || exit 1; done`}}
+		Check:    []string{"sh", "-c", `env > "$HOME/../env.txt"; for t in $ACE_EVAL_TEST_FILES; do sh "$t" || exit 1; done`}}
 	home := filepath.Join(t.TempDir(), "home")
 	c := &Checker{Home: home, Env: map[string]string{"PATH": os.Getenv("PATH"), "FROM_CHECKER": "yes"}}
 
@@ -103,5 +103,24 @@ func TestCheckPutsTheTestFilesBackBeforeTheTestPatch(t *testing.T) {
 		if k, _, ok := strings.Cut(line, "="); ok && !slices.Contains(allowed, k) && !strings.HasPrefix(k, "tests/") {
 			t.Errorf("the check got %s, which is none of the checker's, the task's or ace's", k)
 		}
+	}
+}
+
+// TestCheckEndsAtItsTimeout: a check that outlives the task's timeout is killed with everything it started and
+// says it timed out, not that it failed.
+func TestCheckEndsAtItsTimeout(t *testing.T) {
+	t.Parallel()
+	repo := gittest.WorkRepo(t)
+	base := gittest.Run(t, repo, "rev-parse", "HEAD")
+	task := &Task{Repo: "acme/calc", BaseCommit: base, CheckTimeoutSeconds: 0.3,
+		Check: []string{"sh", "-c", "sleep 30 & sleep 30; echo never"}}
+	c := &Checker{Home: filepath.Join(t.TempDir(), "home"), Env: map[string]string{"PATH": os.Getenv("PATH")}}
+	start := time.Now()
+	o, err := c.Check(context.Background(), repo, task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !o.Applied || o.Passed || !o.TimedOut || time.Since(start) > 20*time.Second || strings.Contains(o.Output, "never") {
+		t.Fatalf("applied %v, passed %v, timed out %v after %s: %q", o.Applied, o.Passed, o.TimedOut, time.Since(start), o.Output)
 	}
 }

@@ -23,6 +23,10 @@ const (
 	// DropNoApply: its test patch (or its code patch) does not apply to the base, or names a path that must not
 	// be written.
 	DropNoApply = "patch does not apply"
+	// DropTimedOut: a check did not end within the check timeout. At the base too: a check that was cut short did
+	// not say that it fails (a loaded machine, a cold build cache), and one that hangs says nothing a test runner's
+	// own timeout would not say better.
+	DropTimedOut = "timed out"
 	// DropError: ace could not check it (git or the box failed); Detail says what.
 	DropError = "error"
 )
@@ -98,6 +102,9 @@ func (b *builder) validate(ctx context.Context, s *slot, c *candidate) Result {
 			return drop(DropNoApply, "the test patch: "+o.Why)
 		}
 		r.Base = append(r.Base, word(o))
+		if o.TimedOut {
+			return drop(DropTimedOut, fmt.Sprintf("at the base, after %s", o.Took.Round(time.Second)))
+		}
 		if o.Passed && i == 0 {
 			return drop(DropPassesAtBase, lastLines(o.Output))
 		}
@@ -118,6 +125,9 @@ func (b *builder) validate(ctx context.Context, s *slot, c *candidate) Result {
 			return drop(DropNoApply, "the test patch on the code patch: "+o.Why)
 		}
 		r.Merge = append(r.Merge, word(o))
+		if o.TimedOut {
+			return drop(DropTimedOut, fmt.Sprintf("at the merge, after %s", o.Took.Round(time.Second)))
+		}
 		if !o.Passed && i == 0 {
 			return drop(DropFailsAtMerge, lastLines(o.Output))
 		}

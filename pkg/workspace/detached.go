@@ -9,7 +9,9 @@ import (
 
 // SyncMirror creates or fetches the mirror of spec's repository (what Prepare does first) and returns its path.
 // Only Repo, RemoteURL and Token of spec are read.
-func (m *Manager) SyncMirror(ctx context.Context, spec Spec) (string, error) { return m.syncMirror(ctx, spec) }
+func (m *Manager) SyncMirror(ctx context.Context, spec Spec) (string, error) {
+	return m.syncMirror(ctx, spec)
+}
 
 // Detached makes dir, which must not exist, a throwaway working copy of repo's mirror at commit (a full
 // hexadecimal commit id), its HEAD detached there: ace eval checks tasks in such copies, never in a run's. Like a
