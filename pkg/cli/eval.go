@@ -43,6 +43,7 @@ type evalBuildOptions struct {
 	Jobs         int
 	Out          string
 	JSON         bool
+	DryRun       bool
 }
 
 func newCmdEvalBuild(app *App) *cobra.Command {
@@ -74,6 +75,7 @@ time taken.`,
 	f.IntVar(&o.Jobs, "jobs", 0, "candidates checked at once (default: eval.jobs, else poll.max_concurrent)")
 	f.StringVar(&o.Out, "out", "", "the task set's `file` (default: <workspace.root>/eval/<owner>/<name>/tasks.jsonl)")
 	f.BoolVar(&o.JSON, "json", false, "print the summary as JSON")
+	f.BoolVar(&o.DryRun, "dry-run", false, "list the candidates, check none, write nothing")
 	return cmd
 }
 
@@ -140,11 +142,15 @@ func runEvalBuild(ctx context.Context, app *App, o evalBuildOptions) error {
 			return err
 		}
 	}
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		return fmt.Errorf("the checks' log: %w", err)
+	var logW io.Writer = io.Discard
+	if !o.DryRun {
+		logFile, err := os.Create(logPath)
+		if err != nil {
+			return fmt.Errorf("the checks' log: %w", err)
+		}
+		defer logFile.Close()
+		logW = logFile
 	}
-	defer logFile.Close()
 	et, ok := trk.(eval.Tracker)
 	if !ok {
 		return fmt.Errorf("tracker %q cannot read repositories and issues", cfg.Tracker.Kind)
@@ -154,24 +160,49 @@ func runEvalBuild(ctx context.Context, app *App, o evalBuildOptions) error {
 		onResult = func(r eval.Result) { printEvalResult(app.Stdout, r) }
 	}
 	sum, err := eval.Build(ctx, eval.Options{Repo: repo, Config: cfg, Tracker: et, Workspaces: ws, Token: token, From: o.From,
-		Since: since, Max: o.Max, Check: check, CheckTimeout: o.CheckTimeout, Jobs: o.Jobs, Scratch: scratch,
-		Self: executable(), Log: logFile, OnResult: onResult, Logger: app.Logger})
+		Since: since, Max: o.Max, DryRun: o.DryRun, Check: check, CheckTimeout: o.CheckTimeout, Jobs: o.Jobs, Scratch: scratch,
+		Self: executable(), Log: logW, OnResult: onResult, Logger: app.Logger})
 	if errors.Is(err, eval.ErrNoCheck) {
 		return &FlagError{err}
 	}
 	if err != nil {
 		return err
 	}
+	if o.DryRun {
+		return printEvalCandidates(app.Stdout, sum, o.JSON)
+	}
 	if err := eval.WriteTasks(out, sum.Tasks); err != nil {
 		return fmt.Errorf("write the task set: %w", err)
 	}
-	rep := evalBuildReport{Summary: sum, Out: out, Log: logPath, Kept: len(sum.Tasks), Dropped: sum.Dropped(), CPUNs: cpuTime()}
+	cpu := cpuTime()
+	if sum.Unboxed == "" {
+		cpu += sum.CheckCPUNanos // a box's processes never reach ace's rusage; unboxed, they are in it already
+	}
+	rep := evalBuildReport{Summary: sum, Out: out, Log: logPath, Kept: len(sum.Tasks), Dropped: sum.Dropped(), CPUNs: cpu}
 	if o.JSON {
 		enc := json.NewEncoder(app.Stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(rep)
 	}
 	printEvalSummary(app.Stdout, rep)
+	return nil
+}
+
+// printEvalCandidates is --dry-run's output: the candidates found, checked none.
+func printEvalCandidates(w io.Writer, sum *eval.Summary, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(sum)
+	}
+	for _, r := range sum.Results {
+		fmt.Fprintf(w, "candidate  %s  %s\n", r.InstanceID, evalWhat(r))
+	}
+	fmt.Fprintf(w, "\n%s: %d %s seen, %d candidates", sum.Repo, sum.Seen, seenWords(sum.From), sum.Candidates)
+	if len(sum.Skipped) > 0 {
+		fmt.Fprintf(w, " (the others: %s)", countsLine(sum.Skipped))
+	}
+	fmt.Fprintln(w, "; none checked (--dry-run)")
 	return nil
 }
 
@@ -187,7 +218,7 @@ func parseDate(s string) (time.Time, error) {
 	return t, nil
 }
 
-// cpuTime is the CPU this process and the children it waited for used: ace and every check.
+// cpuTime is the CPU this process and the children it waited for used: ace, git, and the checks that ran unboxed.
 func cpuTime() time.Duration {
 	var total time.Duration
 	for _, who := range []int{syscall.RUSAGE_SELF, syscall.RUSAGE_CHILDREN} {
@@ -199,14 +230,27 @@ func cpuTime() time.Duration {
 	return total
 }
 
-func printEvalResult(w io.Writer, r eval.Result) {
-	what := "commit " + r.Commit[:min(12, len(r.Commit))]
-	if r.PR != 0 {
-		what = fmt.Sprintf("PR #%d", r.PR)
-		if len(r.Issues) > 0 {
-			what += " (closes " + joinIssues(r.Issues) + ")"
-		}
+// evalWhat names a candidate's source: "PR #12 (closes #11)" or "commit 0123456789ab".
+func evalWhat(r eval.Result) string {
+	if r.PR == 0 {
+		return "commit " + r.Commit[:min(12, len(r.Commit))]
 	}
+	what := fmt.Sprintf("PR #%d", r.PR)
+	if len(r.Issues) > 0 {
+		what += " (closes " + joinIssues(r.Issues) + ")"
+	}
+	return what
+}
+
+func seenWords(from string) string {
+	if from == eval.FromCommits {
+		return "commits"
+	}
+	return "merged pull requests"
+}
+
+func printEvalResult(w io.Writer, r eval.Result) {
+	what := evalWhat(r)
 	if r.Kept {
 		fmt.Fprintf(w, "kept     %s  %s\n", r.InstanceID, what)
 		return
@@ -228,11 +272,7 @@ func joinIssues(ns []int) string {
 
 func printEvalSummary(w io.Writer, rep evalBuildReport) {
 	s := rep.Summary
-	seen := "merged pull requests"
-	if s.From == eval.FromCommits {
-		seen = "commits"
-	}
-	fmt.Fprintf(w, "\n%s: %d %s seen, %d candidates", s.Repo, s.Seen, seen, s.Candidates)
+	fmt.Fprintf(w, "\n%s: %d %s seen, %d candidates", s.Repo, s.Seen, seenWords(s.From), s.Candidates)
 	if len(s.Skipped) > 0 {
 		fmt.Fprintf(w, " (the others: %s)", countsLine(s.Skipped))
 	}
@@ -246,7 +286,8 @@ func printEvalSummary(w io.Writer, rep evalBuildReport) {
 	if len(rep.Dropped) > 0 {
 		fmt.Fprintf(w, " (%s)", countsLine(rep.Dropped))
 	}
-	fmt.Fprintf(w, "\ntook %s (CPU %s, ace and the checks)\n", s.TookNanos.Round(100*time.Millisecond), rep.CPUNs.Round(100*time.Millisecond))
+	fmt.Fprintf(w, "\ntook %s (CPU %s, the checks' %s)\n", s.TookNanos.Round(100*time.Millisecond), rep.CPUNs.Round(100*time.Millisecond),
+		s.CheckCPUNanos.Round(100*time.Millisecond))
 	fmt.Fprintf(w, "wrote %d tasks to %s (the checks' output: %s)\n", rep.Kept, rep.Out, rep.Log)
 }
 

@@ -156,6 +156,20 @@ func TestEvalBuildFromCommits(t *testing.T) {
 	}
 	cfg := fmt.Sprintf("[workspace]\nroot = %q\n[tracker]\nkind = \"local\"\npath = %q\n", filepath.Join(dir, "root"), folder)
 	out := filepath.Join(dir, "tasks.jsonl")
+	listed := aceEval(t, dir, cfg, "--out", out, "--check", "sh run-tests.sh", "--dry-run")
+	n := 0
+	for _, l := range strings.Split(listed, "\n") {
+		if strings.HasPrefix(l, "candidate  acme__calc-") {
+			n++
+		}
+	}
+	if n != len(w.Commits)-2 || !strings.Contains(listed, fmt.Sprintf("%d candidates (the others: changed no test 1, root commit 1); "+
+		"none checked (--dry-run)", n)) {
+		t.Errorf("--dry-run listed %d candidates, want %d:\n%s", n, len(w.Commits)-2, listed)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("--dry-run wrote %s: %v", out, err)
+	}
 	text := aceEval(t, dir, cfg, "--out", out, "--jobs", "3", "--check", "sh run-tests.sh", "--check-timeout", "1m")
 
 	kept, dropped := 0, map[string]int{}

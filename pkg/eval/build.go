@@ -11,14 +11,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/aceworks/ace/pkg/config"
-	"github.com/aceworks/ace/pkg/sandbox"
 	"github.com/aceworks/ace/pkg/tracker"
 	"github.com/aceworks/ace/pkg/workspace"
 )
@@ -64,6 +60,8 @@ type Options struct {
 	// Since leaves out what was merged (or committed) before it; Max bounds the candidates, newest first (0: all).
 	Since time.Time
 	Max   int
+	// DryRun finds the candidates and checks none: Summary.Results lists them, neither kept nor dropped.
+	DryRun bool
 	// Check replaces the workflow's verify command; CheckTimeout and Jobs, when positive, [eval]'s keys.
 	Check        []string
 	CheckTimeout time.Duration
@@ -111,6 +109,8 @@ type Summary struct {
 	Results    []Result       `json:"results"`
 	Tasks      []Task         `json:"-"`
 	TookNanos  time.Duration  `json:"took_ns"`
+	// CheckCPUNanos is the CPU the checks' processes used, as their shells counted it (Outcome.CPU).
+	CheckCPUNanos time.Duration `json:"check_cpu_ns"`
 }
 
 // Dropped counts the dropped candidates by reason.
@@ -138,7 +138,8 @@ type builder struct {
 	env       map[string]string
 	timeout   time.Duration
 	jobs      int
-	resultMu  sync.Mutex
+	resultMu  sync.Mutex // OnResult's calls and checkCPU
+	checkCPU  time.Duration
 }
 
 // Build finds the candidates and validates them; the kept ones are Summary.Tasks, in the order found (newest
@@ -175,6 +176,13 @@ func Build(ctx context.Context, o Options) (*Summary, error) {
 		t.Check, t.CheckFrom, t.Setup, t.CheckEnv = b.check, b.checkFrom, b.setup, b.env
 		t.CheckTimeoutSeconds = b.timeout.Seconds()
 	}
+	if o.DryRun {
+		for _, c := range cands {
+			sum.Results = append(sum.Results, resultOf(&c.task))
+		}
+		sum.TookNanos = time.Since(start)
+		return sum, nil
+	}
 	results, err := b.validateAll(ctx, cands, sum.Jobs)
 	if err != nil {
 		return nil, err
@@ -185,7 +193,7 @@ func Build(ctx context.Context, o Options) (*Summary, error) {
 			sum.Tasks = append(sum.Tasks, cands[i].task)
 		}
 	}
-	sum.TookNanos = time.Since(start)
+	sum.TookNanos, sum.CheckCPUNanos = time.Since(start), b.checkCPU
 	return sum, nil
 }
 
@@ -239,51 +247,21 @@ func firstPositive(ds ...time.Duration) time.Duration {
 	return 0
 }
 
-// box decides where checks run: in a box where [sandbox] mode is on, or auto and boxes work here; unboxed where
-// it is off, or auto without boxes (Summary.Unboxed says why). A box sees the working copy, a home of its own,
-// the mirror's objects, [sandbox] read_only and the repository's dependency caches, and has no network.
+// box makes the build's checker (CheckerFor) and says in the summary why its checks run unboxed, if they do.
 func (b *builder) box(ctx context.Context, sum *Summary) error {
-	cfg := b.o.Config
-	sb := cfg.SandboxFor("", b.repo)
 	caches, err := b.o.Workspaces.DepCacheEnv(b.repo)
 	if err != nil {
 		return err
 	}
-	env := sandbox.HostVars()
-	var rw []string
-	for _, kv := range caches {
-		k, v, _ := strings.Cut(kv, "=")
-		env[k] = v
-		rw = append(rw, v)
+	c, unboxed, err := CheckerFor(ctx, b.o.Config, b.repo, b.mirror, caches, b.o.Self)
+	if err != nil {
+		return err
 	}
-	ro := []string{filepath.Join(b.mirror, "objects")}
-	for _, p := range sb.ReadOnly {
-		if _, err := os.Stat(p); err == nil {
-			ro = append(ro, p)
-		}
+	if unboxed != "" {
+		b.o.Logger.WarnContext(ctx, "checks run unboxed", "why", unboxed)
 	}
-	hide := []string{cfg.Workspace.Root}
-	if h, err := os.UserHomeDir(); err == nil && h != "/" {
-		hide = append(hide, h)
-	}
-	if cfg.Secrets.File != "" {
-		hide = append(hide, cfg.Secrets.File)
-	}
-	b.checker = Checker{Self: b.o.Self, ReadOnly: ro, ReadWrite: rw, Hide: hide, Env: env, Log: b.o.Log, LogMu: &sync.Mutex{}}
-	if sb.Mode == config.SandboxOff {
-		sum.Unboxed = "[sandbox] mode is off"
-		return nil
-	}
-	host, err := sandbox.Detect(ctx)
-	switch {
-	case err == nil:
-		b.checker.Host = host
-	case sb.Mode == config.SandboxOn:
-		return fmt.Errorf("[sandbox] mode is on and %w", err)
-	default:
-		sum.Unboxed = err.Error()
-		b.o.Logger.WarnContext(ctx, "checks run unboxed", "why", err)
-	}
+	c.Log, c.LogMu = b.o.Log, &sync.Mutex{}
+	b.checker, sum.Unboxed = c, unboxed
 	return nil
 }
 

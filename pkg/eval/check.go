@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/sandbox"
 )
 
@@ -46,6 +48,49 @@ type Checker struct {
 	LogMu *sync.Mutex
 }
 
+// CheckerFor is the checker of repo's tasks as ace.toml has it: in a box where [sandbox] mode (global, then
+// [repos."owner/name".sandbox]) is on, or auto and boxes work here; unboxed where it is off, or auto without boxes
+// (unboxed then says why). A box sees the working copy, the checker's home, the objects of mirror (the copies
+// borrow them), [sandbox] read_only and the repository's dependency caches (caches: "NAME=dir", as
+// workspace.Manager.DepCacheEnv gives them), with ace's root, the user's home and the secrets file hidden, and it
+// has no network. self is ace's executable, the box's first process. Home is the caller's to set.
+func CheckerFor(ctx context.Context, cfg *config.Config, repo, mirror string, caches []string, self string) (c Checker, unboxed string, err error) {
+	sb := cfg.SandboxFor("", repo)
+	env := sandbox.HostVars()
+	var rw []string
+	for _, kv := range caches {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+		rw = append(rw, v)
+	}
+	ro := []string{filepath.Join(mirror, "objects")}
+	for _, p := range sb.ReadOnly {
+		if _, err := os.Stat(p); err == nil {
+			ro = append(ro, p)
+		}
+	}
+	hide := []string{cfg.Workspace.Root}
+	if h, err := os.UserHomeDir(); err == nil && h != "/" {
+		hide = append(hide, h)
+	}
+	if cfg.Secrets.File != "" {
+		hide = append(hide, cfg.Secrets.File)
+	}
+	c = Checker{Self: self, ReadOnly: ro, ReadWrite: rw, Hide: hide, Env: env}
+	if sb.Mode == config.SandboxOff {
+		return c, "[sandbox] mode is off", nil
+	}
+	host, err := sandbox.Detect(ctx)
+	switch {
+	case err == nil:
+		c.Host = host
+		return c, "", nil
+	case sb.Mode == config.SandboxOn:
+		return c, "", fmt.Errorf("[sandbox] mode is on and %w", err)
+	}
+	return c, err.Error(), nil
+}
+
 // Outcome is what one check said.
 type Outcome struct {
 	// Applied is false when the test patch did not apply to the working copy; Why then says why.
@@ -55,6 +100,9 @@ type Outcome struct {
 	// TimedOut says the check (with its setup) did not end within the task's check timeout: it did not pass.
 	TimedOut bool
 	Took     time.Duration
+	// CPU is the user and system time of the commands' processes, as the shell that waited for them counted it
+	// (cpuShell); 0 when a command was cut short.
+	CPU time.Duration
 	// Output is the end of the commands' output.
 	Output string
 }
@@ -88,7 +136,10 @@ func (c *Checker) Check(ctx context.Context, dir string, t *Task) (Outcome, erro
 	buf := &tail{limit: outputTail}
 	var err error
 	for _, argv := range append(append([][]string{}, t.Setup...), t.Check) {
-		if err = c.run(cctx, dir, argv, env, buf); err != nil {
+		var cpu time.Duration
+		cpu, err = c.run(cctx, dir, argv, env, buf)
+		out.CPU += cpu
+		if err != nil {
 			break
 		}
 	}
@@ -104,19 +155,28 @@ func (c *Checker) Check(ctx context.Context, dir string, t *Task) (Outcome, erro
 	return out, nil
 }
 
+// cpuShell runs a command under sh, which prints, once the command has ended, cpuMark and the times of the
+// processes it waited for: a box's PID namespace keeps its processes' usage from ever reaching ace's rusage.
+// The command's exit status is the shell's.
+var cpuShell = []string{"sh", "-c", `"$@"; s=$?; printf '\n%s\n' '` + cpuMark + `' >&2; times >&2; exit $s`, "sh"}
+
+const cpuMark = "[ace: CPU of the check]"
+
 // run runs argv in dir with exactly env, boxed when the checker has a host, in a process group of its own that
-// is killed whole when ctx ends.
-func (c *Checker) run(ctx context.Context, dir string, argv []string, env map[string]string, buf *tail) error {
+// is killed whole when ctx ends; cpu is what its processes used.
+func (c *Checker) run(ctx context.Context, dir string, argv []string, env map[string]string, buf *tail) (cpu time.Duration, err error) {
 	if len(argv) == 0 {
-		return errors.New("an empty command")
+		return 0, errors.New("an empty command")
 	}
 	start := time.Now()
+	shown := argv
+	argv = append(slices.Clone(cpuShell), argv...)
 	var cmd *exec.Cmd
 	if c.Host != nil {
 		box, err := c.Host.Wrap(sandbox.Spec{WorkDir: dir, Home: c.Home, ReadOnly: c.ReadOnly, ReadWrite: c.ReadWrite,
 			Hide: c.Hide, Env: env, Self: c.Self}, argv)
 		if err != nil {
-			return fmt.Errorf("box the check: %w", err)
+			return 0, fmt.Errorf("box the check: %w", err)
 		}
 		cmd = box.Command(ctx)
 	} else {
@@ -133,12 +193,13 @@ func (c *Checker) run(ctx context.Context, dir string, argv []string, env map[st
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
 	mark := buf.count()
-	err := cmd.Run()
+	err = cmd.Run()
+	cpu = buf.takeCPU(mark)
 	if err != nil {
-		fmt.Fprintf(buf, "\n[ace: %s: %v]\n", argv[0], err)
+		fmt.Fprintf(buf, "\n[ace: %s: %v]\n", shown[0], err)
 	}
-	c.log(dir, argv, err, time.Since(start), buf.since(mark))
-	return err
+	c.log(dir, shown, err, time.Since(start), buf.since(mark))
+	return cpu, err
 }
 
 func (c *Checker) log(dir string, argv []string, err error, took time.Duration, out string) {
@@ -238,6 +299,33 @@ func (t *tail) count() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.n
+}
+
+// takeCPU removes from what was written after mark the shell's report of the command's CPU (cpuShell) and
+// returns it: the user and system time of its children (the second line of times).
+func (t *tail) takeCPU(mark int) time.Duration {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	kept := min(t.n-mark, len(t.b))
+	at := bytes.LastIndex(t.b[len(t.b)-kept:], []byte("\n"+cpuMark+"\n"))
+	if at < 0 {
+		return 0
+	}
+	at += len(t.b) - kept
+	report := string(t.b[at+len(cpuMark)+2:])
+	t.n -= len(t.b) - (at + 1)
+	t.b = t.b[:at+1]
+	lines := strings.Split(strings.TrimSpace(report), "\n")
+	if len(lines) != 2 {
+		return 0
+	}
+	var total time.Duration
+	for _, f := range strings.Fields(lines[1]) {
+		if d, err := time.ParseDuration(f); err == nil {
+			total += d
+		}
+	}
+	return total
 }
 
 // since is what was written after the count was mark, as far as it is kept.

@@ -59,7 +59,8 @@ func TestCheckPutsTheTestFilesBackBeforeTheTestPatch(t *testing.T) {
 	}
 	task := &Task{Repo: "acme/calc", BaseCommit: base, TestFiles: tests, TestPatch: testPatch, CheckTimeoutSeconds: 60,
 		CheckEnv: map[string]string{"FROM_TASK": "yes"},
-		Check:    []string{"sh", "-c", `env > "$HOME/../env.txt"; for t in $ACE_EVAL_TEST_FILES; do sh "$t" || exit 1; done`}}
+		Check: []string{"sh", "-c", `env > "$HOME/../env.txt"; for t in $ACE_EVAL_TEST_FILES; do sh "$t" || exit 1; done
+i=0; while [ $i -lt 100000 ]; do i=$((i + 1)); done # CPU the check reports`}}
 	home := filepath.Join(t.TempDir(), "home")
 	c := &Checker{Home: home, Env: map[string]string{"PATH": os.Getenv("PATH"), "FROM_CHECKER": "yes"}}
 
@@ -85,8 +86,8 @@ func TestCheckPutsTheTestFilesBackBeforeTheTestPatch(t *testing.T) {
 			o.Applied, o.Why, o.Passed)
 	}
 	o := check(cheat, true)
-	if !o.Applied || !o.Passed || o.Took <= 0 || o.Took > time.Minute {
-		t.Fatalf("the fix: applied %v (%s), passed %v in %s:\n%s", o.Applied, o.Why, o.Passed, o.Took, o.Output)
+	if !o.Applied || !o.Passed || o.Took <= 0 || o.Took > time.Minute || o.CPU <= 0 || strings.Contains(o.Output, cpuMark) {
+		t.Fatalf("the fix: applied %v (%s), passed %v in %s, CPU %s:\n%s", o.Applied, o.Why, o.Passed, o.Took, o.CPU, o.Output)
 	}
 	env, err := os.ReadFile(filepath.Join(home, "..", "env.txt"))
 	if err != nil {

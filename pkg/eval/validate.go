@@ -84,7 +84,7 @@ type slot struct {
 // validate checks one candidate at the base, then at the merge.
 func (b *builder) validate(ctx context.Context, s *slot, c *candidate) Result {
 	t := &c.task
-	r := Result{InstanceID: t.InstanceID, Source: t.Source, PR: t.PR, Issues: t.Issues, Commit: t.MergeCommit}
+	r := resultOf(t)
 	drop := func(reason, detail string) Result {
 		r.Reason, r.Detail = reason, detail
 		return r
@@ -95,6 +95,7 @@ func (b *builder) validate(ctx context.Context, s *slot, c *candidate) Result {
 	var longest time.Duration
 	for i := range tries {
 		o, err := b.try(ctx, s, t, false)
+		b.addCPU(o.CPU)
 		if err != nil {
 			return drop(DropError, err.Error())
 		}
@@ -114,6 +115,7 @@ func (b *builder) validate(ctx context.Context, s *slot, c *candidate) Result {
 	}
 	for i := range tries {
 		o, err := b.try(ctx, s, t, true)
+		b.addCPU(o.CPU)
 		var gold *goldError
 		if errors.As(err, &gold) {
 			return drop(DropNoApply, "the code patch: "+gold.err.Error())
@@ -139,6 +141,17 @@ func (b *builder) validate(ctx context.Context, s *slot, c *candidate) Result {
 	r.Kept = true
 	t.CheckSeconds, t.ValidatedAt = longest.Seconds(), time.Now().UTC()
 	return r
+}
+
+func (b *builder) addCPU(d time.Duration) {
+	b.resultMu.Lock()
+	defer b.resultMu.Unlock()
+	b.checkCPU += d
+}
+
+// resultOf is a candidate's result before it is checked.
+func resultOf(t *Task) Result {
+	return Result{InstanceID: t.InstanceID, Source: t.Source, PR: t.PR, Issues: t.Issues, Commit: t.MergeCommit}
 }
 
 // goldError is the code patch failing to apply to a fresh copy of the base.
