@@ -81,66 +81,60 @@ type slot struct {
 	checker Checker
 }
 
-// validate checks one candidate at the base, then at the merge.
+// validate checks one candidate twice at the base, where its check must fail, then twice at the merge, where it
+// must pass.
 func (b *builder) validate(ctx context.Context, s *slot, c *candidate) Result {
 	t := &c.task
 	r := resultOf(t)
-	drop := func(reason, detail string) Result {
-		r.Reason, r.Detail = reason, detail
+	if c.unsafe != "" {
+		r.Reason, r.Detail = DropNoApply, c.unsafe
 		return r
 	}
-	if c.unsafe != "" {
-		return drop(DropNoApply, c.unsafe)
-	}
 	var longest time.Duration
-	for i := range tries {
-		o, err := b.try(ctx, s, t, false)
-		b.addCPU(o.CPU)
-		if err != nil {
-			return drop(DropError, err.Error())
+	for _, atMerge := range []bool{false, true} {
+		said, where := &r.Base, "at the base"
+		if atMerge {
+			said, where = &r.Merge, "at the merge"
 		}
-		if !o.Applied {
-			return drop(DropNoApply, "the test patch: "+o.Why)
+		for i := range tries {
+			o, err := b.try(ctx, s, t, atMerge)
+			b.addCPU(o.CPU)
+			if err == nil && o.Applied {
+				*said = append(*said, word(o))
+			}
+			if reason, detail := verdict(err, o, atMerge, i == 0, where, *said); reason != "" {
+				r.Reason, r.Detail = reason, detail
+				return r
+			}
+			longest = max(longest, o.Took)
 		}
-		r.Base = append(r.Base, word(o))
-		if o.TimedOut {
-			return drop(DropTimedOut, fmt.Sprintf("at the base, after %s", o.Took.Round(time.Second)))
-		}
-		if o.Passed && i == 0 {
-			return drop(DropPassesAtBase, lastLines(o.Output))
-		}
-		if o.Passed {
-			return drop(DropFlaky, "at the base: "+strings.Join(r.Base, ", "))
-		}
-	}
-	for i := range tries {
-		o, err := b.try(ctx, s, t, true)
-		b.addCPU(o.CPU)
-		var gold *goldError
-		if errors.As(err, &gold) {
-			return drop(DropNoApply, "the code patch: "+gold.err.Error())
-		}
-		if err != nil {
-			return drop(DropError, err.Error())
-		}
-		if !o.Applied {
-			return drop(DropNoApply, "the test patch on the code patch: "+o.Why)
-		}
-		r.Merge = append(r.Merge, word(o))
-		if o.TimedOut {
-			return drop(DropTimedOut, fmt.Sprintf("at the merge, after %s", o.Took.Round(time.Second)))
-		}
-		if !o.Passed && i == 0 {
-			return drop(DropFailsAtMerge, lastLines(o.Output))
-		}
-		if !o.Passed {
-			return drop(DropFlaky, "at the merge: "+strings.Join(r.Merge, ", "))
-		}
-		longest = max(longest, o.Took)
 	}
 	r.Kept = true
 	t.CheckSeconds, t.ValidatedAt = longest.Seconds(), time.Now().UTC()
 	return r
+}
+
+// verdict says why a try drops its candidate ("" when it does not): at the merge the check must pass, at the base
+// fail; the first try that says otherwise says why, the second that the check is flaky.
+func verdict(err error, o Outcome, atMerge, first bool, where string, said []string) (reason, detail string) {
+	var gold *goldError
+	switch {
+	case errors.As(err, &gold):
+		return DropNoApply, "the code patch: " + gold.err.Error()
+	case err != nil:
+		return DropError, err.Error()
+	case !o.Applied:
+		return DropNoApply, "the test patch: " + o.Why
+	case o.TimedOut:
+		return DropTimedOut, fmt.Sprintf("%s, after %s", where, o.Took.Round(time.Second))
+	case o.Passed == atMerge:
+		return "", ""
+	case !first:
+		return DropFlaky, where + ": " + strings.Join(said, ", ")
+	case atMerge:
+		return DropFailsAtMerge, lastLines(o.Output)
+	}
+	return DropPassesAtBase, lastLines(o.Output)
 }
 
 func (b *builder) addCPU(d time.Duration) {
