@@ -281,7 +281,7 @@ func printEvalSummary(w io.Writer, rep evalBuildReport) {
 	if s.Unboxed != "" {
 		where = "UNBOXED: " + s.Unboxed
 	}
-	fmt.Fprintf(w, "check: `%s` (%s), %d at a time, %s\n", config.Command(s.Check), checkFromWords(s.CheckFrom), s.Jobs, where)
+	fmt.Fprintf(w, "check: `%s` (%s), %d at a time, %s\n", shortCommand(s.Check), checkFromWords(s.CheckFrom), s.Jobs, where)
 	fmt.Fprintf(w, "kept %d, dropped %d", rep.Kept, s.Candidates-rep.Kept)
 	if len(rep.Dropped) > 0 {
 		fmt.Fprintf(w, " (%s)", countsLine(rep.Dropped))
@@ -289,6 +289,18 @@ func printEvalSummary(w io.Writer, rep evalBuildReport) {
 	fmt.Fprintf(w, "\ntook %s (CPU %s, the checks' %s)\n", s.TookNanos.Round(100*time.Millisecond), rep.CPUNs.Round(100*time.Millisecond),
 		s.CheckCPUNanos.Round(100*time.Millisecond))
 	fmt.Fprintf(w, "wrote %d tasks to %s (the checks' output: %s)\n", rep.Kept, rep.Out, rep.Log)
+}
+
+// shortCommand is a command on one line of at most 100 characters (a verify command may be a whole script).
+func shortCommand(argv []string) string {
+	s := config.Command(argv).String()
+	if i := strings.Index(s, `\n`); i >= 0 || len(s) > 100 {
+		if i < 0 || i > 100 {
+			i = 100
+		}
+		s = strings.ToValidUTF8(s[:i], "") + "…"
+	}
+	return s
 }
 
 func checkFromWords(from string) string {
