@@ -35,6 +35,17 @@ type Config struct {
 	Sandbox SandboxConfig `toml:"sandbox"`
 	// Repos holds per-repository workflows ([repos."owner/name"]), over each repository's .ace/workflow.toml.
 	Repos map[string]RepoWorkflow `toml:"repos"`
+	// Eval tunes ace eval.
+	Eval EvalConfig `toml:"eval"`
+}
+
+// EvalConfig tunes `ace eval build`: how many candidates it checks at once and how long one check may take.
+type EvalConfig struct {
+	// Jobs is how many candidates are checked at once; 0 takes poll.max_concurrent.
+	Jobs int `toml:"jobs"`
+	// CheckTimeout bounds one check (its setup included); 0 takes the repository workflow's verify_timeout, or
+	// 10 minutes for a --check command.
+	CheckTimeout Duration `toml:"check_timeout"`
 }
 
 // HostConfig names this machine among the ace hosts that share a store (a fleet on PostgreSQL).

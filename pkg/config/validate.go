@@ -104,6 +104,12 @@ func (c *Config) Validate() error {
 			bad(k, "must be a positive duration, is %s", d.Duration)
 		}
 	}
+	if c.Eval.Jobs < 0 {
+		bad("eval.jobs", "must not be negative (0 takes poll.max_concurrent), is %d", c.Eval.Jobs)
+	}
+	if c.Eval.CheckTimeout.Duration < 0 {
+		bad("eval.check_timeout", "must not be negative (0 takes the verify command's timeout), is %s", c.Eval.CheckTimeout.Duration)
+	}
 	if m.CompactThreshold < 0 {
 		bad("monitor.compact_threshold", "must not be negative (0 turns compaction off), is %d", m.CompactThreshold)
 	}
