@@ -51,6 +51,9 @@ const (
 	// EventBoxFile: the box kept the agent from a path — hidden, a write outside its own, another process's /proc
 	// entry — or cannot record such attempts (box_files.go).
 	EventBoxFile EventKind = "box-file"
+	// EventStuck: the agent's screen said it works, or nothing ace knows, while every sign of work stayed flat for
+	// monitor.stuck_after; a human was asked (liveness.go). Data holds the signals.
+	EventStuck EventKind = "stuck"
 )
 
 // Progress is one typed event of a run, as the engine publishes it in process: to `ace run`'s display, the
