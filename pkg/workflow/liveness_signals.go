@@ -94,7 +94,7 @@ func flatLine(first, now signals) string {
 	} else {
 		parts = append(parts, "no proxy to count its traffic (unboxed)")
 	}
-	parts = append(parts, fmt.Sprintf("%.1f s CPU (under %.0f %% of a core)", (now.CPU - first.CPU).Seconds(), cpuBusy*100))
+	parts = append(parts, fmt.Sprintf("%.1f s CPU (under %.0f %% of a core)", (now.CPU-first.CPU).Seconds(), cpuBusy*100))
 	parts = append(parts, fmt.Sprintf("its session files and transcript unchanged (%d files, %d B)", now.Files.Count, now.Files.Bytes))
 	parts = append(parts, "its working copy unchanged")
 	if now.Screen != 0 {
