@@ -22,7 +22,7 @@ func Adapter() *agent.Adapter {
 	return &agent.Adapter{
 		Live: live.Starter(StartLive), LiveMidTurn: live.OneTurn,
 		Name: "claude", CLI: "claude", Package: "@anthropic-ai/claude-code",
-		Tested: agent.VersionRange{Oldest: "2.1.197", Newest: "2.1.331"},
+		Tested: agent.VersionRange{Oldest: "2.1.197", Newest: "2.1.332"},
 		SignIns: []agent.SignIn{
 			{Name: "api-key", Secret: "ANTHROPIC_API_KEY", How: "an Anthropic API key"},
 			{Name: "oauth-token", Secret: "CLAUDE_CODE_OAUTH_TOKEN", How: "a subscription token from `claude setup-token`"},
