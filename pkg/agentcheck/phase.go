@@ -340,16 +340,20 @@ func clip(s string, n int) string {
 // one step: one line, naming what did not hold.
 func sumUp(name, where string, steps []Step) Step {
 	var failed, dialogs []string
+	screen := ""
 	for _, s := range steps {
 		if !s.OK {
 			failed = append(failed, s.Name+" ("+s.Detail+")")
+			if screen == "" {
+				screen = s.Screen // the first that failed shows why
+			}
 		}
 		if s.Name == StepStart && s.OK {
 			dialogs = append(dialogs, s.Detail)
 		}
 	}
 	if len(failed) > 0 {
-		return Step{Name: name, Detail: where + ", these did not hold: " + strings.Join(failed, "; ")}
+		return Step{Name: name, Detail: where + ", these did not hold: " + strings.Join(failed, "; "), Screen: screen}
 	}
 	return Step{Name: name, OK: true, Detail: "issue to pull request " + where + ": " + strings.Join(dialogs, "") +
 		"; task, approval, question and answer, commit, usage"}
