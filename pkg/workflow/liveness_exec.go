@@ -2,10 +2,12 @@ package workflow
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/aceworks/ace/pkg/headless"
 	"github.com/aceworks/ace/pkg/store"
@@ -14,8 +16,9 @@ import (
 // stuck is the headless runner's part of liveness (liveness.go), for a turn that is running: its signs are the
 // agent's process tree, its stream and raw output, its session files and traffic, and the working copy. Once
 // every one has been flat for stuck_after, the turn is looked at once more (it may have ended meanwhile), and a
-// human is asked with its last output; the answer is the next turn, once this one ends (the supervisor's
-// timeouts end a turn that never does).
+// human is asked with its last output. A headless turn takes no input: the human's answer is the next turn, so
+// a turn still flat for stuck_after once the answer waits is ended for it (asking again would only repeat the
+// question).
 func (x *execRunner) stuck(ctx context.Context, r *store.Run, st *headless.Status) (Result, bool, error) {
 	e := x.e
 	debug := filepath.Join(x.execLogDir(r), execName(r)+".debug.log")
@@ -33,6 +36,14 @@ func (x *execRunner) stuck(ctx context.Context, r *store.Run, st *headless.Statu
 		return Result{}, false, nil
 	}
 	st = x.execStatus(ctx, r)
+	if r.State.ExecPending != "" {
+		x.killAgent(st)
+		e.alive.forget(r.ID)
+		e.eventData(ctx, r, EventStuck, fmt.Sprintf("stuck: the turn showed no sign of work for %s (%s); ended it, so "+
+			"that the human's answer goes as the next turn", e.o.Now().Sub(p.first.At).Round(time.Second),
+			flatLine(p.first, p.last)), "")
+		return Stay(e.cfg.Monitor.Interval.Duration), true, nil
+	}
 	out := lastWords(st)
 	if tail := fileTail(debug, 2048); tail != "" {
 		out = strings.TrimSpace(out + "\n\nits raw output, last lines:\n" + tail)

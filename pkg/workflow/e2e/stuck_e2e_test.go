@@ -27,7 +27,8 @@ func stuckTune(c *config.Config) {
 // neverSeen is a dialog no CLI drew before, drawn mid-turn by the scripted agent, which then does nothing.
 const neverSeen = `Something changed in this session\nPress Enter to carry on · F9 to give up`
 
-// stuckCases: the scripted agent works a moment, then draws a dialog ace never saw (the tmux runner: as its
+// TestStuckRunsGoToAHuman: the scripted agent works a moment (a second: long enough for delivery to see the
+// prompt taken, as a real CLI's first request is), then draws a dialog ace never saw (the tmux runner: as its
 // screen; headless: on stderr) and does nothing, or says "esc to interrupt" for ever while nothing moves.
 func TestStuckRunsGoToAHuman(t *testing.T) {
 	t.Parallel()
@@ -35,11 +36,11 @@ func TestStuckRunsGoToAHuman(t *testing.T) {
 		name, script, runner string
 		want                 []string // in the question on the issue
 	}{
-		{"tmux-never-seen-dialog", "say working on it\nbusy 300ms\nstall " + neverSeen, "tmux",
+		{"tmux-never-seen-dialog", "say working on it\nbusy 1s\nstall " + neverSeen, "tmux",
 			[]string{"a screen ace does not know", "Something changed in this session", "Press Enter to carry on"}},
-		{"tmux-busy-forever", "say working on it\nbusy 300ms\nhang", "tmux",
+		{"tmux-busy-forever", "say working on it\nbusy 1s\nhang", "tmux",
 			[]string{"says it is working, but nothing has moved", "esc to interrupt"}},
-		{"exec-never-seen-dialog", "say working on it\nstall " + neverSeen, "exec",
+		{"exec-never-seen-dialog", "say working on it\nstall " + neverSeen + "\n" + workScript, "exec",
 			[]string{"shown no sign of work", "Something changed in this session"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -99,6 +100,18 @@ func TestStuckRunsGoToAHuman(t *testing.T) {
 			}
 			if r.Nudges != 0 {
 				t.Errorf("%d nudges: a stuck agent is not an idle one", r.Nudges)
+			}
+			if tc.runner != "exec" {
+				return
+			}
+			// Headless, the answer is the next turn: the stalled turn, still flat, is ended for it.
+			w.gh.AddComment(testRepo, testIssue, "alice", "Carry on.")
+			r = w.run(untilEnded)
+			if r.Status != store.StatusDone {
+				t.Fatalf("after the answer the run ended %s at %s (%s), want done", r.Status, r.Step, r.Error)
+			}
+			if turns := w.turns(); len(turns) != 2 || turns[1].Prompt != "Carry on." {
+				t.Errorf("turns %+v, want the answer as the second", turns)
 			}
 		})
 	}
