@@ -131,6 +131,9 @@ func (w *world) config(user *config.Config, name, runner string, startup time.Du
 	cfg.Monitor.Interval = config.D(250 * time.Millisecond)
 	cfg.Monitor.IdleAfter = config.D(2 * time.Minute) // the script never idles: a nudge would be a failure
 	cfg.Monitor.Timeout = config.D(3 * time.Minute)
+	// A CLI stuck at a screen ace does not know, or working for ever without a sign of work, reaches the issue
+	// (and fails the step with its screen) well within the phase; the script never keeps a CLI waiting that long.
+	cfg.Monitor.StuckAfter = config.D(30 * time.Second)
 	// The scripted model picks its turn by the length of the conversation: a compaction would replay it.
 	cfg.Monitor.CompactThreshold = 64 << 20
 	cfg.PR.Follow = false
