@@ -121,6 +121,60 @@ func (t Table) Descendants(pid int) []int {
 	return out
 }
 
+// TreeCPU is the CPU time the processes below pid have used, with pid's own when withRoot (see Table.TreeCPU).
+// It walks the tree down from pid through each thread's /proc/<pid>/task/<tid>/children — a few reads for an
+// agent's tree, where a Snapshot reads every process of the machine — and reads the whole table only where the
+// kernel has no such files.
+func TreeCPU(pid int, withRoot bool) time.Duration {
+	if _, err := os.Stat("/proc/" + strconv.Itoa(pid) + "/task"); err != nil {
+		return 0
+	}
+	var sum time.Duration
+	seen := map[int]bool{pid: true}
+	for queue := []int{pid}; len(queue) > 0; queue = queue[1:] {
+		p := queue[0]
+		if p != pid || withRoot {
+			if st, err := Read(p); err == nil {
+				sum += st.CPU + st.ChildCPU
+			}
+		}
+		kids, ok := children(p)
+		if !ok {
+			return Snapshot().TreeCPU(pid, withRoot)
+		}
+		for _, c := range kids {
+			if !seen[c] {
+				seen[c] = true
+				queue = append(queue, c)
+			}
+		}
+	}
+	return sum
+}
+
+// children lists pid's children from its threads' children files; ok is false where the kernel has none.
+func children(pid int) (kids []int, ok bool) {
+	tasks, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+	if err != nil {
+		return nil, true // gone meanwhile: no children to count
+	}
+	for _, t := range tasks {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + t.Name() + "/children")
+		if errors.Is(err, os.ErrNotExist) {
+			if _, terr := os.Stat("/proc/" + strconv.Itoa(pid) + "/task/" + t.Name()); terr == nil {
+				return nil, false // the thread is there, its children file is not: no CONFIG_PROC_CHILDREN
+			}
+			continue
+		}
+		for _, f := range strings.Fields(string(b)) {
+			if c, err := strconv.Atoi(f); err == nil {
+				kids = append(kids, c)
+			}
+		}
+	}
+	return kids, true
+}
+
 // TreeCPU is the CPU time the processes below pid have used, with pid's own when withRoot, each process's
 // reaped children included: a command that ran and ended between two looks still counts, as long as a process
 // of the tree waited for it. It only grows while the tree's processes live.

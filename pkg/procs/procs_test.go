@@ -91,4 +91,7 @@ func TestTreeCPUKeepsReapedCommands(t *testing.T) {
 	if cpu := Snapshot().TreeCPU(os.Getpid(), false); cpu < 10*time.Millisecond {
 		t.Errorf("the tree below this test used %s after the loop ended, want the loop's time", cpu)
 	}
+	if walked, table := TreeCPU(os.Getpid(), false), Snapshot().TreeCPU(os.Getpid(), false); walked != table {
+		t.Errorf("walking the tree found %s, the whole table %s", walked, table)
+	}
 }

@@ -25,10 +25,8 @@ import (
 type liveness struct {
 	e *Engine
 
-	mu      sync.Mutex
-	runs    map[int64]*pulse
-	table   procs.Table // the process table, shared by the looks of one moment
-	tableAt time.Time
+	mu   sync.Mutex
+	runs map[int64]*pulse
 }
 
 // pulse is what liveness knows of one run: the look at which its signals last moved, and the last look.
@@ -47,9 +45,6 @@ type vitals struct {
 	// screen is what the agent shows now ("" for a headless agent: its transcript says it).
 	screen string
 }
-
-// tableFresh is how long one reading of the process table serves the looks at several runs.
-const tableFresh = time.Second
 
 // lookEvery is how often a run's signals are read at most: a headless or live run is visited every
 // monitor.interval, and reading a working copy every second would cost more than it tells.
@@ -106,18 +101,9 @@ func (lv *liveness) sample(r *store.Run, v vitals) signals {
 	s := signals{At: e.o.Now(), Files: sumFiles(v.files, v.dirs), Work: workPrint(r.Workdir), Screen: screenPrint(v.screen)}
 	s.Up, s.Down, s.Proxied = e.box.traffic(r.ID)
 	if v.root > 0 {
-		s.CPU = lv.procTable().TreeCPU(v.root, v.withRoot)
+		s.CPU = procs.TreeCPU(v.root, v.withRoot)
 	}
 	return s
-}
-
-func (lv *liveness) procTable() procs.Table {
-	lv.mu.Lock()
-	defer lv.mu.Unlock()
-	if now := time.Now(); lv.table == nil || now.Sub(lv.tableAt) >= tableFresh {
-		lv.table, lv.tableAt = procs.Snapshot(), now
-	}
-	return lv.table
 }
 
 // traffic is what the run's proxy relayed so far; ok is false when this process serves no proxy for it.
