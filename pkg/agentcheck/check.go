@@ -104,7 +104,7 @@ func Run(ctx context.Context, o Options) (results []Result, dir string, err erro
 		} else {
 			res.Reach = reach
 		}
-		phases := []string{PhaseRun, PhaseLimit}
+		phases := []string{PhaseRun, PhaseLimit, PhaseGateway}
 		if prof.Live != "" {
 			phases = append(phases, PhaseLive)
 		}

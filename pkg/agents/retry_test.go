@@ -10,13 +10,14 @@ import (
 )
 
 // TestRetryOnScreen: each CLI's retry line on its real screen while its model is unreachable (testdata/real
-// <cli>-<version>/41-retry.txt) is read with its attempt and error; a screen without one (the first-run screens,
+// <cli>-<version>/51-retry.txt) is read with its attempt and error; a screen without one (the first-run screens,
 // the ready composer) has none.
 func TestRetryOnScreen(t *testing.T) {
 	for file, want := range map[string]Retry{
-		"claude-2.1.197/41-retry.txt": {Attempt: 6, Max: 10, Error: "Unable to connect to API (ConnectionRefused)"},
-		"claude-2.1.331/41-retry.txt": {Attempt: 6, Max: 10, Error: "Connection refused — a firewall or proxy may be blocking it (ECONNREFUSED)"},
-		"codex-0.169.0/41-retry.txt":  {Error: "Connection failed: error sending request"},
+		"claude-2.1.197/51-retry.txt": {Attempt: 6, Max: 10, Error: "Unable to connect to API (ConnectionRefused)"},
+		"claude-2.1.331/51-retry.txt": {Attempt: 6, Max: 10, Error: "Connection refused — a firewall or proxy may be blocking it (ECONNREFUSED)"},
+		"claude-2.1.332/51-retry.txt": {Attempt: 6, Max: 10, Error: "Connection refused — a firewall or proxy may be blocking it (ECONNREFUSED)"},
+		"codex-0.169.0/51-retry.txt":  {Error: "Connection failed: error sending request"},
 	} {
 		cli, _, _ := strings.Cut(file, "-")
 		p, _ := Builtin(cli)

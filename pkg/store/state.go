@@ -57,6 +57,10 @@ type RunState struct {
 	Box *BoxState `json:"box,omitzero"`
 	// Reach is the agent failing to reach its model, while it does (reach.go).
 	Reach *ReachState `json:"reach,omitzero"`
+	// Refused are the files of the run's working copy or agent's home that ace would not read or write — a link
+	// out of their tree, not a regular file, over their cap — each once, as "refused <path>: <what was there>"
+	// (package untrusted; workflow's agent_files.go).
+	Refused []string `json:"refused,omitzero"`
 
 	// Follow is the follow-through of the run's pull request (step follow_pr and its rounds).
 	Follow *FollowState `json:"follow,omitzero"`

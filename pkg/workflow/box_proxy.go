@@ -31,6 +31,7 @@ type runProxy struct {
 	allow  string // the list it serves, joined: another list means a new proxy
 	cancel context.CancelFunc
 	done   chan struct{}
+	px     *egress.Proxy // its live traffic counts (liveness.go)
 
 	// named says what named each destination of the allow list; model are the model's destinations (a loopback
 	// one at 127.0.0.1, where the box's forwarder tunnels), by what named them.
@@ -130,6 +131,7 @@ func (sb *sandboxes) ensure(ctx context.Context, r *store.Run) error {
 		rln.Close()
 		return Terminal(fmt.Errorf("egress proxy of run %d: %w", r.ID, err))
 	}
+	p.px = px
 	// The proxy lives as long as the run is boxed in this process, not as long as the step that started it.
 	pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	p.cancel = cancel

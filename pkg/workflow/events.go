@@ -51,6 +51,12 @@ const (
 	// EventBoxFile: the box kept the agent from a path — hidden, a write outside its own, another process's /proc
 	// entry — or cannot record such attempts (box_files.go).
 	EventBoxFile EventKind = "box-file"
+	// EventFileRefused: ace would not read or write a file the agent controls — a link out of its tree, not a
+	// regular file, over its cap (agent_files.go).
+	EventFileRefused EventKind = "file-refused"
+	// EventStuck: the agent's screen said it works, or nothing ace knows, while every sign of work stayed flat for
+	// monitor.stuck_after; a human was asked (liveness.go). Data holds the signals.
+	EventStuck EventKind = "stuck"
 )
 
 // Progress is one typed event of a run, as the engine publishes it in process: to `ace run`'s display, the
