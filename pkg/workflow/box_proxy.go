@@ -34,7 +34,7 @@ type runProxy struct {
 	px     *egress.Proxy // its live traffic counts (liveness.go)
 
 	// named says what named each destination of the allow list; model are the model's destinations (a loopback
-	// one at 127.0.0.1, where the box's forwarder tunnels), by what named them.
+	// one at 127.0.0.1, where the box's forwarder tunnels), by what named them. Both are fixed once it serves.
 	named, model map[string]string
 
 	mu             sync.Mutex
@@ -49,13 +49,11 @@ type runProxy struct {
 	files          *fileRecords        // the boxes' file attempts (box_files.go)
 }
 
-// failure is a destination's connections failing since it last worked: the first and the latest, how many, the
-// last error.
+// failure is a destination's connections failing since it last worked: how many, the last error.
 type failure struct {
-	dest      string
-	since, at time.Time
-	n         int
-	err       string
+	dest string
+	n    int
+	err  string
 }
 
 const (
@@ -182,11 +180,10 @@ func (sb *sandboxes) report(p *runProxy, id int64) func(egress.Event) {
 			record = n <= maxUnreachableEvents
 			f := p.failing[dest]
 			if f == nil {
-				f = &failure{dest: dest, since: ev.Start}
+				f = &failure{dest: dest}
 				p.failing[dest] = f
 			}
 			f.n++
-			f.at = ev.Start
 			if ev.Err != nil {
 				f.err = ev.Err.Error()
 			}
