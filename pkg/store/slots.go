@@ -38,6 +38,10 @@ const (
 // Live reports whether a run holding s may have an agent process: what counts against poll.max_concurrent.
 func (s Slot) Live() bool { return s == SlotWork || s == SlotIdle || s == SlotEvict }
 
+// EvictGrace is how long the one who marked an idle agent to give way has to stop it before anyone else does: two
+// stopping it at once is harmless, but says so twice.
+const EvictGrace = 10 * time.Second
+
 // unfinished are the statuses of runs that hold slots.
 var unfinished = []any{StatusActive, StatusWaitingInput, StatusPausedLimit}
 
@@ -53,7 +57,8 @@ type SlotTake struct {
 	// (FreeSlot) and asks again.
 	Evicted bool
 	// Evict are the runs whose idle agents give way to the runs waiting (this one among them), longest idle
-	// first, and those marked before whose stop is not recorded yet: the caller stops each and frees its slot.
+	// first, and those marked more than EvictGrace ago whose stop is not recorded yet (whoever marked them did not
+	// get to it: a crash): the caller stops each and frees its slot.
 	Evict []*Run
 	// Live are the host's live agents, Ahead the runs waiting for a slot before this one.
 	Live, Ahead int
@@ -80,7 +85,7 @@ func (s *Store) TakeSlot(ctx context.Context, r *Run, capacity int) (SlotTake, e
 	}
 	var me *Run
 	var work int
-	var idle, evict, wait []*Run
+	var idle, evict, wait, stale []*Run
 	for _, x := range runs {
 		switch {
 		case x.ID == r.ID:
@@ -91,6 +96,9 @@ func (s *Store) TakeSlot(ctx context.Context, r *Run, capacity int) (SlotTake, e
 			idle = append(idle, x)
 		case x.Slot == SlotEvict:
 			evict = append(evict, x)
+			if s.now().Sub(x.SlotAt) > EvictGrace {
+				stale = append(stale, x)
+			}
 		case x.Slot == SlotWait:
 			wait = append(wait, x)
 		}
@@ -133,6 +141,7 @@ func (s *Store) TakeSlot(ctx context.Context, r *Run, capacity int) (SlotTake, e
 			}
 			x.Slot, x.SlotAt = SlotEvict, now
 			evict = append(evict, x)
+			stale = append(stale, x) // this caller's to stop
 		}
 		if err == nil && (me.Slot != SlotWait || !since.Equal(me.SlotAt)) {
 			err = setSlot(ctx, tx, me.ID, SlotWait, since)
@@ -145,7 +154,7 @@ func (s *Store) TakeSlot(ctx context.Context, r *Run, capacity int) (SlotTake, e
 	if err := tx.Commit(); err != nil {
 		return SlotTake{}, fmt.Errorf("commit: %w", err)
 	}
-	t.Evict = evict
+	t.Evict = stale
 	r.Slot, r.SlotAt = me.Slot, me.SlotAt
 	if t.Granted {
 		r.Slot, r.SlotAt = SlotWork, now

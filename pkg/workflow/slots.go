@@ -22,7 +22,8 @@ import (
 // Who holds what is the store's (store.Slot, beside each run's row): every slot is given by store.TakeSlot, one
 // transaction under the host's lock, from what the host's runs hold right then, so no process or host can give
 // a slot twice; an agent is stopped before its slot is given again (evict, then none), so a crash between the
-// two leaves the slot held, and whoever looks next (the run's own visit, the next TakeSlot) stops it again.
+// two leaves the slot held, and whoever looks next once store.EvictGrace has passed (the run's own visit, the
+// next TakeSlot) stops it again.
 type slots struct{ e *Engine }
 
 // waits reports whether run r has nothing for its agent to do: its pull request is followed between rounds, it
@@ -126,7 +127,8 @@ func (sl *slots) settle(ctx context.Context, r *store.Run) (left time.Duration) 
 	switch {
 	case r.Status.Terminal():
 		return 0
-	case r.Slot == store.SlotEvict:
+	case r.Slot == store.SlotEvict && e.o.Now().Sub(r.SlotAt) > store.EvictGrace:
+		// Marked to give way, and the run that needs the slot did not stop it (it stops its own at once): a crash.
 		err = sl.release(ctx, r, "its idle agent gave way to a run that needed its slot")
 	case waits(r) && r.Slot == store.SlotWork:
 		to := store.SlotNone
