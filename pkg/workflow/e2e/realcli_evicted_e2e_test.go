@@ -74,7 +74,7 @@ func runEvictedCase(t *testing.T, c realcli.CLI) {
 		t.Fatalf("run %s at %s (%s), want waiting_input on its .ace/QUESTION\n%s", r.Status, r.Step, r.Error, w.report(r))
 	}
 	took("question posted")
-	second := w.evictFor(r, "Second")
+	second := w.evictFor("Second")
 	took("claude gave way to the second issue")
 
 	w.gh.AddComment(testRepo, testIssue, "alice", realAnswer)
@@ -86,7 +86,7 @@ func runEvictedCase(t *testing.T, c realcli.CLI) {
 	if !w.sawInConversation(realAnswer) || !slices.Contains(w.srv.UserTexts(), realAnswer) {
 		t.Errorf("the answer did not reach the model byte-exact in the conversation that asked\n%s", w.report(r))
 	}
-	third := w.evictFor(r, "Third")
+	third := w.evictFor("Third")
 	took("claude gave way to the third issue")
 
 	w.gh.AddCheckRun(testRepo, fakegithub.CheckRun{HeadSHA: w.gh.HeadSHA(testRepo, r.PRNumber), Name: "test",
@@ -111,9 +111,9 @@ func runEvictedCase(t *testing.T, c realcli.CLI) {
 }
 
 // evictFor labels an issue titled title for the fake agent and makes a dispatch pass, which starts it beside
-// run r's idle agent; r's agent gives way to it. It follows the new run until it idles on its pull request and
-// returns its issue.
-func (w *realWorld) evictFor(r *store.Run, title string) int {
+// the idle agent of issue 193's run; that agent gives way to it. It follows the new run until it idles on its pull
+// request and returns its issue.
+func (w *realWorld) evictFor(title string) int {
 	w.t.Helper()
 	ctx := context.Background()
 	n := w.gh.AddIssue(testRepo, fakegithub.IssueOptions{Title: title, Body: "Add GREETING.md too.", Author: "alice",
@@ -124,7 +124,7 @@ func (w *realWorld) evictFor(r *store.Run, title string) int {
 	if err := w.svc.Queue.DispatchRepos(ctx, []string{testRepo}, 1, &rep); err != nil || rep.Started != 1 {
 		w.t.Fatalf("a pass beside the idle agent started %d runs (%v, %v), want 1", rep.Started, err, rep.Errors)
 	}
-	r = w.drive(func(r *store.Run) bool { return r.Status.Terminal() || workflow.AgentReleased(r) }, 2*time.Minute)
+	r := w.drive(func(r *store.Run) bool { return r.Status.Terminal() || workflow.AgentReleased(r) }, 2*time.Minute)
 	if !workflow.AgentReleased(r) {
 		w.t.Fatalf("claude's idle agent did not give way: run %s at %s\n%s", r.Status, r.Step, w.report(r))
 	}
