@@ -214,8 +214,9 @@ type PRConfig struct {
 	Follow bool `toml:"follow"`
 	// MaxRounds bounds the follow-up rounds per pull request (the first prompt is not one).
 	MaxRounds int `toml:"max_rounds"`
-	// ReleaseAfter stops the agent of a followed pull request this long after its last round (or the opening):
-	// the run keeps its working copy and conversation, and a round takes a slot and resumes it. 0 never stops it.
+	// ReleaseAfter bounds how long an idle agent (a pull request followed between rounds, a human asked, a usage
+	// limit) is kept while no run needs its slot — one that does takes it at once: the run keeps its working copy
+	// and conversation, and its next round, answer or resume takes a slot and continues it. 0: no bound.
 	ReleaseAfter Duration `toml:"release_after"`
 	// LogBudget is the most bytes of a failed job's log tail handed to the agent.
 	LogBudget int `toml:"log_budget"`

@@ -48,6 +48,8 @@ func (*liveRunner) HasScreen() bool { return true }
 // ace's own protocol, as a user message.
 func (*liveRunner) Delivery() string { return "given to the live conversation" }
 
+func (*liveRunner) IdleProcess() bool { return true }
+
 // liveFiles names a live run's host files, in a directory of the run's own (a boxed host writes there and
 // sees nothing else of ace's): its spec, its control socket (shortSocket, where the root is too deep for a socket
 // path) and its transcript (kept after the run, like the tmux logs).
@@ -260,9 +262,7 @@ func (l *liveRunner) FollowUp(ctx context.Context, r *store.Run, prompt, deliver
 	if err := l.restart(ctx, r); err != nil {
 		return Result{}, err
 	}
-	if r.State.Follow != nil {
-		r.State.Follow.ConversationOn = ""
-	}
+	r.State.Released = false
 	r.State.PromptDelivered, r.State.Resume = false, true
 	return Goto(StepDeliver), nil
 }
