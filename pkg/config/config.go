@@ -162,6 +162,9 @@ type MonitorConfig struct {
 	ExecIdleTimeout  Duration `toml:"exec_idle_timeout"`
 	ExecTurnTimeout  Duration `toml:"exec_turn_timeout"`
 	CompactThreshold int64    `toml:"compact_threshold"`
+	// StuckAfter is how long a working agent (its screen says busy, or nothing ace knows) may show no sign of work
+	// at all — traffic, CPU, session files, working copy, screen — before a human is asked.
+	StuckAfter Duration `toml:"stuck_after"`
 }
 
 // MemoryConfig is the per-repository memory every run reads and adds to.
@@ -186,8 +189,9 @@ type PRConfig struct {
 	Follow bool `toml:"follow"`
 	// MaxRounds bounds the follow-up rounds per pull request (the first prompt is not one).
 	MaxRounds int `toml:"max_rounds"`
-	// ReleaseAfter stops the agent of a followed pull request this long after its last round (or the opening):
-	// the run keeps its working copy and conversation, and a round takes a slot and resumes it. 0 never stops it.
+	// ReleaseAfter bounds how long an idle agent (a pull request followed between rounds, a human asked, a usage
+	// limit) is kept while no run needs its slot — one that does takes it at once: the run keeps its working copy
+	// and conversation, and its next round, answer or resume takes a slot and continues it. 0: no bound.
 	ReleaseAfter Duration `toml:"release_after"`
 	// LogBudget is the most bytes of a failed job's log tail handed to the agent.
 	LogBudget int `toml:"log_budget"`
@@ -251,7 +255,7 @@ func Default() *Config {
 			EnterDelay: D(300 * time.Millisecond), SubmitRetries: 3, StartupTimeout: D(60 * time.Second)},
 		Monitor: MonitorConfig{Interval: D(time.Second), IdleAfter: D(3 * time.Minute), Settle: D(5 * time.Second), Nudge: "please continue",
 			MaxNudges: 3, MaxRestarts: 2, Timeout: D(2 * time.Hour), ExecIdleTimeout: D(120 * time.Second),
-			ExecTurnTimeout: D(300 * time.Second), CompactThreshold: 50 << 10},
+			ExecTurnTimeout: D(300 * time.Second), CompactThreshold: 50 << 10, StuckAfter: D(3 * time.Minute)},
 		Limits: defaultLimits(),
 		Poll:   PollConfig{Interval: D(2 * time.Minute), MaxConcurrent: 4},
 		PR: PRConfig{Draft: true, Branch: "ace/{issue}-{slug}", Follow: true, MaxRounds: 3, LogBudget: 8 << 10,

@@ -98,7 +98,7 @@ func (c *Config) Validate() error {
 	m := c.Monitor
 	for k, d := range map[string]Duration{"tmux.startup_timeout": t.StartupTimeout, "monitor.interval": m.Interval,
 		"monitor.idle_after": m.IdleAfter, "monitor.settle": m.Settle, "monitor.timeout": m.Timeout, "monitor.exec_idle_timeout": m.ExecIdleTimeout,
-		"monitor.exec_turn_timeout": m.ExecTurnTimeout, "poll.interval": c.Poll.Interval,
+		"monitor.exec_turn_timeout": m.ExecTurnTimeout, "monitor.stuck_after": m.StuckAfter, "poll.interval": c.Poll.Interval,
 		"secrets.command_timeout": c.Secrets.CommandTimeout} {
 		if d.Duration <= 0 {
 			bad(k, "must be a positive duration, is %s", d.Duration)

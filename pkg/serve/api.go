@@ -70,6 +70,8 @@ type Run struct {
 	Version    int64      `json:"version"`
 	// Sandbox says how the agent is boxed and what its proxy refused (workflow.SandboxLine).
 	Sandbox string `json:"sandbox,omitempty"`
+	// AgentLine says what the agent is to its host's slots: working, idle, released… (workflow.AgentLine).
+	AgentLine string `json:"agent_line,omitempty"`
 }
 
 func (s *Server) view(r *store.Run) Run {
@@ -78,7 +80,7 @@ func (s *Server) view(r *store.Run) Run {
 		Session: r.Session, Branch: r.Branch, PRNumber: r.PRNumber, PRURL: r.PRURL, Nudges: r.Nudges,
 		Restarts: r.Restarts, Question: r.State.Question, Summary: r.State.Summary, Error: r.Error,
 		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, FinishedAt: r.FinishedAt, Version: r.Version,
-		Sandbox: workflow.SandboxLine(r)}
+		Sandbox: workflow.SandboxLine(r), AgentLine: workflow.AgentLine(r)}
 	if r.PRURL != "" {
 		v.PRState = "open" // the store knows a pull request was opened; its later fate is GitHub's
 	}

@@ -41,7 +41,8 @@ const (
 	EventFollow      EventKind = "follow"       // the pull request is followed, or a comment on it left alone
 	EventRound       EventKind = "round"        // a follow-up round (CI, review, conflict, /ace) was sent
 	EventFenced      EventKind = "fenced"       // the host's fence stopped the agent; it starts again on the same host
-	EventReleased    EventKind = "released"     // a followed pull request's agent was stopped after pr.release_after
+	EventReleased    EventKind = "released"     // an idle agent was stopped: its slot was needed, or pr.release_after passed
+	EventSlotWait    EventKind = "slot-wait"    // the run waits for a slot on its host (slots.go)
 	EventNeedsHuman  EventKind = "needs-human"  // follow-up rounds stopped: a human is needed on the PR
 	EventCleaned     EventKind = "cleaned"      // the working copy was removed after the merge
 	// EventLiveFallback: the CLI's live protocol failed its handshake; the run goes on in the tmux runner.
@@ -54,6 +55,9 @@ const (
 	// EventFileRefused: ace would not read or write a file the agent controls — a link out of its tree, not a
 	// regular file, over its cap (agent_files.go).
 	EventFileRefused EventKind = "file-refused"
+	// EventStuck: the agent's screen said it works, or nothing ace knows, while every sign of work stayed flat for
+	// monitor.stuck_after; a human was asked (liveness.go). Data holds the signals.
+	EventStuck EventKind = "stuck"
 )
 
 // Progress is one typed event of a run, as the engine publishes it in process: to `ace run`'s display, the

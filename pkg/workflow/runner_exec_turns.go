@@ -24,6 +24,7 @@ func (x *execRunner) execRunning(ctx context.Context, r *store.Run) (res Result,
 	alive := x.execAlive(ctx, r)
 	st := x.execStatus(ctx, r)
 	if !alive {
+		e.alive.forget(r.ID)
 		if r.State.ExecSeen != r.State.ExecTurn {
 			x.recordTurnEnd(ctx, r, st)
 			x.addTurnUsage(r, st) // usage.go
@@ -35,6 +36,9 @@ func (x *execRunner) execRunning(ctx context.Context, r *store.Run) (res Result,
 	}
 	if e.timedOut(r, lastWords(st)) {
 		return Goto(StepFailed), true, nil
+	}
+	if res, stuck, err := x.stuck(ctx, r, st); stuck || err != nil { // liveness_exec.go
+		return res, true, err
 	}
 	return Stay(e.cfg.Monitor.Interval.Duration), true, nil
 }
@@ -114,7 +118,7 @@ func (x *execRunner) execIdle(ctx context.Context, r *store.Run, st *headless.St
 		if err := e.humans.askHuman(ctx, r, msg, lastWords(st)); err != nil {
 			return Result{}, err
 		}
-		return toHuman(), nil
+		return toHumanInWords(r), nil
 	}
 	if err := x.execTurn(ctx, r, e.prompts.nudgePrompt()); err != nil {
 		return Result{}, fmt.Errorf("nudge: %w", err)

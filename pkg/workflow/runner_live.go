@@ -48,6 +48,8 @@ func (*liveRunner) HasScreen() bool { return true }
 // ace's own protocol, as a user message.
 func (*liveRunner) Delivery() string { return "given to the live conversation" }
 
+func (*liveRunner) IdleProcess() bool { return true }
+
 // liveFiles names a live run's host files, in a directory of the run's own (a boxed host writes there and
 // sees nothing else of ace's): its spec, its control socket (shortSocket, where the root is too deep for a socket
 // path) and its transcript (kept after the run, like the tmux logs).
@@ -203,12 +205,16 @@ func (l *liveRunner) Busy(ctx context.Context, r *store.Run) (Result, bool, erro
 		l.e.log.WarnContext(ctx, "the live host's status", "run", r.ID, "err", err)
 		return Stay(l.e.cfg.Monitor.Interval.Duration), true, nil
 	case !st.Busy || len(st.Pending) > 0:
+		l.e.alive.forget(r.ID)
 		// The turn may have ended between the transcript's read and the status: its end (usage, a limit) is
 		// read now, before a .ace/DONE it wrote ends the run (under load the run was finalized without it).
 		if res, ok, err := l.readTranscript(ctx, r); ok || err != nil {
 			return res, true, err
 		}
 		return Result{}, false, nil
+	}
+	if res, stuck, err := l.stuck(ctx, r); stuck || err != nil { // liveness_live.go
+		return res, true, err
 	}
 	return Stay(l.e.cfg.Monitor.Interval.Duration), true, nil
 }
@@ -256,9 +262,7 @@ func (l *liveRunner) FollowUp(ctx context.Context, r *store.Run, prompt, deliver
 	if err := l.restart(ctx, r); err != nil {
 		return Result{}, err
 	}
-	if r.State.Follow != nil {
-		r.State.Follow.ConversationOn = ""
-	}
+	r.State.Released = false
 	r.State.PromptDelivered, r.State.Resume = false, true
 	return Goto(StepDeliver), nil
 }

@@ -55,6 +55,14 @@ func (t *tmuxRunner) observeScreen(ctx context.Context, r *store.Run) (Result, e
 	if e.timedOut(r, o.screen) {
 		return Goto(StepFailed), nil
 	}
+	if o.state == agents.StateBusy || o.state == agents.StateStarting {
+		res, stuck, err := t.stuck(ctx, r, prof, pane, o) // liveness.go: working, or nothing ace knows
+		if stuck || err != nil {
+			return res, err
+		}
+	} else {
+		e.alive.forget(r.ID)
+	}
 	if since := e.since(r.State.MonitorSince); (o.state == agents.StateApproval || o.state == agents.StateQuestion) && since < answerSettle {
 		// Just answered (or just delivered): the agent may still show the menu it is leaving.
 		t.revisitAt(r.ID, r.State.MonitorSince.Add(answerSettle))
@@ -155,11 +163,11 @@ func (t *tmuxRunner) onAgentExit(ctx context.Context, r *store.Run, pane tmuxops
 		if err != nil {
 			return Result{}, err
 		}
-		if err := t.launch(ctx, r, name, found, false); err != nil {
+		// An agent stopped for its slot (released) continues its conversation.
+		if err := t.launch(ctx, r, name, found, r.State.Released); err != nil {
 			return Result{}, err
 		}
-		r.State.PromptDelivered = false
-		r.State.Resume = true
+		r.State.PromptDelivered, r.State.Resume, r.State.Released = false, true, false
 		return Goto(StepDeliver), nil
 	}
 	r.Error = fmt.Sprintf("%s %d times without making changes", how, r.Restarts+1)
@@ -184,6 +192,12 @@ func (t *tmuxRunner) look(ctx context.Context, r *store.Run, prof agents.Profile
 	if !need {
 		return o, nil
 	}
+	return t.capture(ctx, r, prof, pane, o)
+}
+
+// capture reads the session's screen now into its cached record o.
+func (t *tmuxRunner) capture(ctx context.Context, r *store.Run, prof agents.Profile, pane tmuxops.Pane, o *observed) (*observed, error) {
+	now := t.e.o.Now()
 	screen, err := t.tmux.Capture(ctx, r.Session, 0)
 	if err != nil {
 		return nil, fmt.Errorf("capture screen: %w", err)

@@ -187,6 +187,14 @@ func Permission(name, match, option string) Dialog {
 	return d
 }
 
+// PermissionKeys builds a permission asked without options, answered with keys when the profile auto-approves
+// and by a human otherwise (claude 2.1.332's "Auto mode can't check actions in this session").
+func PermissionKeys(name, match string, keys ...string) Dialog {
+	d := Confirm(name, match, keys...)
+	d.Permission = true
+	return d
+}
+
 // versionRe finds a version number in `--version` output ("2.1.197 (Claude Code)", "codex-cli 0.169.0").
 var versionRe = regexp.MustCompile(`\d+\.\d+\.\d+[0-9A-Za-z.+-]*`)
 

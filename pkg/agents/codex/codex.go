@@ -33,7 +33,7 @@ func Adapter() *agent.Adapter {
 	return &agent.Adapter{
 		Live: live.Starter(StartLive), LiveMidTurn: live.OneTurn,
 		Name: "codex", CLI: "codex", Wrapper: "codex-gh", Package: "@openai/codex",
-		Tested: agent.VersionRange{Oldest: "0.169.0", Newest: "0.169.0"},
+		Tested: agent.VersionRange{Oldest: "0.169.0", Newest: "0.171.0"},
 		SignIns: []agent.SignIn{
 			{Name: "api-key", Secret: "OPENAI_API_KEY", How: "an OpenAI API key"},
 			{Name: "login", Files: []string{"auth.json"}, How: "sign in with ChatGPT (`codex login`)"},
