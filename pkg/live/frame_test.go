@@ -42,9 +42,10 @@ func (e *echo) startTurn(_ context.Context, texts []string) error {
 		return errors.New("refused")
 	default:
 	}
-	e.starts <- texts
 	b, _ := json.Marshal(texts)
-	return e.WriteLine(b)
+	err := e.WriteLine(b) // before the test hears of the turn, which it ends by writing a line after this one
+	e.starts <- texts
+	return err
 }
 
 func (e *echo) read(stdout io.Reader) {
