@@ -16,6 +16,7 @@ import (
 	"github.com/aceworks/ace/bench/internal/benchkit"
 	"github.com/aceworks/ace/internal/fakegithub"
 	"github.com/aceworks/ace/internal/testkit"
+	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/workflow"
@@ -248,11 +249,11 @@ func startSlotsHost(w *world, dir, url, ghURL, repo, script string, i, perHost i
 	cfg.GitHub.Repos = []string{repo}
 	cfg.GitHub.TokenEnv = []string{"GITHUB_TOKEN"}
 	cfg.Agent.Default = "fake"
-	cfg.Agents = map[string]config.AgentConfig{"fake": {
+	cfg.Agents = map[string]config.AgentConfig{"fake": {Override: agents.Override{
 		Command: fmt.Sprintf("%s demo-agent --script %s", benchkit.Quote(w.exe), benchkit.Quote(script)),
 		Env: map[string]string{"GIT_AUTHOR_NAME": "fake agent", "GIT_AUTHOR_EMAIL": "agent@ace.invalid",
 			"GIT_COMMITTER_NAME": "fake agent", "GIT_COMMITTER_EMAIL": "agent@ace.invalid"},
-	}}
+	}}}
 	h.socket = fmt.Sprintf("ace-bench-slots-%d-%s", os.Getpid(), h.name)
 	cfg.Tmux.Socket = h.socket
 	cfg.Sandbox.Mode = config.SandboxOff

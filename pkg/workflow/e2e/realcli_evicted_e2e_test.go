@@ -12,6 +12,7 @@ import (
 
 	"github.com/aceworks/ace/internal/fakegithub"
 	"github.com/aceworks/ace/internal/realcli"
+	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/modelserver"
 	"github.com/aceworks/ace/pkg/store"
@@ -60,10 +61,10 @@ func runEvictedCase(t *testing.T, c realcli.CLI) {
 	w := newRealWorld(t, c, toml, strings.Join(realIssueBody, "\n"), turns, func(cfg *config.Config) {
 		cfg.Poll.MaxConcurrent = 1
 		cfg.PR.Follow = true
-		cfg.Agents["fake"] = config.AgentConfig{Command: testBinary(t) + " demo-agent --script " + other,
+		cfg.Agents["fake"] = config.AgentConfig{Override: agents.Override{Command: testBinary(t) + " demo-agent --script " + other,
 			Env: map[string]string{"GIT_AUTHOR_NAME": "fake agent", "GIT_AUTHOR_EMAIL": "agent@ace.invalid",
 				"GIT_COMMITTER_NAME": "fake agent", "GIT_COMMITTER_EMAIL": "agent@ace.invalid"},
-			Markers: config.Markers{Ready: `\? for shortcuts`, Busy: `esc to interrupt`},
+			Markers: agents.MarkerOverride{Ready: `\? for shortcuts`, Busy: `esc to interrupt`}},
 			Sandbox: config.SandboxConfig{Mode: config.SandboxOff}} // it reads its script beside the test's files
 	})
 	w.gh.SetGitDir(testRepo, w.remote)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/aceworks/ace/internal/fakegithub"
+	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/workflow"
@@ -29,8 +30,8 @@ func withOther(t *testing.T, tune func(*config.Config)) func(*config.Config) {
 		}
 		c.Poll.MaxConcurrent = 1
 		fake := c.Agents["fake"]
-		c.Agents["other"] = config.AgentConfig{Command: testBinary(t) + " demo-agent --script " + other, Env: fake.Env,
-			Markers: config.Markers{Ready: `\? for shortcuts`, Busy: `esc to interrupt`}}
+		c.Agents["other"] = config.AgentConfig{Override: agents.Override{Command: testBinary(t) + " demo-agent --script " + other,
+			Env: fake.Env, Markers: agents.MarkerOverride{Ready: `\? for shortcuts`, Busy: `esc to interrupt`}}}
 		fake.Command += " --sessions " + sessions
 		fake.ContinueCommand = fake.Command + " --continue"
 		c.Agents["fake"] = fake
