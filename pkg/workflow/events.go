@@ -51,6 +51,9 @@ const (
 	// EventBoxFile: the box kept the agent from a path — hidden, a write outside its own, another process's /proc
 	// entry — or cannot record such attempts (box_files.go).
 	EventBoxFile EventKind = "box-file"
+	// EventTmux: the tmux server the run's agent lived on had been left unusable by a dead ace process; ace
+	// killed it, and the agent starts again on a fresh one (tmux_recovery.go).
+	EventTmux EventKind = "tmux"
 )
 
 // Progress is one typed event of a run, as the engine publishes it in process: to `ace run`'s display, the
