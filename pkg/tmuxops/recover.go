@@ -32,9 +32,11 @@ type Recovery struct {
 	Clients  []Orphan // control clients of dead aces
 	Sessions []string // control sessions of dead aces
 	// Unusable says the server refused every client, held half-exited by a dead ace's control client (or by
-	// nothing that would ever end): it is gone now, and the next session starts a fresh one. Server is its PID.
+	// nothing that would ever end): it is gone now, and the next session starts a fresh one. Server is its PID;
+	// Killed says it had to be killed (it did not exit once the clients were ended).
 	Unusable bool
 	Server   int
+	Killed   bool
 }
 
 // Empty reports whether nothing was found.
@@ -43,7 +45,12 @@ func (r Recovery) Empty() bool { return len(r.Clients) == 0 && len(r.Sessions) =
 func (r Recovery) String() string {
 	var parts []string
 	if r.Unusable {
-		parts = append(parts, fmt.Sprintf("the tmux server on socket %s (pid %d) refused every client, left half-exited after a kill-server by a dead ace's control client: ended it, the next session starts a fresh server", r.Socket, r.Server))
+		how := "it exited once they were gone"
+		if r.Killed {
+			how = "killed it"
+		}
+		parts = append(parts, fmt.Sprintf("the tmux server on socket %s (pid %d) refused every client, half-exited (a kill-server waiting for the control clients of dead aces): %s; the next session starts a fresh server",
+			r.Socket, r.Server, how))
 	}
 	if len(r.Clients) > 0 {
 		var cs []string
@@ -94,7 +101,7 @@ func (c *Client) recoverServer(ctx context.Context) (Recovery, error) {
 	if len(server) > 0 {
 		rec.Server = server[0]
 		killed, err := c.mendServer(ctx)
-		rec.Unusable = len(rec.Clients) > 0 || killed != 0
+		rec.Unusable, rec.Killed = len(rec.Clients) > 0 || killed != 0, killed != 0
 		if killed != 0 {
 			rec.Server = killed
 		}

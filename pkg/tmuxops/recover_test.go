@@ -20,11 +20,13 @@ import (
 	"github.com/aceworks/ace/pkg/tmuxops"
 )
 
-// oldMonitorMain (the test binary run as `oldmonitor SOCKET`) opens a control connection the way ace did before
-// its control clients were tied to it: a tmux -C client on a session named after this process, nothing more. It
-// prints the client's PID and waits to be killed, reading nothing.
-func oldMonitorMain(socket string) int {
-	name := tmuxops.ControlPrefix + strconv.Itoa(os.Getpid())
+// oldMonitorMain (the test binary run as `oldmonitor SOCKET [SESSION]`) opens a control connection the way ace
+// did before its control clients were tied to it: a tmux -C client on a session named after this process (or
+// SESSION), nothing more. It prints the client's PID and waits to be killed, reading nothing.
+func oldMonitorMain(socket, name string) int {
+	if name == "" {
+		name = tmuxops.ControlPrefix + strconv.Itoa(os.Getpid())
+	}
 	cmd := exec.Command("tmux", "-L", socket, "-f", "/dev/null", "-C", "new-session", "-A", "-s", name, "-x", "20", "-y", "5", "cat")
 	in, err := cmd.StdinPipe()
 	if err != nil {
@@ -57,9 +59,9 @@ func oldMonitorMain(socket string) int {
 
 // startMonitor runs the test binary as program (monitor or oldmonitor) on socket, waits for its first line and
 // returns the process (killed at cleanup) with that line.
-func startMonitor(t *testing.T, program, socket string) (*exec.Cmd, string) {
+func startMonitor(t *testing.T, program string, args ...string) (*exec.Cmd, string) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], program, socket)
+	cmd := exec.Command(os.Args[0], append([]string{program}, args...)...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -160,16 +162,21 @@ func leaveHalfExitedServer(t *testing.T, c *tmuxops.Client) (orphan int) {
 	return orphan
 }
 
-// leaveOrphanClient kills an old-style monitor while tmux holds output for its control client, which stays.
-func leaveOrphanClient(t *testing.T, socket string) int {
+// leaveOrphanClient kills an old-style monitor (on session name, or one named after it) while tmux holds output
+// for its control client, which stays.
+func leaveOrphanClient(t *testing.T, socket string, name ...string) int {
 	t.Helper()
-	mon, line := startMonitor(t, "oldmonitor", socket)
+	mon, line := startMonitor(t, "oldmonitor", append([]string{socket}, name...)...)
 	client, err := strconv.Atoi(line)
 	if err != nil {
 		t.Fatalf("oldmonitor said %q", line)
 	}
 	t.Cleanup(func() { _ = syscall.Kill(client, syscall.SIGKILL) })
-	floodControlSession(t, socket, tmuxops.ControlPrefix+strconv.Itoa(mon.Process.Pid))
+	session := tmuxops.ControlPrefix + strconv.Itoa(mon.Process.Pid)
+	if len(name) > 0 {
+		session = name[0]
+	}
+	floodControlSession(t, socket, session)
 	_ = mon.Process.Signal(syscall.SIGKILL)
 	_ = mon.Wait()
 	time.Sleep(200 * time.Millisecond)
@@ -211,11 +218,48 @@ func TestANextAceStartsOnAServerADeadAceLeftUnusable(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(recs) != 1 || !recs[0].Unusable || recs[0].Server == 0 || len(recs[0].Clients) != 1 || recs[0].Clients[0].PID != orphan {
+	if len(recs) != 1 || !recs[0].Unusable || recs[0].Killed || recs[0].Server == 0 || len(recs[0].Clients) != 1 || recs[0].Clients[0].PID != orphan {
 		t.Fatalf("recoveries reported: %+v", recs)
 	}
-	if s := recs[0].String(); !strings.Contains(s, "half-exited") || !strings.Contains(s, strconv.Itoa(orphan)) {
+	if s := recs[0].String(); !strings.Contains(s, "half-exited") || !strings.Contains(s, "exited once they were gone") || !strings.Contains(s, strconv.Itoa(orphan)) {
 		t.Errorf("the recovery says %q", s)
+	}
+}
+
+// TestAServerNothingEndsIsKilled: a server held half-exited by a control client that is no ace's (a user's,
+// attached by hand) is given unusableFor to exit, then killed, and the next session starts on a fresh one.
+func TestAServerNothingEndsIsKilled(t *testing.T) {
+	var mu sync.Mutex
+	var recs []tmuxops.Recovery
+	c := newClient(t)
+	c = tmuxops.New(c.Socket(), tmuxops.WithRecovered(func(r tmuxops.Recovery) {
+		mu.Lock()
+		recs = append(recs, r)
+		mu.Unlock()
+	}))
+	ctx := context.Background()
+	if err := c.NewSession(ctx, tmuxops.SessionSpec{Name: "ace-agent-1", Dir: t.TempDir(), Argv: []string{"sleep", "600"}}); err != nil {
+		t.Fatal(err)
+	}
+	server, err := c.ServerPID(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := leaveOrphanClient(t, c.Socket(), "someones-ctl")
+	if out, err := exec.Command("tmux", "-L", c.Socket(), "kill-server").CombinedOutput(); err != nil {
+		t.Fatalf("kill-server: %v: %s", err, out)
+	}
+	if err := c.NewSession(ctx, tmuxops.SessionSpec{Name: "ace-agent-2", Dir: t.TempDir(), Argv: []string{"sleep", "600"}}); err != nil {
+		t.Fatalf("no session on a fresh server: %v", err)
+	}
+	if now, err := c.ServerPID(ctx); err != nil || now == server {
+		t.Errorf("server %d %v: want a fresh one, not %d", now, err, server)
+	}
+	testkit.WaitFor(t, "the client of the killed server to go", 10*time.Second, func() bool { return !procs.Alive(client) })
+	mu.Lock()
+	defer mu.Unlock()
+	if len(recs) != 1 || !recs[0].Unusable || !recs[0].Killed || recs[0].Server != server || len(recs[0].Clients) != 0 {
+		t.Fatalf("recoveries %+v: want the server %d killed, no client of an ace's ended", recs, server)
 	}
 }
 

@@ -27,7 +27,7 @@ func TestMain(m *testing.M) {
 		"__launch":   tmuxops.LaunchMain,
 		"fakeagent":  fakeagent.Main,
 		"monitor":    func(args []string) int { return monitorMain(args[0]) },
-		"oldmonitor": func(args []string) int { return oldMonitorMain(args[0]) },
+		"oldmonitor": func(args []string) int { return oldMonitorMain(args[0], strings.Join(args[1:], "")) },
 	})))
 }
 

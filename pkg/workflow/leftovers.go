@@ -70,7 +70,7 @@ func CrashLeftovers(ctx context.Context, root string, t HostTmux, runs []*store.
 	}
 	if rec.Unusable {
 		out = append(out, Leftover{Kind: "tmux server", Name: fmt.Sprintf("%d on socket %s", rec.Server, rec.Socket),
-			Why: "refuses every client: half-exited after a kill-server, held by a dead ace's control client"})
+			Why: "refuses every client: half-exited, a kill-server waiting for the control clients of dead aces"})
 	}
 	for _, o := range rec.Clients {
 		out = append(out, Leftover{Kind: "tmux control client", Name: strconv.Itoa(o.PID), Why: fmt.Sprintf("of ace %d, which is gone", o.Owner)})
