@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -19,42 +20,19 @@ import (
 // in --state, as the headless agent keeps it: a conversation resumed by a new process goes on), printing
 // claude's stream events and a result. Each message is appended to --record like a headless turn.
 func LiveMain(args []string) int {
-	h := &headlessAgent{argv: args, out: os.Stdout, format: "claude"}
-	for i := 0; i < len(args); i++ {
-		val := func() string {
-			if i+1 < len(args) {
-				i++
-				return args[i]
-			}
-			return ""
-		}
-		switch args[i] {
-		case "--script":
-			h.script = val()
-		case "--record":
-			h.record = val()
-		case "--state":
-			h.state = val()
-		case "--session-id", "--resume":
-			h.session = val()
-		case "--version":
-			fmt.Fprintln(os.Stderr, "demo-agent live: no version")
-			return 2
-		}
-	}
-	if h.state == "" && h.script != "" {
-		h.state = h.script + ".state"
+	h := newHeadlessAgent(args)
+	h.format = "claude"
+	if slices.Contains(args, "--version") {
+		fmt.Fprintln(os.Stderr, "demo-agent live: no version")
+		return 2
 	}
 	if h.session == "" {
 		h.session = newSessionID()
 	}
-	var script []action
-	if h.script != "" {
-		var err error
-		if script, err = parseScript(h.script); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 2
-		}
+	script, err := h.loadScript()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
 	}
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
@@ -118,25 +96,7 @@ func (h *headlessAgent) liveMessage(m liveMessage, script []action, sigs chan os
 	h.prompt = liveText(m.Message.Content)
 	h.started, h.outTokens = time.Now(), 0
 	h.recordTurn()
-	h.emitInit()
-	pc := h.loadPC()
-	if pc >= len(script) {
-		h.say("ok")
-	}
-	for pc < len(script) {
-		act := script[pc]
-		pc++
-		h.savePC(pc)
-		code, exit, end := h.do(act, sigs)
-		if exit {
-			return code, true
-		}
-		if end {
-			break
-		}
-	}
-	h.emitResult()
-	return 0, false
+	return h.turn(script, sigs)
 }
 
 // liveText is a user message's text: a string, or its text blocks joined.

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -74,12 +73,7 @@ func Alive(pid int) bool {
 // Descendants lists every process below pid — children, their children and so on — breadth first.
 func Descendants(pid int) []int {
 	children := map[int][]int{}
-	entries, _ := filepath.Glob("/proc/[0-9]*/stat")
-	for _, e := range entries {
-		p, err := strconv.Atoi(filepath.Base(filepath.Dir(e)))
-		if err != nil {
-			continue
-		}
+	for _, p := range All() {
 		st, err := Read(p)
 		if err != nil {
 			continue // gone meanwhile
