@@ -77,6 +77,13 @@ func noServer(err error) bool {
 		strings.Contains(s, "no current target")
 }
 
+// Gone reports whether err says the session a command was for is not there, or no server is: a session that was
+// listed a moment ago and has gone since (its server killed, or crashed) is an agent gone, not a failed command.
+func Gone(err error) bool {
+	var te *Error
+	return noServer(err) || (errors.As(err, &te) && strings.Contains(te.Stderr, "can't find session"))
+}
+
 // run executes tmux with args (and stdin when given) and returns stdout. A server that refuses the client is
 // given time to finish exiting, or ended when a dead ace left it unusable (recoverServer), and the command is
 // run again once: the next command finds a fresh server, or none.

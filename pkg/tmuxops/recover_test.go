@@ -337,3 +337,26 @@ func TestNoEnvFileOutlivesAStartThatFailed(t *testing.T) {
 		return len(files) == 0
 	})
 }
+
+// TestGoneTellsASessionThatWentFromAFailedCommand: a capture of a session that is not there, or on a socket with
+// no server, says the session is gone; a command tmux refuses for another reason does not.
+func TestGoneTellsASessionThatWentFromAFailedCommand(t *testing.T) {
+	c := newClient(t)
+	ctx := context.Background()
+	if _, err := c.Capture(ctx, "ace-nope", 0); !tmuxops.Gone(err) {
+		t.Errorf("no server: %v is not gone", err)
+	}
+	if err := c.NewSession(ctx, tmuxops.SessionSpec{Name: "ace-agent-1", Dir: t.TempDir(), Argv: []string{"sleep", "600"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Capture(ctx, "ace-nope", 0); !tmuxops.Gone(err) {
+		t.Errorf("no such session: %v is not gone", err)
+	}
+	if _, err := c.Capture(ctx, "ace-agent-1", 0); err != nil || tmuxops.Gone(err) {
+		t.Errorf("a capture of a live session: %v", err)
+	}
+	out, err := exec.Command("tmux", "-L", c.Socket(), "no-such-command").CombinedOutput()
+	if err == nil || tmuxops.Gone(&tmuxops.Error{Args: []string{"no-such-command"}, ExitCode: 1, Stderr: string(out)}) {
+		t.Errorf("tmux refusing a command (%s) is taken for a session gone", out)
+	}
+}
