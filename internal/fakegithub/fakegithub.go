@@ -88,6 +88,11 @@ type pull struct {
 	Merged         bool
 	MergedAt       time.Time
 	HeadSHA        string // set by a test; "" follows the branch in the repository's git dir
+	BaseSHA        string // set by a test; "" omits it
+	MergeCommit    string // the merge's commit on the base branch ("" until a test names one)
+	Author         string
+	Created        time.Time
+	Updated        time.Time
 	Mergeable      *bool
 	MergeableState string
 	Reviews        []*review

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"net/http"
 	"os/exec"
-	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/aceworks/ace/pkg/tracker"
 )
 
 // What a pull request goes through after it is opened: check runs (with annotations and Actions job logs) and
@@ -168,8 +170,6 @@ func (s *Server) SetMergeable(fullName string, number int, mergeable *bool, stat
 	p.Mergeable, p.MergeableState = mergeable, state
 }
 
-var closesRe = regexp.MustCompile(`(?i)\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\s+#(\d+)`)
-
 // MergePR merges a pull request and, as GitHub does, closes the issues its body says it closes.
 func (s *Server) MergePR(fullName string, number int) {
 	s.mu.Lock()
@@ -180,15 +180,84 @@ func (s *Server) MergePR(fullName string, number int) {
 		p.HeadSHA = s.headSHA(rp, p) // frozen at the merge
 	}
 	p.State, p.Merged, p.MergedAt = "closed", true, time.Now().UTC()
-	if is := rp.issues[number]; is != nil {
+	p.Updated = p.MergedAt
+	rp.closeMerged(p)
+}
+
+// closeMerged closes a merged pull request's own issue entry and, as GitHub does, the issues its title or body
+// closes.
+func (rp *repo) closeMerged(p *pull) {
+	if is := rp.issues[p.Number]; is != nil {
 		is.State = "closed"
 	}
-	for _, m := range closesRe.FindAllStringSubmatch(p.Body, -1) {
-		n, _ := strconv.Atoi(m[1])
-		if is := rp.issues[n]; is != nil {
-			is.State, is.Updated = "closed", time.Now().UTC()
+	for _, n := range tracker.ClosingIssues(rp.fullName, p.Title+"\n"+p.Body) {
+		if is := rp.issues[n]; is != nil && !is.IsPR {
+			is.State, is.Updated = "closed", p.MergedAt
 		}
 	}
+}
+
+// MergedPR is a pull request merged before the test began, as its repository's history has it.
+type MergedPR struct {
+	Number      int // 0 takes the next free number
+	Title, Body string
+	Author      string
+	Head, Base  string // branch names; Base defaults to the repository's default branch
+	HeadSHA     string
+	BaseSHA     string
+	MergeCommit string
+	Created     time.Time
+	MergedAt    time.Time
+}
+
+// AddMergedPR records a merged pull request (and its issue entry), closes the issues it closes, and returns its
+// number.
+func (s *Server) AddMergedPR(fullName string, m MergedPR) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp := s.repos[fullName]
+	if m.Number == 0 {
+		m.Number = rp.nextNum
+	}
+	rp.nextNum = max(rp.nextNum, m.Number+1)
+	if m.Base == "" {
+		m.Base = rp.defaultBranch
+	}
+	if m.MergedAt.IsZero() {
+		m.MergedAt = time.Now().UTC()
+	}
+	if m.Created.IsZero() {
+		m.Created = m.MergedAt.Add(-time.Hour)
+	}
+	p := &pull{Number: m.Number, Title: m.Title, Body: m.Body, Head: m.Head, Base: m.Base, State: "closed", Merged: true,
+		MergedAt: m.MergedAt, HeadSHA: m.HeadSHA, BaseSHA: m.BaseSHA, MergeCommit: m.MergeCommit, Author: m.Author,
+		Created: m.Created, Updated: m.MergedAt, MergeableState: "unknown"}
+	rp.pulls = append(rp.pulls, p)
+	rp.issues[p.Number] = &issue{Number: p.Number, Title: p.Title, Body: p.Body, Author: m.Author, State: "closed",
+		Created: m.Created, Updated: m.MergedAt, IsPR: true}
+	rp.closeMerged(p)
+	return p.Number
+}
+
+// sortedPulls orders pull requests as GitHub's list does for sort (created, updated) and direction (asc, desc;
+// desc by default); without sort they stay in the order they were opened.
+func sortedPulls(pulls []*pull, by, direction string) []*pull {
+	out := slices.Clone(pulls)
+	key := func(p *pull) time.Time { return p.Created }
+	switch by {
+	case "":
+		return out
+	case "updated":
+		key = func(p *pull) time.Time { return p.Updated }
+	}
+	slices.SortStableFunc(out, func(a, b *pull) int {
+		c := key(a).Compare(key(b))
+		if direction != "asc" {
+			c = -c
+		}
+		return c
+	})
+	return out
 }
 
 // ClosePR closes a pull request without merging it.
@@ -196,7 +265,8 @@ func (s *Server) ClosePR(fullName string, number int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	rp := s.repos[fullName]
-	rp.pull(number).State = "closed"
+	p := rp.pull(number)
+	p.State, p.Updated = "closed", time.Now().UTC()
 	if is := rp.issues[number]; is != nil {
 		is.State = "closed"
 	}

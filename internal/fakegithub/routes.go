@@ -125,7 +125,7 @@ func (s *Server) routes() *http.ServeMux {
 		head := r.URL.Query().Get("head")
 		state := r.URL.Query().Get("state")
 		var out []map[string]any
-		for _, p := range rp.pulls {
+		for _, p := range sortedPulls(rp.pulls, r.URL.Query().Get("sort"), r.URL.Query().Get("direction")) {
 			if head != "" && r.PathValue("owner")+":"+p.Head != head {
 				continue
 			}
@@ -155,12 +155,12 @@ func (s *Server) routes() *http.ServeMux {
 		if in.Title == "" || head == "" || in.Base == "" {
 			return 422, apiError("Validation Failed")
 		}
+		now := time.Now().UTC()
 		p := &pull{Number: rp.nextNum, Title: in.Title, Body: in.Body, Head: head, Base: in.Base, Draft: in.Draft, State: "open",
-			MergeableState: "clean"}
+			MergeableState: "clean", Author: login, Created: now, Updated: now}
 		rp.nextNum++
 		rp.pulls = append(rp.pulls, p)
 		// A pull request is an issue too: its conversation is the issue's comments.
-		now := time.Now().UTC()
 		rp.issues[p.Number] = &issue{Number: p.Number, Title: p.Title, Body: p.Body, Author: login, State: "open",
 			Created: now, Updated: now, IsPR: true}
 		return 201, s.pullJSON(rp, p)
@@ -235,12 +235,23 @@ func (s *Server) issueJSON(rp *repo, is *issue) map[string]any {
 
 func (s *Server) pullJSON(rp *repo, p *pull) map[string]any {
 	owner, _, _ := strings.Cut(rp.fullName, "/")
+	base := map[string]any{"ref": p.Base, "label": owner + ":" + p.Base}
+	if p.BaseSHA != "" {
+		base["sha"] = p.BaseSHA
+	}
 	m := map[string]any{"number": p.Number, "title": p.Title, "body": p.Body, "state": p.State, "draft": p.Draft,
 		"html_url": s.htmlURL(rp.fullName, "pull", p.Number), "merged": p.Merged,
+		"user": map[string]any{"login": p.Author},
 		"head": map[string]any{"ref": p.Head, "label": owner + ":" + p.Head, "sha": s.headSHA(rp, p)},
-		"base": map[string]any{"ref": p.Base}}
+		"base": base, "merged_at": nil, "closed_at": nil, "merge_commit_sha": nil}
+	if !p.Created.IsZero() {
+		m["created_at"], m["updated_at"] = p.Created.Format(time.RFC3339), p.Updated.Format(time.RFC3339)
+	}
 	if !p.MergedAt.IsZero() {
-		m["merged_at"] = p.MergedAt.Format(time.RFC3339)
+		m["merged_at"], m["closed_at"] = p.MergedAt.Format(time.RFC3339), p.MergedAt.Format(time.RFC3339)
+	}
+	if p.MergeCommit != "" {
+		m["merge_commit_sha"] = p.MergeCommit
 	}
 	return m
 }

@@ -96,7 +96,7 @@ func Run(ctx context.Context, o Options) (results []Result, dir string, err erro
 			continue
 		}
 		fmt.Fprintf(o.Out, "checking %s …\n", name)
-		phases := []string{PhaseRun, PhaseLimit}
+		phases := []string{PhaseRun, PhaseLimit, PhaseGateway}
 		if prof.Live != "" {
 			phases = append(phases, PhaseLive)
 		}

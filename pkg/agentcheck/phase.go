@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,6 +25,10 @@ const (
 	PhaseRun   = "run"   // from the issue to a pull request, with a question on the way
 	PhaseLimit = "limit" // the model answers with the provider's usage-limit error
 	PhaseLive  = "live"  // the run phase again, over the CLI's live protocol (runner "live")
+	// PhaseGateway is the run phase again behind a gateway that passes the conversation and not the CLI's side
+	// requests, with the CLI set up as its users behind one set it up: the dialogs that appear only there (claude
+	// 2.1.332's "Auto mode can't check actions in this session") are met as a user meets them.
+	PhaseGateway = "gateway"
 )
 
 // The model's script and what the check looks for.
@@ -102,13 +107,15 @@ func (p phase) run(ctx context.Context) (rep Report) {
 		rep.Error = fmt.Sprintf("set up the throwaway repository: %v", err)
 		return rep
 	}
-	srv, err := modelserver.New(modelserver.Scenario{Dir: worktree(w.root), Turns: script(prof), Final: "All done."})
+	srv, err := modelserver.New(modelserver.Scenario{Dir: worktree(w.root), Turns: script(prof), Final: "All done.",
+		Gateway: p.name == PhaseGateway})
 	if err != nil {
 		rep.Error = err.Error()
 		return rep
 	}
 	defer srv.Close()
-	if err := w.enterHome(prof.Adapter().CLI, srv.URL(), p.name == PhaseLimit); err != nil {
+	client, err := w.enterHome(prof.Adapter().CLI, srv.URL(), p.name == PhaseLimit)
+	if err != nil {
 		rep.Error = fmt.Sprintf("prepare a fresh home: %v", err)
 		return rep
 	}
@@ -121,6 +128,9 @@ func (p phase) run(ctx context.Context) (rep Report) {
 		rep.Error = err.Error()
 		return rep
 	}
+	if p.name == PhaseGateway {
+		gatewayUser(cfg, p.agent, client)
+	}
 	d, err := p.open(ctx, w, cfg, srv)
 	if err != nil {
 		rep.Error = err.Error()
@@ -132,7 +142,9 @@ func (p phase) run(ctx context.Context) (rep Report) {
 	case PhaseLimit:
 		rep.Steps = d.limit(ctx)
 	case PhaseLive:
-		rep.Steps = []Step{liveStep(d.issueToPR(ctx, prof))}
+		rep.Steps = []Step{sumUp(StepLive, `over the CLI's live protocol (runner "live")`, d.issueToPR(ctx, prof))}
+	case PhaseGateway:
+		rep.Steps = []Step{sumUp(StepGateway, "behind a gateway that does not pass the CLI's side requests", d.issueToPR(ctx, prof))}
 	default:
 		rep.Steps = d.issueToPR(ctx, prof)
 	}
@@ -324,17 +336,40 @@ func clip(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// liveStep sums up the run phase's steps taken over the live protocol: one line, naming what did not hold.
-func liveStep(steps []Step) Step {
-	var failed []string
+// sumUp is the run phase's steps taken again somewhere else (name: over the live protocol, behind a gateway) as
+// one step: one line, naming what did not hold.
+func sumUp(name, where string, steps []Step) Step {
+	var failed, dialogs []string
+	screen := ""
 	for _, s := range steps {
 		if !s.OK {
 			failed = append(failed, s.Name+" ("+s.Detail+")")
+			if screen == "" {
+				screen = s.Screen // the first that failed shows why
+			}
+		}
+		if s.Name == StepStart && s.OK {
+			dialogs = append(dialogs, s.Detail)
 		}
 	}
 	if len(failed) > 0 {
-		return Step{Name: StepLive, Detail: "over the live protocol, these did not hold: " + strings.Join(failed, "; ")}
+		return Step{Name: name, Detail: where + ", these did not hold: " + strings.Join(failed, "; "), Screen: screen}
 	}
-	return Step{Name: StepLive, OK: true, Detail: "issue to pull request over the CLI's live protocol (runner \"live\"): " +
-		"start, task, approval, question and answer, commit, usage"}
+	return Step{Name: name, OK: true, Detail: "issue to pull request " + where + ": " + strings.Join(dialogs, "") +
+		"; task, approval, question and answer, commit, usage"}
+}
+
+// gatewayUser sets agent up as its users behind a gateway do (modelserver.Client.Gateway), in the agent's own
+// environment, which is what reaches a boxed CLI.
+func gatewayUser(cfg *config.Config, agent string, client modelserver.Client) {
+	a := cfg.Agents[agent]
+	a.Env = maps.Clone(a.Env)
+	if a.Env == nil {
+		a.Env = map[string]string{}
+	}
+	for _, kv := range client.Gateway {
+		k, v, _ := strings.Cut(kv, "=")
+		a.Env[k] = v
+	}
+	cfg.Agents[agent] = a
 }

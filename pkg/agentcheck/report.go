@@ -28,6 +28,7 @@ const (
 	StepCommit   = "commit"   // the agent's own commit on the branch, a pull request opened
 	StepUsage    = "usage"    // ace read the run's tokens from the CLI, equal to what the model billed
 	StepLive     = "live"     // the run again over the CLI's live protocol (runner "live"): every step held
+	StepGateway  = "gateway"  // the run again behind a gateway that does not pass side requests: every step held
 	StepLimit    = "limit"    // a usage-limit reply paused the run with a resume time
 )
 

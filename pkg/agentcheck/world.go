@@ -79,14 +79,14 @@ func newWorld(ctx context.Context, dir string) (*world, error) {
 // HOME is the world's, the user's own credentials and provider variables are gone (the CLI must reach this
 // server only, with the server's key), and the files the CLI needs are written. The process runs this one
 // check: ace, its tmux server and the CLI see what a new user's shell would give.
-func (w *world) enterHome(cli, baseURL string, subscriber bool) error {
+func (w *world) enterHome(cli, baseURL string, subscriber bool) (modelserver.Client, error) {
 	client, err := modelserver.ClientFor(cli, baseURL, subscriber)
 	if err != nil {
-		return err
+		return client, err
 	}
 	for _, k := range modelserver.ProviderVariables {
 		if err := os.Unsetenv(k); err != nil {
-			return err
+			return client, err
 		}
 	}
 	env := append([]string{"HOME=" + w.home, "TMPDIR=" + filepath.Join(w.home, ".tmp"), "CI="}, client.Env...)
@@ -96,19 +96,19 @@ func (w *world) enterHome(cli, baseURL string, subscriber bool) error {
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
 		if err := os.Setenv(k, v); err != nil {
-			return err
+			return client, err
 		}
 	}
 	for rel, content := range client.Files {
 		p := filepath.Join(w.home, rel)
 		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-			return err
+			return client, err
 		}
 		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
-			return err
+			return client, err
 		}
 	}
-	return nil
+	return client, nil
 }
 
 // config is ace's configuration for the check: the user's own settings of agent name (its command, model,
@@ -131,6 +131,9 @@ func (w *world) config(user *config.Config, name, runner string, startup time.Du
 	cfg.Monitor.Interval = config.D(250 * time.Millisecond)
 	cfg.Monitor.IdleAfter = config.D(2 * time.Minute) // the script never idles: a nudge would be a failure
 	cfg.Monitor.Timeout = config.D(3 * time.Minute)
+	// A CLI stuck at a screen ace does not know, or working for ever without a sign of work, reaches the issue
+	// (and fails the step with its screen) well within the phase; the script never keeps a CLI waiting that long.
+	cfg.Monitor.StuckAfter = config.D(30 * time.Second)
 	// The scripted model picks its turn by the length of the conversation: a compaction would replay it.
 	cfg.Monitor.CompactThreshold = 64 << 20
 	cfg.PR.Follow = false

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/aceworks/ace/pkg/agents/agent"
+	"github.com/aceworks/ace/pkg/untrusted"
 )
 
 // PrepareHome makes <root>/homes/<agent>/ a home in which the agent trusts workdir, skips onboarding and finds
@@ -29,8 +30,12 @@ func PrepareRunHome(p Profile, home string, from UserEnv, workdir string, mcp MC
 	}
 	if a := p.Adapter(); a != nil && a.ConfigDir != nil {
 		src, dst := a.ConfigDir(from.Home, from.Getenv), a.ConfigDir(home, nil)
+		rel, err := filepath.Rel(home, dst)
+		if err != nil || !filepath.IsLocal(rel) {
+			return nil, fmt.Errorf("the %s config dir %s is not in the run's home", p.Name, dst)
+		}
 		for _, f := range a.Settings {
-			if err := copyOnce(filepath.Join(src, f), filepath.Join(dst, f)); err != nil {
+			if err := copyOnce(filepath.Join(src, f), untrusted.New(home), filepath.Join(rel, f)); err != nil {
 				return nil, fmt.Errorf("bring the %s settings into the run's home: %w", p.Name, err)
 			}
 		}
@@ -43,11 +48,13 @@ func PrepareRunHome(p Profile, home string, from UserEnv, workdir string, mcp MC
 	return env, nil
 }
 
-// copyOnce copies src to dst unless dst is there already or src is not: a regular file (0600), or a directory's
-// regular files and subdirectories (0700), as a CLI's rules or policies directory is.
-func copyOnce(src, dst string) error {
-	if _, err := os.Lstat(dst); err == nil {
-		return nil
+// copyOnce copies the user's src to dst in the run's home unless something is at dst already or src is not: a
+// regular file (0600), or a directory's regular files and subdirectories (0700), as a CLI's rules or policies
+// directory is. src is the user's own; the home is the agent's (a later start copies into what it left), so dst
+// is written beneath it alone.
+func copyOnce(src string, home untrusted.Tree, dst string) error {
+	if _, err := home.Lstat(dst); !errors.Is(err, fs.ErrNotExist) {
+		return err // there already (nil), or a path ace refuses
 	}
 	fi, err := os.Stat(src)
 	if errors.Is(err, os.ErrNotExist) {
@@ -57,25 +64,25 @@ func copyOnce(src, dst string) error {
 		return err
 	}
 	if fi.IsDir() {
-		return copyDir(src, dst)
+		return copyDir(src, home, dst)
 	}
-	return copyFile(src, dst)
+	return copyFile(src, home, dst)
 }
 
-func copyFile(src, dst string) error {
+func copyFile(src string, home untrusted.Tree, dst string) error {
 	b, err := os.ReadFile(src)
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+	if err := home.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
 		return err
 	}
-	return os.WriteFile(dst, b, 0o600)
+	return home.WriteFile(dst, b, 0o600)
 }
 
-// copyDir copies the tree at src to dst; what is neither a regular file nor a directory (a socket, a link out of
-// the tree) is left out.
-func copyDir(src, dst string) error {
+// copyDir copies the user's tree at src to dst; what is neither a regular file nor a directory (a socket, a link
+// out of the tree) is left out.
+func copyDir(src string, home untrusted.Tree, dst string) error {
 	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -86,9 +93,9 @@ func copyDir(src, dst string) error {
 		}
 		switch {
 		case d.IsDir():
-			return os.MkdirAll(filepath.Join(dst, rel), 0o700)
+			return home.MkdirAll(filepath.Join(dst, rel), 0o700)
 		case d.Type().IsRegular():
-			return copyFile(path, filepath.Join(dst, rel))
+			return copyFile(path, home, filepath.Join(dst, rel))
 		}
 		return nil
 	})
@@ -107,7 +114,11 @@ func prepareHome(p Profile, home, workdir string, mcp MCPConfig, auth Auth) (map
 		return nil, err
 	}
 	if len(auth.LoginFiles) > 0 {
-		if err := linkLogin(a.ConfigDir(home, nil), auth.LoginFiles); err != nil {
+		rel, err := filepath.Rel(home, a.ConfigDir(home, nil))
+		if err != nil || !filepath.IsLocal(rel) {
+			return nil, fmt.Errorf("the %s config dir is not in its home %s", p.Name, home)
+		}
+		if err := linkLogin(untrusted.New(home), rel, auth.LoginFiles); err != nil {
 			return nil, fmt.Errorf("bring the %s login into the isolated home: %w", p.Name, err)
 		}
 	}
@@ -117,29 +128,29 @@ func prepareHome(p Profile, home, workdir string, mcp MCPConfig, auth Auth) (map
 // isolatedHomeDir is the agent's isolated home under root: one per agent, shared by its runs.
 func isolatedHomeDir(p Profile, root string) string { return filepath.Join(root, "homes", p.Name) }
 
-// linkLogin links each login file into dir. A real file already there is the isolated home's own login (the
-// user signed in inside it) and is kept.
-func linkLogin(dir string, files map[string]string) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+// linkLogin links each login file into dir of the home. A real file already there is the isolated home's own
+// login (the user signed in inside it) and is kept. The home is the agent's: the links are made beneath it.
+func linkLogin(home untrusted.Tree, dir string, files map[string]string) error {
+	if err := home.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
 	for name, src := range files {
 		dst := filepath.Join(dir, name)
-		fi, err := os.Lstat(dst)
+		fi, err := home.Lstat(dst)
 		switch {
 		case err == nil && fi.Mode()&os.ModeSymlink == 0:
 			continue
 		case err == nil:
-			if cur, _ := os.Readlink(dst); cur == src {
+			if cur, _ := home.Readlink(dst); cur == src {
 				continue
 			}
-			if err := os.Remove(dst); err != nil {
+			if err := home.Remove(dst); err != nil {
 				return err
 			}
 		case !errors.Is(err, os.ErrNotExist):
 			return err
 		}
-		if err := os.Symlink(src, dst); err != nil {
+		if err := home.Symlink(src, dst); err != nil {
 			return err
 		}
 	}
@@ -153,7 +164,7 @@ func WriteProjectMCP(p Profile, workdir string, mcp MCPConfig) error {
 	if !p.ReadsProjectMCP() || mcp.GitHubURL == "" {
 		return nil
 	}
-	return agent.MergeJSON(filepath.Join(workdir, ".mcp.json"), func(m map[string]any) {
+	return agent.MergeJSON(untrusted.New(workdir), ".mcp.json", func(m map[string]any) {
 		agent.SetMCPServer(m, map[string]any{"type": "http", "url": mcp.GitHubURL,
 			"headers": map[string]any{"Authorization": "Bearer ${" + mcp.GitHubTokenEnv + "}"}})
 	})

@@ -70,10 +70,14 @@ func cursorLine(line string) (col int, text string, ok bool) {
 	return col, strings.TrimSpace(text), true
 }
 
-// unboxed strips the border of a box a CLI draws its dialog in (gemini: │ … │) and returns what is inside
-// and the column it starts at.
+// sidePanel is a panel a CLI draws right of its dialog (claude 2.1.332's changed files, "│1 file changed"),
+// after the dialog's line and a border: not the dialog's text.
+var sidePanel = regexp.MustCompile(`\s{2,}[│┃].*$`)
+
+// unboxed strips the border of a box a CLI draws its dialog in (gemini: │ … │), and a panel right of it, and
+// returns what is inside and the column it starts at.
 func unboxed(line string) (string, int) {
-	line = strings.TrimRight(line, " ")
+	line = strings.TrimRight(sidePanel.ReplaceAllString(line, ""), " ")
 	off := 0
 	t := strings.TrimLeft(line, " ")
 	if r, size := utf8.DecodeRuneInString(t); r == '│' || r == '┃' {

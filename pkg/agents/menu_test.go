@@ -112,3 +112,20 @@ func TestClassifyFromTheBottomUp(t *testing.T) {
 		t.Errorf("claude working above its composer: %s, want busy", got)
 	}
 }
+
+// TestMenuBesideAPanel: claude 2.1.332 draws a panel of changed files right of its permission prompt; the
+// options are the words left of its border.
+func TestMenuBesideAPanel(t *testing.T) {
+	screen := " Do you want to proceed?                         │\n" +
+		" ❯ No                                            │GREETING.md (untracked)\n" +
+		"   Yes                                           │New file not yet staged.\n" +
+		"                                                 │\n" +
+		" Esc to cancel · Tab to amend                    │\n"
+	m, ok := ParseMenu(screen)
+	if !ok || len(m.Options) != 2 || m.Options[0].Text != "No" || m.Options[1].Text != "Yes" || m.Selected != 0 {
+		t.Fatalf("menu %+v (%v), want No (selected) and Yes", m, ok)
+	}
+	if m.Question != "Do you want to proceed?" {
+		t.Errorf("question %q", m.Question)
+	}
+}

@@ -28,6 +28,10 @@ func TestRealFirstRunScreens(t *testing.T) {
 			// user at the first checked tool call, and the 5-hour limit over an idle composer.
 			"21-auto-mode-notice": {StateDialog, "auto-mode-notice", "Enter"},
 			"31-limit":            {StateReady, "", ""},
+			// 2.1.332 mid-turn, its safety check not getting through (recorded by ace agents check with
+			// CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC, as a gateway user has it): without auto_approve a
+			// permission for the human; with it, a dialog ace answers (TestAutoModeCheckStaysInAutoMode).
+			"41-auto-mode-check": {StateApproval, "", ""},
 		},
 		"codex": {
 			"01-splash":         {StateStarting, "", ""},
@@ -54,10 +58,13 @@ func TestRealFirstRunScreens(t *testing.T) {
 		if len(files) > len(screens) {
 			t.Errorf("%s: %d captures, %d in the table: classify every capture", agent, len(files), len(screens))
 		}
-		// The newest release's captures, where they differ (claude 2.1.331's trust dialog), hold the same.
-		newer, _ := filepath.Glob(filepath.Join("testdata", "real", agent+"-"+p.Adapter().Tested.Newest, "*.txt"))
-		if p.Adapter().Tested.Newest != p.Adapter().Tested.Oldest {
-			files = append(files, newer...)
+		// Later releases' captures, where they differ (claude 2.1.331's trust dialog, 2.1.332's auto-mode check),
+		// hold the same.
+		all, _ := filepath.Glob(filepath.Join("testdata", "real", agent+"-*", "*.txt"))
+		for _, f := range all {
+			if !strings.HasPrefix(f, dir+string(filepath.Separator)) {
+				files = append(files, f)
+			}
 		}
 		for _, f := range files {
 			name := strings.TrimSuffix(filepath.Base(f), ".txt")
@@ -78,6 +85,23 @@ func TestRealFirstRunScreens(t *testing.T) {
 				t.Errorf("%s: dialog %q answered %q, want %q %q", f, dname, answer, w.dialog, w.answer)
 			}
 		}
+	}
+}
+
+// TestAutoModeCheckStaysInAutoMode: claude 2.1.332's "Auto mode can't check actions in this session" is answered
+// by staying in auto mode (Enter) only when ace auto-approves: each action then asks, and ace allows it.
+func TestAutoModeCheckStaysInAutoMode(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "real", "claude-2.1.332", "41-auto-mode-check.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := Builtin("claude")
+	p.AutoApprove = true
+	if got := p.Classify(string(b), false, 0); got != StateDialog {
+		t.Errorf("with auto_approve: state %s, want dialog", got)
+	}
+	if name, answer, ok := dialogAnswer(p, string(b)); !ok || name != "auto-mode-check" || answer != "Enter" {
+		t.Errorf("with auto_approve: dialog %q answered %q (%v), want auto-mode-check Enter", name, answer, ok)
 	}
 }
 

@@ -150,3 +150,6 @@ func CurrentUser() UserEnv { return agent.CurrentUser() }
 
 // GitIdentity is the git author and committer variables for the identity git finds in workdir.
 func GitIdentity(workdir string) map[string]string { return agent.GitIdentity(workdir) }
+
+// CompareVersions orders two dotted versions number by number (agent.CompareVersions).
+func CompareVersions(a, b string) int { return agent.CompareVersions(a, b) }

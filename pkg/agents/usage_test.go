@@ -2,10 +2,12 @@ package agents
 
 import (
 	"bytes"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -207,5 +209,67 @@ func TestSessionUsageFindsTheConfigDir(t *testing.T) {
 	custom := Profile{Name: "mine", Command: "mine"}
 	if _, err := custom.SessionUsage(user, recordedWorkdir, time.Time{}); err != ErrNoSessionUsage {
 		t.Errorf("a custom agent: %v, want ErrNoSessionUsage", err)
+	}
+}
+
+// TestSessionUsageInABoxHome: a boxed run's home is its agent's to write. Its sessions count as the CLI wrote
+// them; a session file the agent swapped for a link out of the home, or a FIFO, is refused (listed, not
+// counted, not waited on) and the rest still count; a config dir swapped for a link out of the home is refused
+// whole.
+func TestSessionUsageInABoxHome(t *testing.T) {
+	t.Parallel()
+	for _, agent := range []string{"claude", "codex", "gemini"} {
+		t.Run(agent, func(t *testing.T) {
+			t.Parallel()
+			p, recorded := sessionHome(t, agent)
+			want, err := p.SessionUsage(UserEnv{Home: recorded}, recordedWorkdir, time.Time{})
+			if err != nil || want.Tokens() == 0 {
+				t.Fatalf("recorded usage %+v, %v", want, err)
+			}
+			home := t.TempDir()
+			copyTree(t, recorded, home, func(rel string, b []byte) (string, []byte) { return rel, b })
+			box := UserEnv{Home: home, Box: true}
+			if got, err := p.SessionUsage(box, recordedWorkdir, time.Time{}); err != nil || got.Usage != want.Usage || len(got.Refused) != 0 {
+				t.Fatalf("in a box home: %+v, %v; want %+v", got, err, want.Usage)
+			}
+			// Beside the real sessions: a link to a secret and a FIFO, named as session files are.
+			secret := filepath.Join(t.TempDir(), "secret.jsonl")
+			if err := os.WriteFile(secret, []byte(`{"type":"assistant"}`+"\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			var sessionDir string
+			_ = filepath.WalkDir(home, func(path string, d fs.DirEntry, err error) error {
+				if err == nil && !d.IsDir() && strings.HasSuffix(path, ".jsonl") && sessionDir == "" {
+					sessionDir = filepath.Dir(path)
+				}
+				return nil
+			})
+			if sessionDir == "" {
+				t.Fatal("no session file in the recorded home")
+			}
+			base := map[string]string{"claude": "", "codex": "rollout-", "gemini": "session-"}[agent]
+			if err := os.Symlink(secret, filepath.Join(sessionDir, base+"linked.jsonl")); err != nil {
+				t.Fatal(err)
+			}
+			if err := syscall.Mkfifo(filepath.Join(sessionDir, base+"fifo.jsonl"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			got, err := p.SessionUsage(box, recordedWorkdir, time.Time{})
+			if err != nil || got.Usage != want.Usage || len(got.Refused) != 2 {
+				t.Errorf("with a link and a FIFO: %+v, %v; want %+v and both refused", got, err, want.Usage)
+			}
+			// The config dir itself moved out of the home, and a link left in its place.
+			dir := p.Adapter().ConfigDir(home, nil)
+			moved := filepath.Join(t.TempDir(), "moved")
+			if err := os.Rename(dir, moved); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(moved, dir); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := p.SessionUsage(box, recordedWorkdir, time.Time{}); got.Tokens() != 0 || (err == nil && len(got.Refused) == 0) {
+				t.Errorf("a config dir linked out of the home: %+v, %v; want it refused", got, err)
+			}
+		})
 	}
 }

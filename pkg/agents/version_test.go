@@ -55,14 +55,14 @@ func TestTestedRangeIsPinned(t *testing.T) {
 // TestInstalledVersionDrift: a CLI that prints another version is found and flagged.
 func TestInstalledVersionDrift(t *testing.T) {
 	bin := t.TempDir()
-	script := "#!/bin/sh\necho 'codex-cli 0.170.2'\n"
+	script := "#!/bin/sh\necho 'codex-cli 0.172.2'\n"
 	if err := os.WriteFile(filepath.Join(bin, "codex"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("PATH", bin)
 	p, _ := Builtin("codex")
 	in, err := p.CheckInstalled(context.Background())
-	if err != nil || in.Version != "0.170.2" || in.Tested.Newest != "0.169.0" || !in.Drift() || in.Path != filepath.Join(bin, "codex") {
+	if err != nil || in.Version != "0.172.2" || in.Tested.Newest != "0.171.0" || !in.Drift() || in.Path != filepath.Join(bin, "codex") {
 		t.Fatalf("%+v %v", in, err)
 	}
 	custom, _ := Resolve("mine", Override{Command: "codex --x"})

@@ -27,6 +27,8 @@ func TestScripts(t *testing.T) {
 			env.Setenv("ACE_CONFIG", "")
 			env.Setenv("AGENT_WORKSPACE_ROOT", filepath.Join(env.WorkDir, "root"))
 			env.Setenv("NO_COLOR", "1")
+			// ace doctor asks npm for the CLIs' newest releases: never the real registry from a test.
+			env.Setenv("npm_config_registry", "http://127.0.0.1:9/")
 			for _, k := range []string{"GITHUB_TOKEN", "GITHUB_CONTROL_API_KEY"} {
 				env.Setenv(k, "")
 			}

@@ -161,6 +161,7 @@ func checkAgent(ctx context.Context, c *check, app *App, name string) {
 	}
 	if agentcheck.Checkable(p) == nil && in.Version != "" {
 		lastCheck(c, app, name, in.Version)
+		newestRelease(ctx, c, app, p, in.Version)
 	}
 	auth, err := p.SignIn(ctx, app.Secrets, agents.CurrentUser())
 	switch {
@@ -243,6 +244,43 @@ func lastCheck(c *check, app *App, name, version string) {
 		return
 	}
 	c.warn("check "+name, fmt.Sprintf("%s %s not checked here yet: run `ace agents check %s` (offline, about a minute)", name, version, name))
+}
+
+// newestRelease says whether the npm registry has a newer release of the agent's CLI than the installed one,
+// and whether `ace agents check --newest` checked it here. A registry that does not answer (offline) leaves it
+// unknown, which is no problem.
+func newestRelease(ctx context.Context, c *check, app *App, p agents.Profile, installed string) {
+	a := p.Adapter()
+	if a == nil || a.Package == "" {
+		return
+	}
+	reg := agentcheck.Registry{Timeout: 5 * time.Second}
+	newest, err := reg.Latest(ctx, a.Package)
+	switch {
+	case err != nil:
+		c.ok("release "+p.Name, "newer releases unknown (the npm registry did not answer)")
+		return
+	case agents.CompareVersions(newest, installed) <= 0:
+		c.ok("release "+p.Name, installed+" is the newest on the npm registry")
+		return
+	}
+	results, _ := agentcheck.Last(app.Config.Workspace.Root)
+	for _, r := range results {
+		if r.Agent != p.Name || r.Version != newest {
+			continue
+		}
+		when := r.CheckedAt.Local().Format(time.DateTime)
+		if r.OK() {
+			c.ok("release "+p.Name, fmt.Sprintf("%s %s is out (you have %s); checked here on %s, every check held: safe to "+
+				"upgrade (npm install -g %s@%s)", p.Name, newest, installed, when, a.Package, newest))
+		} else {
+			c.warn("release "+p.Name, fmt.Sprintf("%s %s is out (you have %s); checked here on %s and it did not hold: stay on "+
+				"%s (`ace agents check --newest %s` shows the screens)", p.Name, newest, installed, when, installed, p.Name))
+		}
+		return
+	}
+	c.warn("release "+p.Name, fmt.Sprintf("%s %s is out (you have %s), not checked here: `ace agents check --newest %s` "+
+		"before you upgrade", p.Name, newest, installed, p.Name))
 }
 
 // checkRecorder says whether boxes record the file-system attempts they keep agents from (sandbox.Host.CheckRecorder).

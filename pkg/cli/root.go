@@ -121,7 +121,7 @@ Start with: ace demo`,
 		newCmdRun(a), newCmdPoll(a), newCmdLs(a), newCmdShow(a), newCmdPeek(a), newCmdLogs(a), newCmdSend(a),
 		newCmdAttach(a), newCmdNudge(a), newCmdStop(a), newCmdClean(a), newCmdCron(a), newCmdDemo(a),
 		newCmdDoctor(a), newCmdConfig(a), newCmdVersion(a), newCmdMemory(a), newCmdServe(a), newCmdHosts(a), newCmdUsage(a),
-		newCmdAgents(a),
+		newCmdAgents(a), newCmdEval(a),
 	)
 	root.AddCommand(exitCodesTopic())
 	return root

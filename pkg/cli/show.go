@@ -62,6 +62,7 @@ func runShow(ctx context.Context, app *App, repo string, n int) error {
 	field("restarts", fmt.Sprint(r.Restarts))
 	field("usage", workflow.UsageLine(r.State.Usage))
 	field("sandbox", workflow.SandboxLine(r))
+	field("refused", workflow.RefusedLine(r))
 	if !r.State.ResumeAt.IsZero() {
 		field("resumes at", r.State.ResumeAt.UTC().Format(time.RFC3339))
 	}

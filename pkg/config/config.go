@@ -35,6 +35,17 @@ type Config struct {
 	Sandbox SandboxConfig `toml:"sandbox"`
 	// Repos holds per-repository workflows ([repos."owner/name"]), over each repository's .ace/workflow.toml.
 	Repos map[string]RepoWorkflow `toml:"repos"`
+	// Eval tunes ace eval.
+	Eval EvalConfig `toml:"eval"`
+}
+
+// EvalConfig tunes `ace eval build`: how many candidates it checks at once and how long one check may take.
+type EvalConfig struct {
+	// Jobs is how many candidates are checked at once; 0 takes poll.max_concurrent.
+	Jobs int `toml:"jobs"`
+	// CheckTimeout bounds one check (its setup included); 0 takes the repository workflow's verify_timeout, or
+	// 10 minutes for a --check command.
+	CheckTimeout Duration `toml:"check_timeout"`
 }
 
 // HostConfig names this machine among the ace hosts that share a store (a fleet on PostgreSQL).
@@ -176,6 +187,9 @@ type MonitorConfig struct {
 	ExecIdleTimeout  Duration `toml:"exec_idle_timeout"`
 	ExecTurnTimeout  Duration `toml:"exec_turn_timeout"`
 	CompactThreshold int64    `toml:"compact_threshold"`
+	// StuckAfter is how long a working agent (its screen says busy, or nothing ace knows) may show no sign of work
+	// at all — traffic, CPU, session files, working copy, screen — before a human is asked.
+	StuckAfter Duration `toml:"stuck_after"`
 }
 
 // MemoryConfig is the per-repository memory every run reads and adds to.
@@ -265,7 +279,7 @@ func Default() *Config {
 			EnterDelay: D(300 * time.Millisecond), SubmitRetries: 3, StartupTimeout: D(60 * time.Second)},
 		Monitor: MonitorConfig{Interval: D(time.Second), IdleAfter: D(3 * time.Minute), Settle: D(5 * time.Second), Nudge: "please continue",
 			MaxNudges: 3, MaxRestarts: 2, Timeout: D(2 * time.Hour), ExecIdleTimeout: D(120 * time.Second),
-			ExecTurnTimeout: D(300 * time.Second), CompactThreshold: 50 << 10},
+			ExecTurnTimeout: D(300 * time.Second), CompactThreshold: 50 << 10, StuckAfter: D(3 * time.Minute)},
 		Limits: defaultLimits(),
 		Poll:   PollConfig{Interval: D(2 * time.Minute), MaxConcurrent: 4},
 		PR: PRConfig{Draft: true, Branch: "ace/{issue}-{slug}", Follow: true, MaxRounds: 3, LogBudget: 8 << 10,

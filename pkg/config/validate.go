@@ -98,11 +98,17 @@ func (c *Config) Validate() error {
 	m := c.Monitor
 	for k, d := range map[string]Duration{"tmux.startup_timeout": t.StartupTimeout, "monitor.interval": m.Interval,
 		"monitor.idle_after": m.IdleAfter, "monitor.settle": m.Settle, "monitor.timeout": m.Timeout, "monitor.exec_idle_timeout": m.ExecIdleTimeout,
-		"monitor.exec_turn_timeout": m.ExecTurnTimeout, "poll.interval": c.Poll.Interval,
+		"monitor.exec_turn_timeout": m.ExecTurnTimeout, "monitor.stuck_after": m.StuckAfter, "poll.interval": c.Poll.Interval,
 		"secrets.command_timeout": c.Secrets.CommandTimeout} {
 		if d.Duration <= 0 {
 			bad(k, "must be a positive duration, is %s", d.Duration)
 		}
+	}
+	if c.Eval.Jobs < 0 {
+		bad("eval.jobs", "must not be negative (0 takes poll.max_concurrent), is %d", c.Eval.Jobs)
+	}
+	if c.Eval.CheckTimeout.Duration < 0 {
+		bad("eval.check_timeout", "must not be negative (0 takes the verify command's timeout), is %s", c.Eval.CheckTimeout.Duration)
 	}
 	if m.CompactThreshold < 0 {
 		bad("monitor.compact_threshold", "must not be negative (0 turns compaction off), is %d", m.CompactThreshold)

@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -47,7 +48,14 @@ type Proxy struct {
 	allow  Allow
 	report func(Event)
 	dial   func(ctx context.Context, network, addr string) (net.Conn, error)
+	// up and down count every byte relayed so far, as it goes: a connection still open counts too.
+	up, down atomic.Int64
 }
+
+// Traffic returns the bytes relayed to (up) and from (down) every destination so far, connections still open
+// included: a model streaming its answer one byte a second moves down every second, long before its connection
+// ends and is reported.
+func (p *Proxy) Traffic() (up, down int64) { return p.up.Load(), p.down.Load() }
 
 // New checks o's allow list and returns the proxy.
 func New(o Options) (*Proxy, error) {
@@ -144,7 +152,7 @@ func (p *Proxy) serveConn(ctx context.Context, c net.Conn) {
 	defer up.Close()
 	stopUp := context.AfterFunc(ctx, func() { up.Close() })
 	defer stopUp()
-	cc := &countingConn{Conn: up}
+	cc := &countingConn{Conn: up, totalUp: &p.up, totalDown: &p.down}
 	defer func() { ev.Up, ev.Down = cc.up.Load(), cc.down.Load() }()
 	if req.Method == http.MethodConnect {
 		ev.Status = http.StatusOK

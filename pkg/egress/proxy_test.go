@@ -271,3 +271,62 @@ func TestShutdown(t *testing.T) {
 		t.Fatal("the listener is still open after shutdown")
 	}
 }
+
+// TestTrafficWhileOpen: a destination answering one byte at a time moves the proxy's totals with each byte,
+// while its connection is still open (nothing reported yet): a slow model is seen working.
+func TestTrafficWhileOpen(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusOK)
+		for range 3 {
+			io.WriteString(w, "x")
+			w.(http.Flusher).Flush()
+			select {
+			case <-release:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+		<-release
+	}))
+	defer srv.Close()
+	defer close(release) // before the server closes: it waits for the handler
+	host, port := hostPort(t, srv.URL)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := egress.New(egress.Options{Allow: []string{net.JoinHostPort(host, strconv.Itoa(port))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Serve(ctx, ln) }()
+	defer func() { cancel(); <-done }()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", srv.Listener.Addr(), srv.Listener.Addr())
+	br := bufio.NewReader(c)
+	if resp, err := http.ReadResponse(br, nil); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("CONNECT: %v %v", resp, err)
+	}
+	fmt.Fprintf(c, "GET / HTTP/1.1\r\nHost: %s\r\n\r\n", srv.Listener.Addr())
+	up, down := p.Traffic()
+	for deadline := time.Now().Add(10 * time.Second); down < 100 && time.Now().Before(deadline); up, down = p.Traffic() {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if up == 0 || down == 0 {
+		t.Fatalf("traffic while the answer comes: up %d, down %d", up, down)
+	}
+	before := down
+	for deadline := time.Now().Add(10 * time.Second); down == before && time.Now().Before(deadline); _, down = p.Traffic() {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if down <= before {
+		t.Fatalf("a byte more of the answer did not move the count (%d)", down)
+	}
+}

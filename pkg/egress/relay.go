@@ -37,21 +37,25 @@ func pipe(dst net.Conn, src io.Reader, srcConn net.Conn) {
 	}
 }
 
-// countingConn counts the bytes written to (up) and read from (down) a destination.
+// countingConn counts the bytes written to (up) and read from (down) a destination, and adds them to the
+// proxy's totals as they go.
 type countingConn struct {
 	net.Conn
-	up, down atomic.Int64
+	up, down           atomic.Int64
+	totalUp, totalDown *atomic.Int64
 }
 
 func (c *countingConn) Write(p []byte) (int, error) {
 	n, err := c.Conn.Write(p)
 	c.up.Add(int64(n))
+	c.totalUp.Add(int64(n))
 	return n, err
 }
 
 func (c *countingConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
 	c.down.Add(int64(n))
+	c.totalDown.Add(int64(n))
 	return n, err
 }
 

@@ -17,6 +17,8 @@
 //	approve TEXT        show a permission dialog ("Do you want to proceed?"); 1/y continues, 2/n/Esc ends the turn
 //	idle                do nothing; ends the turn
 //	hang                stay busy forever, ignoring input
+//	stall TEXT          draw TEXT (\n escapes) where the composer was, as a dialog no CLI drew before, and then
+//	                    nothing: not busy, every key ignored, until killed (headless: TEXT on stderr, then silence)
 //	crash CODE          exit with CODE at once
 //	warn TEXT           print TEXT to stderr with $VARIABLES expanded (headless only)
 //
@@ -120,7 +122,7 @@ func parseScript(path string) ([]action, error) {
 		}
 		verb, arg, _ := strings.Cut(l, " ")
 		switch verb {
-		case "say", "busy", "sleep", "write", "append", "sh", "done", "question", "ask", "approve", "idle", "hang", "crash", "warn", "---":
+		case "say", "busy", "sleep", "write", "append", "sh", "done", "question", "ask", "approve", "idle", "hang", "stall", "crash", "warn", "---":
 		default:
 			return nil, fmt.Errorf("%s:%d: unknown action %q", path, n, verb)
 		}
@@ -462,6 +464,16 @@ func (a *agent) do(act action, sigs chan os.Signal) (code int, exit, end bool) {
 		}
 	case "hang":
 		a.draw()
+		<-sigs
+		return 0, true, true
+	case "stall":
+		a.busy = false
+		a.dialog = strings.Split(unescape(act.arg), "\n")
+		a.draw()
+		go func() {
+			for range a.inputs { // read and drop: a dialog that takes no key ace could send
+			}
+		}()
 		<-sigs
 		return 0, true, true
 	case "crash":

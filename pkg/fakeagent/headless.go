@@ -177,6 +177,10 @@ func (h *headlessAgent) do(act action, sigs chan os.Signal) (code int, exit, end
 		return 0, false, true
 	case "warn":
 		fmt.Fprintln(os.Stderr, os.ExpandEnv(act.arg))
+	case "stall":
+		fmt.Fprintln(os.Stderr, unescape(act.arg))
+		<-sigs
+		return 143, true, true
 	case "hang":
 		// Silent: no output at all until killed, like a CLI stuck on a network call.
 		<-sigs

@@ -6,9 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
+	"path/filepath"
 	"time"
 
+	"github.com/aceworks/ace/pkg/untrusted"
 	"github.com/aceworks/ace/pkg/usage"
 )
 
@@ -58,33 +59,43 @@ type Record struct {
 	IsError   bool         `json:"is_error,omitempty"` // tool_result: the tool failed
 }
 
+// Bounds of a transcript read back: a host's directory is written by the boxed agent as much as by the host
+// (both run in the box), so the file is the agent's. A record is small (tool output is cut at MaxToolOutput); a
+// line past recordMax is not one the host wrote.
+const (
+	TranscriptMax = 256 << 20
+	recordMax     = 16 << 20
+)
+
 // ReadTranscript returns the records of the transcript at path with Seq > after, in order. A missing file holds
-// none; a last line without its newline is one being written (or torn by a crash) and is left out.
+// none; a last line without its newline is one being written (or torn by a crash) and is left out. The file is
+// read beneath its directory (which must be ace's: the host's directory, whose content the box writes) through
+// package untrusted: a link out of it, a file that is not regular or one over TranscriptMax is an
+// untrusted.Refusal, never a wait; only the records after after are kept.
 func ReadTranscript(path string, after int64) ([]Record, error) {
-	b, err := os.ReadFile(path)
+	f, err := untrusted.New(filepath.Dir(path)).Open(filepath.Base(path), TranscriptMax)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read live transcript: %w", err)
 	}
+	defer f.Close()
 	var out []Record
-	for n := 1; ; n++ {
-		i := bytes.IndexByte(b, '\n')
-		if i < 0 {
-			return out, nil
-		}
-		line := b[:i]
-		b = b[i+1:]
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
+	n := 0
+	err = f.Lines(recordMax, func(line []byte) error {
+		n++
+		if !bytes.HasSuffix(line, []byte("\n")) || len(bytes.TrimSpace(line)) == 0 {
+			return nil
 		}
 		var r Record
 		if err := json.Unmarshal(line, &r); err != nil {
-			return out, fmt.Errorf("live transcript %s line %d: %w", path, n, err)
+			return fmt.Errorf("live transcript %s line %d: %w", path, n, err)
 		}
 		if r.Seq > after {
 			out = append(out, r)
 		}
-	}
+		return nil
+	})
+	return out, err
 }

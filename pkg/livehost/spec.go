@@ -13,8 +13,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 
-	"github.com/aceworks/ace/pkg/atomicfile"
+	"github.com/aceworks/ace/pkg/untrusted"
 )
 
 // ChildArg is the hidden subcommand: the pane runs `ace __live SPECFILE` (through ace's env-file launcher, which
@@ -42,13 +43,14 @@ type Spec struct {
 	SecretNames []string `json:"secret_names,omitempty"`
 }
 
-// WriteSpec writes s to path, whole, 0600.
+// WriteSpec writes s to path, whole, 0600: in its directory (the host's, which the box writes) and never
+// through what the agent left at the name (package untrusted).
 func WriteSpec(path string, s Spec) error {
 	b, err := json.Marshal(s)
 	if err != nil {
 		return fmt.Errorf("live spec: %w", err)
 	}
-	if err := atomicfile.Write(path, b, 0o600); err != nil {
+	if err := untrusted.New(filepath.Dir(path)).WriteFile(filepath.Base(path), b, 0o600); err != nil {
 		return fmt.Errorf("write live spec: %w", err)
 	}
 	return nil

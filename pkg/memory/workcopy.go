@@ -4,11 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
+	"io/fs"
 	"strings"
 
-	"github.com/aceworks/ace/pkg/atomicfile"
+	"github.com/aceworks/ace/pkg/untrusted"
 	"github.com/aceworks/ace/pkg/workspace"
 )
 
@@ -18,18 +17,20 @@ const (
 	CopyDir    = ".ace/memory"
 	StatusCopy = CopyDir + "/" + StatusFile
 	AgentsCopy = CopyDir + "/" + AgentsFile
-	// baselineFile, under .git/, is AGENTS.md as it was copied in: only what the agent added to it is merged
-	// back. It sits where the agent does not look (and codex's sandbox cannot write).
-	baselineFile = "ace-memory-baseline.md"
+	// baseline, under .git/, is AGENTS.md as it was copied in: only what the agent added to it is merged back.
+	// It sits where the agent does not look (and codex's sandbox cannot write).
+	baseline = ".git/ace-memory-baseline.md"
 )
 
 // CopyIn puts repo's memory into the working copy at workdir (sanitized and capped) and records the baseline.
 // What an earlier attempt in the same working copy added and did not get merged is merged first, so reusing a
-// working copy never loses an agent's lines.
+// working copy never loses an agent's lines. The working copy is the agent's (package untrusted): a copy ace
+// refuses to read back is not merged, and the error returned says so (an untrusted.Refusal) once the memory
+// is copied in all the same.
 func (s *Store) CopyIn(ctx context.Context, repo, workdir string, secrets ...string) (Merged, error) {
-	rescued, err := s.MergeBack(ctx, repo, workdir, secrets...)
-	if err != nil {
-		return rescued, err
+	rescued, refused := s.MergeBack(ctx, repo, workdir, secrets...)
+	if _, ok := untrusted.IsRefusal(refused); refused != nil && !ok {
+		return rescued, refused
 	}
 	f, err := s.Read(ctx, repo)
 	if err != nil {
@@ -37,28 +38,32 @@ func (s *Store) CopyIn(ctx context.Context, repo, workdir string, secrets ...str
 	}
 	_, status := splitNewest(ensureNewline(workspace.Sanitize(f.Status)), s.o.StatusMax)
 	agents := headWithin(ensureNewline(workspace.Sanitize(f.Agents)), s.o.AgentsMax)
-	if err := os.MkdirAll(filepath.Join(workdir, CopyDir), 0o755); err != nil {
+	wc := untrusted.New(workdir)
+	if err := wc.MkdirAll(CopyDir, 0o755); err != nil {
 		return rescued, fmt.Errorf("create %s: %w", CopyDir, err)
 	}
 	for rel, text := range map[string]string{StatusCopy: status, AgentsCopy: agents} {
-		if err := atomicfile.Write(filepath.Join(workdir, rel), []byte(text), 0o644); err != nil {
+		if err := wc.WriteFile(rel, []byte(text), 0o644); err != nil {
 			return rescued, fmt.Errorf("copy memory into the working copy: %w", err)
 		}
 	}
-	if err := atomicfile.Write(baselinePath(workdir), []byte(agents), 0o600); err != nil {
+	if err := wc.WriteFile(baseline, []byte(agents), 0o600); err != nil {
 		return rescued, fmt.Errorf("record the memory baseline: %w", err)
 	}
-	return rescued, nil
+	return rescued, refused
 }
 
 // MergeBack merges what the agent added to the working copy's AGENTS.md into repo's memory, withholding lines
 // that hold one of secrets. It may be called any number of times: the baseline moves on to what was merged.
+// Both files are the agent's to write: each is read beneath the working copy, a regular file within the
+// repository's cap and a run's additions, or refused (an untrusted.Refusal).
 func (s *Store) MergeBack(ctx context.Context, repo, workdir string, secrets ...string) (Merged, error) {
-	edited, err := readFile(filepath.Join(workdir, AgentsCopy))
+	wc := untrusted.New(workdir)
+	edited, err := s.readCopy(wc, AgentsCopy)
 	if err != nil || edited == "" {
 		return Merged{}, err
 	}
-	base, err := readFile(baselinePath(workdir))
+	base, err := s.readCopy(wc, baseline)
 	if err != nil {
 		return Merged{}, err
 	}
@@ -66,13 +71,24 @@ func (s *Store) MergeBack(ctx context.Context, repo, workdir string, secrets ...
 	if err != nil {
 		return m, err
 	}
-	if err := atomicfile.Write(baselinePath(workdir), []byte(edited), 0o600); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := wc.WriteFile(baseline, []byte(edited), 0o600); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return m, fmt.Errorf("record the memory baseline: %w", err)
 	}
 	return m, nil
 }
 
-func baselinePath(workdir string) string { return filepath.Join(workdir, ".git", baselineFile) }
+// readCopy reads a memory file of the working copy wc: missing is empty. Its cap is the repository's cap and a
+// megabyte a run may add (what passes the cap is dropped at the merge, counted).
+func (s *Store) readCopy(wc untrusted.Tree, rel string) (string, error) {
+	b, err := wc.ReadFile(rel, s.o.AgentsMax+1<<20)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read %s: %w", rel, err)
+	}
+	return string(b), nil
+}
 
 func ensureNewline(s string) string {
 	if s != "" && !strings.HasSuffix(s, "\n") {

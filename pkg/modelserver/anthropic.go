@@ -1,6 +1,7 @@
 package modelserver
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -25,7 +26,7 @@ type anthropicBlock struct {
 }
 
 // anthropicMessages answers POST /v1/messages: one content block per turn, streamed as claude reads it.
-func (s *Server) anthropicMessages(w http.ResponseWriter, raw []byte, req *Request) {
+func (s *Server) anthropicMessages(ctx context.Context, w http.ResponseWriter, raw []byte, req *Request) {
 	var in anthropicRequest
 	if err := json.Unmarshal(raw, &in); err != nil {
 		writeJSON(w, http.StatusBadRequest, anthropicError("invalid_request_error", "modelserver: "+err.Error()))
@@ -52,10 +53,19 @@ func (s *Server) anthropicMessages(w http.ResponseWriter, raw []byte, req *Reque
 	block, stop := map[string]any{"type": "text", "text": s.sc.sideText()}, "end_turn"
 	if len(in.Tools) == 0 {
 		req.Side = true
+		if isClassifierRequest(req.UserTexts) && s.sc.Gateway {
+			writeJSON(w, http.StatusForbidden, anthropicError("permission_error", "modelserver gateway: this request is not passed to the vendor"))
+			return
+		}
 		if isClassifierRequest(req.UserTexts) {
 			block["text"] = classifierAllow
 		}
 	} else {
+		if turn, ok := s.sc.turn(done); ok && turn.Kind == KindHang {
+			req.Turn = done
+			<-ctx.Done()
+			return
+		}
 		turn, ok := s.sc.turn(done)
 		req.Turn, req.Final = done, !ok
 		if !ok {
@@ -84,6 +94,9 @@ func (s *Server) anthropicMessages(w http.ResponseWriter, raw []byte, req *Reque
 		writeJSON(w, http.StatusOK, map[string]any{"id": id, "type": "message", "role": "assistant", "model": model,
 			"content": blocks, "stop_reason": stop, "stop_sequence": nil, "usage": usage(u.OutputTokens)})
 		return
+	}
+	if turn, ok := s.sc.turn(done); ok && !req.Side && turn.DripEvery > 0 {
+		w = &dripWriter{ResponseWriter: w, ctx: ctx, every: turn.DripEvery, left: turn.DripBytes}
 	}
 	e := startSSE(w)
 	// As the API does: message_start counts one output token so far, message_delta the final count.

@@ -14,6 +14,10 @@ const OAuthToken = "sk-ant-oat01-modelserver-test"
 type Client struct {
 	Env   []string
 	Files map[string]string
+	// Gateway are the variables a user of the CLI sets behind a model gateway (a Scenario with Gateway), as its
+	// vendor's gateway guide says: claude's CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC, which stops what the gateway
+	// would not pass.
+	Gateway []string
 }
 
 // ClientFor is what a fresh HOME needs for cli to talk to the server at baseURL (http://127.0.0.1:PORT):
@@ -38,6 +42,7 @@ func ClientFor(cli, baseURL string, subscriber bool) (Client, error) {
 			c.Env[1] = "CLAUDE_CODE_OAUTH_TOKEN=" + OAuthToken
 		}
 		c.Files[".claude.json"] = `{"hasCompletedOnboarding": true}` + "\n"
+		c.Gateway = []string{"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"}
 	case "codex":
 		c.Env = []string{"OPENAI_API_KEY=" + APIKey}
 		c.Files[".codex/config.toml"] = fmt.Sprintf("openai_base_url = %q\n", baseURL+"/v1")

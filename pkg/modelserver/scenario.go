@@ -3,7 +3,10 @@
 // logs every request so a test can assert what the model was told.
 package modelserver
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // Kind is what a scripted model turn does.
 type Kind string
@@ -16,6 +19,9 @@ const (
 	KindShell Kind = "shell"
 	KindRead  Kind = "read_file"
 	KindAsk   Kind = "ask_user"
+	// KindHang never answers: the request is held open, not a byte sent, until the server closes (a model or a
+	// gateway that hangs).
+	KindHang Kind = "hang"
 )
 
 // Turn is one model turn: a text answer or one tool call, emitted in the calling CLI's own tool shape.
@@ -31,7 +37,20 @@ type Turn struct {
 	// Say is text the model writes before its tool call, in the same message (Anthropic only: a text block
 	// before the tool_use block; claude records each block as a line of its own in its session file).
 	Say string
+	// DripEvery and DripBytes make the answer slow (Anthropic only): its first DripBytes bytes go one every
+	// DripEvery, the rest at once — a model answering one byte a second, for as long as a test can wait.
+	DripEvery time.Duration
+	DripBytes int
 }
+
+// Dripping is t answered slowly: its first n bytes one every every (see Turn.DripEvery).
+func (t Turn) Dripping(every time.Duration, n int) Turn {
+	t.DripEvery, t.DripBytes = every, n
+	return t
+}
+
+// Hang is a turn that is never answered (see KindHang).
+func Hang() Turn { return Turn{Kind: KindHang} }
 
 // Saying is t with text said before its tool call (see Turn.Say).
 func (t Turn) Saying(text string) Turn {
@@ -72,6 +91,11 @@ type Scenario struct {
 	Dir string
 	// SideText answers side requests: requests that declare no tools ("OK." when empty).
 	SideText string
+	// Gateway makes the server a gateway such as users put between a CLI and the model: it passes the
+	// conversation's requests and not the CLI's side requests to its vendor — claude's auto-mode classifier is
+	// refused (403), token counting is not there (404). The CLIs' telemetry and update checks go to hosts of
+	// their own, which the check's namespace never reaches either way.
+	Gateway bool
 }
 
 func (sc Scenario) final() string {

@@ -2,6 +2,7 @@ package modelserver
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -250,7 +251,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case path == "/v1/messages" && r.Method == http.MethodPost:
 		req.Provider = "anthropic"
-		s.anthropicMessages(rec, raw, &req)
+		s.anthropicMessages(r.Context(), rec, raw, &req)
+	case path == "/v1/messages/count_tokens" && s.sc.Gateway:
+		writeJSON(rec, http.StatusNotFound, map[string]any{"error": map[string]any{
+			"type": "not_found_error", "message": "modelserver gateway: no such endpoint"}})
 	case path == "/v1/messages/count_tokens":
 		writeJSON(rec, http.StatusOK, map[string]any{"input_tokens": len(raw)/4 + 1})
 	case strings.HasSuffix(path, "/responses") && isWebSocket(r):
@@ -286,6 +290,39 @@ func modelList(path string) any {
 		map[string]any{"id": "claude-sonnet-4-5", "type": "model", "object": "model"},
 		map[string]any{"id": "gpt-5", "object": "model"},
 	}}
+}
+
+// dripWriter writes its first left bytes one at a time, every apart, flushing each (Turn.DripEvery).
+type dripWriter struct {
+	http.ResponseWriter
+	ctx   context.Context
+	every time.Duration
+	left  int
+}
+
+func (d *dripWriter) Write(p []byte) (int, error) {
+	n := 0
+	for d.left > 0 && n < len(p) {
+		if _, err := d.ResponseWriter.Write(p[n : n+1]); err != nil {
+			return n, err
+		}
+		n++
+		d.left--
+		d.Flush()
+		select {
+		case <-d.ctx.Done():
+			return n, d.ctx.Err()
+		case <-time.After(d.every):
+		}
+	}
+	m, err := d.ResponseWriter.Write(p[n:])
+	return n + m, err
+}
+
+func (d *dripWriter) Flush() {
+	if f, ok := d.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
 }
 
 type statusRecorder struct {

@@ -2,6 +2,7 @@ package modelserver_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -243,5 +244,47 @@ func TestFailureWindow(t *testing.T) {
 	if resp, out := post(t, srv.URL()+"/v1beta/models/g:generateContent", `{"contents":[]}`, nil); resp.StatusCode != 429 ||
 		!strings.Contains(out, "PerDay") || !strings.Contains(out, "RESOURCE_EXHAUSTED") {
 		t.Fatalf("gemini daily quota: %d %s", resp.StatusCode, out)
+	}
+}
+
+// TestGatewayRefusesSideRequests: as a gateway users run, the server passes the conversation and refuses
+// claude's auto-mode classifier and token counting; without Gateway it answers both.
+func TestGatewayRefusesSideRequests(t *testing.T) {
+	classifier := `{"model":"m","messages":[{"role":"user","content":"Your ENTIRE response MUST begin with <block>"}]}`
+	for _, gw := range []bool{false, true} {
+		srv := modelserver.Start(t, modelserver.Scenario{Turns: []modelserver.Turn{modelserver.Text("hi")}, Gateway: gw})
+		resp, body := post(t, srv.URL()+"/v1/messages", classifier, nil)
+		if gw != (resp.StatusCode == http.StatusForbidden) || !gw && !strings.Contains(body, `\u003cblock\u003eno`) {
+			t.Errorf("gateway %v: classifier answered %d %s", gw, resp.StatusCode, body)
+		}
+		resp, _ = post(t, srv.URL()+"/v1/messages/count_tokens", `{"messages":[]}`, nil)
+		if gw != (resp.StatusCode == http.StatusNotFound) {
+			t.Errorf("gateway %v: count_tokens answered %d", gw, resp.StatusCode)
+		}
+		conv := `{"model":"m","stream":false,` + anthropicTools + `,"messages":[{"role":"user","content":"go"}]}`
+		if resp, body := post(t, srv.URL()+"/v1/messages", conv, nil); resp.StatusCode != 200 || !strings.Contains(body, `"hi"`) {
+			t.Errorf("gateway %v: the conversation got %d %s", gw, resp.StatusCode, body)
+		}
+	}
+}
+
+// TestHangAndDrip: a hanging turn sends nothing until the server closes; a dripping one sends its first bytes
+// one at a time, every DripEvery apart.
+func TestHangAndDrip(t *testing.T) {
+	srv := modelserver.Start(t, modelserver.Scenario{Turns: []modelserver.Turn{modelserver.Text("slow").Dripping(20*time.Millisecond, 10), modelserver.Hang()}})
+	conv := `{"model":"m","stream":true,` + anthropicTools + `,"messages":[{"role":"user","content":"go"}]}`
+	start := time.Now()
+	resp, body := post(t, srv.URL()+"/v1/messages", conv, nil)
+	if took := time.Since(start); resp.StatusCode != 200 || !strings.Contains(body, `"slow"`) || took < 10*20*time.Millisecond {
+		t.Errorf("drip: %d in %s: %s", resp.StatusCode, took, body)
+	}
+	second := `{"model":"m","stream":true,` + anthropicTools + `,"messages":[{"role":"user","content":"go"},` +
+		`{"role":"assistant","content":"slow"},{"role":"user","content":"more"}]}`
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL()+"/v1/messages", strings.NewReader(second))
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		resp.Body.Close()
+		t.Errorf("a hanging turn answered %d", resp.StatusCode)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -17,8 +18,9 @@ type Stat struct {
 	State byte   // R, S, D, Z (zombie), X (dead), …
 	PPID  int    // parent
 	Start uint64 // start time in clock ticks since boot: with the PID, it names a process across PID reuse
-	// CPU is the user and system time the process has used.
-	CPU time.Duration
+	// CPU is the user and system time the process has used; ChildCPU is its reaped children's (a command the
+	// process ran and waited for), which the process keeps once they are gone.
+	CPU, ChildCPU time.Duration
 }
 
 // Read parses /proc/<pid>/stat. A process that does not exist is an error matching os.ErrNotExist.
@@ -49,13 +51,17 @@ func parse(pid int, s string) (Stat, error) {
 		return Stat{}, fmt.Errorf("/proc/%d/stat: %w", pid, err)
 	}
 	// Fields 14 and 15: user and system time in clock ticks (USER_HZ, 100 on Linux).
+	// Fields 16 and 17: the same of its waited-for children.
 	utime, err1 := strconv.ParseInt(f[11], 10, 64)
 	stime, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err := errors.Join(err1, err2); err != nil {
+	cutime, err3 := strconv.ParseInt(f[13], 10, 64)
+	cstime, err4 := strconv.ParseInt(f[14], 10, 64)
+	if err := errors.Join(err1, err2, err3, err4); err != nil {
 		return Stat{}, fmt.Errorf("/proc/%d/stat: %w", pid, err)
 	}
 	const userHZ = 100
-	return Stat{State: f[0][0], PPID: ppid, Start: start, CPU: time.Duration(utime+stime) * time.Second / userHZ}, nil
+	tick := func(n int64) time.Duration { return time.Duration(n) * time.Second / userHZ }
+	return Stat{State: f[0][0], PPID: ppid, Start: start, CPU: tick(utime + stime), ChildCPU: tick(cutime + cstime)}, nil
 }
 
 // Alive reports whether pid exists and is not a zombie.
@@ -71,19 +77,34 @@ func Alive(pid int) bool {
 }
 
 // Descendants lists every process below pid — children, their children and so on — breadth first.
-func Descendants(pid int) []int {
-	children := map[int][]int{}
+func Descendants(pid int) []int { return Snapshot().Descendants(pid) }
+
+// Table is the process table at one moment: every process's Stat, by PID.
+type Table map[int]Stat
+
+// Snapshot reads the whole process table once; processes that end meanwhile are left out.
+func Snapshot() Table {
+	t := Table{}
 	for _, p := range All() {
-		st, err := Read(p)
-		if err != nil {
-			continue // gone meanwhile
+		if st, err := Read(p); err == nil {
+			t[p] = st
 		}
+	}
+	return t
+}
+
+// Descendants lists every process of the table below pid, breadth first.
+func (t Table) Descendants(pid int) []int {
+	children := map[int][]int{}
+	for p, st := range t {
 		children[st.PPID] = append(children[st.PPID], p)
 	}
 	var out []int
 	seen := map[int]bool{pid: true}
 	for queue := []int{pid}; len(queue) > 0; queue = queue[1:] {
-		for _, c := range children[queue[0]] {
+		kids := children[queue[0]]
+		slices.Sort(kids)
+		for _, c := range kids {
 			if !seen[c] {
 				seen[c] = true
 				out = append(out, c)
@@ -92,4 +113,75 @@ func Descendants(pid int) []int {
 		}
 	}
 	return out
+}
+
+// TreeCPU is the CPU time the processes below pid have used, with pid's own when withRoot (see Table.TreeCPU).
+// It walks the tree down from pid through each thread's /proc/<pid>/task/<tid>/children — a few reads for an
+// agent's tree, where a Snapshot reads every process of the machine — and reads the whole table only where the
+// kernel has no such files.
+func TreeCPU(pid int, withRoot bool) time.Duration {
+	if _, err := os.Stat("/proc/" + strconv.Itoa(pid) + "/task"); err != nil {
+		return 0
+	}
+	var sum time.Duration
+	seen := map[int]bool{pid: true}
+	for queue := []int{pid}; len(queue) > 0; queue = queue[1:] {
+		p := queue[0]
+		if p != pid || withRoot {
+			if st, err := Read(p); err == nil {
+				sum += st.CPU + st.ChildCPU
+			}
+		}
+		kids, ok := children(p)
+		if !ok {
+			return Snapshot().TreeCPU(pid, withRoot)
+		}
+		for _, c := range kids {
+			if !seen[c] {
+				seen[c] = true
+				queue = append(queue, c)
+			}
+		}
+	}
+	return sum
+}
+
+// children lists pid's children from its threads' children files; ok is false where the kernel has none.
+func children(pid int) (kids []int, ok bool) {
+	tasks, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+	if err != nil {
+		return nil, true // gone meanwhile: no children to count
+	}
+	for _, t := range tasks {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + t.Name() + "/children")
+		if errors.Is(err, os.ErrNotExist) {
+			if _, terr := os.Stat("/proc/" + strconv.Itoa(pid) + "/task/" + t.Name()); terr == nil {
+				return nil, false // the thread is there, its children file is not: no CONFIG_PROC_CHILDREN
+			}
+			continue
+		}
+		for _, f := range strings.Fields(string(b)) {
+			if c, err := strconv.Atoi(f); err == nil {
+				kids = append(kids, c)
+			}
+		}
+	}
+	return kids, true
+}
+
+// TreeCPU is the CPU time the processes below pid have used, with pid's own when withRoot, each process's
+// reaped children included: a command that ran and ended between two looks still counts, as long as a process
+// of the tree waited for it. It only grows while the tree's processes live.
+func (t Table) TreeCPU(pid int, withRoot bool) time.Duration {
+	var sum time.Duration
+	pids := t.Descendants(pid)
+	if withRoot {
+		pids = append(pids, pid)
+	}
+	for _, p := range pids {
+		if st, ok := t[p]; ok {
+			sum += st.CPU + st.ChildCPU
+		}
+	}
+	return sum
 }

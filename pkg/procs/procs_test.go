@@ -67,3 +67,31 @@ func TestTreeAndLiveness(t *testing.T) {
 		t.Fatal("a killed process (a zombie until reaped) is alive")
 	}
 }
+
+// TestTreeCPUKeepsReapedCommands: a command that burnt CPU and ended still counts in its tree (its parent's
+// children's time), so that work done between two looks is seen.
+func TestTreeCPUKeepsReapedCommands(t *testing.T) {
+	line := "42 (sh) S 7 42 42 0 -1 4194560 100 0 0 0 1 2 30 40 20 0 1 0 123456 1000 100 18446744073709551615"
+	if st, err := parse(42, line); err != nil || st.CPU != 30*time.Millisecond || st.ChildCPU != 700*time.Millisecond {
+		t.Fatalf("parse: %+v %v", st, err)
+	}
+	cmd := exec.Command("sh", "-c", `(i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done); echo burnt; exec sleep 600`)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	buf := make([]byte, 6)
+	if _, err := out.Read(buf); err != nil {
+		t.Fatal(err)
+	}
+	if cpu := Snapshot().TreeCPU(os.Getpid(), false); cpu < 10*time.Millisecond {
+		t.Errorf("the tree below this test used %s after the loop ended, want the loop's time", cpu)
+	}
+	if walked, table := TreeCPU(os.Getpid(), false), Snapshot().TreeCPU(os.Getpid(), false); walked != table {
+		t.Errorf("walking the tree found %s, the whole table %s", walked, table)
+	}
+}

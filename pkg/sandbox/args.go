@@ -85,6 +85,9 @@ func (h *Host) bwrapArgs(s Spec, self string, inner []string) ([]string, error) 
 			masks = append(masks, m.path)
 		}
 	}
+	for _, l := range s.links(mounts) {
+		args = append(args, "--symlink", l.Target, l.Path)
+	}
 	args = append(args, "--ro-bind", self, SelfPath)
 	if s.ProxySocket != "" {
 		args = append(args, "--ro-bind", filepath.Dir(s.ProxySocket), ProxyDir)
@@ -135,6 +138,24 @@ func (s Spec) mounts() ([]mount, error) {
 		return ms[i].kind < ms[j].kind
 	})
 	return ms, nil
+}
+
+// links are the Spec's links that the box can make: absolute, in no mount of its own nor the system's (where
+// they would be made on the host's file system, or on a read-only one).
+func (s Spec) links(mounts []mount) []Link {
+	var out []Link
+	for _, l := range s.Links {
+		p := filepath.Clean(l.Path)
+		if !filepath.IsAbs(p) || !filepath.IsAbs(l.Target) || p == "/" {
+			continue
+		}
+		inside := slices.ContainsFunc(mounts, func(m mount) bool { return m.kind != kindHide && within(p, m.path) }) ||
+			slices.ContainsFunc(append(slices.Clone(systemDirs), "/etc", "/proc", "/dev"), func(d string) bool { return within(p, d) })
+		if !inside {
+			out = append(out, Link{Path: p, Target: l.Target})
+		}
+	}
+	return out
 }
 
 // within reports whether path is dir or below it.

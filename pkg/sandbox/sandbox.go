@@ -31,6 +31,9 @@ const (
 	DefaultProxyPort = 3128
 )
 
+// Link is a symlink of a box: Path, on the host's paths, leads to Target.
+type Link struct{ Path, Target string }
+
 // Spec is what one box sees. Host paths are mounted at the same path inside, so that paths recorded by the
 // agent (session files keyed by directory, git alternates) mean the same inside and out.
 type Spec struct {
@@ -41,6 +44,11 @@ type Spec struct {
 	// ReadOnly are further host paths seen read-only: toolchains, package caches, the agent CLI's install
 	// directory, the mirror's objects directory a working copy's alternates point to.
 	ReadOnly []string
+	// Links are symlinks the box has at host paths, each to an absolute target the box shows (a CLI's link in a
+	// bin directory, to its package's file): so that a program PATH finds through a link is there without the
+	// directory the link sits in. A link below one of the box's mounts or the system's is left out (the mount
+	// shows what is there; making it would write the host's directory).
+	Links []Link
 	// ReadWrite are further host paths seen read-write: the user's login files an agent's home links to (a CLI
 	// refreshes its token in place).
 	ReadWrite []string

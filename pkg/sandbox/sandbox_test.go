@@ -167,3 +167,32 @@ func TestNotInstalled(t *testing.T) {
 		t.Fatalf("Available without bwrap: %v", err)
 	}
 }
+
+// TestLinks: a program shown as its file alone runs through a link the box makes to it in a directory it does
+// not otherwise see (a bin directory under a hidden home), and nothing beside the file is there; a link whose
+// path is in one of the box's own mounts is not made (it would be made in the host's directory).
+func TestLinks(t *testing.T) {
+	h := host(t)
+	d := dirs(t, "home", "home/wc", "home/agent-home", "home/work", "home/bin")
+	home, wc, agentHome, work, bin := d[0], d[1], d[2], d[3], d[4]
+	prog := filepath.Join(work, "agent.sh")
+	if err := os.WriteFile(prog, []byte("#!/bin/sh\necho from the agent\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(work, "beside.txt"), []byte("secret"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	spec := sandbox.Spec{WorkDir: wc, Home: agentHome, Self: self(t), ReadOnly: []string{prog}, Hide: []string{home},
+		Links: []sandbox.Link{{Path: filepath.Join(bin, "agent"), Target: prog}, {Path: filepath.Join(wc, "made"), Target: prog}}}
+	box, err := h.Wrap(spec, []string{"sh", "-c", filepath.Join(bin, "agent") + "; ls -A " + work + "; ls -A " + wc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := box.Command(context.Background()).CombinedOutput()
+	if err != nil || string(out) != "from the agent\nagent.sh\n" {
+		t.Fatalf("inside: %q %v\n%q", out, err, box.Argv)
+	}
+	if _, err := os.Lstat(filepath.Join(wc, "made")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a link was made in the working copy on the host: %v", err)
+	}
+}

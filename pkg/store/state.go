@@ -55,6 +55,10 @@ type RunState struct {
 
 	// Box is the run's sandbox: its agent's home, its proxy, what the proxy refused (box.go).
 	Box *BoxState `json:"box,omitzero"`
+	// Refused are the files of the run's working copy or agent's home that ace would not read or write — a link
+	// out of their tree, not a regular file, over their cap — each once, as "refused <path>: <what was there>"
+	// (package untrusted; workflow's agent_files.go).
+	Refused []string `json:"refused,omitzero"`
 
 	// Follow is the follow-through of the run's pull request (step follow_pr and its rounds).
 	Follow *FollowState `json:"follow,omitzero"`

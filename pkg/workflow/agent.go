@@ -86,11 +86,11 @@ func (ag *runAgent) agentEnv(ctx context.Context, r *store.Run, prof agents.Prof
 	case boxHome != "":
 		from := agents.AgentHome(prof, e.o.Root, agents.CurrentUser())
 		if homeEnv, err = agents.PrepareRunHome(prof, boxHome, from, r.Workdir, mcp, auth); err != nil {
-			return launchEnv{}, fmt.Errorf("prepare the run's home for %s: %w", prof.Name, err)
+			return launchEnv{}, e.needFile(ctx, r, "prepare the run's home for "+prof.Name, err)
 		}
 	case prof.Home == "isolated":
 		if homeEnv, err = agents.PrepareHome(prof, e.o.Root, r.Workdir, mcp, auth); err != nil {
-			return launchEnv{}, fmt.Errorf("prepare isolated home for %s: %w", prof.Name, err)
+			return launchEnv{}, e.needFile(ctx, r, "prepare isolated home for "+prof.Name, err)
 		}
 	}
 	for k, v := range homeEnv {
@@ -132,7 +132,7 @@ func (ag *runAgent) writeProjectMCP(ctx context.Context, r *store.Run, prof agen
 		return nil
 	}
 	if err := agents.WriteProjectMCP(prof, r.Workdir, mcp); err != nil {
-		return fmt.Errorf("write MCP config for %s: %w", prof.Name, err)
+		return e.needFile(ctx, r, "write MCP config for "+prof.Name, err)
 	}
 	return nil
 }

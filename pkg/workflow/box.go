@@ -95,17 +95,21 @@ func (sb *sandboxes) wrap(ctx context.Context, r *store.Run, prof agents.Profile
 		return nil, err
 	}
 	env := boxEnv(prof, le.env, r.Workdir)
+	program := argv[0]
+	if host != nil {
+		// ace's own program holds the agent in the box (the live host): the CLI it starts is what must be there.
+		program = host.program
+	}
+	ro, links := sb.readOnly(r, prof, p.cfg, program, env["PATH"])
 	spec := sandbox.Spec{
 		WorkDir: r.Workdir, Home: p.home, Env: env, ProxySocket: p.sock, ReportSocket: reportSocket(p.sock),
 		Forward: p.cfg.Forward, Terminal: terminal, Lookups: prof.BoxLookups(),
-		Self: e.o.Self, ReadOnly: sb.readOnly(r, prof, p.cfg, argv[0], env["PATH"]), ReadWrite: le.logins, Hide: sb.hidden(),
+		Self: e.o.Self, ReadOnly: ro, Links: links, ReadWrite: le.logins, Hide: sb.hidden(),
 	}
 	if host != nil {
-		// ace's own program holds the agent in the box (the live host): the CLI it starts is what must be there.
-		spec.ReadOnly = sb.readOnly(r, prof, p.cfg, host.program, env["PATH"])
 		spec.ReadWrite = append(spec.ReadWrite, host.readWrite...)
 	}
-	e.log.DebugContext(ctx, "box", "run", r.ID, "read_only", spec.ReadOnly, "read_write", spec.ReadWrite, "forward", spec.Forward)
+	e.log.DebugContext(ctx, "box", "run", r.ID, "read_only", spec.ReadOnly, "links", spec.Links, "read_write", spec.ReadWrite, "forward", spec.Forward)
 	b, err := p.host.Wrap(spec, argv)
 	if err != nil {
 		return nil, fmt.Errorf("put %s in its box: %w", prof.Name, err)

@@ -30,6 +30,7 @@ type runProxy struct {
 	allow  string // the list it serves, joined: another list means a new proxy
 	cancel context.CancelFunc
 	done   chan struct{}
+	px     *egress.Proxy // its live traffic counts (liveness.go)
 
 	mu         sync.Mutex
 	reached    map[string]bool // destinations already recorded
@@ -99,6 +100,7 @@ func (sb *sandboxes) ensure(ctx context.Context, r *store.Run) error {
 		rln.Close()
 		return Terminal(fmt.Errorf("egress proxy of run %d: %w", r.ID, err))
 	}
+	p.px = px
 	// The proxy lives as long as the run is boxed in this process, not as long as the step that started it.
 	pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	p.cancel = cancel

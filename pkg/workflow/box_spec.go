@@ -1,8 +1,6 @@
 package workflow
 
 import (
-	"bufio"
-	"bytes"
 	"net"
 	"net/url"
 	"os"
@@ -13,6 +11,7 @@ import (
 
 	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/config"
+	"github.com/aceworks/ace/pkg/sandbox"
 	"github.com/aceworks/ace/pkg/store"
 )
 
@@ -104,12 +103,14 @@ func urlDest(raw string) string {
 	return net.JoinHostPort(u.Hostname(), port)
 }
 
-// readOnly are the host paths a box shows read-only besides the system: the agent's program and what it needs to
-// run (box_install.go), ace's helper scripts (codex-gh), the mirror objects the working copy borrows, and
-// [sandbox] read_only — those that exist: a package cache not made yet must not stop the agent.
-func (sb *sandboxes) readOnly(r *store.Run, prof agents.Profile, cfg config.SandboxConfig, exe, path string) []string {
+// readOnly are the host paths a box shows read-only besides the system, and the links it makes: the agent's
+// program and what it needs to run (box_install.go), ace's helper scripts (codex-gh), the mirror objects the
+// working copy borrows, and [sandbox] read_only — those that exist: a package cache not made yet must not stop
+// the agent.
+func (sb *sandboxes) readOnly(r *store.Run, prof agents.Profile, cfg config.SandboxConfig, exe, path string) ([]string, []sandbox.Link) {
 	e := sb.e
 	var out []string
+	var links []sandbox.Link
 	add := func(paths ...string) {
 		for _, p := range paths {
 			if _, err := os.Stat(p); err == nil && filepath.IsAbs(p) && !slices.Contains(out, p) {
@@ -122,18 +123,20 @@ func (sb *sandboxes) readOnly(r *store.Run, prof agents.Profile, cfg config.Sand
 		programs = append(programs, cli)
 	}
 	for _, prog := range programs {
-		for _, d := range installDirs(prog, r.Workdir, path) {
-			// Not a directory that is the box's own (/tmp) or one it must not see whole: what is hidden inside a
-			// directory shown is masked anyway (sandbox.Spec.Hide).
-			if d != "/tmp" && !slices.Contains(sb.hidden(), d) {
-				add(d)
+		in := installOf(prog, r.Workdir, path)
+		for _, p := range in.paths {
+			// Not the box's own /tmp, nor a directory that is or holds one the box must not see (ace's root, your
+			// home, the secrets file): a program's own file there is shown, never its directory.
+			if p != "/tmp" && !slices.ContainsFunc(sb.hidden(), func(h string) bool { return within(h, p) }) {
+				add(p)
 			}
 		}
+		links = append(links, in.links...)
 	}
 	add(filepath.Join(e.o.Root, "bin"))
-	add(alternates(r.Workdir)...)
+	add(sb.mirrorObjects(r)...)
 	add(cfg.ReadOnly...)
-	return out
+	return out, links
 }
 
 // hidden are the host paths a box must not see even where a read-only path holds them: ace's root, the user's
@@ -150,24 +153,18 @@ func (sb *sandboxes) hidden() []string {
 	return out
 }
 
-// alternates are the object directories a working copy borrows (its mirror's): git inside the box reads them.
-func alternates(workdir string) []string {
-	objects := filepath.Join(workdir, ".git", "objects")
-	b, err := os.ReadFile(filepath.Join(objects, "info", "alternates"))
+// mirrorObjects is the object directory a working copy borrows (its mirror's, through .git/objects/info/
+// alternates): git inside the box reads it. It is ace's record of where the mirror is, never the working copy's
+// alternates file, which the agent writes: a path it put there would be shown to its next box read-only, over
+// the mask of ace's root or your home.
+func (sb *sandboxes) mirrorObjects(r *store.Run) []string {
+	m, ok := sb.e.o.Workspaces.(repoMirror)
+	if !ok {
+		return nil
+	}
+	mirror, err := m.MirrorPath(r.Repo)
 	if err != nil {
 		return nil
 	}
-	var out []string
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		p := strings.TrimSpace(sc.Text())
-		if p == "" || strings.HasPrefix(p, "#") {
-			continue
-		}
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(objects, p)
-		}
-		out = append(out, filepath.Clean(p))
-	}
-	return out
+	return []string{filepath.Join(mirror, "objects")}
 }

@@ -5,10 +5,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/config"
+	"github.com/aceworks/ace/pkg/sandbox"
 	"github.com/aceworks/ace/pkg/store"
 )
 
@@ -22,10 +25,11 @@ func writeExec(t *testing.T, path, content string) {
 	}
 }
 
-// TestInstallDirs: an npm CLI on PATH through a bin link, in a node_modules reached through a symlinked
-// directory (a checkout sharing another's install), shows its node_modules at both paths and its interpreter's
-// directory; a binary shows its own directory; the system's are never listed.
-func TestInstallDirs(t *testing.T) {
+// TestInstallOf: an npm CLI on PATH through a bin link, in a node_modules reached through a symlinked directory
+// (a checkout sharing another's install), shows its install root and its interpreter's file, and the link PATH
+// finds it through is made in the box to the file it leads to; a binary shows itself; the system's are never
+// listed.
+func TestInstallOf(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	shared := filepath.Join(dir, "shared", "node_modules")
@@ -40,16 +44,87 @@ func TestInstallDirs(t *testing.T) {
 	nodeDir := filepath.Join(dir, "nodejs", "bin")
 	writeExec(t, filepath.Join(nodeDir, "node"), "\x7fELF")
 	path := strings.Join([]string{filepath.Join(checkout, "node_modules", ".bin"), nodeDir, "/usr/bin", "relative"}, ":")
-	got := installDirs("acme", dir, path)
-	want := []string{filepath.Join(checkout, "node_modules"), shared, nodeDir}
-	if !slices.Equal(got, want) {
-		t.Errorf("installDirs(acme) = %q\nwant %q", got, want)
+	got := installOf("acme", filepath.Join(dir, "wt"), path)
+	want := []string{shared, filepath.Join(nodeDir, "node")}
+	link := sandbox.Link{Path: filepath.Join(checkout, "node_modules", ".bin", "acme"), Target: filepath.Join(shared, "@acme", "cli", "bin", "cli.js")}
+	if !slices.Equal(got.paths, want) || !slices.Equal(got.links, []sandbox.Link{link}) {
+		t.Errorf("installOf(acme) = %q, %q\nwant %q, %q", got.paths, got.links, want, link)
 	}
-	if got := installDirs("sh", dir, "/usr/bin:/bin"); len(got) != 0 {
-		t.Errorf("installDirs(sh) = %q, want nothing beyond the system", got)
+	if got := installOf("sh", filepath.Join(dir, "wt"), "/usr/bin:/bin"); len(got.paths)+len(got.links) != 0 {
+		t.Errorf("installOf(sh) = %+v, want nothing beyond the system", got)
 	}
-	if got := installDirs(filepath.Join(nodeDir, "node"), dir, ""); !slices.Equal(got, []string{nodeDir}) {
-		t.Errorf("installDirs(node by path) = %q", got)
+	if got := installOf(filepath.Join(nodeDir, "node"), filepath.Join(dir, "wt"), ""); !slices.Equal(got.paths, []string{filepath.Join(nodeDir, "node")}) {
+		t.Errorf("installOf(node by path) = %q", got.paths)
+	}
+}
+
+// TestInstallOfCustomCommand: a custom agent's command shows itself, never the directory it sits in (nor what
+// lies beside it); one linked from a bin directory shows the file the link leads to and the link; a Python CLI
+// in a virtual environment shows the environment.
+func TestInstallOfCustomCommand(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	work := mkdir(t, dir, "work")
+	script := filepath.Join(work, "agent.sh")
+	writeExec(t, script, "#!/bin/sh\necho hi\n")
+	writeExec(t, filepath.Join(work, "notes-with-secrets.txt"), "secret")
+	if got := installOf(script, filepath.Join(dir, "wt"), ""); !slices.Equal(got.paths, []string{script}) || len(got.links) != 0 {
+		t.Errorf("installOf(%s) = %+v, want the script alone", script, got)
+	}
+	bin := mkdir(t, dir, "bin")
+	if err := os.Symlink("../work/agent.sh", filepath.Join(bin, "agent")); err != nil {
+		t.Fatal(err)
+	}
+	got := installOf("agent", filepath.Join(dir, "wt"), bin)
+	if !slices.Equal(got.paths, []string{script}) || !slices.Equal(got.links, []sandbox.Link{{Path: filepath.Join(bin, "agent"), Target: script}}) {
+		t.Errorf("installOf(agent on PATH) = %+v", got)
+	}
+	venv := mkdir(t, dir, "venvs", "tool")
+	writeExec(t, filepath.Join(venv, "pyvenv.cfg"), "home = /usr/bin\n")
+	writeExec(t, filepath.Join(venv, "bin", "python"), "\x7fELF")
+	writeExec(t, filepath.Join(venv, "bin", "tool"), "#!"+filepath.Join(venv, "bin", "python")+"\nimport tool\n")
+	if got := installOf(filepath.Join(venv, "bin", "tool"), filepath.Join(dir, "wt"), ""); !slices.Equal(got.paths, []string{venv}) {
+		t.Errorf("installOf(a Python CLI) = %+v, want its virtual environment", got)
+	}
+}
+
+// TestInstallOfWorkingCopyProgram: a program in the working copy (the agent's) is in the box already and adds
+// nothing; its #! line adds an interpreter found on PATH by name, never a path the agent wrote there — nor
+// does ace wait on a FIFO in its place.
+func TestInstallOfWorkingCopyProgram(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	workdir := mkdir(t, dir, "wt")
+	secret := filepath.Join(dir, "secret", "id_ed25519")
+	writeExec(t, secret, "key")
+	writeExec(t, filepath.Join(workdir, "run.sh"), "#!"+secret+"\n")
+	if got := installOf("./run.sh", workdir, ""); len(got.paths)+len(got.links) != 0 {
+		t.Errorf("installOf(./run.sh) = %+v, want nothing", got)
+	}
+	if err := os.Symlink(secret, filepath.Join(workdir, "linked.sh")); err != nil {
+		t.Fatal(err)
+	}
+	if got := installOf("./linked.sh", workdir, ""); len(got.paths)+len(got.links) != 0 {
+		t.Errorf("installOf(./linked.sh) = %+v, want nothing (a link out of the working copy is not followed)", got)
+	}
+	nodeDir := mkdir(t, dir, "node", "bin")
+	writeExec(t, filepath.Join(nodeDir, "node"), "\x7fELF")
+	writeExec(t, filepath.Join(workdir, "cli.js"), "#!/usr/bin/env node\n")
+	if got := installOf("./cli.js", workdir, nodeDir); !slices.Equal(got.paths, []string{filepath.Join(nodeDir, "node")}) {
+		t.Errorf("installOf(./cli.js) = %+v, want node", got)
+	}
+	if err := syscall.Mkfifo(filepath.Join(workdir, "fifo.sh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan install, 1)
+	go func() { done <- installOf("./fifo.sh", workdir, nodeDir) }()
+	select {
+	case got := <-done:
+		if len(got.paths)+len(got.links) != 0 {
+			t.Errorf("installOf(./fifo.sh) = %+v", got)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("installOf waited on a FIFO")
 	}
 }
 

@@ -79,6 +79,7 @@ type Engine struct {
 	agent   *runAgent
 	status  *reporter
 	box     *sandboxes
+	alive   *liveness
 
 	mu      sync.Mutex
 	changed chan struct{} // closed at the next change of a run made by this process (see Follow)
@@ -142,7 +143,7 @@ func withParts(e *Engine) *Engine {
 	e.tmux, e.exec, e.live = newTmuxRunner(e, e.o.Sessions), &execRunner{e}, &liveRunner{e}
 	e.prompts, e.humans, e.limits, e.spend = &prompts{e}, &humans{e}, &usageLimits{e}, &spending{e}
 	e.follow, e.flow, e.memory, e.slots = &followThrough{e}, &repoFlow{e}, &memoryKeeper{e}, &slots{e}
-	e.agent, e.status, e.box = &runAgent{e}, &reporter{e}, &sandboxes{e: e}
+	e.agent, e.status, e.box, e.alive = &runAgent{e}, &reporter{e}, &sandboxes{e: e}, &liveness{e: e}
 	return e
 }
 
@@ -323,7 +324,12 @@ func backoff(n int) time.Duration {
 
 // event appends an event for a side effect and tells the observer.
 func (e *Engine) event(ctx context.Context, r *store.Run, kind EventKind, msg string) {
-	if err := e.o.Store.AppendEvent(ctx, r.ID, store.Event{Kind: string(kind), Step: r.Step, Message: msg}); err != nil {
+	e.eventData(ctx, r, kind, msg, "")
+}
+
+// eventData records an event whose Data holds what it is about as JSON.
+func (e *Engine) eventData(ctx context.Context, r *store.Run, kind EventKind, msg, data string) {
+	if err := e.o.Store.AppendEvent(ctx, r.ID, store.Event{Kind: string(kind), Step: r.Step, Message: msg, Data: data}); err != nil {
 		e.log.WarnContext(ctx, "record event", "run", r.ID, "kind", kind, "err", err)
 	}
 	e.signal()

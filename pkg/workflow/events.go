@@ -51,6 +51,12 @@ const (
 	// EventBoxFile: the box kept the agent from a path — hidden, a write outside its own, another process's /proc
 	// entry — or cannot record such attempts (box_files.go).
 	EventBoxFile EventKind = "box-file"
+	// EventFileRefused: ace would not read or write a file the agent controls — a link out of its tree, not a
+	// regular file, over its cap (agent_files.go).
+	EventFileRefused EventKind = "file-refused"
+	// EventStuck: the agent's screen said it works, or nothing ace knows, while every sign of work stayed flat for
+	// monitor.stuck_after; a human was asked (liveness.go). Data holds the signals.
+	EventStuck EventKind = "stuck"
 	// EventTmux: the tmux server the run's agent lived on had been left unusable by a dead ace process; ace
 	// killed it, and the agent starts again on a fresh one (tmux_recovery.go).
 	EventTmux EventKind = "tmux"

@@ -2,16 +2,12 @@ package workflow
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/aceworks/ace/pkg/atomicfile"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/tracker"
 )
@@ -68,11 +64,11 @@ func (ft *followThrough) reportFollow(ctx context.Context, r *store.Run) (Result
 // startRound hands the agent a round: .ace/DONE removed, the details in .ace/FOLLOWUP.md, a one-line prompt.
 func (ft *followThrough) startRound(ctx context.Context, r *store.Run, f *store.FollowState, pr *tracker.PRState, rd *round) (Result, error) {
 	e := ft.e
-	if err := os.Remove(filepath.Join(r.Workdir, doneFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return Result{}, fmt.Errorf("remove %s: %w", doneFile, err)
+	if err := removeProtocolFile(r, doneFile); err != nil {
+		return Result{}, e.needFile(ctx, r, "start the round", err)
 	}
 	if err := ft.writeFollowFile(r, rd.details()); err != nil {
-		return Result{}, err
+		return Result{}, e.needFile(ctx, r, "write "+followFile, err)
 	}
 	f.Rounds++
 	f.InRound = true
@@ -189,14 +185,11 @@ func (ft *followThrough) endFollow(ctx context.Context, r *store.Run, merged boo
 }
 
 func (ft *followThrough) writeFollowFile(r *store.Run, text string) error {
-	dir := filepath.Join(r.Workdir, ".ace")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("write %s: %w", followFile, err)
+	wc := workCopy(r)
+	if err := wc.MkdirAll(".ace", 0o755); err != nil {
+		return err
 	}
-	if err := atomicfile.Write(filepath.Join(r.Workdir, followFile), []byte(text), 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", followFile, err)
-	}
-	return nil
+	return wc.WriteFile(followFile, []byte(text), 0o644)
 }
 
 // cloneFollow copies the follow state: the engine saves a run when its fields differ from before the visit,

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -69,8 +67,8 @@ func (hu *humans) recordAnswer(ctx context.Context, r *store.Run, answer string)
 	// The question file is cleared when it holds the question answered. One the agent wrote since is a new
 	// question: the permission just answered may have been the one to write it (gemini wrote .ace/QUESTION the
 	// moment its write was allowed, and ace cleared it as the answered question's).
-	if q, ok := readProtocolFile(r.Workdir, questionFile); ok && (q == "" || q == r.State.Question) {
-		if err := os.Remove(filepath.Join(r.Workdir, questionFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if q, ok := e.readProtocolFile(ctx, r, questionFile); ok && (q == "" || q == r.State.Question) {
+		if err := removeProtocolFile(r, questionFile); err != nil {
 			return Result{}, fmt.Errorf("clear the question: %w", err)
 		}
 	}

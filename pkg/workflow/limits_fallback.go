@@ -4,13 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/aceworks/ace/pkg/agents"
-	"github.com/aceworks/ace/pkg/atomicfile"
 	"github.com/aceworks/ace/pkg/sanitize"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/transcript"
@@ -232,7 +229,7 @@ func (ul *usageLimits) handoverLead(r *store.Run) string {
 	if !ok || h.To != r.Agent || r.Workdir == "" {
 		return ""
 	}
-	if _, err := os.Stat(filepath.Join(r.Workdir, handoverFile)); err != nil {
+	if !workCopy(r).Exists(handoverFile) {
 		return ""
 	}
 	return fmt.Sprintf("You take over issue #%d of %s from another agent (%s), which stopped at a usage limit. "+
@@ -276,12 +273,12 @@ func (ul *usageLimits) writeHandover(ctx context.Context, r *store.Run, to, why 
 	if p := strings.TrimSpace(r.State.ExecPending); p != "" {
 		fmt.Fprintf(&b, "\n## A message that was waiting for %s's next turn\n\n%s\n", r.Agent, quote(sanitize.Clean(p)))
 	}
-	path := filepath.Join(r.Workdir, handoverFile)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("create %s: %w", filepath.Dir(path), err)
+	wc := workCopy(r)
+	if err := wc.MkdirAll(".ace", 0o755); err != nil {
+		return e.needFile(ctx, r, "create .ace", err)
 	}
-	if err := atomicfile.Write(path, []byte(b.String()), 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", handoverFile, err)
+	if err := wc.WriteFile(handoverFile, []byte(b.String()), 0o644); err != nil {
+		return e.needFile(ctx, r, "write "+handoverFile, err)
 	}
 	return nil
 }

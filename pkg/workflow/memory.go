@@ -4,14 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
+	"io/fs"
 	"strings"
 
 	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/memory"
 	"github.com/aceworks/ace/pkg/secrets"
 	"github.com/aceworks/ace/pkg/store"
+	"github.com/aceworks/ace/pkg/untrusted"
 	"github.com/aceworks/ace/pkg/workspace"
 )
 
@@ -29,6 +29,9 @@ func (mk *memoryKeeper) provideMemory(ctx context.Context, r *store.Run, ws *wor
 		return
 	}
 	rescued, err := e.o.Memory.CopyIn(ctx, r.Repo, ws.Dir, mk.secretValues(ctx, r)...)
+	if e.noteRefusal(ctx, r, err) {
+		err = nil // the copy an earlier attempt left was not merged; the memory is copied in all the same
+	}
 	if err != nil {
 		mk.memoryTrouble(ctx, r, "copy the repository memory into the working copy", err)
 		return
@@ -52,15 +55,20 @@ func (mk *memoryKeeper) provideMemory(ctx context.Context, r *store.Run, ws *wor
 		e.event(ctx, r, "memory", name+" is tracked by the repository; left untouched, ACE_TASK.md points at the memory")
 		return
 	}
-	path := filepath.Join(ws.Dir, name)
-	if b, err := os.ReadFile(path); err == nil && !strings.HasPrefix(string(b), pointerHeading) {
+	wc := untrusted.New(ws.Dir)
+	b, err := wc.ReadFile(name, contextFileMax)
+	switch {
+	case err == nil && !strings.HasPrefix(string(b), pointerHeading):
 		// An untracked file ace did not write (an earlier attempt's agent replaced the pointer, say): not ours
 		// to replace, and git must see it.
 		if err := ws.Unexclude("/" + name); err != nil {
 			mk.memoryTrouble(ctx, r, "un-exclude "+name, err)
 		}
 		return
-	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
+	case err == nil, errors.Is(err, fs.ErrNotExist):
+	case e.noteRefusal(ctx, r, err):
+		return // what an earlier attempt's agent left there (a link out, a FIFO, a huge file): neither read, nor replaced, nor committed
+	default:
 		mk.memoryTrouble(ctx, r, "read "+name, err)
 		return
 	}
@@ -69,7 +77,7 @@ func (mk *memoryKeeper) provideMemory(ctx context.Context, r *store.Run, ws *wor
 		mk.memoryTrouble(ctx, r, "exclude "+name+" from git", err)
 		return
 	}
-	if err := os.WriteFile(path, []byte(pointer(name)), 0o644); err != nil {
+	if err := wc.WriteFile(name, []byte(pointer(name)), 0o644); err != nil {
 		mk.memoryTrouble(ctx, r, "write "+name, err)
 		_ = ws.Unexclude("/" + name)
 		return
@@ -116,22 +124,23 @@ func (mk *memoryKeeper) memorySection(r *store.Run) string {
 
 // keepAgentContextFile un-excludes ace's pointer file when the agent replaced it with its own (the task was to
 // write a CLAUDE.md, say), so that the agent's file is committed; ace's untouched pointer is deleted instead.
+// What ace refuses to read there (a link out of the working copy, a FIFO, a huge file) stays excluded.
 func (mk *memoryKeeper) keepAgentContextFile(ctx context.Context, r *store.Run, ws *workspace.Workspace) {
 	e := mk.e
 	name := r.State.MemoryPointer
 	if name == "" {
 		return
 	}
-	path := filepath.Join(ws.Dir, name)
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
+	b, err := untrusted.New(ws.Dir).ReadFile(name, contextFileMax)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return
-	}
-	if err != nil {
+	case e.noteRefusal(ctx, r, err):
+		return // not a file of the agent's work (a link out, a FIFO, a huge file): it stays excluded, uncommitted
+	case err != nil:
 		mk.memoryTrouble(ctx, r, "read "+name, err)
 		return
-	}
-	if string(b) == pointer(name) {
+	case string(b) == pointer(name):
 		return
 	}
 	if err := ws.Unexclude("/" + name); err != nil {
@@ -198,6 +207,7 @@ func (mk *memoryKeeper) secretValues(ctx context.Context, r *store.Run) []string
 
 func (mk *memoryKeeper) memoryTrouble(ctx context.Context, r *store.Run, what string, err error) {
 	e := mk.e
+	e.noteRefusal(ctx, r, err)
 	e.log.WarnContext(ctx, "repository memory", "run", r.ID, "repo", r.Repo, "issue", r.Issue, "op", what, "err", err)
 	e.event(ctx, r, "memory", "could not "+what+": "+err.Error())
 }

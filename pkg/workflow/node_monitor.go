@@ -18,12 +18,12 @@ func (e *Engine) monitor(ctx context.Context, r *store.Run) (Result, error) {
 	if res, busy, err := rn.Busy(ctx, r); busy || err != nil {
 		return res, err
 	}
-	if summary, ok := readProtocolFile(r.Workdir, doneFile); ok {
+	if summary, ok := e.readProtocolFile(ctx, r, doneFile); ok {
 		r.State.Summary = summary
 		e.event(ctx, r, "done", "the agent wrote .ace/DONE")
 		return Goto(StepFinalize), nil
 	}
-	if q, ok := readProtocolFile(r.Workdir, questionFile); ok && q != "" {
+	if q, ok := e.readProtocolFile(ctx, r, questionFile); ok && q != "" {
 		if err := e.humans.askHuman(ctx, r, q, ""); err != nil {
 			return Result{}, err
 		}

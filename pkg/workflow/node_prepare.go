@@ -2,10 +2,7 @@ package workflow
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"time"
 
@@ -100,16 +97,15 @@ func (e *Engine) writeTask(ctx context.Context, r *store.Run) (Result, error) {
 		}
 		t.Comments = append(t.Comments, workspace.TaskComment{Author: c.Author, Body: c.Body, CreatedAt: c.CreatedAt})
 	}
-	if err := workspace.WriteTask(r.Workdir, t); err != nil {
-		return Result{}, fmt.Errorf("write ACE_TASK.md: %w", err)
+	if err := workspace.WriteTask(workCopy(r), t); err != nil {
+		return Result{}, e.needFile(ctx, r, "write ACE_TASK.md", err)
 	}
-	dir := filepath.Join(r.Workdir, ".ace")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return Result{}, fmt.Errorf("create %s: %w", dir, err)
+	if err := workCopy(r).MkdirAll(".ace", 0o755); err != nil {
+		return Result{}, e.needFile(ctx, r, "create .ace", err)
 	}
 	for _, f := range []string{doneFile, questionFile} {
-		if err := os.Remove(filepath.Join(r.Workdir, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return Result{}, fmt.Errorf("clear %s: %w", f, err)
+		if err := removeProtocolFile(r, f); err != nil {
+			return Result{}, e.needFile(ctx, r, "clear "+f, err)
 		}
 	}
 	return Goto(StepStartSession), nil

@@ -18,7 +18,7 @@ func (e *Engine) waitingInput(ctx context.Context, r *store.Run) (Result, error)
 	if next, ok := e.checkIssue(ctx, r); ok {
 		return next, nil
 	}
-	if summary, ok := readProtocolFile(r.Workdir, doneFile); ok {
+	if summary, ok := e.readProtocolFile(ctx, r, doneFile); ok {
 		// Someone helped the agent directly (ace attach) and it finished.
 		r.State.Summary = summary
 		return Goto(StepFinalize).With(store.StatusActive), nil

@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
 	"time"
 
-	"github.com/aceworks/ace/pkg/atomicfile"
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/sanitize"
 	"github.com/aceworks/ace/pkg/secrets"
@@ -21,6 +21,7 @@ import (
 	"github.com/aceworks/ace/pkg/tmuxops"
 	"github.com/aceworks/ace/pkg/tracker"
 	"github.com/aceworks/ace/pkg/transcript"
+	"github.com/aceworks/ace/pkg/untrusted"
 	"github.com/aceworks/ace/pkg/workspace"
 )
 
@@ -165,6 +166,9 @@ func (fl *repoFlow) runSetup(ctx context.Context, r *store.Run, ws *workspace.Wo
 		return err
 	}
 	if err := writeEnvFiles(ctx, ws, wf.EnvFiles, fileSecrets); err != nil {
+		if e.noteRefusal(ctx, r, err) {
+			return Terminal(err)
+		}
 		return err
 	}
 	env, err := fl.commandEnv(r, m, wf, red)
@@ -222,11 +226,12 @@ func writeEnvFiles(ctx context.Context, ws *workspace.Workspace, files []config.
 		for _, n := range f.Secrets {
 			fmt.Fprintf(&b, "%s=%s\n", n, vals[n])
 		}
-		p := filepath.Join(ws.Dir, filepath.FromSlash(f.Path))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		// Beneath the working copy alone: the secrets go nowhere a link the agent left would send them.
+		wc := untrusted.New(ws.Dir)
+		if err := wc.MkdirAll(path.Dir(path.Clean(f.Path)), 0o755); err != nil {
 			return fmt.Errorf("env file %s: %w", f.Path, err)
 		}
-		if err := atomicfile.Write(p, []byte(b.String()), 0o600); err != nil {
+		if err := wc.WriteFile(f.Path, []byte(b.String()), 0o600); err != nil {
 			return fmt.Errorf("env file %s: %w", f.Path, err)
 		}
 		patterns = append(patterns, "/"+strings.TrimPrefix(filepath.ToSlash(filepath.Clean(f.Path)), "/"))

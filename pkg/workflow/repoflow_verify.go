@@ -2,13 +2,9 @@ package workflow
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
-	"github.com/aceworks/ace/pkg/atomicfile"
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/transcript"
@@ -81,14 +77,14 @@ func (fl *repoFlow) verifyBeforePR(ctx context.Context, r *store.Run, ws *worksp
 		return Result{}, false, nil
 	}
 	st.VerifyRounds++
-	if err := os.Remove(filepath.Join(r.Workdir, doneFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return Result{}, true, fmt.Errorf("remove %s: %w", doneFile, err)
+	if err := removeProtocolFile(r, doneFile); err != nil {
+		return Result{}, true, e.needFile(ctx, r, "start the verify round", err)
 	}
 	details := fmt.Sprintf("# Verify failed\n\nBefore opening the pull request ace ran `%s` in this working copy; it %s. "+
 		"This file was written by ace; it is not part of the repository. The end of the command's output:\n\n%s\n",
 		cmd, flatten(why, 200), quote(workspace.Sanitize(tail)))
-	if err := atomicfile.Write(filepath.Join(r.Workdir, verifyFile), []byte(details), 0o644); err != nil {
-		return Result{}, true, fmt.Errorf("write %s: %w", verifyFile, err)
+	if err := workCopy(r).WriteFile(verifyFile, []byte(details), 0o644); err != nil {
+		return Result{}, true, e.needFile(ctx, r, "write "+verifyFile, err)
 	}
 	st.VerifyPrompt = fmt.Sprintf("Verify round %d of %d: before opening the pull request ace ran `%s` in this working copy and it "+
 		"failed (%s). The end of its output: %s — the longer tail is in %s. Fix this on the same branch, commit your work with "+

@@ -24,6 +24,7 @@ func (x *execRunner) execRunning(ctx context.Context, r *store.Run) (res Result,
 	alive := x.execAlive(ctx, r)
 	st := x.execStatus(ctx, r)
 	if !alive {
+		e.alive.forget(r.ID)
 		if r.State.ExecSeen != r.State.ExecTurn {
 			x.recordTurnEnd(ctx, r, st)
 			x.addTurnUsage(r, st) // usage.go
@@ -35,6 +36,9 @@ func (x *execRunner) execRunning(ctx context.Context, r *store.Run) (res Result,
 	}
 	if e.timedOut(r, lastWords(st)) {
 		return Goto(StepFailed), true, nil
+	}
+	if res, stuck, err := x.stuck(ctx, r, st); stuck || err != nil { // liveness_exec.go
+		return res, true, err
 	}
 	return Stay(e.cfg.Monitor.Interval.Duration), true, nil
 }

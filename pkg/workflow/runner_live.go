@@ -208,12 +208,16 @@ func (l *liveRunner) Busy(ctx context.Context, r *store.Run) (Result, bool, erro
 		l.e.log.WarnContext(ctx, "the live host's status", "run", r.ID, "err", err)
 		return Stay(l.e.cfg.Monitor.Interval.Duration), true, nil
 	case !st.Busy || len(st.Pending) > 0:
+		l.e.alive.forget(r.ID)
 		// The turn may have ended between the transcript's read and the status: its end (usage, a limit) is
 		// read now, before a .ace/DONE it wrote ends the run (under load the run was finalized without it).
 		if res, ok, err := l.readTranscript(ctx, r); ok || err != nil {
 			return res, true, err
 		}
 		return Result{}, false, nil
+	}
+	if res, stuck, err := l.stuck(ctx, r); stuck || err != nil { // liveness_live.go
+		return res, true, err
 	}
 	return Stay(l.e.cfg.Monitor.Interval.Duration), true, nil
 }

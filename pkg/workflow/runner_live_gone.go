@@ -2,7 +2,6 @@ package workflow
 
 import (
 	"context"
-	"fmt"
 	"slices"
 
 	"github.com/aceworks/ace/pkg/livehost"
@@ -28,7 +27,7 @@ func (l *liveRunner) QuestionGone(ctx context.Context, r *store.Run) (why string
 	_, _, _, path, _ := l.liveFiles(r)
 	recs, err := livehost.ReadTranscript(path, 0)
 	if err != nil {
-		return "", false, fmt.Errorf("read the live transcript: %w", err)
+		return "", false, l.e.needFile(ctx, r, "read the live transcript", err)
 	}
 	var asked *livehost.Record
 	fate := ""

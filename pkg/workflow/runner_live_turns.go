@@ -20,7 +20,8 @@ func (l *liveRunner) readTranscript(ctx context.Context, r *store.Run) (res Resu
 	_, _, _, path, _ := l.liveFiles(r)
 	recs, err := livehost.ReadTranscript(path, r.State.LiveSeq)
 	if err != nil {
-		return Result{}, false, fmt.Errorf("read the live transcript: %w", err)
+		// A transcript the agent replaced (a link, a FIFO, a huge file) is no record of the conversation.
+		return Result{}, false, e.needFile(ctx, r, "read the live transcript", err)
 	}
 	for _, rec := range recs {
 		r.State.LiveSeq = rec.Seq

@@ -6,8 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/aceworks/ace/pkg/agents"
@@ -157,7 +155,7 @@ func (t *tmuxRunner) delivered(ctx context.Context, r *store.Run, msg string) Re
 // or it is working (what it draws last says so). An agent that shows its composer is given the prompt (again).
 func (t *tmuxRunner) promptTaken(r *store.Run, prof agents.Profile, screen string) (string, bool) {
 	for _, f := range []string{doneFile, questionFile} {
-		if _, err := os.Stat(filepath.Join(r.Workdir, f)); err == nil {
+		if workCopy(r).Exists(f) {
 			return "it wrote " + f, true
 		}
 	}

@@ -3,13 +3,12 @@ package workflow
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/tmuxops"
+	"github.com/aceworks/ace/pkg/untrusted"
 )
 
 // observed is what the monitor saw of a session last time: with it, a tick whose pane shows no new activity
@@ -58,6 +57,14 @@ func (t *tmuxRunner) observeScreen(ctx context.Context, r *store.Run) (Result, e
 	}
 	if e.timedOut(r, o.screen) {
 		return Goto(StepFailed), nil
+	}
+	if o.state == agents.StateBusy || o.state == agents.StateStarting {
+		res, stuck, err := t.stuck(ctx, r, prof, pane, o) // liveness.go: working, or nothing ace knows
+		if stuck || err != nil {
+			return res, err
+		}
+	} else {
+		e.alive.forget(r.ID)
 	}
 	if since := e.since(r.State.MonitorSince); (o.state == agents.StateApproval || o.state == agents.StateQuestion) && since < answerSettle {
 		// Just answered (or just delivered): the agent may still show the menu it is leaving.
@@ -188,6 +195,12 @@ func (t *tmuxRunner) look(ctx context.Context, r *store.Run, prof agents.Profile
 	if !need {
 		return o, nil
 	}
+	return t.capture(ctx, r, prof, pane, o)
+}
+
+// capture reads the session's screen now into its cached record o.
+func (t *tmuxRunner) capture(ctx context.Context, r *store.Run, prof agents.Profile, pane tmuxops.Pane, o *observed) (*observed, error) {
+	now := t.e.o.Now()
 	screen, err := t.tmux.Capture(ctx, r.Session, 0)
 	if err != nil {
 		return nil, fmt.Errorf("capture screen: %w", err)
@@ -315,7 +328,7 @@ func (t *tmuxRunner) needsVisit(h Held, panes map[string]tmuxops.Pane, now time.
 		return true
 	}
 	for _, f := range []string{doneFile, questionFile} {
-		if _, err := os.Stat(filepath.Join(h.Workdir, f)); err == nil {
+		if untrusted.New(h.Workdir).Exists(f) {
 			return true
 		}
 	}

@@ -54,7 +54,8 @@ func (rp *reporter) renderStatus(run *store.Run, v statusView) string {
 	if r.State.Usage != nil {
 		fmt.Fprintf(&b, "| usage | %s |\n", UsageLine(r.State.Usage))
 	}
-	b.WriteString(refusedLine(r)) // box_line.go
+	b.WriteString(refusedLine(r))     // box_line.go
+	b.WriteString(refusedFilesRow(r)) // agent_files.go
 	if r.Status == store.StatusPausedLimit {
 		fmt.Fprintf(&b, "| resumes | %s |\n", r.State.ResumeAt.UTC().Format(time.RFC3339))
 	}

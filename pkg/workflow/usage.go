@@ -95,11 +95,14 @@ func (t *tmuxRunner) readUsage(ctx context.Context, r *store.Run) {
 	}
 	home := agents.AgentHome(prof, e.o.Root, agents.CurrentUser())
 	if b := r.State.Box; b != nil && b.Proxy != "" && b.Home != "" {
-		home = agents.UserEnv{Home: b.Home} // a boxed agent's CLI keeps its sessions in its home for the run
+		home = agents.UserEnv{Home: b.Home, Box: true} // a boxed agent's CLI keeps its sessions in its home for the run
 	}
 	u, err := prof.SessionUsage(home, r.Workdir, r.CreatedAt)
+	for _, refused := range u.Refused {
+		e.noteRefusal(ctx, r, refused)
+	}
 	if err != nil {
-		if !errors.Is(err, agents.ErrNoSessionUsage) {
+		if !errors.Is(err, agents.ErrNoSessionUsage) && !e.noteRefusal(ctx, r, err) {
 			e.log.WarnContext(ctx, "read the agent's session usage", "run", r.ID, "err", err)
 		}
 		return

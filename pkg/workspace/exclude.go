@@ -3,12 +3,14 @@ package workspace
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 
-	"github.com/aceworks/ace/pkg/atomicfile"
+	"github.com/aceworks/ace/pkg/untrusted"
 )
 
 // ace keeps its files out of commits with an exclude file of its own, .git/ace/exclude, named by the working
@@ -17,36 +19,42 @@ import (
 // core.excludesFile. That setting takes the place of the user's global excludes in this working copy, so
 // their content is copied in first.
 
-// aceExcludeFile is ace's exclude file in the working copy dir.
-func aceExcludeFile(dir string) string { return filepath.Join(dir, ".git", "ace", "exclude") }
+// aceExclude is ace's exclude file, in the working copy.
+const aceExclude = ".git/ace/exclude"
 
-// legacyExcludeFile is where ace wrote its excludes before: a working copy made then is moved on its next
-// exclude.
-func legacyExcludeFile(dir string) string { return filepath.Join(dir, ".git", "info", "exclude") }
+// legacyExclude is where ace wrote its excludes before: a working copy made then is moved on its next exclude.
+const legacyExclude = ".git/info/exclude"
+
+// excludeMax bounds an exclude file ace reads back from a working copy (the agent can write it): patterns, not
+// data.
+const excludeMax = 1 << 20
+
+// legacyExcludeFile is the legacy exclude file of the working copy dir.
+func legacyExcludeFile(dir string) string { return untrusted.New(dir).Path(legacyExclude) }
 
 // writeExcludes adds patterns to ace's exclude file of dir and points the working copy's core.excludesFile at
 // it (again: a moved working copy follows). Patterns ace had put in .git/info/exclude are taken out of it.
 func (m *Manager) writeExcludes(ctx context.Context, dir string, patterns []string) error {
-	path := aceExcludeFile(dir)
-	old, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
+	wc := untrusted.New(dir)
+	old, err := wc.ReadFile(aceExclude, excludeMax)
+	if errors.Is(err, fs.ErrNotExist) {
 		old, err = m.userExcludes(ctx), nil
 	}
 	if err != nil {
 		return err
 	}
 	if b, changed := withExcludes(old, patterns); changed || len(old) == 0 {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		if err := wc.MkdirAll(path.Dir(aceExclude), 0o755); err != nil {
 			return err
 		}
-		if err := atomicfile.Write(path, b, 0o644); err != nil {
+		if err := wc.WriteFile(aceExclude, b, 0o644); err != nil {
 			return err
 		}
 	}
-	if _, err := m.git(ctx, dir, "config", "core.excludesFile", path); err != nil {
+	if _, err := m.git(ctx, dir, "config", "core.excludesFile", wc.Path(aceExclude)); err != nil {
 		return err
 	}
-	return removeLines(legacyExcludeFile(dir), append(slices.Clone(patterns), "# ace"))
+	return removeLines(wc, legacyExclude, append(slices.Clone(patterns), "# ace"))
 }
 
 // userExcludes is the content of the user's global exclude file (git's core.excludesFile, else
@@ -70,11 +78,11 @@ func (m *Manager) userExcludes(ctx context.Context) []byte {
 	return append([]byte("# the user's global excludes (core.excludesFile), copied: this file takes their place here\n"), b...)
 }
 
-// removeLines takes the lines equal to one of lines (spaces trimmed) out of the file at path; a missing file
-// is left missing.
-func removeLines(path string, lines []string) error {
-	old, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
+// removeLines takes the lines equal to one of lines (spaces trimmed) out of the file rel of the working copy
+// wc; a missing file is left missing.
+func removeLines(wc untrusted.Tree, rel string, lines []string) error {
+	old, err := wc.ReadFile(rel, excludeMax)
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
@@ -85,5 +93,5 @@ func removeLines(path string, lines []string) error {
 	if len(kept) == len(all) {
 		return nil
 	}
-	return atomicfile.Write(path, []byte(strings.Join(kept, "\n")), 0o644)
+	return wc.WriteFile(rel, []byte(strings.Join(kept, "\n")), 0o644)
 }

@@ -2,13 +2,12 @@ package workspace
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 	"time"
 	"unicode"
 
-	"github.com/aceworks/ace/pkg/atomicfile"
 	"github.com/aceworks/ace/pkg/sanitize"
+	"github.com/aceworks/ace/pkg/untrusted"
 )
 
 // Task is what ACE_TASK.md tells the agent.
@@ -50,8 +49,8 @@ If you need a decision from a human, write your question to ` + "`.ace/QUESTION`
 typed into this session. Do not edit ACE_TASK.md, nor other files under .ace/ unless this file asks you to.
 `
 
-// WriteTask writes <dir>/ACE_TASK.md from t.
-func WriteTask(dir string, t Task) error {
+// WriteTask writes ACE_TASK.md at the top of the working copy wc from t.
+func WriteTask(wc untrusted.Tree, t Task) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Task: %s#%d — %s\n\n", t.Repo, t.Issue, sanitize.Line(t.Title))
 	fmt.Fprintf(&b, "You are working on issue #%d of %s", t.Issue, t.Repo)
@@ -83,7 +82,7 @@ func WriteTask(dir string, t Task) error {
 		b.WriteString(strings.TrimSpace(t.Extra) + "\n\n")
 	}
 	b.WriteString(DoneProtocol)
-	return atomicfile.Write(filepath.Join(dir, "ACE_TASK.md"), []byte(b.String()), 0o644)
+	return wc.WriteFile("ACE_TASK.md", []byte(b.String()), 0o644)
 }
 
 // BranchName expands a branch template: {issue} is the number, {slug} the title's Slug.

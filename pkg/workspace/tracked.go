@@ -2,6 +2,8 @@ package workspace
 
 import (
 	"context"
+
+	"github.com/aceworks/ace/pkg/untrusted"
 )
 
 // Tracked reports whether path (relative to the working copy) is a file git tracks: ace must never write over
@@ -15,8 +17,8 @@ func (w *Workspace) Tracked(ctx context.Context, path string) (bool, error) {
 // made its own, and which must be committed with its work), and out of .git/info/exclude where an older ace
 // put them.
 func (w *Workspace) Unexclude(patterns ...string) error {
-	if err := removeLines(aceExcludeFile(w.Dir), patterns); err != nil {
+	if err := removeLines(untrusted.New(w.Dir), aceExclude, patterns); err != nil {
 		return err
 	}
-	return removeLines(legacyExcludeFile(w.Dir), patterns)
+	return removeLines(untrusted.New(w.Dir), legacyExclude, patterns)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/aceworks/ace/internal/gittest"
 	"github.com/aceworks/ace/pkg/sanitize"
+	"github.com/aceworks/ace/pkg/untrusted"
 )
 
 const token = "ghs_workspaceTestToken123"
@@ -51,7 +52,7 @@ func TestPrepareCommitPushOverSmartHTTPWithoutTokenOnDisk(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(ws.Dir, ".git", "objects", "info", "alternates")); err != nil || !strings.Contains(string(b), "mirrors") {
 		t.Fatalf("alternates: %q %v", b, err)
 	}
-	if err := WriteTask(ws.Dir, Task{Repo: spec.Repo, Issue: 7, Title: "Fix", Body: "body", Branch: ws.Branch, BaseBranch: "main"}); err != nil {
+	if err := WriteTask(untrusted.New(ws.Dir), Task{Repo: spec.Repo, Issue: 7, Title: "Fix", Body: "body", Branch: ws.Branch, BaseBranch: "main"}); err != nil {
 		t.Fatal(err)
 	}
 	if changed, _ := ws.HasChanges(ctx); changed {
@@ -145,7 +146,7 @@ func TestPathSafety(t *testing.T) {
 func TestTaskSanitizesAndFilters(t *testing.T) {
 	dir := t.TempDir()
 	trig := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
-	err := WriteTask(dir, Task{Repo: "o/r", Issue: 3, Title: "T\x1b[31mred", Branch: "b", BaseBranch: "main", TriggeredAt: trig,
+	err := WriteTask(untrusted.New(dir), Task{Repo: "o/r", Issue: 3, Title: "T\x1b[31mred", Branch: "b", BaseBranch: "main", TriggeredAt: trig,
 		Body:     "visible<!-- hidden instructions -->\u202eevil\u200b\x00" + strings.Repeat("x", sanitize.MaxText+10),
 		Comments: []TaskComment{{Author: "a", Body: "early", CreatedAt: trig.Add(-time.Hour)}, {Author: "b", Body: "late", CreatedAt: trig.Add(time.Hour)}}})
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/aceworks/ace/pkg/headless"
 	"github.com/aceworks/ace/pkg/live"
+	"github.com/aceworks/ace/pkg/untrusted"
 )
 
 // Adapter is everything ace knows about one agent CLI: one per agent, in its folder (pkg/agents/<name>). The
@@ -79,8 +80,9 @@ type Adapter struct {
 }
 
 // SessionReader sums what the sessions of workdir, in the CLI config dir dir, spent at or after since (every
-// record when since is zero).
-type SessionReader func(dir, workdir string, since time.Time) (Usage, error)
+// record when since is zero). The CLI wrote dir as the agent ran: each file is read through dir's guards
+// (EachLine), and one refused is left out and listed in Usage.Refused.
+type SessionReader func(dir untrusted.Tree, workdir string, since time.Time) (Usage, error)
 
 // Profile is the adapter's built-in profile, which carries the adapter.
 func (a *Adapter) Profile() Profile {
@@ -181,6 +183,14 @@ func Confirm(name, match string, keys ...string) Dialog {
 // Permission builds a permission prompt (see Choose).
 func Permission(name, match, option string) Dialog {
 	d := Choose(name, match, option)
+	d.Permission = true
+	return d
+}
+
+// PermissionKeys builds a permission asked without options, answered with keys when the profile auto-approves
+// and by a human otherwise (claude 2.1.332's "Auto mode can't check actions in this session").
+func PermissionKeys(name, match string, keys ...string) Dialog {
+	d := Confirm(name, match, keys...)
 	d.Permission = true
 	return d
 }

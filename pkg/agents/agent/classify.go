@@ -37,8 +37,14 @@ func (p Profile) Classify(screen string, paneDead bool, exitStatus int) State {
 	}
 	after := max(lastMatch(m.Busy, b), lastMatch(m.Ready, b))
 	for _, d := range p.Dialogs {
-		if !d.Permission && lastMatch(d.Match, b) > after {
+		switch {
+		case lastMatch(d.Match, b) <= after:
+		case !d.Permission:
 			return StateDialog
+		case d.Choose == nil && p.AutoApprove:
+			return StateDialog // a permission without options, answered with its keys (PermissionKeys)
+		case d.Choose == nil:
+			return StateApproval // the same, for a human
 		}
 	}
 	busy, ready := lastMatch(m.Busy, b), lastMatch(m.Ready, b)

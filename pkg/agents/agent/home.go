@@ -4,10 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
+	"io/fs"
+	"path"
 
-	"github.com/aceworks/ace/pkg/atomicfile"
+	"github.com/aceworks/ace/pkg/untrusted"
 )
 
 // MCPConfig names an MCP server for the agent. It carries the NAME of the variable holding the token, never
@@ -23,6 +23,13 @@ type IsolatedHome struct {
 	MCP           MCPConfig
 	Auth          Auth
 }
+
+// Files is the home as the tree its agent writes: ace edits the CLI's settings there beneath it alone.
+func (h IsolatedHome) Files() untrusted.Tree { return untrusted.New(h.Home) }
+
+// SettingsMax bounds a settings file ace reads back from a home or working copy to merge into (claude's
+// .claude.json keeps a history, and grows).
+const SettingsMax = 16 << 20
 
 // SetMCPServer puts server under mcpServers.github, keeping the other servers of the file.
 func SetMCPServer(m map[string]any, server map[string]any) {
@@ -44,18 +51,21 @@ func Object(m map[string]any, key string) map[string]any {
 	return o
 }
 
-// MergeJSON edits the JSON object in the file at path (an empty one when there is none) and writes it back
-// atomically, 0600 in a 0700 directory: settings already there are merged into, not replaced.
-func MergeJSON(path string, edit func(map[string]any)) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
+// MergeJSON edits the JSON object in the file rel of t (an empty one when there is none) and writes it back
+// atomically, 0600 in a 0700 directory: settings already there are merged into, not replaced. The tree is the
+// agent's (its home, its working copy): the file is read and written beneath it alone (package untrusted).
+func MergeJSON(t untrusted.Tree, rel string, edit func(map[string]any)) error {
+	if dir := path.Dir(rel); dir != "." {
+		if err := t.MkdirAll(dir, 0o700); err != nil {
+			return err
+		}
 	}
 	m := map[string]any{}
-	if b, err := os.ReadFile(path); err == nil {
+	if b, err := t.ReadFile(rel, SettingsMax); err == nil {
 		if err := json.Unmarshal(b, &m); err != nil {
-			return fmt.Errorf("%s: %w", path, err)
+			return fmt.Errorf("%s: %w", t.Path(rel), err)
 		}
-	} else if !errors.Is(err, os.ErrNotExist) {
+	} else if !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	edit(m)
@@ -63,5 +73,5 @@ func MergeJSON(path string, edit func(map[string]any)) error {
 	if err != nil {
 		return err
 	}
-	return atomicfile.Write(path, b, 0o600)
+	return t.WriteFile(rel, b, 0o600)
 }

@@ -34,6 +34,9 @@ type SecretSource interface {
 type UserEnv struct {
 	Home   string
 	Getenv func(string) string
+	// Box is set for a boxed run's home, which its agent writes whole: the CLI's files are read beneath it alone,
+	// so that a config dir the agent replaced with a link out of the home is refused.
+	Box bool
 }
 
 // CurrentUser is the environment ace runs in.

@@ -1,14 +1,12 @@
 package agent
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/aceworks/ace/pkg/untrusted"
 	"github.com/aceworks/ace/pkg/usage"
 )
 
@@ -23,6 +21,8 @@ type Usage struct {
 	Models map[string]usage.Usage
 	// Sessions counts the session files that spent something.
 	Sessions int
+	// Refused are the session files ace would not read (untrusted.Refusal): their spend is not counted.
+	Refused []error
 }
 
 // AddModel records tokens spent by model.
@@ -66,7 +66,15 @@ func (p Profile) SessionUsage(home UserEnv, workdir string, since time.Time) (Us
 	if dir == "" {
 		return Usage{}, fmt.Errorf("%s: no home to read sessions from", p.Name)
 	}
-	u, err := a.SessionUsage(dir, workdir, since)
+	tree := untrusted.New(dir)
+	if home.Box {
+		rel, err := filepath.Rel(home.Home, dir)
+		if err != nil || !filepath.IsLocal(rel) {
+			return Usage{}, fmt.Errorf("%s: its config dir %s is not in the run's home", p.Name, dir)
+		}
+		tree = untrusted.New(home.Home).Sub(rel)
+	}
+	u, err := a.SessionUsage(tree, workdir, since)
 	if err != nil {
 		return Usage{}, fmt.Errorf("%s sessions in %s: %w", p.Name, dir, err)
 	}
@@ -82,28 +90,34 @@ func SameDirs(workdir string) []string {
 	return dirs
 }
 
-// EachLine calls fn with each line of the file at path; a line longer than bufio's limit is read whole.
-func EachLine(path string, fn func(line []byte) error) error {
-	f, err := os.Open(path)
+// Bounds of the session files ace reads (the CLI wrote them, and so could the agent): a long run's transcript
+// is tens of megabytes, and one of its lines — a response, a tool's result — a few.
+const (
+	SessionFileMax = 256 << 20
+	SessionLineMax = 16 << 20
+	// ChatFileMax bounds a session file read whole (gemini's older chat files).
+	ChatFileMax = 64 << 20
+)
+
+// EachLine calls fn with each line of the file rel of dir (a regular file of at most SessionFileMax); a line
+// over SessionLineMax is skipped. fn must not keep line. A file ace refuses is an untrusted.Refusal.
+func EachLine(dir untrusted.Tree, rel string, fn func(line []byte) error) error {
+	f, err := dir.Open(rel, SessionFileMax)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	r := bufio.NewReaderSize(f, 64<<10)
-	for {
-		line, err := r.ReadBytes('\n')
-		if len(line) > 0 {
-			if ferr := fn(line); ferr != nil {
-				return ferr
-			}
-		}
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
+	return f.Lines(SessionLineMax, fn)
+}
+
+// Refuse records a session file ace would not read and reports whether err was such a refusal (the reader goes
+// on with the other files); any other error is the reader's.
+func (u *Usage) Refuse(err error) bool {
+	if _, ok := untrusted.IsRefusal(err); !ok {
+		return false
 	}
+	u.Refused = append(u.Refused, err)
+	return true
 }
 
 // Before reports whether a record stamped ts is older than since: records without a time count as recent.

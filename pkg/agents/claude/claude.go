@@ -22,7 +22,7 @@ func Adapter() *agent.Adapter {
 	return &agent.Adapter{
 		Live: live.Starter(StartLive), LiveMidTurn: live.OneTurn,
 		Name: "claude", CLI: "claude", Package: "@anthropic-ai/claude-code",
-		Tested: agent.VersionRange{Oldest: "2.1.197", Newest: "2.1.331"},
+		Tested: agent.VersionRange{Oldest: "2.1.197", Newest: "2.1.332"},
 		SignIns: []agent.SignIn{
 			{Name: "api-key", Secret: "ANTHROPIC_API_KEY", How: "an Anthropic API key"},
 			{Name: "oauth-token", Secret: "CLAUDE_CODE_OAUTH_TOKEN", How: "a subscription token from `claude setup-token`"},
@@ -98,6 +98,12 @@ func profile() agent.Profile {
 			// a notice that its classifier billing changes, "Enter to continue · Esc to cancel". Continuing keeps
 			// auto mode as the user has it.
 			agent.Confirm("auto-mode-notice", `(?s)auto mode.*Enter to continue · Esc to cancel`, "Enter"),
+			// 2.1.332, mid-turn, when its server-side safety check does not get through a gateway (or nonessential
+			// traffic is off): "Auto mode can't check actions in this session … Enter to stay in auto mode ·
+			// shift+Tab to leave for accept edits mode and stop · Esc to cancel". Staying keeps auto mode, where each
+			// action the check would have judged asks instead — a permission, which auto_approve allows; leaving
+			// would stop the turn and run later actions unchecked. Without auto_approve it is the human's choice.
+			agent.PermissionKeys("auto-mode-check", `(?s)Auto mode can't check actions in this session.*Enter to stay in auto mode`, "Enter"),
 		},
 		Approve: regexp.MustCompile(`^Yes$`), ComposerStays: true, CompactCommand: "/compact", ContextFile: "CLAUDE.md",
 		QuestionTool: "AskUserQuestion",
@@ -117,7 +123,7 @@ func profile() agent.Profile {
 // check at first start and exits when it cannot reach its service) and the working copy is trusted.
 func isolate(h agent.IsolatedHome) (map[string]string, error) {
 	dir := filepath.Join(h.Home, ".claude")
-	err := agent.MergeJSON(filepath.Join(dir, ".claude.json"), func(m map[string]any) {
+	err := agent.MergeJSON(h.Files(), ".claude/.claude.json", func(m map[string]any) {
 		m["hasCompletedOnboarding"] = true
 		agent.Object(agent.Object(m, "projects"), h.Workdir)["hasTrustDialogAccepted"] = true
 	})

@@ -3,9 +3,8 @@ package claude
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"io/fs"
-	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"unicode/utf16"
 
 	"github.com/aceworks/ace/pkg/agents/agent"
+	"github.com/aceworks/ace/pkg/untrusted"
 	"github.com/aceworks/ace/pkg/usage"
 )
 
@@ -23,7 +23,7 @@ import (
 // is two lines carrying the same usage, told apart from the next response by requestId and message.id. A
 // resumed session repeats its earlier lines in a new file, so the same key is counted once across files.
 // Older versions also wrote costUSD on the line; it is taken when there.
-func sessionUsage(dir, workdir string, since time.Time) (agent.Usage, error) {
+func sessionUsage(dir untrusted.Tree, workdir string, since time.Time) (agent.Usage, error) {
 	type response struct {
 		model string
 		tok   usage.Usage
@@ -32,18 +32,13 @@ func sessionUsage(dir, workdir string, since time.Time) (agent.Usage, error) {
 	seen := map[string]*response{}
 	var order []string
 	files := map[string]bool{}
-	for _, d := range projectDirs(filepath.Join(dir, "projects"), workdir) {
-		err := filepath.WalkDir(d.path, func(path string, de fs.DirEntry, err error) error {
-			if err != nil {
-				if errors.Is(err, fs.ErrNotExist) {
-					return nil
-				}
-				return err
-			}
+	var u agent.Usage
+	for _, d := range projectDirs(dir, workdir) {
+		err := dir.Walk(d.path, func(path string, de fs.DirEntry) error {
 			if de.IsDir() || !strings.HasSuffix(path, ".jsonl") {
 				return nil
 			}
-			return agent.EachLine(path, func(line []byte) error {
+			err := agent.EachLine(dir, path, func(line []byte) error {
 				if !bytes.Contains(line, []byte(`"usage"`)) {
 					return nil
 				}
@@ -73,12 +68,15 @@ func sessionUsage(dir, workdir string, since time.Time) (agent.Usage, error) {
 				files[path] = true
 				return nil
 			})
+			if u.Refuse(err) {
+				return nil
+			}
+			return err
 		})
-		if err != nil {
+		if err != nil && !u.Refuse(err) {
 			return agent.Usage{}, err
 		}
 	}
-	var u agent.Usage
 	for _, k := range order {
 		r := seen[k]
 		u.AddModel(r.model, r.tok)
@@ -158,26 +156,27 @@ type transcriptDir struct {
 	shared bool
 }
 
-// projectDirs are the directories that may hold the working copy's transcripts, as claude itself looks
+// projectDirs are the directories of dir that may hold the working copy's transcripts, as claude itself looks
 // them up: the exact name and, for a long one, every directory with the same cut prefix.
-func projectDirs(projects, workdir string) []transcriptDir {
+func projectDirs(dir untrusted.Tree, workdir string) []transcriptDir {
+	const projects = "projects"
 	var out []transcriptDir
 	seen := map[string]bool{}
 	for _, wd := range agent.SameDirs(workdir) {
 		name := projectDir(wd)
 		if !seen[name] {
 			seen[name] = true
-			out = append(out, transcriptDir{path: filepath.Join(projects, name)})
+			out = append(out, transcriptDir{path: path.Join(projects, name)})
 		}
 		if len(name) <= maxDirName {
 			continue
 		}
 		prefix := name[:maxDirName] + "-"
-		entries, _ := os.ReadDir(projects)
+		entries, _ := dir.ReadDir(projects)
 		for _, e := range entries {
 			if e.IsDir() && strings.HasPrefix(e.Name(), prefix) && !seen[e.Name()] {
 				seen[e.Name()] = true
-				out = append(out, transcriptDir{path: filepath.Join(projects, e.Name()), shared: true})
+				out = append(out, transcriptDir{path: path.Join(projects, e.Name()), shared: true})
 			}
 		}
 	}

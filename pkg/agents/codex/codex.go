@@ -5,7 +5,7 @@ package codex
 import (
 	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -33,7 +33,7 @@ func Adapter() *agent.Adapter {
 	return &agent.Adapter{
 		Live: live.Starter(StartLive), LiveMidTurn: live.OneTurn,
 		Name: "codex", CLI: "codex", Wrapper: "codex-gh", Package: "@openai/codex",
-		Tested: agent.VersionRange{Oldest: "0.169.0", Newest: "0.169.0"},
+		Tested: agent.VersionRange{Oldest: "0.169.0", Newest: "0.171.0"},
 		SignIns: []agent.SignIn{
 			{Name: "api-key", Secret: "OPENAI_API_KEY", How: "an OpenAI API key"},
 			{Name: "login", Files: []string{"auth.json"}, How: "sign in with ChatGPT (`codex login`)"},
@@ -134,12 +134,12 @@ func profile() agent.Profile {
 // config.toml text (kept as the user wrote it).
 func isolate(h agent.IsolatedHome) (map[string]string, error) {
 	dir := filepath.Join(h.Home, ".codex")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	home := h.Files() // the agent's: read and written beneath it alone
+	if err := home.MkdirAll(".codex", 0o700); err != nil {
 		return nil, err
 	}
-	path := filepath.Join(dir, "config.toml")
-	old, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
+	old, err := home.ReadFile(".codex/config.toml", agent.SettingsMax)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
 	section := fmt.Sprintf("[projects.%q]", h.Workdir)
@@ -151,7 +151,7 @@ func isolate(h agent.IsolatedHome) (map[string]string, error) {
 		add += fmt.Sprintf("\n[mcp_servers.github]\nurl = %q\nbearer_token_env_var = %q\n", h.MCP.GitHubURL, h.MCP.GitHubTokenEnv)
 	}
 	if add != "" {
-		if err := os.WriteFile(path, append(old, []byte(add)...), 0o600); err != nil {
+		if err := home.WriteFile(".codex/config.toml", append(old, []byte(add)...), 0o600); err != nil {
 			return nil, err
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/aceworks/ace/pkg/agents/agent"
+	"github.com/aceworks/ace/pkg/untrusted"
 	"github.com/aceworks/ace/pkg/usage"
 )
 
@@ -18,48 +19,44 @@ import (
 // output_tokens including reasoning). codex repeats a token_count without new usage (rate-limit updates), so
 // what a thread spent since a moment is its last total minus the last total before it, each step charged to
 // the model of the turn (turn_context) it happened in.
-func sessionUsage(dir, workdir string, since time.Time) (agent.Usage, error) {
-	root := filepath.Join(dir, "sessions")
+func sessionUsage(dir untrusted.Tree, workdir string, since time.Time) (agent.Usage, error) {
+	const root = "sessions"
 	// Day folders are named in local time: one day of slack covers any zone.
 	oldest := ""
 	if !since.IsZero() {
 		oldest = since.Add(-24 * time.Hour).Format("2006/01/02")
 	}
 	var u agent.Usage
-	err := filepath.WalkDir(root, func(path string, de fs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil
-			}
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		rel = filepath.ToSlash(rel)
+	err := dir.Walk(root, func(path string, de fs.DirEntry) error {
+		rel := strings.TrimPrefix(path, root+"/")
 		if de.IsDir() {
 			// Skip a year, month or day folder wholly older than the oldest day wanted.
-			if oldest != "" && rel != "." && len(rel) <= len(oldest) && rel < oldest[:len(rel)] {
-				return filepath.SkipDir
+			if oldest != "" && len(rel) <= len(oldest) && rel < oldest[:len(rel)] {
+				return fs.SkipDir
 			}
 			return nil
 		}
 		if !strings.HasPrefix(de.Name(), "rollout-") || !strings.HasSuffix(de.Name(), ".jsonl") {
 			return nil
 		}
-		spent, err := rollout(path, workdir, since)
+		spent, err := rollout(dir, path, workdir, since)
+		if u.Refuse(err) {
+			return nil
+		}
 		if err != nil {
 			return err
 		}
 		u.AddSession(spent)
 		return nil
 	})
-	if err != nil {
+	if err != nil && !u.Refuse(err) {
 		return agent.Usage{}, err
 	}
 	return u, nil
 }
 
-// rollout is what one rollout spent since, when its thread ran in workdir.
-func rollout(path, workdir string, since time.Time) (agent.Usage, error) {
+// rollout is what the rollout path of dir spent since, when its thread ran in workdir.
+func rollout(dir untrusted.Tree, path, workdir string, since time.Time) (agent.Usage, error) {
 	var (
 		u          agent.Usage
 		mine, meta bool
@@ -67,7 +64,7 @@ func rollout(path, workdir string, since time.Time) (agent.Usage, error) {
 		last       usage.Usage
 	)
 	errOther := errors.New("another working copy")
-	err := agent.EachLine(path, func(line []byte) error {
+	err := agent.EachLine(dir, path, func(line []byte) error {
 		var l rolloutLine
 		if json.Unmarshal(line, &l) != nil {
 			return nil

@@ -3,7 +3,6 @@
 package gemini
 
 import (
-	"path/filepath"
 	"regexp"
 
 	"github.com/aceworks/ace/pkg/agents/agent"
@@ -109,11 +108,10 @@ func runEnv(_, workdir string) (map[string]string, error) {
 // isolate: GEMINI_CLI_HOME with the working copy trusted, the GitHub MCP server, and the auth method chosen
 // for the sign-in ace found (headless gemini exits 41 without one).
 func isolate(h agent.IsolatedHome) (map[string]string, error) {
-	dir := filepath.Join(h.Home, ".gemini")
-	if err := agent.MergeJSON(filepath.Join(dir, "trustedFolders.json"), func(m map[string]any) { m[h.Workdir] = "TRUST_FOLDER" }); err != nil {
+	if err := agent.MergeJSON(h.Files(), ".gemini/trustedFolders.json", func(m map[string]any) { m[h.Workdir] = "TRUST_FOLDER" }); err != nil {
 		return nil, err
 	}
-	err := agent.MergeJSON(filepath.Join(dir, "settings.json"), func(m map[string]any) {
+	err := agent.MergeJSON(h.Files(), ".gemini/settings.json", func(m map[string]any) {
 		if h.MCP.GitHubURL != "" {
 			// gemini expands $VAR in settings: the file names the variable, the token stays in the env.
 			agent.SetMCPServer(m, map[string]any{"httpUrl": h.MCP.GitHubURL,

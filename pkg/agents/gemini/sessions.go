@@ -4,15 +4,14 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"io/fs"
-	"os"
-	"path/filepath"
+	"path"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/aceworks/ace/pkg/agents/agent"
+	"github.com/aceworks/ace/pkg/untrusted"
 	"github.com/aceworks/ace/pkg/usage"
 )
 
@@ -22,28 +21,26 @@ import (
 // projectHash, messages by id (a message written again replaces its earlier version), "$set" updates (one
 // may set every message at once) and "$rewindTo". Each gemini message carries its response's tokens (input
 // including cached, output, cached, thoughts, tool); a message rewound away was still paid for, so it counts.
-func sessionUsage(dir, workdir string, since time.Time) (agent.Usage, error) {
+func sessionUsage(dir untrusted.Tree, workdir string, since time.Time) (agent.Usage, error) {
 	var u agent.Usage
 	seen := map[string]bool{}
 	for _, chats := range chatDirs(dir, workdir) {
-		err := filepath.WalkDir(chats, func(path string, de fs.DirEntry, err error) error {
-			if err != nil {
-				if errors.Is(err, fs.ErrNotExist) {
-					return nil
-				}
-				return err
-			}
+		err := dir.Walk(chats, func(path string, de fs.DirEntry) error {
 			if de.IsDir() || !strings.HasPrefix(de.Name(), "session-") || seen[path] {
 				return nil
 			}
 			seen[path] = true
 			var spent agent.Usage
+			var err error
 			switch {
 			case strings.HasSuffix(path, ".jsonl"):
-				spent, err = chatLog(path, workdir, since)
+				spent, err = chatLog(dir, path, workdir, since)
 			case strings.HasSuffix(path, ".json"):
-				spent, err = chatFile(path, workdir, since)
+				spent, err = chatFile(dir, path, workdir, since)
 			default:
+				return nil
+			}
+			if u.Refuse(err) {
 				return nil
 			}
 			if err != nil {
@@ -52,27 +49,27 @@ func sessionUsage(dir, workdir string, since time.Time) (agent.Usage, error) {
 			u.AddSession(spent)
 			return nil
 		})
-		if err != nil {
+		if err != nil && !u.Refuse(err) {
 			return agent.Usage{}, err
 		}
 	}
 	return u, nil
 }
 
-// chatDirs are the chat folders of workdir's project: by its short name, and by its hash.
-func chatDirs(dir, workdir string) []string {
+// chatDirs are the chat folders of workdir's project in dir: by its short name, and by its hash.
+func chatDirs(dir untrusted.Tree, workdir string) []string {
 	var reg struct {
 		Projects map[string]string `json:"projects"`
 	}
-	if b, err := os.ReadFile(filepath.Join(dir, "projects.json")); err == nil {
-		_ = json.Unmarshal(b, &reg) // a broken registry leaves the hashed folders
+	if b, err := dir.ReadFile("projects.json", agent.SettingsMax); err == nil {
+		_ = json.Unmarshal(b, &reg) // a broken (or refused) registry leaves the hashed folders
 	}
 	var out []string
 	for _, wd := range agent.SameDirs(workdir) {
-		if id := reg.Projects[wd]; id != "" && !strings.ContainsAny(id, `/\`) && id != ".." {
-			out = append(out, filepath.Join(dir, "tmp", id, "chats"))
+		if id := reg.Projects[wd]; id != "" && !strings.ContainsAny(id, `/\`) && id != ".." && id != "." {
+			out = append(out, path.Join("tmp", id, "chats"))
 		}
-		out = append(out, filepath.Join(dir, "tmp", projectHash(wd), "chats"))
+		out = append(out, path.Join("tmp", projectHash(wd), "chats"))
 	}
 	return out
 }
@@ -160,10 +157,10 @@ func (c *chat) usage() agent.Usage {
 	return u
 }
 
-// chatLog reads a chat log (gemini 0.61: session-*.jsonl).
-func chatLog(path, workdir string, since time.Time) (agent.Usage, error) {
+// chatLog reads the chat log rel of dir (gemini 0.61: session-*.jsonl).
+func chatLog(dir untrusted.Tree, rel, workdir string, since time.Time) (agent.Usage, error) {
 	c := &chat{workdir: workdir, since: since, byID: map[string]record{}}
-	err := agent.EachLine(path, func(line []byte) error {
+	err := agent.EachLine(dir, rel, func(line []byte) error {
 		var r record
 		if json.Unmarshal(line, &r) == nil {
 			c.record(r)
@@ -173,9 +170,9 @@ func chatLog(path, workdir string, since time.Time) (agent.Usage, error) {
 	return c.usage(), err
 }
 
-// chatFile reads a whole chat (older versions: session-*.json, {sessionId, projectHash, messages}).
-func chatFile(path, workdir string, since time.Time) (agent.Usage, error) {
-	b, err := os.ReadFile(path)
+// chatFile reads the whole chat rel of dir (older versions: session-*.json, {sessionId, projectHash, messages}).
+func chatFile(dir untrusted.Tree, rel, workdir string, since time.Time) (agent.Usage, error) {
+	b, err := dir.ReadFile(rel, agent.ChatFileMax)
 	if err != nil {
 		return agent.Usage{}, err
 	}

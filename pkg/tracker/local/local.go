@@ -8,7 +8,9 @@
 //	                                    labels, state, author, created, labeled_by; then the Markdown body
 //	<dir>/issues/<n>.comments/<id>-<author>.md   one comment each; optional front matter created, updated
 //	<dir>/pulls/<n>.md                  pull requests ace opened: front matter title, head, base, draft, state, url;
-//	                                    merged = true with state = "closed" once merged (MergePR, or by hand)
+//	                                    merged = true with state = "closed" once merged (MergePR, or by hand);
+//	                                    merge_commit (and merged_at), written by whoever merged, make it a
+//	                                    source of tasks for ace eval build (MergedPRs)
 //	<dir>/checks/<sha>/<name>.md        a check run on a commit (Check): front matter status, conclusion, title,
 //	                                    summary, text, url, [[annotations]]; the body is its job log's end
 //

@@ -160,9 +160,6 @@ func (t *Tracker) headSHA(ctx context.Context, branch string) (string, error) {
 	return strings.TrimSpace(sha), nil
 }
 
-// closesRe finds the issues a pull request's body closes on merge, as GitHub's keywords do.
-var closesRe = regexp.MustCompile(`(?i)\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\s+#(\d+)\b`)
-
 // MergePR records pull request number as merged (state closed, merged true) and closes the issues its body
 // closes ("Closes #N"), as a merge on GitHub does. It does not touch the remote: whoever merges moves the base
 // branch.
@@ -193,8 +190,7 @@ func (t *Tracker) MergePR(ctx context.Context, repo string, number int) error {
 	if err != nil {
 		return err
 	}
-	for _, match := range closesRe.FindAllStringSubmatch(body, -1) {
-		n, _ := strconv.Atoi(match[1])
+	for _, n := range tracker.ClosingIssues(repo, body) {
 		if err := t.SetState(ctx, repo, n, "closed"); err != nil && !errors.Is(err, tracker.ErrNotFound) {
 			return fmt.Errorf("close issue %d merged by pull request %d: %w", n, number, err)
 		}

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aceworks/ace/internal/gittest"
 	"github.com/aceworks/ace/pkg/tracker"
@@ -143,5 +145,45 @@ func TestHandWrittenCheck(t *testing.T) {
 	if fc.Name != "lint" || fc.Conclusion != "timed_out" || fc.Title != "lint took too long" || fc.LogTail != "lint: killed after 10m\n" ||
 		len(fc.Annotations) != 1 || fc.Annotations[0].Path != "main.go" || fc.Annotations[0].StartLine != 7 {
 		t.Fatalf("hand-written check read as %+v", fc)
+	}
+}
+
+// TestMergedPRsAreTheMergedFilesThatNameTheirMergeCommit: a merged pull request is a source of tasks once its file
+// names the commit its merge made; open ones, closed ones and merged ones without it are not.
+func TestMergedPRsAreTheMergedFilesThatNameTheirMergeCommit(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := folder(t)
+	write := func(n, front, body string) {
+		if err := os.MkdirAll(filepath.Join(dir, "pulls"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "pulls", n+".md"), []byte("+++\n"+front+"+++\n"+body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("4", "title = \"Fix it\"\nhead = \"fix\"\nbase = \"main\"\nstate = \"closed\"\nmerged = true\nmerge_commit = \""+
+		strings.Repeat("a", 40)+"\"\nmerged_at = 2026-02-01T00:00:00Z\n", "Fixes #1 and closes demo/hello#2.\n")
+	write("5", "title = \"Newer\"\nhead = \"n\"\nbase = \"main\"\nstate = \"closed\"\nmerged = true\nmerge_commit = \""+
+		strings.Repeat("b", 40)+"\"\nmerged_at = 2026-03-01T00:00:00Z\n", "No issue.\n")
+	write("6", "title = \"Merged, commit unknown\"\nhead = \"u\"\nbase = \"main\"\nstate = \"closed\"\nmerged = true\n", "Fixes #3\n")
+	write("7", "title = \"Open\"\nhead = \"o\"\nbase = \"main\"\nstate = \"open\"\n", "Fixes #3\n")
+	tr, err := New(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prs, err := tr.MergedPRs(ctx, "demo/hello", time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(prs) != 2 || prs[0].Number != 5 || prs[1].Number != 4 {
+		t.Fatalf("merged pull requests %+v, want #5 then #4", prs)
+	}
+	if p := prs[1]; p.MergeCommit != strings.Repeat("a", 40) || p.Base != "main" || !slices.Equal(p.Closes, []int{1, 2}) {
+		t.Fatalf("#4 read as %+v", p)
+	}
+	prs, err = tr.MergedPRs(ctx, "demo/hello", time.Date(2026, 2, 15, 0, 0, 0, 0, time.UTC))
+	if err != nil || len(prs) != 1 || prs[0].Number != 5 {
+		t.Fatalf("merged since Feb 15: %+v, %v; want #5 alone", prs, err)
 	}
 }

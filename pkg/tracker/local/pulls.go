@@ -4,8 +4,10 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/aceworks/ace/pkg/tracker"
 )
@@ -19,12 +21,18 @@ type pullMeta struct {
 	// Merged is set with state "closed" when the pull request was merged (MergePR, or by hand).
 	Merged bool   `toml:"merged,omitempty" yaml:"merged"`
 	URL    string `toml:"url" yaml:"url"`
+	// MergeCommit is the commit the merge made on the base branch, written by whoever merged: a merged pull
+	// request that names it is a source of tasks (MergedPRs).
+	MergeCommit string    `toml:"merge_commit,omitempty" yaml:"merge_commit"`
+	MergedAt    time.Time `toml:"merged_at,omitempty" yaml:"merged_at"`
 }
 
 // pull is a pull request file read back.
 type pull struct {
 	tracker.PullRequest
-	Merged bool
+	Merged      bool
+	MergeCommit string
+	MergedAt    time.Time
 }
 
 func (t *Tracker) pulls() ([]pull, error) {
@@ -48,7 +56,7 @@ func (t *Tracker) pulls() ([]pull, error) {
 			return nil, err
 		}
 		out = append(out, pull{PullRequest: tracker.PullRequest{Number: n, URL: m.URL, State: m.State, Head: m.Head, Base: m.Base,
-			Title: m.Title, Body: body, Draft: m.Draft}, Merged: m.Merged})
+			Title: m.Title, Body: body, Draft: m.Draft}, Merged: m.Merged, MergeCommit: m.MergeCommit, MergedAt: m.MergedAt})
 	}
 	return out, nil
 }
@@ -102,3 +110,32 @@ func (t *Tracker) CreatePR(ctx context.Context, repo string, pr tracker.NewPR) (
 }
 
 func writePull(path string, m pullMeta, body string) error { return writeFrontMatter(path, m, body) }
+
+var _ tracker.MergedLister = (*Tracker)(nil)
+
+// MergedPRs lists the merged pull requests whose file names their merge commit (merge_commit), merged at or after
+// since (a file without merged_at counts as merged at the zero time), newest first.
+func (t *Tracker) MergedPRs(_ context.Context, repo string, since time.Time) ([]tracker.MergedPR, error) {
+	if err := t.check(repo); err != nil {
+		return nil, err
+	}
+	prs, err := t.pulls()
+	if err != nil {
+		return nil, err
+	}
+	var out []tracker.MergedPR
+	for _, p := range prs {
+		if !p.Merged || p.MergeCommit == "" || (!since.IsZero() && p.MergedAt.Before(since)) {
+			continue
+		}
+		out = append(out, tracker.MergedPR{Number: p.Number, URL: p.URL, Title: p.Title, Body: p.Body, Base: p.Base,
+			MergeCommit: p.MergeCommit, MergedAt: p.MergedAt, Closes: tracker.ClosingIssues(repo, p.Title+"\n"+p.Body)})
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if !out[i].MergedAt.Equal(out[j].MergedAt) {
+			return out[i].MergedAt.After(out[j].MergedAt)
+		}
+		return out[i].Number > out[j].Number
+	})
+	return out, nil
+}

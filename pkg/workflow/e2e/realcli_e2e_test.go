@@ -221,10 +221,15 @@ func runRealCase(t *testing.T, c realcli.CLI, runner, kind, extraTOML string) (*
 	return w, r
 }
 
-// testPrices prices the pinned CLIs' default models, which ace's built-in table does not know (claude's is
-// priced at its profile's model, sonnet).
+// testPrices prices the pinned CLIs' default models (codex 0.169.0's gpt-6.1-sol, 0.171.0's gpt-6.2-sol), which
+// ace's built-in table does not know (claude's is priced at its profile's model, sonnet).
 const testPrices = `
 [prices."gpt-6.1-sol"]
+input = 2
+output = 16
+cache_read = 0.2
+
+[prices."gpt-6.2-sol"]
 input = 2
 output = 16
 cache_read = 0.2

@@ -55,13 +55,18 @@ func newRealWorld(t *testing.T, c realcli.CLI, aceTOML, body string, turns []mod
 // a process of its own reads the store through it.
 func openRealWorld(t *testing.T, c realcli.CLI, aceTOML, body string, turns []modelserver.Turn, tune ...func(*config.Config)) *realWorld {
 	t.Helper()
+	return openRealWorldOn(t, c, aceTOML, body, modelserver.Scenario{Turns: turns}, tune...)
+}
+
+// openRealWorldOn is openRealWorld with the model server playing sc (a gateway, say); its Dir and Final are set.
+func openRealWorldOn(t *testing.T, c realcli.CLI, aceTOML, body string, sc modelserver.Scenario, tune ...func(*config.Config)) *realWorld {
+	t.Helper()
 	dir := t.TempDir()
 	root := filepath.Join(dir, "root")
 	cli := c.Name
 	w := &realWorld{t: t, cli: cli, pinned: c}
-	w.srv = modelserver.Start(t, modelserver.Scenario{
-		Dir: filepath.Join(root, "worktrees", "acme", "widgets", fmt.Sprint(testIssue)), Turns: turns, Final: "All done.",
-	})
+	sc.Dir, sc.Final = filepath.Join(root, "worktrees", "acme", "widgets", fmt.Sprint(testIssue)), "All done."
+	w.srv = modelserver.Start(t, sc)
 	home := realcli.NewHome(t, c, w.srv.URL())
 	for _, kv := range append(home.Env, "GITHUB_TOKEN="+botToken, "CI=") {
 		k, v, _ := strings.Cut(kv, "=")
