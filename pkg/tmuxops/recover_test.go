@@ -186,18 +186,27 @@ func leaveOrphanClient(t *testing.T, socket string, name ...string) int {
 	return client
 }
 
-// TestANextAceStartsOnAServerADeadAceLeftUnusable: the next ace's first session starts at once on such a
-// socket: the orphaned client and the half-exited server are ended, and it is told so (Leftovers says it first,
-// ending nothing, for ace doctor).
-func TestANextAceStartsOnAServerADeadAceLeftUnusable(t *testing.T) {
+// recordingClient is a client on a socket of its own (killed at cleanup) that keeps the recoveries it reports.
+func recordingClient(t *testing.T) (*tmuxops.Client, func() []tmuxops.Recovery) {
 	var mu sync.Mutex
 	var recs []tmuxops.Recovery
-	c := newClient(t)
-	c = tmuxops.New(c.Socket(), tmuxops.WithRecovered(func(r tmuxops.Recovery) {
+	c := tmuxops.New(newClient(t).Socket(), tmuxops.WithRecovered(func(r tmuxops.Recovery) {
 		mu.Lock()
 		recs = append(recs, r)
 		mu.Unlock()
 	}))
+	return c, func() []tmuxops.Recovery {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(recs)
+	}
+}
+
+// TestANextAceStartsOnAServerADeadAceLeftUnusable: the next ace's first session starts at once on such a
+// socket: the orphaned client and the half-exited server are ended, and it is told so (Leftovers says it first,
+// ending nothing, for ace doctor).
+func TestANextAceStartsOnAServerADeadAceLeftUnusable(t *testing.T) {
+	c, recoveries := recordingClient(t)
 	orphan := leaveHalfExitedServer(t, c)
 	ctx := context.Background()
 	left, err := c.Leftovers(ctx)
@@ -216,8 +225,7 @@ func TestANextAceStartsOnAServerADeadAceLeftUnusable(t *testing.T) {
 	if procs.Alive(orphan) {
 		t.Error("the orphaned control client is still there")
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	recs := recoveries()
 	if len(recs) != 1 || !recs[0].Unusable || recs[0].Killed || recs[0].Server == 0 || len(recs[0].Clients) != 1 || recs[0].Clients[0].PID != orphan {
 		t.Fatalf("recoveries reported: %+v", recs)
 	}
@@ -229,14 +237,7 @@ func TestANextAceStartsOnAServerADeadAceLeftUnusable(t *testing.T) {
 // TestAServerNothingEndsIsKilled: a server held half-exited by a control client that is no ace's (a user's,
 // attached by hand) is given unusableFor to exit, then killed, and the next session starts on a fresh one.
 func TestAServerNothingEndsIsKilled(t *testing.T) {
-	var mu sync.Mutex
-	var recs []tmuxops.Recovery
-	c := newClient(t)
-	c = tmuxops.New(c.Socket(), tmuxops.WithRecovered(func(r tmuxops.Recovery) {
-		mu.Lock()
-		recs = append(recs, r)
-		mu.Unlock()
-	}))
+	c, recoveries := recordingClient(t)
 	ctx := context.Background()
 	if err := c.NewSession(ctx, tmuxops.SessionSpec{Name: "ace-agent-1", Dir: t.TempDir(), Argv: []string{"sleep", "600"}}); err != nil {
 		t.Fatal(err)
@@ -256,8 +257,7 @@ func TestAServerNothingEndsIsKilled(t *testing.T) {
 		t.Errorf("server %d %v: want a fresh one, not %d", now, err, server)
 	}
 	testkit.WaitFor(t, "the client of the killed server to go", 10*time.Second, func() bool { return !procs.Alive(client) })
-	mu.Lock()
-	defer mu.Unlock()
+	recs := recoveries()
 	if len(recs) != 1 || !recs[0].Unusable || !recs[0].Killed || recs[0].Server != server || len(recs[0].Clients) != 0 {
 		t.Fatalf("recoveries %+v: want the server %d killed, no client of an ace's ended", recs, server)
 	}
