@@ -58,6 +58,9 @@ const (
 	// EventStuck: the agent's screen said it works, or nothing ace knows, while every sign of work stayed flat for
 	// monitor.stuck_after; a human was asked (liveness.go). Data holds the signals.
 	EventStuck EventKind = "stuck"
+	// EventTmux: the tmux server the run's agent lived on had been left unusable by a dead ace process; ace
+	// killed it, and the agent starts again on a fresh one (tmux_recovery.go).
+	EventTmux EventKind = "tmux"
 )
 
 // Progress is one typed event of a run, as the engine publishes it in process: to `ace run`'s display, the

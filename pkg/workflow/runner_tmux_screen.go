@@ -46,6 +46,9 @@ func (t *tmuxRunner) observeScreen(ctx context.Context, r *store.Run) (Result, e
 		return Result{}, err
 	}
 	o, err := t.look(ctx, r, prof, pane)
+	if tmuxops.Gone(err) {
+		return t.onAgentExit(ctx, r, pane, false) // gone since the pane list was read (its server killed or crashed)
+	}
 	if err != nil {
 		return Result{}, err
 	}
