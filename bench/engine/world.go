@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/aceworks/ace/bench/internal/benchkit"
+	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/atomicfile"
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/secrets"
@@ -127,9 +128,9 @@ func worldConfig(dir, exe, script string, o worldOptions) (*config.Config, error
 	}
 	cfg.Agent.Default = "fake"
 	cfg.Agents = map[string]config.AgentConfig{
-		"fake": {Command: healthy, Env: gitEnv},
-		stuckAgent: {Command: benchkit.Quote(exe) + " demo-agent --splash 24h", Env: gitEnv,
-			Markers: config.Markers{Ready: `\? for shortcuts`, Busy: `esc to interrupt`}},
+		"fake": {Override: agents.Override{Command: healthy, Env: gitEnv}},
+		stuckAgent: {Override: agents.Override{Command: benchkit.Quote(exe) + " demo-agent --splash 24h", Env: gitEnv,
+			Markers: agents.MarkerOverride{Ready: `\? for shortcuts`, Busy: `esc to interrupt`}}},
 	}
 	cfg.Tmux.Socket = fmt.Sprintf("ace-bench-engine-%d-%s", os.Getpid(), filepath.Base(dir))
 	cfg.Sandbox.Mode = config.SandboxOff // what is measured here is the engine; bench/sandbox measures the box

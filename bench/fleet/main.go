@@ -20,6 +20,10 @@
 //     statements, write transactions and GitHub requests per run and look.
 //   - 4: retention: the store after -retention runs (copies of a figure-2 run) over -retention-days, kept for
 //     ever and pruned with store.keep's default of 30 days: database size, ace's tables and WAL per 1,000 runs.
+//   - 5: idle agents and throughput: -slots-hosts `ace poll` processes with poll.max_concurrent -slots-per-host get
+//     -slots-issues issues at once, follow-through on and the pull requests left open, one host killed -9 after
+//     -slots-kill: issues a minute and the oldest issue's wait with pr.release_after as it comes (10m), beside the
+//     same with "1s" (-slots-runs of each, in turns); the most live agents a host ran at once, from the process table.
 //
 // Intervals are ace's defaults (monitor.interval 1s: an idle worker asks for due jobs every second; host.dead_after
 // 2m: a heartbeat every 30s) except poll.interval, -poll (default 10s instead of 2m), so that dispatch passes and
@@ -28,6 +32,7 @@
 //	go run ./bench/fleet                                   # 20 hosts, 40 issues, 10 repositories
 //	go run ./bench/fleet -hosts 100 -issues 100 -repos 100
 //	go run ./bench/fleet -hosts 100 -issues 100 -repos 100 -pool 2 -follow-looks 0
+//	go run ./bench/fleet -slots-only                       # figure 5 alone
 package main
 
 import (
@@ -50,6 +55,10 @@ func main() {
 	if code, ok := cli.Child(os.Args[1:]); ok {
 		os.Exit(code)
 	}
+	if len(os.Args) > 1 && os.Args[1] == "ace" { // figure 5's hosts: `ace poll`
+		os.Args = append(os.Args[:1], os.Args[2:]...)
+		os.Exit(cli.Main())
+	}
 	var o options
 	flag.IntVar(&o.hosts, "hosts", 20, "simulated hosts sharing the database")
 	flag.IntVar(&o.issues, "issues", 40, "issues labelled at once in figure 2")
@@ -63,6 +72,12 @@ func main() {
 	flag.IntVar(&o.retention, "retention", 10000, "runs written in figure 4, kept for ever and with store.keep (0 = skip)")
 	flag.IntVar(&o.retentionDays, "retention-days", 60, "days figure 4's runs are spread over")
 	flag.BoolVar(&o.keep, "keep", false, "keep the benchmark's directory (logs, database) and print where")
+	flag.IntVar(&o.slotsIssues, "slots-issues", 12, "issues labelled at once in figure 5 (0 = skip)")
+	flag.IntVar(&o.slotsHosts, "slots-hosts", 3, "`ace poll` hosts of figure 5")
+	flag.IntVar(&o.slotsPerHost, "slots-per-host", 3, "poll.max_concurrent of each host of figure 5")
+	flag.DurationVar(&o.slotsKill, "slots-kill", 10*time.Second, "when figure 5 kills its last host -9, after the labels")
+	flag.IntVar(&o.slotsRuns, "slots-runs", 2, "runs of each setting of figure 5, in turns")
+	flag.BoolVar(&o.slotsOnly, "slots-only", false, "measure figure 5 alone")
 	flag.Parse()
 	if err := o.check(); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -85,6 +100,10 @@ type options struct {
 	timeout                    time.Duration
 	keep                       bool
 	retention, retentionDays   int
+	slotsIssues, slotsHosts    int
+	slotsPerHost, slotsRuns    int
+	slotsKill                  time.Duration
+	slotsOnly                  bool
 }
 
 func (o options) check() error {
@@ -103,6 +122,10 @@ func (o options) check() error {
 		return errors.New("-retention must not be negative, -retention-days at least 1")
 	case o.poll < time.Second || o.followLooks < 0 || o.timeout <= 0:
 		return errors.New("-poll must be at least 1s, -follow-looks not negative, -timeout positive")
+	case o.slotsIssues < 0 || o.slotsHosts < 2 || o.slotsPerHost < 1 || o.slotsKill < 0 || o.slotsRuns < 1:
+		return errors.New("-slots-issues must not be negative, -slots-hosts at least 2 (one is killed), -slots-per-host and -slots-runs at least 1")
+	case o.slotsOnly && o.slotsIssues == 0:
+		return errors.New("-slots-only measures figure 5: -slots-issues must be positive")
 	}
 	return nil
 }
@@ -118,17 +141,27 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	defer w.close()
-	fmt.Printf("ace fleet benchmark on %d CPUs: %d simulated hosts (ace poll each, in this process) over one PostgreSQL %s\n",
-		runtime.NumCPU(), o.hosts, w.pgVersion)
-	fmt.Printf("postgres durable (fsync, synchronous_commit on); monitor.interval 1s, host.dead_after 2m, poll.interval %s; "+
-		"the fake agent in tmux, a fake GitHub\n", o.poll)
-	if err := idlePhase(ctx, w, o); err != nil {
-		return err
+	hosts := fmt.Sprintf("%d simulated hosts (ace poll each, in this process)", o.hosts)
+	if o.slotsOnly {
+		hosts = fmt.Sprintf("%d hosts (ace poll processes)", o.slotsHosts)
 	}
-	if err := runsPhase(ctx, w, o); err != nil {
-		return err
+	fmt.Printf("ace fleet benchmark on %d CPUs: %s over one PostgreSQL %s\n", runtime.NumCPU(), hosts, w.pgVersion)
+	if !o.slotsOnly {
+		fmt.Printf("postgres durable (fsync, synchronous_commit on); monitor.interval 1s, host.dead_after 2m, poll.interval %s; "+
+			"the fake agent in tmux, a fake GitHub\n", o.poll)
 	}
-	if err := retentionPhase(ctx, w, o); err != nil {
+	if !o.slotsOnly {
+		if err := idlePhase(ctx, w, o); err != nil {
+			return err
+		}
+		if err := runsPhase(ctx, w, o); err != nil {
+			return err
+		}
+		if err := retentionPhase(ctx, w, o); err != nil {
+			return err
+		}
+	}
+	if err := slotsPhase(ctx, w, o); err != nil {
 		return err
 	}
 	printWarnings(w)

@@ -15,6 +15,7 @@ import (
 	"github.com/aceworks/ace/bench/internal/benchkit"
 	"github.com/aceworks/ace/internal/fakegithub"
 	"github.com/aceworks/ace/internal/pgtest"
+	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/secrets"
 	"github.com/aceworks/ace/pkg/service"
@@ -141,11 +142,11 @@ func (w *world) config(i int) (*config.Config, error) {
 	cfg.GitHub.Repos = w.repos
 	cfg.GitHub.TokenEnv = []string{"GITHUB_TOKEN"}
 	cfg.Agent.Default = "fake"
-	cfg.Agents = map[string]config.AgentConfig{"fake": {
+	cfg.Agents = map[string]config.AgentConfig{"fake": {Override: agents.Override{
 		Command: fmt.Sprintf("%s demo-agent --tick 2s --script %s", benchkit.Quote(w.exe), benchkit.Quote(w.script)),
 		Env: map[string]string{"GIT_AUTHOR_NAME": "fake agent", "GIT_AUTHOR_EMAIL": "agent@ace.invalid",
 			"GIT_COMMITTER_NAME": "fake agent", "GIT_COMMITTER_EMAIL": "agent@ace.invalid"},
-	}}
+	}}}
 	cfg.Tmux.Socket = fmt.Sprintf("ace-bench-fleet-%d-%s", os.Getpid(), name)
 	cfg.Sandbox.Mode = config.SandboxOff // what is measured here is the engine; bench/sandbox measures the box
 	cfg.Poll.Interval = config.D(w.o.poll)

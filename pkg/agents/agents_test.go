@@ -47,8 +47,7 @@ func TestArgvKeepsValuesWhole(t *testing.T) {
 }
 
 func TestResolveOverridesAndErrors(t *testing.T) {
-	yes := true
-	p, err := Resolve("claude", Override{Model: "opus", AutoApprove: &yes, Markers: MarkerOverride{Ready: `READY>`}})
+	p, err := Resolve("claude", Override{Model: "opus", AutoApprove: true, Markers: MarkerOverride{Ready: `READY>`}})
 	if err != nil || p.Model != "opus" || !p.AutoApprove || !p.IsReady("READY> ") {
 		t.Fatalf("%+v %v", p, err)
 	}

@@ -1,33 +1,75 @@
 package agents
 
 import (
-	"fmt"
+	"errors"
 	"regexp"
 	"strings"
 )
 
-// MarkerOverride holds regex strings from ace.toml; empty keeps the built-in marker.
-type MarkerOverride struct {
-	Ready, Busy, Approval, Question, Dialog, Starting string
+// Override is one agent's table of ace.toml, [agents.<name>]: the one spelling of a per-agent setting. Its tags
+// are the keys (config embeds it in AgentConfig and decodes the table into it), and Resolve lays it over the
+// built-in profile, empty fields keeping the built-in values. A new per-agent key is a field here and its line in
+// Resolve (with its check, where it needs one, in config's validateAgent, and its line in ace.toml.example).
+type Override struct {
+	// Command is the argv template of the interactive CLI (tmux runner).
+	Command string `toml:"command"`
+	// ContinueCommand starts the agent again in the conversation it last had in its working copy (a released
+	// run's next round); "" for a built-in agent keeps its own unless command replaces the built-in one.
+	ContinueCommand string `toml:"continue_command"`
+	Model           string `toml:"model"`
+	// Secrets are the secrets the agent requires, injected into its environment; Env plain variables.
+	Secrets []string          `toml:"secrets"`
+	Env     map[string]string `toml:"env"`
+	// Runner is "tmux", "exec" or "live"; "" is tmux.
+	Runner string `toml:"runner"`
+	Home   string `toml:"home"`
+	// AutoApprove answers permission dialogs with the profile's "yes" key (true turns it on; false keeps the
+	// built-in profile's).
+	AutoApprove    bool           `toml:"auto_approve"`
+	Markers        MarkerOverride `toml:"markers"`
+	Headless       string         `toml:"headless"`
+	HeadlessResume string         `toml:"headless_resume"`
+	HeadlessFormat string         `toml:"headless_format"`
+	Nudge          string         `toml:"nudge"`
+	CompactCommand string         `toml:"compact_command"`
+	GitHubMCP      string         `toml:"github_mcp"`
+	// ContextFile is the file the agent reads at the top of its working copy (CLAUDE.md, GEMINI.md, AGENTS.md).
+	ContextFile string `toml:"context_file"`
 }
 
-// Override is [agents.<name>] from ace.toml; empty fields keep the built-in values.
-type Override struct {
-	Command, Model, Home, Nudge, CompactCommand, Headless, HeadlessResume, HeadlessFormat, Runner string
-	GitHubMCP, ContextFile, ContinueCommand                                                       string
-	Markers                                                                                       MarkerOverride
-	AutoApprove                                                                                   *bool
-	Env                                                                                           map[string]string
-	Secrets                                                                                       []string
+// MarkerOverride is [agents.<name>.markers]: regexes over the agent's visible screen; empty keeps the built-in
+// marker.
+type MarkerOverride struct {
+	Ready    string `toml:"ready"`
+	Busy     string `toml:"busy"`
+	Approval string `toml:"approval"`
+	Question string `toml:"question"`
+	// Dialog is a first-run dialog answered with Enter.
+	Dialog string `toml:"dialog"`
+	// Starting is a screen in transition, on which nothing is answered.
+	Starting string `toml:"starting"`
 }
+
+// KeyError is a setting Resolve cannot take: Key is its key within the agent's table ("markers.busy"). Resolve
+// returns every one it finds, joined (errors.Join).
+type KeyError struct {
+	Key string
+	Err error
+}
+
+func (e *KeyError) Error() string { return e.Key + ": " + e.Err.Error() }
+
+func (e *KeyError) Unwrap() error { return e.Err }
 
 // Resolve lays o over the built-in profile name. An agent that is not built in lives in ace.toml alone: it
-// needs a command for tmux, or, when it only runs headless, its headless command.
+// needs a command for tmux, or, when it only runs headless, its headless command. Every problem found is in the
+// error, joined.
 func Resolve(name string, o Override) (Profile, error) {
+	var errs []error
 	p, ok := Builtin(name)
 	if !ok {
 		if strings.TrimSpace(o.Command) == "" && (o.Runner != "exec" || strings.TrimSpace(o.Headless) == "") {
-			return Profile{}, errUnknown(name)
+			errs = append(errs, errUnknown(name))
 		}
 		p = Profile{Name: name}
 	}
@@ -55,8 +97,8 @@ func Resolve(name string, o Override) (Profile, error) {
 	if p.Runner == "" {
 		p.Runner = "tmux"
 	}
-	if o.AutoApprove != nil {
-		p.AutoApprove = *o.AutoApprove
+	if o.AutoApprove {
+		p.AutoApprove = true
 	}
 	if o.Env != nil {
 		p.Env = o.Env
@@ -64,29 +106,30 @@ func Resolve(name string, o Override) (Profile, error) {
 	if o.Secrets != nil {
 		p.Secrets = o.Secrets
 	}
-	for key, pair := range map[string]struct {
-		src string
-		dst **regexp.Regexp
-	}{"ready": {o.Markers.Ready, &p.Markers.Ready}, "busy": {o.Markers.Busy, &p.Markers.Busy},
-		"approval": {o.Markers.Approval, &p.Markers.Approval}, "question": {o.Markers.Question, &p.Markers.Question},
-		"starting": {o.Markers.Starting, &p.Markers.Starting}} {
-		if pair.src == "" {
+	// Markers are read over a whole screen: ^ and $ mean a line's start and end, as a user writing '^READY>'
+	// means; a dialog is matched as written.
+	for _, m := range []struct {
+		key, src, flags string
+		dst             **regexp.Regexp
+	}{{"ready", o.Markers.Ready, "(?m)", &p.Markers.Ready}, {"busy", o.Markers.Busy, "(?m)", &p.Markers.Busy},
+		{"approval", o.Markers.Approval, "(?m)", &p.Markers.Approval},
+		{"question", o.Markers.Question, "(?m)", &p.Markers.Question}, {"dialog", o.Markers.Dialog, "", nil},
+		{"starting", o.Markers.Starting, "(?m)", &p.Markers.Starting}} {
+		if m.src == "" {
 			continue
 		}
-		// Markers are read over a whole screen: ^ and $ mean a line's start and end, as a user writing
-		// '^READY>' means.
-		re, err := regexp.Compile("(?m)" + pair.src)
-		if err != nil {
-			return Profile{}, fmt.Errorf("markers.%s: %w", key, err)
+		re, err := regexp.Compile(m.flags + m.src)
+		switch {
+		case err != nil:
+			errs = append(errs, &KeyError{Key: "markers." + m.key, Err: err})
+		case m.dst == nil:
+			p.Dialogs = append([]Dialog{{Name: "dialog", Match: re, Keys: []string{"Enter"}}}, p.Dialogs...)
+		default:
+			*m.dst = re
 		}
-		*pair.dst = re
 	}
-	if o.Markers.Dialog != "" {
-		re, err := regexp.Compile(o.Markers.Dialog)
-		if err != nil {
-			return Profile{}, fmt.Errorf("markers.dialog: %w", err)
-		}
-		p.Dialogs = append([]Dialog{{Name: "dialog", Match: re, Keys: []string{"Enter"}}}, p.Dialogs...)
+	if len(errs) > 0 {
+		return Profile{}, errors.Join(errs...)
 	}
 	return p, nil
 }

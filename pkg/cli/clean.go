@@ -21,11 +21,15 @@ func newCmdClean(app *App) *cobra.Command {
 	var o cleanOptions
 	cmd := &cobra.Command{
 		Use:   "clean",
-		Short: "Remove working copies of finished runs and tmux sessions no run owns",
+		Short: "Remove working copies of finished runs, tmux sessions no run owns and what crashed aces left",
 		Long: `Clean removes the working copy of every issue whose latest run is done (its branch is pushed, so nothing
 is lost), and ends ace tmux sessions that no unfinished run owns. With --all it also removes the working
 copies of failed and cancelled runs, which may hold work that was never pushed. The store, transcripts and
-mirrors are kept.`,
+mirrors are kept.
+
+It also removes what crashed ace processes left (ace doctor names it): env files of agent starts that did not
+happen (they hold the agent's secrets), the tmux control clients and sessions of dead aces and a tmux server
+they left unusable, and the sockets of runs that are over.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runClean(cmd.Context(), app, o)
@@ -54,10 +58,8 @@ func runClean(ctx context.Context, app *App, o cleanOptions) error {
 	if o.DryRun {
 		verb = "would remove"
 	}
-	owned := map[string]bool{}
 	for _, r := range store.LatestPerIssue(runs) {
 		if !r.Status.Terminal() {
-			owned[r.Session] = true
 			continue
 		}
 		if r.Workdir == "" || (r.Status != store.StatusDone && !o.All) {
@@ -73,12 +75,9 @@ func runClean(ctx context.Context, app *App, o cleanOptions) error {
 		}
 		fmt.Fprintf(app.Stdout, "%s %s (%s#%d, %s)\n", verb, r.Workdir, r.Repo, r.Issue, r.Status)
 	}
-	orphans, err := workflow.Orphans(ctx, tmuxops.New(app.Config.Tmux.Socket), owned, !o.DryRun)
-	for _, s := range orphans {
-		fmt.Fprintf(app.Stdout, "%s tmux session %s (no unfinished run owns it)\n", verb, s)
+	left, err := workflow.CrashLeftovers(ctx, app.Config.Workspace.Root, tmuxops.New(app.Config.Tmux.Socket), runs, !o.DryRun)
+	for _, l := range left {
+		fmt.Fprintf(app.Stdout, "%s %s\n", verb, l)
 	}
-	if err != nil {
-		return err
-	}
-	return nil
+	return err
 }

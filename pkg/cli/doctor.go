@@ -19,6 +19,9 @@ import (
 	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/sandbox"
 	"github.com/aceworks/ace/pkg/service"
+	"github.com/aceworks/ace/pkg/store"
+	"github.com/aceworks/ace/pkg/tmuxops"
+	"github.com/aceworks/ace/pkg/workflow"
 )
 
 func newCmdDoctor(app *App) *cobra.Command {
@@ -108,8 +111,9 @@ func runDoctor(ctx context.Context, app *App) error {
 		if st, err := app.openStore(ctx); err != nil {
 			c.fail("store", err.Error())
 		} else {
-			st.Close()
 			c.ok("store", st.Where())
+			checkLeftovers(ctx, c, app, st)
+			st.Close()
 		}
 	}
 	if c.failed {
@@ -291,4 +295,23 @@ func checkRecorder(ctx context.Context, c *check, h *sandbox.Host) {
 		return
 	}
 	c.ok("sandbox recorder", "file attempts the boxes keep agents from are recorded (seccomp user notification)")
+}
+
+// checkLeftovers names what crashed ace processes left on this host (ace clean removes it): a warning each.
+func checkLeftovers(ctx context.Context, c *check, app *App, st *store.Store) {
+	runs, err := st.ListRuns(ctx, store.Filter{})
+	if err != nil {
+		c.warn("crash leftovers", "cannot list the runs: "+err.Error())
+		return
+	}
+	left, err := workflow.CrashLeftovers(ctx, app.Config.Workspace.Root, tmuxops.New(app.Config.Tmux.Socket), runs, false)
+	if err != nil {
+		c.warn("crash leftovers", err.Error())
+	}
+	for _, l := range left {
+		c.warn("crash leftover", l.String()+"; ace clean removes it")
+	}
+	if len(left) == 0 && err == nil {
+		c.ok("crash leftovers", "none")
+	}
 }

@@ -63,8 +63,8 @@ func runLs(ctx context.Context, app *App, asJSON, all bool) error {
 			pr = r.PRURL
 		}
 		session := workflow.Describe(r).Session(r)
-		if !r.Status.Terminal() && !workflow.HoldsAgent(r) {
-			session = "released" // its agent stopped until the pull request's next round; the working copy kept
+		if line := workflow.AgentLine(r); line != "" && line != "working" {
+			session += " (" + line + ")" // idle, released, waiting for a slot…
 		}
 		status := string(r.Status)
 		if r.Status == store.StatusPausedLimit {
@@ -78,7 +78,7 @@ func runLs(ctx context.Context, app *App, asJSON, all bool) error {
 			tokens, cost = fmt.Sprint(u.Tokens()), fmt.Sprintf("$%.2f", u.CostUSD)
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Repo, r.Issue, r.Attempt, r.Agent, r.Step, status,
-			age(now.Sub(r.CreatedAt)), tokens, cost, session, pr)
+			workflow.Ago(now, r.CreatedAt), tokens, cost, session, pr)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -86,31 +86,21 @@ func runLs(ctx context.Context, app *App, asJSON, all bool) error {
 	return printSlots(ctx, app, st, now)
 }
 
-// printSlots ends the table with each live host's slots: live agents against poll.max_concurrent, the rounds
-// waiting for one and the working copies held.
+// printSlots ends the table with each live host's slots — agents working and idle against poll.max_concurrent,
+// the runs waiting for one, the working copies held — and the queue's wait.
 func printSlots(ctx context.Context, app *App, st workflow.FleetReader, now time.Time) error {
-	hosts, err := workflow.FleetSlots(ctx, st, app.Config.Host.DeadAfter.Duration, now)
+	f, err := workflow.ReadFleet(ctx, st, app.Config.Host.DeadAfter.Duration, now)
 	if err != nil {
 		return err
 	}
-	for _, h := range hosts {
+	for _, h := range f.Hosts {
 		if h.Alive {
-			fmt.Fprintf(app.Stdout, "host %s: %s\n", h.Name, h.Describe())
+			fmt.Fprintf(app.Stdout, "host %s: %s\n", h.Name, h.Describe(now))
 		}
 	}
-	return nil
-}
-
-// age renders a duration the way people read ages: 45s, 12m, 3h, 2d.
-func age(d time.Duration) string {
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d.Seconds()))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm", int(d.Minutes()))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh", int(d.Hours()))
-	default:
-		return fmt.Sprintf("%dd", int(d.Hours()/24))
+	if f.Waiting().Issues() == 0 && len(f.Hosts) == 0 {
+		return nil
 	}
+	_, err = fmt.Fprintln(app.Stdout, f.DescribeQueue(now))
+	return err
 }

@@ -50,6 +50,9 @@ func runShow(ctx context.Context, app *App, repo string, n int) error {
 	field("status", string(r.Status))
 	field("step", r.Step)
 	field("session", r.Session)
+	if line := workflow.AgentLine(r); line != "" {
+		field("agent now", line+" (host "+r.Host+")") // working, idle, released, waiting for a slot
+	}
 	field("conversation", r.AgentSessionID)
 	if t, ok := transcript.Of(app.Config.Workspace.Root, r); ok && t.Headless() {
 		field("transcript", t.Path)

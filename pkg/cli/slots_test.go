@@ -12,8 +12,9 @@ import (
 	"github.com/aceworks/ace/pkg/store"
 )
 
-// TestLsAndHostsShowSlots: `ace ls` marks a released run's agent and ends with each live host's slots; `ace hosts`
-// lists live agents against poll.max_concurrent, the waiting rounds and the working copies held.
+// TestLsAndHostsShowSlots: `ace ls` says what each run's agent is to its host's slots (idle, released, waiting
+// for a slot) and ends with each live host's slots and the queue; `ace hosts` lists the agents working and idle
+// against poll.max_concurrent, the runs waiting and for how long, the working copies held, and the queue.
 func TestLsAndHostsShowSlots(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
@@ -24,19 +25,24 @@ func TestLsAndHostsShowSlots(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, follow := range []*store.FollowState{nil, {Released: true}, {Released: true, WaitingSlot: time.Now()}} {
-		step := "monitor"
-		if follow != nil {
-			step = "follow_pr"
+	now := time.Now()
+	for i, slot := range []store.Slot{store.SlotWork, store.SlotNone, store.SlotWait, store.SlotIdle} {
+		step, follow := "follow_pr", &store.FollowState{}
+		if i == 0 {
+			step, follow = "monitor", nil
 		}
 		r := &store.Run{Repo: "acme/widgets", Issue: 1 + i, Attempt: 1, Agent: "codex", Runner: "tmux", Step: step,
 			Status: store.StatusActive, Host: "build-01", Session: "ace-widgets-" + string(rune('1'+i)),
-			Workdir: filepath.Join(root, "w", string(rune('1'+i))), State: store.RunState{Follow: follow}}
+			Workdir: filepath.Join(root, "w", string(rune('1'+i))), State: store.RunState{Follow: follow},
+			Slot: slot, SlotAt: now.Add(-90 * time.Second)}
 		if err := st.CreateRun(ctx, r); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := st.Heartbeat(ctx, store.Host{Name: "build-01", MaxConcurrent: 2, Running: 1}); err != nil {
+	if err := st.SetQueue(ctx, []string{"acme/widgets"}, []store.Queued{{Repo: "acme/widgets", Issue: 9}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Heartbeat(ctx, store.Host{Name: "build-01", MaxConcurrent: 2, Running: 2}); err != nil {
 		t.Fatal(err)
 	}
 	st.Close()
@@ -47,19 +53,21 @@ func TestLsAndHostsShowSlots(t *testing.T) {
 		t.Fatal(err)
 	}
 	ls := out.String()
-	if strings.Count(ls, "released") != 2 || !strings.Contains(ls, "ace-widgets-1") {
-		t.Errorf("ace ls does not mark the released runs:\n%s", ls)
-	}
-	if want := "host build-01: 1/2 agents live, 1 round waiting for a slot, 3 working copies held\n"; !strings.HasSuffix(ls, want) {
-		t.Errorf("ace ls ends:\n%s\nwant %q", ls, want)
+	for _, want := range []string{"ace-widgets-1  ", "ace-widgets-2 (released)", "ace-widgets-3 (waiting for a slot)", "ace-widgets-4 (idle)",
+		"host build-01: 1 agent working and 1 idle of 2; 1 run waiting for a slot (for 1m); 4 working copies held\n" +
+			"queue: 2 issues waiting for a slot (1 labelled and not started, 1 on a host), the oldest for 1m\n"} {
+		if !strings.Contains(ls, want) {
+			t.Errorf("ace ls lacks %q:\n%s", want, ls)
+		}
 	}
 	out.Reset()
 	if err := runHosts(ctx, app, false); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	if len(lines) != 2 || strings.Join(strings.Fields(lines[0]), " ") != "HOST STATE AGENTS WAITING HELD HEARTBEAT UP SINCE" ||
-		!strings.HasPrefix(strings.Join(strings.Fields(lines[1]), " "), "build-01 alive 1/2 1 3 ") {
+	if len(lines) != 3 || strings.Join(strings.Fields(lines[0]), " ") != "HOST STATE AGENTS WORKING IDLE WAITING HELD HEARTBEAT UP SINCE" ||
+		!strings.HasPrefix(strings.Join(strings.Fields(lines[1]), " "), "build-01 alive 2/2 1 1 1 (1m) 4 ") ||
+		!strings.HasPrefix(lines[2], "queue: 2 issues waiting") {
 		t.Errorf("ace hosts:\n%s", out.String())
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/url"
 	"time"
+
+	"github.com/aceworks/ace/pkg/agents"
 )
 
 // Config is ace's whole configuration. Field tags are the keys of ace.toml.
@@ -128,39 +130,12 @@ type AgentDefaults struct {
 	FallbackAfter Duration `toml:"fallback_after"`
 }
 
-// AgentConfig configures one agent; for the built-in ones (claude, codex, gemini) every field is optional.
+// AgentConfig is [agents.<name>]: the agent's settings, which agents.Resolve lays over its built-in profile
+// (for claude, codex and gemini every one is optional), and its additions to the sandbox.
 type AgentConfig struct {
-	Command string `toml:"command"`
-	// ContinueCommand starts the agent again in the conversation it last had in its working copy (a released
-	// run's next round); "" for a built-in agent keeps its own unless command replaces the built-in one.
-	ContinueCommand string            `toml:"continue_command"`
-	Model           string            `toml:"model"`
-	Secrets         []string          `toml:"secrets"`
-	Env             map[string]string `toml:"env"`
-	Runner          string            `toml:"runner"`
-	Home            string            `toml:"home"`
-	AutoApprove     bool              `toml:"auto_approve"`
-	Markers         Markers           `toml:"markers"`
-	Headless        string            `toml:"headless"`
-	HeadlessResume  string            `toml:"headless_resume"`
-	HeadlessFormat  string            `toml:"headless_format"`
-	Nudge           string            `toml:"nudge"`
-	CompactCommand  string            `toml:"compact_command"`
-	GitHubMCP       string            `toml:"github_mcp"`
-	// ContextFile is the file the agent reads at the top of its working copy (CLAUDE.md, GEMINI.md, AGENTS.md).
-	ContextFile string `toml:"context_file"`
+	agents.Override
 	// Sandbox adds to [sandbox] for this agent's runs (its model endpoints, say), or sets its mode.
 	Sandbox SandboxConfig `toml:"sandbox"`
-}
-
-// Markers are regular expressions over an agent's visible screen.
-type Markers struct {
-	Ready    string `toml:"ready"`
-	Busy     string `toml:"busy"`
-	Approval string `toml:"approval"`
-	Question string `toml:"question"`
-	Dialog   string `toml:"dialog"`
-	Starting string `toml:"starting"`
 }
 
 // TmuxConfig shapes the agents' tmux sessions and how prompts are typed into them.
@@ -217,8 +192,9 @@ type PRConfig struct {
 	Follow bool `toml:"follow"`
 	// MaxRounds bounds the follow-up rounds per pull request (the first prompt is not one).
 	MaxRounds int `toml:"max_rounds"`
-	// ReleaseAfter stops the agent of a followed pull request this long after its last round (or the opening):
-	// the run keeps its working copy and conversation, and a round takes a slot and resumes it. 0 never stops it.
+	// ReleaseAfter bounds how long an idle agent (a pull request followed between rounds, a human asked, a usage
+	// limit) is kept while no run needs its slot — one that does takes it at once: the run keeps its working copy
+	// and conversation, and its next round, answer or resume takes a slot and continues it. 0: no bound.
 	ReleaseAfter Duration `toml:"release_after"`
 	// LogBudget is the most bytes of a failed job's log tail handed to the agent.
 	LogBudget int `toml:"log_budget"`

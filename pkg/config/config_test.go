@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aceworks/ace/pkg/agents"
+
 	"github.com/BurntSushi/toml"
 )
 
@@ -43,6 +45,10 @@ func TestExampleValidatesAndDocumentsEveryKey(t *testing.T) {
 func walk(t reflect.Type, prefix string, f func(string)) {
 	for i := 0; i < t.NumField(); i++ {
 		fl := t.Field(i)
+		if fl.Anonymous { // an embedded struct's keys are its table's (AgentConfig's agents.Override)
+			walk(fl.Type, prefix, f)
+			continue
+		}
 		key := strings.Split(fl.Tag.Get("toml"), ",")[0]
 		full := strings.TrimPrefix(prefix+"."+key, ".")
 		switch {
@@ -90,7 +96,7 @@ func TestErrorsNameFileLineAndKey(t *testing.T) {
 		}
 	}
 	cfg := Default()
-	cfg.Agents["mine"] = AgentConfig{Markers: Markers{Ready: "("}}
+	cfg.Agents["mine"] = AgentConfig{Override: agents.Override{Markers: agents.MarkerOverride{Ready: "("}}}
 	cfg.Monitor.Interval = D(0)
 	cfg.Budget.Day.MaxCostUSD = -1
 	err := cfg.Validate()
@@ -133,9 +139,11 @@ func TestDiscoveryAndEnvironment(t *testing.T) {
 
 func TestValidateHeadlessKeys(t *testing.T) {
 	cfg := Default()
-	cfg.Agents["claude"] = AgentConfig{Runner: "exec"} // built in: headless command and format come with it
-	cfg.Agents["mine"] = AgentConfig{Command: "mine", Runner: "exec", HeadlessResume: "mine --again"}
-	cfg.Agents["odd"] = AgentConfig{Command: "odd", HeadlessFormat: "aider"}
+	// Built in: the headless command and format come with it.
+	cfg.Agents["claude"] = AgentConfig{Override: agents.Override{Runner: "exec"}}
+	cfg.Agents["mine"] = AgentConfig{Override: agents.Override{Command: "mine", Runner: "exec",
+		HeadlessResume: "mine --again"}}
+	cfg.Agents["odd"] = AgentConfig{Override: agents.Override{Command: "odd", HeadlessFormat: "aider"}}
 	err := cfg.Validate()
 	for _, want := range []string{
 		"agents.mine.headless: empty (runner \"exec\" needs the headless command)",
@@ -156,8 +164,9 @@ func TestValidateHeadlessKeys(t *testing.T) {
 // refused with the choices.
 func TestCustomAgentLivesInConfigAlone(t *testing.T) {
 	cfg := Default()
-	cfg.Agents["headless-only"] = AgentConfig{Runner: "exec", Headless: "/opt/bin/agent --json", HeadlessFormat: "codex"}
-	cfg.Agents["nothing"] = AgentConfig{Runner: "tmux"}
+	cfg.Agents["headless-only"] = AgentConfig{Override: agents.Override{Runner: "exec", Headless: "/opt/bin/agent --json",
+		HeadlessFormat: "codex"}}
+	cfg.Agents["nothing"] = AgentConfig{Override: agents.Override{Runner: "tmux"}}
 	err := cfg.Validate()
 	if err == nil || !strings.Contains(err.Error(), "agents.nothing.command: empty") {
 		t.Errorf("an agent with no command at all: %v", err)
@@ -217,5 +226,33 @@ func TestStoreKeep(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("[store] %q: %s, want %s", text, got, want)
 		}
+	}
+}
+
+// TestAgentTable: [agents.<name>] is decoded into agents.Override, embedded; a key it does not have is rejected
+// with its line, and a setting that resolving the agent rejects is named with its line.
+func TestAgentTable(t *testing.T) {
+	cfg, err := Parse("x.toml", []byte("[agents.claude]\nmodel = \"opus\"\nauto_approve = true\n"+
+		"[agents.claude.markers]\nready = 'READY>'\n[agents.claude.sandbox]\nallow = [\"example.com:443\"]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := cfg.Agents["claude"]; a.Model != "opus" || !a.AutoApprove || a.Markers.Ready != "READY>" ||
+		len(a.Sandbox.Allow) != 1 {
+		t.Errorf("[agents.claude] decoded as %+v", a)
+	}
+	_, err = Parse("x.toml", []byte("[agents.mine]\ncommand = \"mine\"\nmodle = \"big\"\n"))
+	if err == nil || !strings.Contains(err.Error(), "x.toml:3: agents.mine.modle: unknown key") {
+		t.Errorf("unknown key: %v", err)
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "ace.toml")
+	if err := os.WriteFile(path, []byte("[agents.claude]\nmodel = \"opus\"\n\n[agents.claude.markers]\nready = 'x'\nbusy = '('\n"),
+		0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = Load(path, func(k string) string { return map[string]string{"HOME": dir}[k] })
+	if err == nil || !strings.Contains(err.Error(), path+":6: agents.claude.markers.busy: error parsing regexp") {
+		t.Errorf("bad marker: %v", err)
 	}
 }

@@ -3,6 +3,8 @@ package config
 import (
 	"strings"
 	"testing"
+
+	"github.com/aceworks/ace/pkg/agents"
 )
 
 func TestValidateMemoryAndCompaction(t *testing.T) {
@@ -13,8 +15,8 @@ func TestValidateMemoryAndCompaction(t *testing.T) {
 	cfg.Memory.AgentsMaxBytes = 10
 	cfg.Memory.StatusMaxBytes = -1
 	cfg.Monitor.CompactThreshold = -5
-	cfg.Agents["claude"] = AgentConfig{ContextFile: "../CLAUDE.md"}
-	cfg.Agents["codex"] = AgentConfig{ContextFile: ".ace/memory/AGENTS.md"}
+	cfg.Agents["claude"] = AgentConfig{Override: agents.Override{ContextFile: "../CLAUDE.md"}}
+	cfg.Agents["codex"] = AgentConfig{Override: agents.Override{ContextFile: ".ace/memory/AGENTS.md"}}
 	err := cfg.Validate()
 	for _, want := range []string{"memory.agents_max_bytes: must be at least 1024", "memory.status_max_bytes: must be at least 1024",
 		"monitor.compact_threshold: must not be negative", "agents.claude.context_file:", "agents.codex.context_file:"} {
@@ -24,7 +26,7 @@ func TestValidateMemoryAndCompaction(t *testing.T) {
 	}
 	ok := Default()
 	ok.Monitor.CompactThreshold = 0
-	ok.Agents["mine"] = AgentConfig{Command: "mine", ContextFile: "CONVENTIONS.md"}
+	ok.Agents["mine"] = AgentConfig{Override: agents.Override{Command: "mine", ContextFile: "CONVENTIONS.md"}}
 	if err := ok.Validate(); err != nil {
 		t.Errorf("Validate() = %v for compaction off and a plain context file", err)
 	}

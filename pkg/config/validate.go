@@ -207,13 +207,14 @@ func (c *Config) validateAgent(name string, a AgentConfig, bad func(key, format 
 		strings.HasPrefix(f, ".ace") || f == "ACE_TASK.md") {
 		bad(key+".context_file", "%q must be a plain file name at the top of the working copy (like CLAUDE.md)", f)
 	}
-	for k, re := range map[string]string{"ready": a.Markers.Ready, "busy": a.Markers.Busy, "approval": a.Markers.Approval,
-		"question": a.Markers.Question, "dialog": a.Markers.Dialog, "starting": a.Markers.Starting} {
-		if re == "" {
-			continue
-		}
-		if _, err := regexp.Compile(re); err != nil {
-			bad(key+".markers."+k, "%v", err)
+	// What resolving the agent cannot take (a marker that is no regex) is an error of its key; a custom agent's
+	// missing command is told above.
+	if _, err := agents.Resolve(name, a.Override); err != nil {
+		for _, e := range unjoin(err) {
+			var ke *agents.KeyError
+			if errors.As(e, &ke) {
+				bad(key+"."+ke.Key, "%v", ke.Err)
+			}
 		}
 	}
 }

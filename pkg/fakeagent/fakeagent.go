@@ -27,6 +27,9 @@
 // a driver should never do) is marked "during_turn": true. With --sessions each working directory's
 // conversation is kept, and --continue goes on with it (conversation.go): records then say how many prompts
 // came before ("history").
+//
+// `demo-agent headless` (headless.go) plays the CLIs' one-turn JSON streams for the exec runner, and
+// `demo-agent live` (live.go) claude's stream-json protocol for the live runner.
 package fakeagent
 
 import (
@@ -65,6 +68,9 @@ type options struct {
 func Main(args []string) int {
 	if len(args) > 0 && args[0] == "headless" {
 		return HeadlessMain(args[1:])
+	}
+	if len(args) > 0 && args[0] == "live" {
+		return LiveMain(args[1:])
 	}
 	var o options
 	fs := flag.NewFlagSet("fake-agent", flag.ContinueOnError)

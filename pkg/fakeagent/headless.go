@@ -28,38 +28,12 @@ import (
 // done and question write the protocol files and end the turn; idle and --- end it; hang stays silent until
 // killed; crash CODE prints to stderr and exits with CODE; warn TEXT prints TEXT, $VARIABLES expanded, to stderr.
 func HeadlessMain(args []string) int {
-	h := &headlessAgent{argv: args, out: os.Stdout}
-	for i := 0; i < len(args); i++ {
-		val := func() string {
-			if i+1 < len(args) {
-				i++
-				return args[i]
-			}
-			return ""
-		}
-		switch args[i] {
-		case "--format":
-			h.format = val()
-		case "--script":
-			h.script = val()
-		case "--record":
-			h.record = val()
-		case "--state":
-			h.state = val()
-		case "--resume", "resume":
-			h.session = val()
-		case "--fork":
-			h.fork = true
-		}
-	}
+	h := newHeadlessAgent(args)
 	switch h.format {
 	case "claude", "codex", "gemini":
 	default:
 		fmt.Fprintf(os.Stderr, "demo-agent headless: --format %q is not claude, codex or gemini\n", h.format)
 		return 2
-	}
-	if h.state == "" && h.script != "" {
-		h.state = h.script + ".state"
 	}
 	prompt, err := io.ReadAll(os.Stdin)
 	if err != nil {
@@ -80,22 +54,66 @@ type headlessAgent struct {
 	started                       time.Time
 }
 
+// newHeadlessAgent reads the command line of the headless and live agents; what it does not know it leaves to
+// the CLI being played (its flags pass unread).
+func newHeadlessAgent(args []string) *headlessAgent {
+	h := &headlessAgent{argv: args, out: os.Stdout}
+	for i := 0; i < len(args); i++ {
+		val := func() string {
+			if i+1 < len(args) {
+				i++
+				return args[i]
+			}
+			return ""
+		}
+		switch args[i] {
+		case "--format":
+			h.format = val()
+		case "--script":
+			h.script = val()
+		case "--record":
+			h.record = val()
+		case "--state":
+			h.state = val()
+		case "--resume", "resume", "--session-id":
+			h.session = val()
+		case "--fork":
+			h.fork = true
+		}
+	}
+	if h.state == "" && h.script != "" {
+		h.state = h.script + ".state"
+	}
+	return h
+}
+
 func (h *headlessAgent) run() int {
 	h.started = time.Now()
 	if h.session == "" || h.fork {
 		h.session = newSessionID()
 	}
 	h.recordTurn()
-	var script []action
-	if h.script != "" {
-		var err error
-		if script, err = parseScript(h.script); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 2
-		}
+	script, err := h.loadScript()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
 	}
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	code, _ := h.turn(script, sigs)
+	return code
+}
+
+func (h *headlessAgent) loadScript() ([]action, error) {
+	if h.script == "" {
+		return nil, nil
+	}
+	return parseScript(h.script)
+}
+
+// turn runs the script from where the last turn stopped until an action ends the turn, printing the stream;
+// exit says the process ends with code (a scripted crash, a signal).
+func (h *headlessAgent) turn(script []action, sigs chan os.Signal) (code int, exit bool) {
 	h.emitInit()
 	pc := h.loadPC()
 	if pc >= len(script) {
@@ -107,14 +125,14 @@ func (h *headlessAgent) run() int {
 		h.savePC(pc)
 		code, exit, end := h.do(act, sigs)
 		if exit {
-			return code
+			return code, true
 		}
 		if end {
 			break
 		}
 	}
 	h.emitResult()
-	return 0
+	return 0, false
 }
 
 // do performs one action like the terminal agent's do, printing stream events instead of a screen.

@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/aceworks/ace/pkg/procs"
+	"github.com/aceworks/ace/pkg/tmuxops"
 )
 
 // Proc names a process so that it can be found again by another ace process: a PID alone may have been reused
@@ -102,7 +103,8 @@ func Start(supervisor []string, spec Spec, runtimeDir, debugLog, lockPath string
 	if err != nil {
 		return Proc{}, err
 	}
-	f, err := os.CreateTemp(runtimeDir, "headless-*.json")
+	// Named for its writer: a spec no supervisor read is swept once this process is gone (tmuxops.SweepRuntime).
+	f, err := os.CreateTemp(runtimeDir, tmuxops.RuntimeName("headless", ".json"))
 	if err != nil {
 		return Proc{}, fmt.Errorf("write headless spec: %w", err)
 	}

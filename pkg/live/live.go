@@ -4,8 +4,11 @@
 // runner the process outlives a turn, so a tool permission or a question comes back to ace mid-turn and a human's
 // answer goes back in the same turn.
 //
-// This package holds what the adapters share: the Conversation they implement, the events they emit, the
-// process they run and newline-delimited JSON-RPC 2.0 (codex and gemini speak it; claude has its own framing).
+// This package holds what the adapters share: the Conversation they implement, the events they emit, the Frame
+// each is built on (the process, its handshake, the events' stream, the gate that holds a message sent while a
+// turn runs, the CLI's open requests) and newline-delimited JSON-RPC 2.0 (codex and gemini speak it; claude has its own framing). An
+// adapter supplies only what is its CLI's (CLI): its flags, its reader of the CLI's output, its handshake and
+// how it starts a turn.
 package live
 
 import (
@@ -37,9 +40,9 @@ type Options struct {
 // Conversation is one CLI process holding one conversation across turns.
 type Conversation interface {
 	// Send delivers text as a user message, byte-exact at the model. When the agent is idle it starts a turn.
-	// While a turn runs it waits for the turn to end and starts the next one (claude and codex: with every other
-	// message sent meanwhile; gemini: each its own turn), because the CLIs fold a message into a running turn in
-	// words of their own, or drop the running turn for it (see each adapter).
+	// While a turn runs the message is held, and starts the next turn when this one ends (claude and codex: with
+	// every other message sent meanwhile; gemini: each its own turn), because the CLIs fold a message into a
+	// running turn in words of their own, or drop the running turn for it (Frame's gate; see each adapter).
 	Send(ctx context.Context, text string) error
 	// Events are what the agent does, in order; the channel is closed after an Exit event or Close.
 	Events() <-chan Event
@@ -202,8 +205,8 @@ func (Limit) event()      {}
 func (Error) event()      {}
 func (Exit) event()       {}
 
-// MidTurn is how a CLI takes a message sent while a turn runs (see each adapter's Send): the live host's Busy
-// follows it.
+// MidTurn is how a CLI takes the messages sent while a turn runs (see each adapter's startTurn): the live host's
+// Busy follows it.
 type MidTurn int
 
 // The ways a CLI takes a message sent mid-turn.
@@ -222,4 +225,13 @@ func Starter[C Conversation](start func(context.Context, Options) (C, error)) fu
 		}
 		return c, nil
 	}
+}
+
+// Started is an adapter's StartLive's result: c, whose Frame's Start returned err; nil when that failed.
+func Started[C Conversation](c C, err error) (C, error) {
+	if err != nil {
+		var none C
+		return none, err
+	}
+	return c, nil
 }

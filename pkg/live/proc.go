@@ -2,7 +2,6 @@ package live
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -134,23 +133,6 @@ func (p *Proc) StderrTail(n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, " / ")
-}
-
-// Handshake runs shake, a new conversation's handshake, within ctx — or within timeout when ctx has no deadline.
-// A handshake that fails ends the conversation (closeConv) and is an ErrHandshake naming cli, with the end of its
-// stderr: the CLI runs but does not speak its protocol here.
-func (p *Proc) Handshake(ctx context.Context, cli string, timeout time.Duration, closeConv func() error,
-	shake func(context.Context) error) error {
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, timeout)
-		defer cancel()
-	}
-	if err := shake(ctx); err != nil {
-		_ = closeConv()
-		return fmt.Errorf("%s: %w: %w (stderr: %s)", cli, ErrHandshake, err, p.StderrTail(5))
-	}
-	return nil
 }
 
 // Stop ends the process: stdin closed (each CLI ends its conversation and exits on EOF), then SIGTERM and

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -86,12 +85,7 @@ type Table map[int]Stat
 // Snapshot reads the whole process table once; processes that end meanwhile are left out.
 func Snapshot() Table {
 	t := Table{}
-	entries, _ := filepath.Glob("/proc/[0-9]*/stat")
-	for _, e := range entries {
-		p, err := strconv.Atoi(filepath.Base(filepath.Dir(e)))
-		if err != nil {
-			continue
-		}
+	for _, p := range All() {
 		if st, err := Read(p); err == nil {
 			t[p] = st
 		}

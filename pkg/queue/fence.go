@@ -77,7 +77,7 @@ func (q *Queue) fenceIfCutOff(ctx context.Context) {
 		q.o.Logger.WarnContext(ctx, "cut off from the store: this host takes no step and stops its agents before other hosts may move its runs",
 			"host", q.self, "since", time.Since(f.lastBeat).Round(time.Second), "runs", len(f.runs))
 		for _, r := range f.runs {
-			if workflow.HoldsAgent(r) {
+			if r.Slot.Live() { // an agent working, or kept idle
 				f.toStop = append(f.toStop, r)
 				f.stopped = append(f.stopped, r)
 			}

@@ -13,7 +13,8 @@ import (
 
 // Hosts share one store in a fleet. Each heartbeats while its queue runs; a run belongs to the host that holds its
 // agent session and working copy (store.Run.Host) and its jobs go to that host's queue. Dispatch gives a new run
-// to the live host with the most free slots (its own poll.max_concurrent less the runs it holds); a host silent
+// to the live host with the most free slots (its own poll.max_concurrent less its working runs and those waiting
+// for a slot: an idle agent gives way to new work), where it takes a slot (workflow's slots.go); a host silent
 // for host.dead_after has its runs moved to a live one, which starts each again from its pushed branch.
 
 // heartbeats records this host as alive every quarter of host.dead_after, with its load, until ctx ends. While the
@@ -65,15 +66,21 @@ func (q *Queue) heartbeats(ctx context.Context) {
 func (q *Queue) heartbeat(ctx context.Context, started time.Time, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	l, err := workflow.HostLoad(ctx, q.st, q.self)
+	runs, err := q.st.ListRuns(ctx, store.Filter{Host: q.self, Statuses: unfinished})
 	if err != nil {
-		return err
+		return fmt.Errorf("runs of host %s: %w", q.self, err)
+	}
+	live := 0
+	for _, r := range runs {
+		if r.Slot.Live() {
+			live++
+		}
 	}
 	if err := q.st.Heartbeat(ctx, store.Host{Name: q.self, StartedAt: started,
-		MaxConcurrent: q.o.MaxConcurrent, Running: l.Live}); err != nil {
+		MaxConcurrent: q.o.MaxConcurrent, Running: live}); err != nil {
 		return err
 	}
-	q.fence.held(l.Runs)
+	q.fence.held(runs)
 	return nil
 }
 
@@ -93,19 +100,30 @@ func (q *Queue) dead(h store.Host) bool {
 	return q.now().Sub(last) >= q.cfg.Host.DeadAfter.Duration
 }
 
-// pickHost chooses the host a new run goes to: the live one with the most free slots. ok is false when every
-// live host is full. Before any host has a heartbeat (a first start), this host decides for itself.
+// pickHost chooses the host a new run goes to: the live one with the most free slots, and of those the one with
+// the fewest live agents (no idle agent need give way). ok is false when every live host is full. Before any host
+// has a heartbeat (a first start), this host decides for itself.
 func (q *Queue) pickHost(ctx context.Context, maxConcurrent int) (string, bool, error) {
 	hosts, err := q.st.Hosts(ctx)
 	if err != nil {
 		return "", false, err
 	}
+	counts, err := q.st.Slots(ctx)
+	if err != nil {
+		return "", false, err
+	}
 	type slot struct {
-		name string
-		free int
+		name       string
+		free, live int
 	}
 	var live []slot
 	self := false
+	consider := func(name string, capacity int) {
+		c := counts[name]
+		if capacity <= 0 || c.Free(capacity) > 0 {
+			live = append(live, slot{name, c.Free(capacity), c.Live()})
+		}
+	}
 	for _, h := range hosts {
 		if !q.alive(h) {
 			continue
@@ -114,22 +132,10 @@ func (q *Queue) pickHost(ctx context.Context, maxConcurrent int) (string, bool, 
 		if h.Name == q.self {
 			self, capacity = true, maxConcurrent
 		}
-		l, err := workflow.HostLoad(ctx, q.st, h.Name) // live agents, and the rounds waiting ahead of new work
-		if err != nil {
-			return "", false, err
-		}
-		if capacity <= 0 || l.Free(capacity) > 0 {
-			live = append(live, slot{h.Name, l.Free(capacity)})
-		}
+		consider(h.Name, capacity)
 	}
 	if !self {
-		l, err := workflow.HostLoad(ctx, q.st, q.self)
-		if err != nil {
-			return "", false, err
-		}
-		if maxConcurrent <= 0 || l.Free(maxConcurrent) > 0 {
-			live = append(live, slot{q.self, l.Free(maxConcurrent)})
-		}
+		consider(q.self, maxConcurrent)
 	}
 	if len(live) == 0 {
 		return "", false, nil
@@ -137,6 +143,9 @@ func (q *Queue) pickHost(ctx context.Context, maxConcurrent int) (string, bool, 
 	sort.SliceStable(live, func(i, j int) bool {
 		if live[i].free != live[j].free {
 			return live[i].free > live[j].free
+		}
+		if live[i].live != live[j].live {
+			return live[i].live < live[j].live
 		}
 		return live[i].name < live[j].name
 	})
@@ -156,7 +165,7 @@ func (q *Queue) moveRunsOfDeadHosts(ctx context.Context) error {
 		if h.Name == q.self || !q.dead(h) {
 			continue
 		}
-		runs, err := q.st.ListRuns(ctx, store.Filter{Host: h.Name, Statuses: []store.Status{store.StatusActive, store.StatusWaitingInput, store.StatusPausedLimit}})
+		runs, err := q.st.ListRuns(ctx, store.Filter{Host: h.Name, Statuses: unfinished})
 		if err != nil {
 			return err
 		}
@@ -179,6 +188,9 @@ func (q *Queue) moveRunsOfDeadHosts(ctx context.Context) error {
 	}
 	return errors.Join(errs...)
 }
+
+// unfinished are the statuses of runs not ended yet.
+var unfinished = []store.Status{store.StatusActive, store.StatusWaitingInput, store.StatusPausedLimit}
 
 // alive reports whether a host's last heartbeat is recent enough.
 func (q *Queue) alive(h store.Host) bool {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"os"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -489,7 +490,7 @@ func (q *Queue) dispatchOnce(ctx context.Context) error {
 	if err := q.moveRunsOfDeadHosts(ctx); err != nil {
 		q.o.Logger.WarnContext(ctx, "move the runs of dead hosts", "err", err)
 	}
-	runs, err := q.st.ListRuns(ctx, store.Filter{Statuses: []store.Status{store.StatusActive, store.StatusWaitingInput, store.StatusPausedLimit}})
+	runs, err := q.st.ListRuns(ctx, store.Filter{Statuses: unfinished})
 	if err != nil {
 		return fmt.Errorf("list unfinished runs: %w", err)
 	}
@@ -497,6 +498,9 @@ func (q *Queue) dispatchOnce(ctx context.Context) error {
 		if _, err := q.client.Insert(ctx, RunArgs{Repo: r.Repo, Issue: r.Issue, Run: r.ID}, &river.InsertOpts{Queue: q.queueOf(r)}); err != nil {
 			return fmt.Errorf("enqueue %s#%d: %w", r.Repo, r.Issue, err)
 		}
+	}
+	if err := q.wakeWaiting(ctx, runs); err != nil {
+		return err
 	}
 	if q.o.Repos == nil {
 		return nil
@@ -513,8 +517,47 @@ func (q *Queue) dispatchOnce(ctx context.Context) error {
 	for _, err := range rep.Errors {
 		q.o.Logger.WarnContext(ctx, "dispatch", "err", err)
 	}
-	q.o.Logger.InfoContext(ctx, "dispatch pass", "repos", len(repos), "started", rep.Started, "skipped", rep.Skipped,
+	q.o.Logger.InfoContext(ctx, "dispatch pass", "repos", len(repos), "started", rep.Started, "queued", rep.Queued, "skipped", rep.Skipped,
 		"untrusted", rep.Untrusted, "errors", len(rep.Errors), "took", time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// wakeWaiting wakes the runs waiting for a slot that one is free for now, or an idle agent can give way to — on
+// each host, the longest waiting first, as many as its working runs leave room for: a slot freed (a run ended,
+// or went to wait for its pull request or a human) goes to them within this pass.
+func (q *Queue) wakeWaiting(ctx context.Context, runs []*store.Run) error {
+	hosts, err := q.st.Hosts(ctx)
+	if err != nil {
+		return err
+	}
+	capacity := map[string]int{q.self: q.o.MaxConcurrent}
+	for _, h := range hosts {
+		if h.Name != q.self {
+			capacity[h.Name] = h.MaxConcurrent
+		}
+	}
+	work := map[string]int{}
+	waiting := map[string][]*store.Run{}
+	for _, r := range runs {
+		switch r.Slot {
+		case store.SlotWork:
+			work[r.Host]++
+		case store.SlotWait:
+			waiting[r.Host] = append(waiting[r.Host], r)
+		}
+	}
+	for host, ws := range waiting {
+		sort.SliceStable(ws, func(i, j int) bool { return ws[i].SlotAt.Before(ws[j].SlotAt) })
+		room := len(ws)
+		if c, ok := capacity[host]; ok && c > 0 {
+			room = c - work[host]
+		}
+		for _, r := range ws[:max(0, min(room, len(ws)))] {
+			if err := q.Enqueue(ctx, r); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
 }
 
@@ -534,6 +577,7 @@ type Store interface {
 	LatestRun(ctx context.Context, repo string, issue int) (*store.Run, error)
 	ListRuns(ctx context.Context, f store.Filter) ([]*store.Run, error)
 	Hosts(ctx context.Context) ([]store.Host, error)
+	Slots(ctx context.Context) (map[string]store.SlotCounts, error)
 	Heartbeat(ctx context.Context, h store.Host) error
 	Prune(ctx context.Context, cutoff time.Time) (int, error)
 }

@@ -70,6 +70,8 @@ type Run struct {
 	Version    int64      `json:"version"`
 	// Sandbox says how the agent is boxed and what its proxy refused (workflow.SandboxLine).
 	Sandbox string `json:"sandbox,omitempty"`
+	// AgentLine says what the agent is to its host's slots: working, idle, released… (workflow.AgentLine).
+	AgentLine string `json:"agent_line,omitempty"`
 	// Reach says that the agent cannot reach its model, and what would mend it (workflow.ReachLine).
 	Reach string `json:"reach,omitempty"`
 }
@@ -80,7 +82,7 @@ func (s *Server) view(r *store.Run) Run {
 		Session: r.Session, Branch: r.Branch, PRNumber: r.PRNumber, PRURL: r.PRURL, Nudges: r.Nudges,
 		Restarts: r.Restarts, Question: r.State.Question, Summary: r.State.Summary, Error: r.Error,
 		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, FinishedAt: r.FinishedAt, Version: r.Version,
-		Sandbox: workflow.SandboxLine(r), Reach: workflow.ReachHelp(r)}
+		Sandbox: workflow.SandboxLine(r), AgentLine: workflow.AgentLine(r), Reach: workflow.ReachHelp(r)}
 	if r.PRURL != "" {
 		v.PRState = "open" // the store knows a pull request was opened; its later fate is GitHub's
 	}

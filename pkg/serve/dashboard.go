@@ -48,12 +48,13 @@ func (s *Server) dashboard(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		s.log.WarnContext(r.Context(), "read the agent checks", "err", err)
 	}
-	hosts, err := s.hosts(r.Context())
+	fleet, err := s.fleet(r.Context())
 	if err != nil {
 		s.log.WarnContext(r.Context(), "read the hosts' slots", "err", err)
 	}
-	s.render(w, "index", map[string]any{"Runs": runs, "Counts": counts, "Host": s.o.Host, "Now": time.Now(),
-		"Checks": checks, "Hosts": hosts})
+	now := time.Now()
+	s.render(w, "index", map[string]any{"Runs": runs, "Counts": counts, "Host": s.o.Host, "Now": now,
+		"Checks": checks, "Hosts": fleet.Hosts, "Queue": fleet.DescribeQueue(now)})
 }
 
 // render executes a page with its content security policy: the page's own scripts and styles only.

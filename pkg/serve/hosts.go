@@ -8,20 +8,18 @@ import (
 	"github.com/aceworks/ace/pkg/workflow"
 )
 
-// hosts reads every host's slots: live agents against poll.max_concurrent, waiting rounds, working copies held.
-func (s *Server) hosts(ctx context.Context) ([]workflow.HostSlots, error) {
-	return workflow.FleetSlots(ctx, s.o.Store, s.o.DeadAfter, time.Now())
+// fleet reads every host's slots — agents working and kept idle against poll.max_concurrent, runs waiting for a
+// slot, working copies held — and the queue of labelled issues no host had a slot for.
+func (s *Server) fleet(ctx context.Context) (workflow.Fleet, error) {
+	return workflow.ReadFleet(ctx, s.o.Store, s.o.DeadAfter, time.Now())
 }
 
-// getHosts is GET /api/v1/hosts.
+// getHosts is GET /api/v1/hosts: {"hosts": […], "queue": […]}.
 func (s *Server) getHosts(w http.ResponseWriter, r *http.Request) {
-	hosts, err := s.hosts(r.Context())
+	f, err := s.fleet(r.Context())
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
-	if hosts == nil {
-		hosts = []workflow.HostSlots{}
-	}
-	s.writeJSON(w, http.StatusOK, map[string]any{"hosts": hosts})
+	s.writeJSON(w, http.StatusOK, f)
 }

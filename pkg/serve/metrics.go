@@ -32,7 +32,7 @@ type stepStart struct {
 	since time.Time
 }
 
-func newMetrics(reg *prometheus.Registry, st Store) *metrics {
+func newMetrics(reg *prometheus.Registry, st Store, deadAfter time.Duration) *metrics {
 	m := &metrics{
 		stepSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "ace_step_duration_seconds", Help: "Time runs spent in a step before moving on (steps seen start by this process).",
@@ -49,7 +49,7 @@ func newMetrics(reg *prometheus.Registry, st Store) *metrics {
 		}),
 		stepSince: map[int64]stepStart{},
 	}
-	reg.MustRegister(m.stepSeconds, m.events, m.webhooks, m.streams, &storeCollector{st: st},
+	reg.MustRegister(m.stepSeconds, m.events, m.webhooks, m.streams, &storeCollector{st: st, deadAfter: deadAfter},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -78,7 +78,10 @@ func (s *Server) metricsHandler() http.Handler {
 }
 
 // storeCollector reads the store at each scrape.
-type storeCollector struct{ st Store }
+type storeCollector struct {
+	st        Store
+	deadAfter time.Duration // host.dead_after: a host silent that long is not alive
+}
 
 var (
 	runsDesc     = prometheus.NewDesc("ace_runs", "Runs (the latest attempt of each issue) by status.", []string{"status"}, nil)
@@ -86,10 +89,18 @@ var (
 	nudgesDesc   = prometheus.NewDesc("ace_nudges_total", "Nudges sent to agents, over every run in the store.", nil, nil)
 	restartsDesc = prometheus.NewDesc("ace_restarts_total", "Agent restarts, over every run in the store.", nil, nil)
 	upDesc       = prometheus.NewDesc("ace_store_up", "Whether the store could be read for this scrape.", nil, nil)
+	agentsDesc   = prometheus.NewDesc("ace_agents", "Live agents of each host: working, or idle (kept while nobody needs their slot).",
+		[]string{"host", "state"}, nil)
+	slotsDesc   = prometheus.NewDesc("ace_slots", "Each live host's poll.max_concurrent: the agents it may run at once.", []string{"host"}, nil)
+	waitingDesc = prometheus.NewDesc("ace_runs_waiting_slot", "Runs of each host waiting for a slot (new, moved, a round, an answer).",
+		[]string{"host"}, nil)
+	queueDesc       = prometheus.NewDesc("ace_queue_issues", "Issues waiting for a slot: labelled and not started, or runs waiting on a live host.", nil, nil)
+	queueOldestDesc = prometheus.NewDesc("ace_queue_oldest_wait_seconds", "How long the issue waiting longest for a slot has waited (0: none waits).", nil, nil)
 )
 
 func (c *storeCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{runsDesc, attemptsDesc, nudgesDesc, restartsDesc, upDesc} {
+	for _, d := range []*prometheus.Desc{runsDesc, attemptsDesc, nudgesDesc, restartsDesc, upDesc, agentsDesc, slotsDesc,
+		waitingDesc, queueDesc, queueOldestDesc} {
 		ch <- d
 	}
 }
@@ -123,4 +134,30 @@ func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(nudgesDesc, prometheus.CounterValue, float64(nudges))
 	ch <- prometheus.MustNewConstMetric(restartsDesc, prometheus.CounterValue, float64(restarts))
+	c.collectSlots(ctx, ch)
+}
+
+// collectSlots exports the slots of the live hosts and the queue's wait.
+func (c *storeCollector) collectSlots(ctx context.Context, ch chan<- prometheus.Metric) {
+	now := time.Now()
+	f, err := workflow.ReadFleet(ctx, c.st, c.deadAfter, now)
+	if err != nil {
+		return
+	}
+	for _, h := range f.Hosts {
+		if !h.Alive {
+			continue
+		}
+		ch <- prometheus.MustNewConstMetric(agentsDesc, prometheus.GaugeValue, float64(h.Working), h.Name, "working")
+		ch <- prometheus.MustNewConstMetric(agentsDesc, prometheus.GaugeValue, float64(h.Idle), h.Name, "idle")
+		ch <- prometheus.MustNewConstMetric(slotsDesc, prometheus.GaugeValue, float64(h.MaxConcurrent), h.Name)
+		ch <- prometheus.MustNewConstMetric(waitingDesc, prometheus.GaugeValue, float64(h.Waiting), h.Name)
+	}
+	w := f.Waiting()
+	age := 0.0
+	if w.Issues() > 0 {
+		age = max(0, now.Sub(w.Since).Seconds())
+	}
+	ch <- prometheus.MustNewConstMetric(queueDesc, prometheus.GaugeValue, float64(w.Issues()))
+	ch <- prometheus.MustNewConstMetric(queueOldestDesc, prometheus.GaugeValue, age)
 }

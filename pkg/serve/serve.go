@@ -36,6 +36,8 @@ type Store interface {
 	GetRun(ctx context.Context, id int64) (*store.Run, error)
 	Events(ctx context.Context, runID int64) ([]store.Event, error)
 	Hosts(ctx context.Context) ([]store.Host, error)
+	Slots(ctx context.Context) (map[string]store.SlotCounts, error)
+	Queue(ctx context.Context) ([]store.Queued, error)
 }
 
 // Queue is what webhooks do: start runs for labelled issues now, or make a run look at its issue now.
@@ -122,7 +124,7 @@ func New(o Options) (*Server, error) {
 		o.ActionTimeout = 2 * time.Minute
 	}
 	s := &Server{o: o, log: o.Logger, reg: prometheus.NewRegistry(), deliveries: newRecent(4096)}
-	s.metrics = newMetrics(s.reg, o.Store)
+	s.metrics = newMetrics(s.reg, o.Store, o.DeadAfter)
 	s.hub = newHub(s)
 	s.routes()
 	return s, nil

@@ -218,11 +218,13 @@ func TestFleetStartsEachIssueOnceSpreadByLoad(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ace hosts: %v", err)
 	}
-	var listed []struct {
-		Name  string `json:"name"`
-		Alive bool   `json:"alive"`
+	var listed struct {
+		Hosts []struct {
+			Name  string `json:"name"`
+			Alive bool   `json:"alive"`
+		} `json:"hosts"`
 	}
-	if err := json.Unmarshal(out, &listed); err != nil || len(listed) != 3 || !listed[0].Alive {
+	if err := json.Unmarshal(out, &listed); err != nil || len(listed.Hosts) != 3 || !listed.Hosts[0].Alive {
 		t.Fatalf("ace hosts --json: %s (%v)", out, err)
 	}
 	for _, h := range hosts {
@@ -272,8 +274,8 @@ func TestFleetMovesTheRunsOfADeadHost(t *testing.T) {
 
 	doomed := startHost(t, in.Cfg, in.Exe, "doomed")
 	testkit.WaitFor(t, "the doomed host holds runs", 60*time.Second, func() bool {
-		n, err := st.CountHeld(context.Background(), "doomed")
-		return err == nil && n > 0
+		rs, err := st.ListRuns(context.Background(), store.Filter{Host: "doomed", Statuses: []store.Status{store.StatusActive}})
+		return err == nil && len(rs) > 0
 	})
 	survivor := startHost(t, in.Cfg, in.Exe, "survivor")
 	doomed.kill()

@@ -31,31 +31,7 @@ func (s *Service) Profile(name string) (agents.Profile, error) {
 // Profile is Service.Profile without a service.
 func Profile(cfg *config.Config, name string) (agents.Profile, error) {
 	ac, _ := cfg.AgentConfigFor(name)
-	o := agents.Override{
-		Command:         ac.Command,
-		Model:           ac.Model,
-		Home:            ac.Home,
-		Nudge:           ac.Nudge,
-		CompactCommand:  ac.CompactCommand,
-		ContextFile:     ac.ContextFile,
-		Headless:        ac.Headless,
-		HeadlessResume:  ac.HeadlessResume,
-		ContinueCommand: ac.ContinueCommand,
-		HeadlessFormat:  ac.HeadlessFormat,
-		Runner:          ac.Runner,
-		GitHubMCP:       ac.GitHubMCP,
-		Env:             ac.Env,
-		Secrets:         ac.Secrets,
-		Markers: agents.MarkerOverride{
-			Ready: ac.Markers.Ready, Busy: ac.Markers.Busy, Approval: ac.Markers.Approval,
-			Question: ac.Markers.Question, Dialog: ac.Markers.Dialog, Starting: ac.Markers.Starting,
-		},
-	}
-	if ac.AutoApprove {
-		yes := true
-		o.AutoApprove = &yes
-	}
-	p, err := agents.Resolve(name, o)
+	p, err := agents.Resolve(name, ac.Override)
 	if err != nil {
 		return agents.Profile{}, fmt.Errorf("agents.%s: %w", name, err)
 	}

@@ -69,6 +69,10 @@ type Service struct {
 
 	profilesMu sync.Mutex
 	profiles   map[string]agents.Profile
+
+	// stopSweep ends the sweep of runtime files that StartQueue starts; swept is closed when it has ended.
+	stopSweep context.CancelFunc
+	swept     chan struct{}
 }
 
 // Open assembles a Service. The store is created under workspace.root when missing.
@@ -103,7 +107,7 @@ func Open(ctx context.Context, o Options) (*Service, error) {
 			return nil, err
 		}
 	}
-	tmuxops.SweepEnvFiles(filepath.Join(root, "run"), 10*time.Minute)
+	tmuxops.SweepRuntime(filepath.Join(root, "run"))
 	if _, err := scripts.Install(filepath.Join(root, "bin")); err != nil {
 		return nil, fmt.Errorf("install helper scripts: %w", err)
 	}
@@ -118,12 +122,13 @@ func Open(ctx context.Context, o Options) (*Service, error) {
 		st.Close()
 		return nil, fmt.Errorf("workspaces: %w", err)
 	}
-	var topts []tmuxops.Option
+	s := &Service{Config: cfg, Root: root, Store: st, Tracker: trk, Workspaces: ws, Logger: log}
+	topts := []tmuxops.Option{tmuxops.WithRecovered(s.tmuxRecovered)}
 	if o.Watching {
 		topts = append(topts, tmuxops.WithControl())
 	}
 	tmux := tmuxops.New(cfg.Tmux.Socket, topts...)
-	s := &Service{Config: cfg, Root: root, Store: st, Tracker: trk, Tmux: tmux, Workspaces: ws, Logger: log}
+	s.Tmux = tmux
 	eo := workflow.Options{
 		Config:     cfg,
 		Store:      st,
@@ -191,13 +196,58 @@ func newQueue(ctx context.Context, st *store.Store, eng *workflow.Engine, o queu
 	return nil, fmt.Errorf("job queue: no driver for a store in %s", st.Kind())
 }
 
-// StartQueue makes this process work runs: its host's run jobs, and dispatch when opened with Dispatch. The
-// proxies of the host's boxed runs are served first: their agents may be working already.
+// StartQueue makes this process work runs: its host's run jobs, and dispatch when opened with Dispatch. First
+// what dead ace processes left on the tmux server is ended (their control clients and sessions, a server they
+// left unusable), then the proxies of the host's boxed runs are served: their agents may be working already.
+// Runtime files of starts that did not happen are swept while the queue works (sweepRuntime).
 func (s *Service) StartQueue(ctx context.Context) error {
+	if _, err := s.Tmux.Recover(ctx); err != nil {
+		s.Logger.WarnContext(ctx, "end what dead ace processes left on the tmux server", "err", err)
+	}
 	if err := s.Engine.StartProxies(ctx); err != nil {
 		s.Logger.WarnContext(ctx, "serve the egress proxies of boxed runs", "err", err)
 	}
-	return s.Queue.Start(ctx)
+	if err := s.Queue.Start(ctx); err != nil {
+		return err
+	}
+	if s.stopSweep == nil {
+		sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		s.stopSweep, s.swept = cancel, make(chan struct{})
+		go s.sweepRuntime(sctx)
+	}
+	return nil
+}
+
+// sweepRuntime removes the runtime files no start will read (env files with an agent's secrets above all): at
+// once, again when one that was still waiting for its program may have become such a file, and every
+// sweepEvery besides.
+func (s *Service) sweepRuntime(ctx context.Context) {
+	defer close(s.swept)
+	dir := filepath.Join(s.Root, "run")
+	for {
+		removed, recheck := tmuxops.SweepRuntime(dir)
+		for _, l := range removed {
+			s.Logger.InfoContext(ctx, "removed a runtime file of a start that did not happen", "file", l.Path, "why", l.Why)
+		}
+		if recheck <= 0 || recheck > sweepEvery {
+			recheck = sweepEvery
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(recheck):
+		}
+	}
+}
+
+// sweepEvery is how often runtime files are swept when none is waiting for its program.
+const sweepEvery = time.Minute
+
+// tmuxRecovered hands what the tmux client ended of dead aces' to the engine, which records it.
+func (s *Service) tmuxRecovered(rec tmuxops.Recovery) {
+	if s.Engine != nil {
+		s.Engine.TmuxRecovered(rec)
+	}
 }
 
 // Close stops working jobs (running visits reach a step boundary first), then releases the store and the tmux
@@ -206,6 +256,10 @@ func (s *Service) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	err := s.Queue.Stop(ctx)
+	if s.stopSweep != nil {
+		s.stopSweep()
+		<-s.swept
+	}
 	s.Engine.Close()
 	return errors.Join(err, s.Tmux.Close(), s.Store.Close())
 }

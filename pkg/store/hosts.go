@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 )
 
@@ -51,19 +50,4 @@ func (s *Store) Hosts(ctx context.Context) ([]Host, error) {
 		out = append(out, h)
 	}
 	return out, rows.Err()
-}
-
-// CountHeld counts the unfinished runs a host holds, other than those at one of the given steps.
-func (s *Store) CountHeld(ctx context.Context, host string, exceptSteps ...string) (int, error) {
-	runs, err := s.ListRuns(ctx, Filter{Host: host, Statuses: []Status{StatusActive, StatusWaitingInput}})
-	if err != nil {
-		return 0, err
-	}
-	n := 0
-	for _, r := range runs {
-		if !slices.Contains(exceptSteps, r.Step) {
-			n++
-		}
-	}
-	return n, nil
 }

@@ -26,6 +26,9 @@ var migrations = []migration{
 		max_concurrent INTEGER NOT NULL,
 		running INTEGER NOT NULL
 	)`),
+	// Slots: what each run holds of its host's slots, apart from its versioned row (slots.go); the labelled
+	// issues no host had a slot for (queue.go).
+	slotColumns,
 }
 
 // postgresBaseline is the schema version a PostgreSQL store starts at: PostgreSQL came with it, so it has no

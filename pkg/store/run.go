@@ -61,6 +61,10 @@ type Run struct {
 	FinishedAt      *time.Time `json:"finished_at,omitempty"`
 	// Host is the ace host that holds the run's agent session and working copy (its jobs go to that host's queue).
 	Host string `json:"host"`
+	// Slot is what the run holds of its host's slots (poll.max_concurrent), since SlotAt (slots.go). It is not part
+	// of the run's versioned update: TakeSlot and SetSlot write it, and UpdateRun only when the run changes host.
+	Slot   Slot      `json:"slot,omitempty"`
+	SlotAt time.Time `json:"slot_at,omitzero"`
 }
 
 // Event is one entry of a run's append-only log: a transition or a side effect.
@@ -87,7 +91,7 @@ type Filter struct {
 
 const runColumns = `id, repo, issue, attempt, agent, runner, step, status, session, agent_session_id, workdir, branch,
 	base_branch, pr_number, pr_url, status_comment_id, nudges, restarts, error, state, version, triggered_at,
-	created_at, updated_at, finished_at, host`
+	created_at, updated_at, finished_at, host, slot, slot_at`
 
 // CreateRun inserts r (ID, Version and timestamps are set) with a "created" event.
 func (s *Store) CreateRun(ctx context.Context, r *Run) error {
@@ -110,11 +114,11 @@ func (s *Store) CreateRun(ctx context.Context, r *Run) error {
 	var id int64
 	err = tx.QueryRowContext(ctx, `INSERT INTO runs (repo, issue, attempt, agent, runner, step, status, session,
 		agent_session_id, workdir, branch, base_branch, pr_number, pr_url, status_comment_id, nudges, restarts, error,
-		state, version, triggered_at, created_at, updated_at, host)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,1,?,?,?,?) RETURNING id`,
+		state, version, triggered_at, created_at, updated_at, host, slot, slot_at)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,1,?,?,?,?,?,?) RETURNING id`,
 		r.Repo, r.Issue, r.Attempt, r.Agent, r.Runner, r.Step, r.Status, r.Session, r.AgentSessionID, r.Workdir,
 		r.Branch, r.BaseBranch, r.PRNumber, r.PRURL, r.StatusCommentID, r.Nudges, r.Restarts, r.Error, string(state),
-		nanos(r.TriggeredAt), nanos(now), nanos(now), r.Host).Scan(&id)
+		nanos(r.TriggeredAt), nanos(now), nanos(now), r.Host, r.Slot, nanos(r.SlotAt)).Scan(&id)
 	if err != nil {
 		if isUniqueViolation(err) {
 			return fmt.Errorf("attempt %d of %s#%d exists already: %w", r.Attempt, r.Repo, r.Issue, ErrConflict)
@@ -129,7 +133,8 @@ func (s *Store) CreateRun(ctx context.Context, r *Run) error {
 }
 
 // UpdateRun saves r if nobody changed it since it was read (else ErrConflict), together with ev when given, in
-// one transaction.
+// one transaction. The run's slot is written only when its host changes (a move): r.Slot is then the slot it
+// holds on its new host, and the old host's goes with the same write.
 func (s *Store) UpdateRun(ctx context.Context, r *Run, ev *Event) error {
 	state, err := json.Marshal(r.State)
 	if err != nil {
@@ -147,10 +152,12 @@ func (s *Store) UpdateRun(ctx context.Context, r *Run, ev *Event) error {
 	defer tx.Rollback()
 	res, err := tx.ExecContext(ctx, `UPDATE runs SET agent=?, runner=?, step=?, status=?, session=?, agent_session_id=?,
 		workdir=?, branch=?, base_branch=?, pr_number=?, pr_url=?, status_comment_id=?, nudges=?, restarts=?, error=?,
-		state=?, version=version+1, updated_at=?, finished_at=?, host=? WHERE id=? AND version=?`,
+		state=?, version=version+1, updated_at=?, finished_at=?, host=?,
+		slot=CASE WHEN host=? THEN slot ELSE ? END, slot_at=CASE WHEN host=? THEN slot_at ELSE ? END
+		WHERE id=? AND version=?`,
 		r.Agent, r.Runner, r.Step, r.Status, r.Session, r.AgentSessionID, r.Workdir, r.Branch, r.BaseBranch,
 		r.PRNumber, r.PRURL, r.StatusCommentID, r.Nudges, r.Restarts, r.Error, string(state), nanos(now), finished,
-		r.Host, r.ID, r.Version)
+		r.Host, r.Host, r.Slot, r.Host, nanos(r.SlotAt), r.ID, r.Version)
 	if err != nil {
 		return fmt.Errorf("update run %d: %w", r.ID, err)
 	}
@@ -223,9 +230,20 @@ func (s *Store) ListRuns(ctx context.Context, f Filter) ([]*Run, error) {
 	if f.Limit > 0 {
 		q += fmt.Sprintf(" LIMIT %d", f.Limit)
 	}
-	rows, err := s.db.QueryContext(ctx, q, args...)
+	out, err := listRuns(ctx, s.db, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	return out, nil
+}
+
+// listRuns reads the runs query q selects (runColumns), through h: the store's handle or a transaction's.
+func listRuns(ctx context.Context, h interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}, q string, args ...any) ([]*Run, error) {
+	rows, err := h.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
 	}
 	defer rows.Close()
 	var out []*Run
@@ -239,9 +257,8 @@ func (s *Store) ListRuns(ctx context.Context, f Filter) ([]*Run, error) {
 	return out, rows.Err()
 }
 
-// CountActive counts unfinished runs (active or waiting for input) other than those at one of the given steps:
-// what poll.max_concurrent bounds (a run following its pull request, say, has an agent that waits for CI or a
-// reviewer and works on nothing).
+// CountActive counts unfinished runs (active, waiting for input or paused at a usage limit) other than those at
+// one of the given steps.
 func (s *Store) CountActive(ctx context.Context, exceptSteps ...string) (int, error) {
 	q := "SELECT count(*) FROM runs WHERE status IN (?, ?, ?)"
 	args := []any{StatusActive, StatusWaitingInput, StatusPausedLimit}
@@ -261,18 +278,18 @@ type scanner interface{ Scan(dest ...any) error }
 func scanRun(sc scanner) (*Run, error) {
 	var r Run
 	var state string
-	var triggered, created, updated int64
+	var triggered, created, updated, slotAt int64
 	var finished sql.NullInt64
 	err := sc.Scan(&r.ID, &r.Repo, &r.Issue, &r.Attempt, &r.Agent, &r.Runner, &r.Step, &r.Status, &r.Session,
 		&r.AgentSessionID, &r.Workdir, &r.Branch, &r.BaseBranch, &r.PRNumber, &r.PRURL, &r.StatusCommentID, &r.Nudges,
-		&r.Restarts, &r.Error, &state, &r.Version, &triggered, &created, &updated, &finished, &r.Host)
+		&r.Restarts, &r.Error, &state, &r.Version, &triggered, &created, &updated, &finished, &r.Host, &r.Slot, &slotAt)
 	if err != nil {
 		return nil, err
 	}
 	if err := json.Unmarshal([]byte(state), &r.State); err != nil {
 		return nil, fmt.Errorf("run %d: state: %w", r.ID, err)
 	}
-	r.TriggeredAt, r.CreatedAt, r.UpdatedAt = fromNanos(triggered), fromNanos(created), fromNanos(updated)
+	r.TriggeredAt, r.CreatedAt, r.UpdatedAt, r.SlotAt = fromNanos(triggered), fromNanos(created), fromNanos(updated), fromNanos(slotAt)
 	if finished.Valid {
 		t := fromNanos(finished.Int64)
 		r.FinishedAt = &t

@@ -79,6 +79,10 @@ type RunState struct {
 	// answers that let it go on, each worth one more budget of budget.run's size.
 	BudgetAsked  bool `json:"budget_asked,omitzero"`
 	BudgetGrants int  `json:"budget_grants,omitzero"`
+	// InWords is set while the run waits for a human on what its agent said in words — its .ace/QUESTION, its
+	// budget — and not on a screen only its process shows (a dialog, a permission, a menu): its idle agent may be
+	// stopped for its slot, and the answer is the first message of its conversation continued (slots.go).
+	InWords bool `json:"in_words,omitzero"`
 }
 
 // LimitState is what ace knows of a usage limit that paused a run.
@@ -145,15 +149,8 @@ type FollowState struct {
 	NeedsHuman bool `json:"needs_human,omitzero"`
 	// CheckedAt is when the pull request was last read.
 	CheckedAt time.Time `json:"checked_at,omitzero"`
-	// QuietSince is when the pull request was opened or the last round pushed: pr.release_after later without a
-	// round, the agent is stopped (Released) and the run holds its working copy and conversation, not a process.
+	// QuietSince is when the pull request was opened or the last round pushed.
 	QuietSince time.Time `json:"quiet_since,omitzero"`
-	Released   bool      `json:"released,omitzero"`
-	// ConversationOn is the host whose working copy holds the released agent's conversation: a round there
-	// starts the agent again in it (a run moved to another host starts a new one).
-	ConversationOn string `json:"conversation_on,omitzero"`
-	// WaitingSlot is when a round of a released run began to wait for one of its host's max_concurrent slots.
-	WaitingSlot time.Time `json:"waiting_slot,omitzero"`
 }
 
 // CLIVersion is the version of an agent CLI a run started and where it stands against the releases ace's tests
@@ -195,6 +192,12 @@ type AgentState struct {
 	CompactAt    int64 `json:"compact_at,omitzero"`
 	HasCompactAt bool  `json:"has_compact_at,omitzero"`
 	Compacting   bool  `json:"compacting,omitzero"`
+	// Released is set when a run whose idle agent was stopped to free its slot (after pr.release_after, or for a
+	// run that needed it: store.SlotNone) takes a slot again: the agent's next start continues its conversation,
+	// kept in the working copy (the CLI's own continue), instead of beginning anew. ResumeWith is the first message
+	// that start gives it (an answer, the continue after a usage limit) in place of the resume prompt, once.
+	Released   bool   `json:"released,omitzero"`
+	ResumeWith string `json:"resume_with,omitzero"`
 }
 
 // TmuxState is what the tmux runner keeps of the agent's terminal: the prompt's delivery and the dialogs

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os/exec"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -20,6 +21,10 @@ type Client struct {
 	timeout time.Duration
 	command func(ctx context.Context, name string, args ...string) *exec.Cmd
 	ctl     controlState
+	// recovered is told what the client ended of dead aces' (WithRecovered); recoverMu makes one recovery at a
+	// time.
+	recovered func(Recovery)
+	recoverMu sync.Mutex
 }
 
 // Option configures a Client.
@@ -72,8 +77,31 @@ func noServer(err error) bool {
 		strings.Contains(s, "no current target")
 }
 
-// run executes tmux with args (and stdin when given) and returns stdout.
+// Gone reports whether err says the session a command was for is not there, or no server is: a session that was
+// listed a moment ago and has gone since (its server killed, or crashed) is an agent gone, not a failed command.
+func Gone(err error) bool {
+	var te *Error
+	return noServer(err) || (errors.As(err, &te) && strings.Contains(te.Stderr, "can't find session"))
+}
+
+// run executes tmux with args (and stdin when given) and returns stdout. A server that refuses the client is
+// given time to finish exiting, or ended when a dead ace left it unusable (recoverServer), and the command is
+// run again once: the next command finds a fresh server, or none.
 func (c *Client) run(ctx context.Context, stdin []byte, args ...string) (string, error) {
+	out, err := c.runOnce(ctx, stdin, args...)
+	if !serverRefuses(err) {
+		return out, err
+	}
+	rec, rerr := c.recoverServer(ctx)
+	c.report(rec)
+	if rerr != nil {
+		return "", errors.Join(err, fmt.Errorf("recover the tmux server: %w", rerr))
+	}
+	return c.runOnce(ctx, stdin, args...)
+}
+
+// runOnce is run without the recovery.
+func (c *Client) runOnce(ctx context.Context, stdin []byte, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	full := append([]string{"-L", c.socket, "-f", "/dev/null"}, args...)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,33 +29,51 @@ type control struct {
 	mu     sync.Mutex
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
+	stdout io.Closer
 	out    *bufio.Reader
 	broken bool
+	exited <-chan struct{} // closed once the client has exited and been reaped
 }
 
 // errControlDown says the connection is gone; the caller falls back to running tmux as a process.
 var errControlDown = errors.New("tmux control connection is down")
 
-// dialControl starts a control client on a hidden session of its own that tmux destroys when the client goes.
+// dialControl starts a control client on a hidden session of its own. The client dies with this process
+// (startTied): a client whose ace died while tmux still had output for it never exits by itself (tmux 3.3a waits
+// for a control client's output to drain before it lets it go, and a dead reader drains nothing), and a server
+// told to exit then waits for it forever, refusing every new client with "server exited unexpectedly".
 func (c *Client) dialControl(ctx context.Context) (*control, error) {
+	// What dead aces left attached goes first: the session reaping below must not end a session whose client
+	// is still there (see reapControlSessions).
+	c.report(Recovery{Socket: c.socket, Clients: c.reapOrphanClients()})
 	name := ControlPrefix + strconv.Itoa(os.Getpid())
 	args := []string{"-L", c.socket, "-f", "/dev/null", "-C", "new-session", "-A", "-s", name, "-x", "20", "-y", "5", "cat"}
 	// Not CommandContext: the connection outlives the call that opened it; close ends it.
 	cmd := exec.Command(c.tmux, args...)
 	// Inside a tmux pane $TMUX makes tmux refuse to attach ("sessions should be nested with care").
 	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "TMUX=") })
-	stdin, err := cmd.StdinPipe()
+	// Pipes of our own rather than cmd's: the client is reaped by the goroutine that started it (startTied),
+	// which must not close them under a read.
+	inR, inW, err := os.Pipe()
 	if err != nil {
 		return nil, err
 	}
-	stdout, err := cmd.StdoutPipe()
+	outR, outW, err := os.Pipe()
 	if err != nil {
+		inR.Close()
+		inW.Close()
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
+	cmd.Stdin, cmd.Stdout = inR, outW
+	exited, err := startTied(cmd)
+	inR.Close()
+	outW.Close()
+	if err != nil {
+		inW.Close()
+		outR.Close()
 		return nil, fmt.Errorf("start tmux control client: %w", err)
 	}
-	ct := &control{cmd: cmd, stdin: stdin, out: bufio.NewReaderSize(stdout, 64<<10)}
+	ct := &control{cmd: cmd, stdin: inW, stdout: outR, out: bufio.NewReaderSize(outR, 64<<10), exited: exited}
 	// Commands sent before the client is attached are run before its session exists.
 	if err := ct.awaitAttach(ctx, name); err != nil {
 		ct.close()
@@ -69,11 +88,34 @@ func (c *Client) dialControl(ctx context.Context) (*control, error) {
 		ct.close()
 		return nil, err
 	}
-	if err := ct.reapControlSessions(ctx, name); err != nil {
+	ended, err := reapControlSessions(ctx, ct.exec)
+	c.report(Recovery{Socket: c.socket, Sessions: ended})
+	if err != nil {
 		ct.close()
 		return nil, err
 	}
 	return ct, nil
+}
+
+// startTied starts cmd so that the kernel kills it when this process dies (tieToParent). Linux sends that signal
+// when the thread that forked the child ends, not the process, and a Go thread ends when a goroutine locked to
+// it returns: cmd is started from a goroutine locked to its thread for the child's whole life, which reaps it.
+// The channel is closed once the child has exited.
+func startTied(cmd *exec.Cmd) (<-chan struct{}, error) {
+	tieToParent(cmd)
+	started := make(chan error)
+	exited := make(chan struct{})
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine, after the child
+		defer close(exited)
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		_ = cmd.Wait()
+	}()
+	return exited, <-started
 }
 
 // exec runs one tmux command over the connection and returns its output.
@@ -92,7 +134,7 @@ func (ct *control) execLocked(ctx context.Context, args []string) (string, error
 		return "", errControlDown
 	}
 	// A stuck server must not hang the monitor: a deadline breaks the connection for good.
-	stop := context.AfterFunc(ctx, ct.kill)
+	stop := context.AfterFunc(ctx, ct.abort)
 	defer stop()
 	if _, err := io.WriteString(ct.stdin, line+"\n"); err != nil {
 		ct.broken = true
@@ -116,7 +158,7 @@ func (ct *control) execLocked(ctx context.Context, args []string) (string, error
 func (ct *control) awaitAttach(ctx context.Context, name string) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	stop := context.AfterFunc(ctx, ct.kill)
+	stop := context.AfterFunc(ctx, ct.abort)
 	defer stop()
 	for {
 		l, err := ct.out.ReadString('\n')
@@ -178,22 +220,42 @@ func (ct *control) kill() {
 	}
 }
 
-// reapControlSessions ends the control sessions of processes that died without closing theirs.
-func (ct *control) reapControlSessions(ctx context.Context, own string) error {
-	out, err := ct.exec(ctx, []string{"list-sessions", "-F", "#{session_name}"})
+// abort ends the client and any read under way: the server holds a copy of the client's output pipe until it
+// has noticed the client gone, which a stuck server never does.
+func (ct *control) abort() {
+	ct.kill()
+	_ = ct.stdout.Close()
+}
+
+// reapControlSessions ends the control sessions of processes that died without closing theirs, through run
+// (the connection's exec, or a tmux process), and names them. Their clients must be gone first
+// (reapOrphanClients): a session ended under a control client that cannot exit leaves that client for good.
+func reapControlSessions(ctx context.Context, run func(context.Context, []string) (string, error)) ([]string, error) {
+	out, err := run(ctx, []string{"list-sessions", "-F", "#{session_name}"})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	for _, name := range strings.Fields(out) {
+	var ended []string
+	for _, name := range deadControlSessions(out) {
+		if _, err := run(ctx, []string{"kill-session", "-t", "=" + name}); err != nil {
+			return ended, fmt.Errorf("end the control session %s of a dead process: %w", name, err)
+		}
+		ended = append(ended, name)
+	}
+	return ended, nil
+}
+
+// deadControlSessions are the control sessions in a list of session names whose process is gone.
+func deadControlSessions(list string) []string {
+	var out []string
+	for _, name := range strings.Fields(list) {
 		pid, err := strconv.Atoi(strings.TrimPrefix(name, ControlPrefix))
-		if !strings.HasPrefix(name, ControlPrefix) || name == own || err != nil || procs.Alive(pid) {
+		if !strings.HasPrefix(name, ControlPrefix) || err != nil || procs.Alive(pid) {
 			continue
 		}
-		if _, err := ct.exec(ctx, []string{"kill-session", "-t", "=" + name}); err != nil {
-			return fmt.Errorf("end the control session of dead process %d: %w", pid, err)
-		}
+		out = append(out, name)
 	}
-	return nil
+	return out
 }
 
 // close ends the connection's session (which ends the client) and waits for the client to exit.
@@ -208,14 +270,13 @@ func (ct *control) close() {
 	}
 	ct.mu.Unlock()
 	_ = ct.stdin.Close()
-	exited := make(chan struct{})
-	go func() { _ = ct.cmd.Wait(); close(exited) }()
 	select {
-	case <-exited:
+	case <-ct.exited:
 	case <-time.After(2 * time.Second):
 		ct.kill()
-		<-exited
+		<-ct.exited
 	}
+	_ = ct.stdout.Close()
 }
 
 // controlState is the Client's optional control connection (see WithControl).

@@ -13,7 +13,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // ErrSessionExists is returned by NewSession when the session is already there.
@@ -75,16 +74,12 @@ type SessionSpec struct {
 const TranscriptCap = 64 << 20
 
 // NewSession starts spec's agent in a new detached session with remain-on-exit on, so that a crash's last
-// screen and exit status stay readable.
+// screen and exit status stay readable. A session that did not start leaves no env file.
 func (c *Client) NewSession(ctx context.Context, spec SessionSpec) error {
 	if ok, err := c.HasSession(ctx, spec.Name); err != nil {
 		return err
 	} else if ok {
 		return fmt.Errorf("%s: %w", spec.Name, ErrSessionExists)
-	}
-	cmd, err := launchArgv(spec)
-	if err != nil {
-		return err
 	}
 	w, h := spec.Width, spec.Height
 	if w <= 0 {
@@ -102,15 +97,7 @@ func (c *Client) NewSession(ctx context.Context, spec SessionSpec) error {
 		"set-option", "-g", "history-limit", strconv.Itoa(hist), ";",
 		"set-option", "-g", "remain-on-exit", "on", ";",
 		"new-session", "-d", "-s", spec.Name, "-c", spec.Dir, "-x", strconv.Itoa(w), "-y", strconv.Itoa(h), "--"}
-	args = append(args, cmd...)
-	if spec.LogPath != "" {
-		pipe, err := pipeArgs(spec.Name, spec.LogPath)
-		if err != nil {
-			return fmt.Errorf("transcript of %s: %w", spec.Name, err)
-		}
-		args = append(append(args, ";"), pipe...)
-	}
-	if _, err := c.run(ctx, nil, args...); err != nil {
+	if err := c.launch(ctx, spec, args); err != nil {
 		return fmt.Errorf("start session %s: %w", spec.Name, err)
 	}
 	return nil
@@ -118,34 +105,53 @@ func (c *Client) NewSession(ctx context.Context, spec SessionSpec) error {
 
 // Respawn restarts the agent in spec's existing session (after a crash), with a fresh env file.
 func (c *Client) Respawn(ctx context.Context, spec SessionSpec) error {
-	cmd, err := launchArgv(spec)
-	if err != nil {
-		return err
-	}
-	args := append([]string{"respawn-pane", "-k", "-t", paneTarget(spec.Name), "-c", spec.Dir, "--"}, cmd...)
-	if spec.LogPath != "" {
-		pipe, err := pipeArgs(spec.Name, spec.LogPath)
-		if err != nil {
-			return fmt.Errorf("transcript of %s: %w", spec.Name, err)
-		}
-		args = append(append(args, ";"), pipe...)
-	}
-	if _, err := c.run(ctx, nil, args...); err != nil {
+	args := []string{"respawn-pane", "-k", "-t", paneTarget(spec.Name), "-c", spec.Dir, "--"}
+	if err := c.launch(ctx, spec, args); err != nil {
 		return fmt.Errorf("restart the agent in %s: %w", spec.Name, err)
 	}
 	return nil
 }
 
-// launchArgv writes the env file and returns the pane command: Launcher ENVFILE -- ARGV…
-func launchArgv(spec SessionSpec) ([]string, error) {
+// launch runs the tmux command (ending in "--") that starts spec's pane with the launcher's command line and
+// the transcript's pipe. The env file is removed when tmux fails: no launcher will ever read it.
+func (c *Client) launch(ctx context.Context, spec SessionSpec, args []string) error {
+	cmd, envFile, err := launchArgv(spec)
+	if err != nil {
+		return err
+	}
+	args = append(args, cmd...)
+	if spec.LogPath != "" {
+		pipe, err := pipeArgs(spec.Name, spec.LogPath)
+		if err != nil {
+			removeEnvFile(envFile)
+			return fmt.Errorf("transcript: %w", err)
+		}
+		args = append(append(args, ";"), pipe...)
+	}
+	if _, err := c.run(ctx, nil, args...); err != nil {
+		removeEnvFile(envFile)
+		return err
+	}
+	return nil
+}
+
+func removeEnvFile(path string) {
+	if path != "" {
+		_ = os.Remove(path)
+	}
+}
+
+// launchArgv writes the env file and returns the pane command, Launcher ENVFILE -- ARGV…, and the file ("" when
+// there are no variables to inject).
+func launchArgv(spec SessionSpec) ([]string, string, error) {
 	if len(spec.Argv) == 0 {
-		return nil, errors.New("empty agent command")
+		return nil, "", errors.New("empty agent command")
 	}
 	if len(spec.Env)+len(spec.Secrets) == 0 {
-		return spec.Argv, nil
+		return spec.Argv, "", nil
 	}
 	if len(spec.Launcher) == 0 || spec.RuntimeDir == "" {
-		return nil, errors.New("variables to inject but no launcher or runtime dir")
+		return nil, "", errors.New("variables to inject but no launcher or runtime dir")
 	}
 	vars := map[string]string{}
 	for k, v := range spec.Env {
@@ -156,11 +162,11 @@ func launchArgv(spec SessionSpec) ([]string, error) {
 	}
 	path, err := WriteEnvFile(spec.RuntimeDir, vars)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	out := append([]string{}, spec.Launcher...)
 	out = append(out, path, "--")
-	return append(out, spec.Argv...), nil
+	return append(out, spec.Argv...), path, nil
 }
 
 // TakeEnvFile reads and deletes an env file WriteEnvFile wrote: its variables are read once, by the program they
@@ -180,6 +186,8 @@ func TakeEnvFile(path string) (map[string]string, error) {
 
 // WriteEnvFile writes vars as a 0600 file in dir (made 0700) for LaunchMain to read and delete, and returns its
 // path. The headless runner uses it too, so that secrets reach agents the same way whichever runner starts them.
+// Its name carries this process's Tag: a file whose writer is gone and that no launcher has read is a start
+// that did not happen (SweepRuntime).
 func WriteEnvFile(dir string, vars map[string]string) (string, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", err
@@ -191,7 +199,7 @@ func WriteEnvFile(dir string, vars map[string]string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	f, err := os.CreateTemp(dir, "env-*")
+	f, err := os.CreateTemp(dir, RuntimeName("env", ""))
 	if err != nil {
 		return "", fmt.Errorf("write env file: %w", err)
 	}
@@ -205,18 +213,6 @@ func WriteEnvFile(dir string, vars map[string]string) (string, error) {
 		return "", fmt.Errorf("write env file: %w", err)
 	}
 	return f.Name(), nil
-}
-
-// SweepEnvFiles removes env files in dir older than age. An env file lives until its launcher reads it, a
-// moment after it was written; one still there much later belongs to a launch that never happened (ace killed
-// in between, a refused headless spec) and holds secrets nobody will read.
-func SweepEnvFiles(dir string, age time.Duration) {
-	files, _ := filepath.Glob(filepath.Join(dir, "env-*"))
-	for _, f := range files {
-		if fi, err := os.Stat(f); err == nil && time.Since(fi.ModTime()) > age {
-			os.Remove(f)
-		}
-	}
 }
 
 // LaunchMain is the body of `ace __launch ENVFILE -- ARGV…`: it reads and deletes the env file, then replaces

@@ -1,9 +1,7 @@
 package tmuxops
 
 import (
-	"os"
 	"testing"
-	"time"
 )
 
 func TestExitStatusParsing(t *testing.T) {
@@ -19,28 +17,5 @@ func TestExitStatusParsing(t *testing.T) {
 		if got := exitStatus(tc.status, tc.signal); got != tc.want {
 			t.Errorf("exitStatus(%q, %q) = %d, want %d", tc.status, tc.signal, got, tc.want)
 		}
-	}
-}
-
-func TestSweepEnvFilesRemovesOnlyStaleOnes(t *testing.T) {
-	dir := t.TempDir()
-	stale, err := WriteEnvFile(dir, map[string]string{"K": "v"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	old := time.Now().Add(-time.Hour)
-	if err := os.Chtimes(stale, old, old); err != nil {
-		t.Fatal(err)
-	}
-	fresh, err := WriteEnvFile(dir, map[string]string{"K": "v"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	SweepEnvFiles(dir, 10*time.Minute)
-	if _, err := os.Stat(stale); !os.IsNotExist(err) {
-		t.Errorf("stale env file kept: %v", err)
-	}
-	if _, err := os.Stat(fresh); err != nil {
-		t.Errorf("fresh env file removed: %v", err)
 	}
 }

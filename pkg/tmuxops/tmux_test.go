@@ -24,9 +24,10 @@ import (
 // holding a control connection (monitor).
 func TestMain(m *testing.M) {
 	os.Exit(testkit.Main(m, nil, testkit.Commands(map[string]func([]string) int{
-		"__launch":  tmuxops.LaunchMain,
-		"fakeagent": fakeagent.Main,
-		"monitor":   func(args []string) int { return monitorMain(args[0]) },
+		"__launch":   tmuxops.LaunchMain,
+		"fakeagent":  fakeagent.Main,
+		"monitor":    func(args []string) int { return monitorMain(args[0]) },
+		"oldmonitor": func(args []string) int { return oldMonitorMain(args[0], strings.Join(args[1:], "")) },
 	})))
 }
 

@@ -37,7 +37,7 @@ func (sp *spending) budgetStop(ctx context.Context, r *store.Run, last string) (
 	}
 	r.State.BudgetAsked = true
 	e.event(ctx, r, EventBudget, "stopped at its budget: "+spent(u.CostUSD, u.Tokens()))
-	return toHuman(), true, nil
+	return toHumanInWords(r), true, nil
 }
 
 // budgetGranted is recordAnswer's part: an answer to the budget question lets the run spend one more budget.

@@ -19,8 +19,9 @@ type Store interface {
 	ListRuns(ctx context.Context, f store.Filter) ([]*store.Run, error)
 	UpdateRun(ctx context.Context, r *store.Run, ev *store.Event) error
 	AppendEvent(ctx context.Context, runID int64, ev store.Event) error
-	CountActive(ctx context.Context, exceptSteps ...string) (int, error)
-	CountHeld(ctx context.Context, host string, exceptSteps ...string) (int, error)
+	TakeSlot(ctx context.Context, r *store.Run, capacity int) (store.SlotTake, error)
+	SetSlot(ctx context.Context, r *store.Run, to store.Slot, from ...store.Slot) (bool, error)
+	SetQueue(ctx context.Context, repos []string, waiting []store.Queued) error
 	Heartbeat(ctx context.Context, h store.Host) error
 	Prune(ctx context.Context, cutoff time.Time) (int, error)
 	Hosts(ctx context.Context) ([]store.Host, error)

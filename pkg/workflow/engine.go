@@ -222,6 +222,9 @@ func (e *Engine) Step(ctx context.Context, r *store.Run) (Result, error) {
 	if !ok {
 		return Result{}, fmt.Errorf("run %d: unknown step %q (written by a newer ace?)", r.ID, step)
 	}
+	if res, wait, err := e.slots.gate(ctx, r); wait || err != nil { // a working run holds a slot first (slots.go)
+		return res, err
+	}
 	before := snapshot(r)
 	nctx, cancel := context.WithTimeout(ctx, stepTimeout(step))
 	res, err := e.call(nctx, node, r)
@@ -270,6 +273,9 @@ func (e *Engine) Step(ctx context.Context, r *store.Run) (Result, error) {
 			return Result{}, fmt.Errorf("save run %d: %w", r.ID, err)
 		}
 		e.signal()
+	}
+	if left := e.slots.settle(ctx, r); left > 0 && res.Wait > left {
+		res.Wait = left // an idle agent is kept pr.release_after at most
 	}
 	return res, nil
 }
@@ -354,6 +360,7 @@ func snapshot(r *store.Run) store.Run {
 	c := *r
 	c.UpdatedAt = time.Time{}
 	c.Version = 0
+	c.Slot, c.SlotAt = "", time.Time{} // the store's slots are written apart from the run (slots.go)
 	return c
 }
 

@@ -41,7 +41,8 @@ const (
 	EventFollow      EventKind = "follow"       // the pull request is followed, or a comment on it left alone
 	EventRound       EventKind = "round"        // a follow-up round (CI, review, conflict, /ace) was sent
 	EventFenced      EventKind = "fenced"       // the host's fence stopped the agent; it starts again on the same host
-	EventReleased    EventKind = "released"     // a followed pull request's agent was stopped after pr.release_after
+	EventReleased    EventKind = "released"     // an idle agent was stopped: its slot was needed, or pr.release_after passed
+	EventSlotWait    EventKind = "slot-wait"    // the run waits for a slot on its host (slots.go)
 	EventNeedsHuman  EventKind = "needs-human"  // follow-up rounds stopped: a human is needed on the PR
 	EventCleaned     EventKind = "cleaned"      // the working copy was removed after the merge
 	// EventLiveFallback: the CLI's live protocol failed its handshake; the run goes on in the tmux runner.
@@ -57,6 +58,9 @@ const (
 	// EventStuck: the agent's screen said it works, or nothing ace knows, while every sign of work stayed flat for
 	// monitor.stuck_after; a human was asked (liveness.go). Data holds the signals.
 	EventStuck EventKind = "stuck"
+	// EventTmux: the tmux server the run's agent lived on had been left unusable by a dead ace process; ace
+	// killed it, and the agent starts again on a fresh one (tmux_recovery.go).
+	EventTmux EventKind = "tmux"
 )
 
 // Progress is one typed event of a run, as the engine publishes it in process: to `ace run`'s display, the

@@ -79,6 +79,14 @@ func (hu *humans) recordAnswer(ctx context.Context, r *store.Run, answer string)
 	return hu.backToWork(ctx, r, "working (answer received)")
 }
 
+// toHumanInWords parks r in waiting_input on what its agent said in words (its .ace/QUESTION, its budget, a
+// headless turn's last words), not on a screen only its process shows: its idle agent may give its slot away
+// meanwhile, and the answer then starts it again in its conversation (slots.go).
+func toHumanInWords(r *store.Run) Result {
+	r.State.InWords = true
+	return toHuman()
+}
+
 // backToWork takes a run that waited for a human back to work: the needs-input label off, the question cleared,
 // the status comment's headline; next is monitor, or deliver_prompt when the answer passed a screen before the
 // task.
@@ -92,7 +100,7 @@ func (hu *humans) backToWork(ctx context.Context, r *store.Run, headline string)
 		next.Next = StepDeliver
 	}
 	r.Nudges = 0
-	r.State.Question = ""
+	r.State.Question, r.State.InWords = "", false
 	// Time spent waiting for a human does not count against monitor.timeout.
 	r.State.MonitorSince = e.o.Now()
 	if err := e.status.postStatus(ctx, r, statusView{Status: store.StatusActive, Headline: headline}); err != nil {

@@ -16,6 +16,8 @@ type Jobs interface {
 	Interrupt(ctx context.Context, repo string, issue int) error
 	// Fenced reports whether this host is cut off from the store for long enough that another may take its runs.
 	Fenced() bool
+	// Dispatch makes a dispatch pass due now: a slot was freed for work (slots.go).
+	Dispatch(ctx context.Context) error
 }
 
 // UseJobs makes the runs of e advance as jobs of j.

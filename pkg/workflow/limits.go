@@ -84,10 +84,22 @@ func (ul *usageLimits) pauseAt(ctx context.Context, r *store.Run, l agents.Limit
 // session; the next turn of a headless one). A limit still there pauses the run again at the next look.
 func (ul *usageLimits) resumeFromLimit(ctx context.Context, r *store.Run) (Result, bool, error) {
 	e := ul.e
+	// The agent works again: it takes its slot back first (slots.go), and starts again in its conversation, the
+	// continue its first message, when it was released meanwhile.
+	ok, err := e.slots.acquire(ctx, r)
+	if err != nil || !ok {
+		return Stay(e.slots.slotWait()), true, err
+	}
 	now := e.o.Now()
 	ls := limitState(r)
 	msg := e.cfg.Limits.Continue
-	if err := e.runner(r).Continue(ctx, r, msg); err != nil {
+	next := Stay(e.cfg.Monitor.Interval.Duration)
+	if r.State.Released {
+		r.State.ResumeWith = msg
+		if next, err = e.runner(r).FollowUp(ctx, r, msg, "resumed after the usage limit"); err != nil {
+			return Result{}, true, err
+		}
+	} else if err := e.runner(r).Continue(ctx, r, msg); err != nil {
 		return Result{}, true, err
 	}
 	if !r.State.MonitorSince.IsZero() && !ls.PausedAt.IsZero() {
@@ -100,7 +112,7 @@ func (ul *usageLimits) resumeFromLimit(ctx context.Context, r *store.Run) (Resul
 	if err := e.status.postStatus(ctx, r, statusView{Status: store.StatusActive, Headline: "resumed after the usage limit; working"}); err != nil {
 		e.log.WarnContext(ctx, "status comment of a resumed run", "run", r.ID, "err", err)
 	}
-	return Stay(e.cfg.Monitor.Interval.Duration).With(store.StatusActive), true, nil
+	return next.With(store.StatusActive), true, nil
 }
 
 // agentPausedUntil is the latest reset of the limits other runs on agent are paused at (the limit is the

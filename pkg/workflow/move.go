@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"context"
+	"time"
 
 	"github.com/aceworks/ace/pkg/store"
 )
@@ -18,16 +19,25 @@ func (e *Engine) MoveRun(ctx context.Context, r *store.Run, to string, kind Even
 	step := StepClaim // idempotent: the issue read again, then a fresh working copy from the pushed branch
 	if Step(r.Step) == StepFollowPR {
 		step = StepFollowPR
-		if f := cloneFollow(s.Follow); f != nil && !f.InRound {
-			f.Released = true // no agent on the new host until a round takes a slot there
-			s.Follow = f
-		}
 	}
 	if _, err := transition(r, step, store.StatusActive); err != nil {
 		return err
 	}
+	// The slot it holds on its new host (written with the move): it waits for one to work in, in order from now;
+	// a followed pull request between rounds needs none until a round takes one there.
+	r.Slot, r.SlotAt = store.SlotWait, e.o.Now()
+	if waits(r) {
+		r.Slot, r.SlotAt = store.SlotNone, time.Time{}
+	}
 	if err := e.o.Store.UpdateRun(ctx, r, &store.Event{Kind: string(kind), Step: r.Step, Message: why}); err != nil {
 		return err
+	}
+	if from == to && waits(r) {
+		// Back on its own host after the fence stopped its agent, which it needs no more until a round: its slot
+		// goes (a run that starts again from claim keeps its own, for the agent it starts).
+		if _, err := e.o.Store.SetSlot(ctx, r, store.SlotNone, store.SlotWork, store.SlotIdle, store.SlotEvict); err != nil {
+			return err
+		}
 	}
 	e.notify(Progress{Run: r, Kind: kind, Step: Step(r.Step), Message: why})
 	headline := "moved to host " + to + " (" + from + " stopped answering)"

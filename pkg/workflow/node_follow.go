@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/aceworks/ace/pkg/store"
 )
@@ -52,13 +51,11 @@ func (e *Engine) followPR(ctx context.Context, r *store.Run) (Result, error) {
 		return Result{}, err
 	}
 	if rd.empty() || f.NeedsHuman {
-		if _, err := e.slots.release(ctx, r, f); err != nil {
-			e.log.WarnContext(ctx, "release the agent of a followed pull request", "run", r.ID, "err", err)
-		}
-		return Stay(poll), nil
+		return Stay(poll), nil // its idle agent is kept until its slot is needed, or pr.release_after (slots.go)
 	}
-	if f.Released && rd.repeated == "" && f.Rounds < e.cfg.PR.MaxRounds {
-		ok, err := e.slots.takeSlot(ctx, r, before)
+	if rd.repeated == "" && f.Rounds < e.cfg.PR.MaxRounds {
+		// A round works: the agent takes its slot back — its idle one, or one free or given up by an idle agent.
+		ok, err := e.slots.acquire(ctx, r)
 		if err != nil {
 			return Result{}, err
 		}
@@ -67,7 +64,6 @@ func (e *Engine) followPR(ctx context.Context, r *store.Run) (Result, error) {
 			r.State.Follow = before
 			return Stay(e.slots.slotWait()), nil
 		}
-		f.Released, f.WaitingSlot = false, time.Time{}
 	}
 	if rd.repeated != "" {
 		return e.follow.needsHuman(ctx, r, rd.repeated)

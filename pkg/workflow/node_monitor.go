@@ -30,7 +30,7 @@ func (e *Engine) monitor(ctx context.Context, r *store.Run) (Result, error) {
 		if err := e.humans.askHuman(ctx, r, q, ""); err != nil {
 			return Result{}, err
 		}
-		return toHuman(), nil
+		return toHumanInWords(r), nil
 	}
 	return rn.Observe(ctx, r)
 }

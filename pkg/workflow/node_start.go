@@ -11,7 +11,12 @@ func (e *Engine) startSession(ctx context.Context, r *store.Run) (Result, error)
 	return e.runner(r).Start(ctx, r)
 }
 
-// deliver gives the agent its task (its runner's Deliver).
+// deliver gives the agent its task (its runner's Deliver). A released agent's first message (ResumeWith) is
+// given once: an agent restarted later gets the resume prompt.
 func (e *Engine) deliver(ctx context.Context, r *store.Run) (Result, error) {
-	return e.runner(r).Deliver(ctx, r)
+	res, err := e.runner(r).Deliver(ctx, r)
+	if r.State.PromptDelivered {
+		r.State.ResumeWith = ""
+	}
+	return res, err
 }

@@ -44,13 +44,34 @@ func (e *Engine) waitingInput(ctx context.Context, r *store.Run) (Result, error)
 		}
 		return Stay(e.cfg.Poll.Interval.Duration), nil
 	}
-	// The answer goes in exactly as the human wrote it: no prefix, no rewording.
-	if err := e.runner(r).Type(ctx, r, answer); err != nil {
+	if waits(r) {
+		// The agent works again: it takes its slot back first — its idle one, or, when it was released meanwhile,
+		// one free or given up by an idle agent; the answer waits on the issue until then.
+		ok, err := e.slots.acquire(ctx, r)
+		if err != nil {
+			return Result{}, err
+		}
+		if !ok {
+			return Stay(e.slots.slotWait()), nil
+		}
+	}
+	var restart Result
+	if r.State.Released {
+		// Its agent was stopped for its slot: it starts again in its conversation, the answer its first message.
+		r.State.ResumeWith = answer
+		if restart, err = e.runner(r).FollowUp(ctx, r, answer, "answer delivered"); err != nil {
+			return Result{}, fmt.Errorf("the answer: %w", err)
+		}
+	} else if err := e.runner(r).Type(ctx, r, answer); err != nil {
+		// The answer goes in exactly as the human wrote it: no prefix, no rewording.
 		return Result{}, fmt.Errorf("the answer: %w", err)
 	}
 	next, err := e.humans.recordAnswer(ctx, r, answer)
 	if err != nil {
 		return Result{}, err
+	}
+	if restart.Next != "" {
+		next.Next = restart.Next
 	}
 	e.humans.answerEvent(ctx, r, who)
 	return next, nil

@@ -21,6 +21,10 @@ type HostPicker func(ctx context.Context, maxConcurrent int) (host string, ok bo
 type dispatcher struct {
 	e    *Engine
 	pick HostPicker
+	full bool // every live host is full: the issues left wait (queued)
+	// listed are the repositories whose labelled issues this pass read, queued those it found no slot for.
+	listed []string
+	queued []store.Queued
 }
 
 // PollReport says what one poll pass did.
@@ -29,6 +33,7 @@ type PollReport struct {
 	Started   int // new runs started
 	Skipped   int // labelled issues left alone (running, done, failed, busy elsewhere)
 	Untrusted int // labelled by someone without the required permission
+	Queued    int // labelled issues no host had a slot for: they wait (the queue)
 	// OverBudget says why nothing was started: the day's budget (budget.day) is spent.
 	OverBudget string
 	Errors     []error
@@ -57,6 +62,10 @@ func (e *Engine) DispatchRepos(ctx context.Context, repos []string, maxConcurren
 			rep.Errors = append(rep.Errors, fmt.Errorf("%s: %w", repo, err))
 		}
 	}
+	// The queue: what waits for a slot, and since when (ace hosts, ace ls, the dashboard, /metrics).
+	if err := e.o.Store.SetQueue(ctx, d.listed, d.queued); err != nil {
+		rep.Errors = append(rep.Errors, fmt.Errorf("record the queue: %w", err))
+	}
 	return nil
 }
 
@@ -76,6 +85,7 @@ func (d *dispatcher) dispatch(ctx context.Context, repo string, maxConcurrent in
 		return fmt.Errorf("list issues labelled %s: %w", e.cfg.Trigger.Label, err)
 	}
 	sort.SliceStable(issues, func(i, j int) bool { return issues[i].CreatedAt.Before(issues[j].CreatedAt) })
+	d.listed = append(d.listed, repo)
 	l := e.cfg.Labels
 	for _, iss := range issues {
 		if iss.IsPR || iss.State == "closed" {
@@ -93,12 +103,20 @@ func (d *dispatcher) dispatch(ctx context.Context, repo string, maxConcurrent in
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return err
 		}
-		host, ok, err := d.pick(ctx, maxConcurrent) // slots count live agents (slots.go)
+		if d.full {
+			d.queued = append(d.queued, store.Queued{Repo: repo, Issue: iss.Number})
+			rep.Queued++
+			continue
+		}
+		host, ok, err := d.pick(ctx, maxConcurrent) // free slots: those neither working nor waited for (slots.go)
 		if err != nil {
 			return err
 		}
 		if !ok {
-			return nil // every live host is full
+			d.full = true // every live host is full: this issue and the ones after it wait
+			d.queued = append(d.queued, store.Queued{Repo: repo, Issue: iss.Number})
+			rep.Queued++
+			continue
 		}
 		paused, err := e.limits.agentPaused(ctx, iss.Labels) // usage limits: limits.go
 		if err != nil {

@@ -22,6 +22,15 @@ func (pp *prompts) taskPrompt(r *store.Run) string {
 
 func (pp *prompts) resumePrompt(r *store.Run) string {
 	e := pp.e
+	if w := r.State.ResumeWith; w != "" {
+		// A released agent's first message (an answer, the continue after a usage limit), byte-exact where its
+		// conversation goes on; an agent that cannot continue one is told where the task stands first.
+		if prof, err := e.agent.profile(r); err == nil && (prof.ContinueCommand != "" || Describe(r).Name() == runnerLive) {
+			return w
+		}
+		return fmt.Sprintf("You were restarted after an interruption. Resume the task in ACE_TASK.md (issue #%d) from "+
+			"where the working copy stands: check git status and git log first. %s The message that brought you back: %s", r.Issue, doneProtocol, w)
+	}
 	lead := "You were restarted after an interruption; your earlier work is committed on this branch. "
 	handover := e.limits.handoverLead(r) // another agent's run, handed over at a usage limit (limits_fallback.go)
 	if handover != "" {

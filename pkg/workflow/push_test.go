@@ -14,6 +14,7 @@ type fencedJobs struct{ fenced bool }
 func (fencedJobs) Enqueue(context.Context, *store.Run) error    { return nil }
 func (fencedJobs) Interrupt(context.Context, string, int) error { return nil }
 func (j fencedJobs) Fenced() bool                               { return j.fenced }
+func (fencedJobs) Dispatch(context.Context) error               { return nil }
 
 // TestPushIsFenced: a host pushes a run's branch only while it holds the run — not behind its fence, not once
 // the store says the run moved to another host, not when the run changed under the step. Each refusal comes

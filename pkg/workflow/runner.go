@@ -62,6 +62,9 @@ type Describer interface {
 	HasScreen() bool
 	// Delivery says how text given to the agent reaches it, for events: "typed into the session".
 	Delivery() string
+	// IdleProcess reports whether the agent's process lives on while the run waits (its slot's idle agent, which
+	// may be kept or released: tmux, live), rather than ending with its turn (exec).
+	IdleProcess() bool
 }
 
 // The runners' names, as in config and the store.

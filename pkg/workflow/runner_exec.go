@@ -42,6 +42,8 @@ func (*execRunner) HasScreen() bool { return false }
 
 func (*execRunner) Delivery() string { return "queued as the next turn of the conversation" }
 
+func (*execRunner) IdleProcess() bool { return false }
+
 func (x *execRunner) Start(ctx context.Context, r *store.Run) (Result, error) {
 	return x.startExec(ctx, r)
 }

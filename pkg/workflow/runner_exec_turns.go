@@ -123,7 +123,7 @@ func (x *execRunner) execIdle(ctx context.Context, r *store.Run, st *headless.St
 		if err := e.humans.askHuman(ctx, r, msg, lastWords(st)); err != nil {
 			return Result{}, err
 		}
-		return toHuman(), nil
+		return toHumanInWords(r), nil
 	}
 	if err := x.execTurn(ctx, r, e.prompts.nudgePrompt()); err != nil {
 		return Result{}, fmt.Errorf("nudge: %w", err)

@@ -48,12 +48,19 @@ func (*liveRunner) HasScreen() bool { return true }
 // ace's own protocol, as a user message.
 func (*liveRunner) Delivery() string { return "given to the live conversation" }
 
+func (*liveRunner) IdleProcess() bool { return true }
+
 // liveFiles names a live run's host files, in a directory of the run's own (a boxed host writes there and
 // sees nothing else of ace's): its spec, its control socket (shortSocket, where the root is too deep for a socket
 // path) and its transcript (kept after the run, like the tmux logs).
 func (l *liveRunner) liveFiles(r *store.Run) (dir, spec, socket, transcript string, err error) {
-	dir = filepath.Join(l.e.o.Root, "live", execName(r))
-	socket, err = shortSocket(l.e.o.Root, filepath.Join(dir, "host.sock"), fmt.Sprintf("%d-live", r.ID), "host.sock")
+	return liveFilesOf(l.e.o.Root, r)
+}
+
+// liveFilesOf is liveFiles under root.
+func liveFilesOf(root string, r *store.Run) (dir, spec, socket, transcript string, err error) {
+	dir = filepath.Join(root, "live", execName(r))
+	socket, err = shortSocket(root, filepath.Join(dir, "host.sock"), fmt.Sprintf("%d-live", r.ID), "host.sock")
 	return dir, filepath.Join(dir, "spec.json"), socket, filepath.Join(dir, "transcript.jsonl"), err
 }
 
@@ -260,9 +267,7 @@ func (l *liveRunner) FollowUp(ctx context.Context, r *store.Run, prompt, deliver
 	if err := l.restart(ctx, r); err != nil {
 		return Result{}, err
 	}
-	if r.State.Follow != nil {
-		r.State.Follow.ConversationOn = ""
-	}
+	r.State.Released = false
 	r.State.PromptDelivered, r.State.Resume = false, true
 	return Goto(StepDeliver), nil
 }
@@ -295,7 +300,17 @@ func (l *liveRunner) Continue(ctx context.Context, r *store.Run, msg string) err
 }
 
 // Stop ends the host's session: the host closes the conversation (which the CLI keeps for a resume).
-func (l *liveRunner) Stop(ctx context.Context, r *store.Run) error { return l.e.tmux.Stop(ctx, r) }
+// Stop ends the host's session and everything in it. A host killed outright (a host restart, or SIGKILL after the
+// grace) leaves its control socket behind: it goes too, as nothing listens on it until a host starts anew.
+func (l *liveRunner) Stop(ctx context.Context, r *store.Run) error {
+	if err := l.e.tmux.Stop(ctx, r); err != nil {
+		return err
+	}
+	if _, _, sock, _, err := l.liveFiles(r); err == nil {
+		removeSocket(sock)
+	}
+	return nil
+}
 
 // Live: text can go to the conversation while its host answers.
 func (l *liveRunner) Live(ctx context.Context, r *store.Run) error {

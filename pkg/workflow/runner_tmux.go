@@ -54,6 +54,8 @@ func (*tmuxRunner) HasScreen() bool { return true }
 
 func (*tmuxRunner) Delivery() string { return "typed into the session" }
 
+func (*tmuxRunner) IdleProcess() bool { return true }
+
 // Start opens the agent's tmux session, or re-attaches to the one a previous ace process left running.
 func (t *tmuxRunner) Start(ctx context.Context, r *store.Run) (Result, error) {
 	e := t.e
@@ -124,12 +126,12 @@ func (t *tmuxRunner) FollowUp(ctx context.Context, r *store.Run, prompt, deliver
 			return Result{}, err
 		}
 		// A released run's agent continues its conversation: the model sees what it did for the earlier rounds.
-		released := r.State.Follow != nil && r.State.Follow.ConversationOn == e.o.Host
+		released := r.State.Released
 		if err := t.launch(ctx, r, name, found, released); err != nil {
 			return Result{}, err
 		}
 		if released {
-			r.State.Follow.ConversationOn = ""
+			r.State.Released = false
 		} else {
 			e.event(ctx, r, "agent-exited", "the agent was gone between rounds; restarted it in the same working copy")
 		}

@@ -41,6 +41,11 @@ func (t *tmuxRunner) deliverPrompt(ctx context.Context, r *store.Run) (Result, e
 		return Goto(StepMonitor), nil
 	}
 	screen, err := t.tmux.Capture(ctx, r.Session, 0)
+	if tmuxops.Gone(err) {
+		// Gone since the pane list was read (its server killed or crashed): as above.
+		e.event(ctx, r, "agent-exited", "the agent's session went before it took the prompt")
+		return Goto(StepMonitor), nil
+	}
 	if err != nil {
 		return Result{}, fmt.Errorf("read the agent's screen: %w", err)
 	}

@@ -46,6 +46,9 @@ func (t *tmuxRunner) observeScreen(ctx context.Context, r *store.Run) (Result, e
 		return Result{}, err
 	}
 	o, err := t.look(ctx, r, prof, pane)
+	if tmuxops.Gone(err) {
+		return t.onAgentExit(ctx, r, pane, false) // gone since the pane list was read (its server killed or crashed)
+	}
 	if err != nil {
 		return Result{}, err
 	}
@@ -166,11 +169,11 @@ func (t *tmuxRunner) onAgentExit(ctx context.Context, r *store.Run, pane tmuxops
 		if err != nil {
 			return Result{}, err
 		}
-		if err := t.launch(ctx, r, name, found, false); err != nil {
+		// An agent stopped for its slot (released) continues its conversation.
+		if err := t.launch(ctx, r, name, found, r.State.Released); err != nil {
 			return Result{}, err
 		}
-		r.State.PromptDelivered = false
-		r.State.Resume = true
+		r.State.PromptDelivered, r.State.Resume, r.State.Released = false, true, false
 		return Goto(StepDeliver), nil
 	}
 	r.Error = fmt.Sprintf("%s %d times without making changes", how, r.Restarts+1)

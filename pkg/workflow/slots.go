@@ -2,170 +2,173 @@ package workflow
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/aceworks/ace/pkg/store"
 )
 
-// slots bound the agents a host runs at once (poll.max_concurrent): a released run's round waits for one.
+// slots give a host's poll.max_concurrent to work. poll.max_concurrent bounds the agents alive on a host, but a
+// slot is held for work: a run takes one before its agent starts — a new run, one moved to the host, a round of
+// its pull request, an answer, the resume after a usage limit — and holds it while its agent works. A run that
+// waits — its pull request followed between rounds, a human asked in words (its .ace/QUESTION, its budget), a
+// usage limit's pause — keeps its agent alive while nobody needs the slot (idle), so that a round or an answer
+// soon goes to the live process; the moment a run needs a slot and none is free, the longest idle agent gives
+// way: it is stopped (released), its run keeps its working copy and conversation, and its next round, answer or
+// resume takes a slot again and starts the agent in its conversation (the CLI's own continue). pr.release_after
+// bounds how long an idle agent is kept when nobody needs its slot.
+//
+// Who holds what is the store's (store.Slot, beside each run's row): every slot is given by store.TakeSlot, one
+// transaction under the host's lock, from what the host's runs hold right then, so no process or host can give
+// a slot twice; an agent is stopped before its slot is given again (evict, then none), so a crash between the
+// two leaves the slot held, and whoever looks next once store.EvictGrace has passed (the run's own visit, the
+// next TakeSlot) stops it again.
 type slots struct{ e *Engine }
 
-// poll.max_concurrent bounds the agents alive on a host, whatever they wait for. A run holds a slot from its
-// creation (or its move to the host) until it ends — except while it follows a pull request with its agent
-// released: after pr.release_after without a round the agent is stopped (Runner.Stop) and the run keeps its
-// working copy and its conversation (AgentSessionID), not a process. A round on such a run takes a slot again
-// before its agent is restarted. Slots go in one order: rounds and runs moved from a dead host wait ahead of new
-// issues (they are older work), rounds oldest first among themselves.
-
-// holdsAgent reports whether a run counts against its host's slots.
-func HoldsAgent(r *store.Run) bool {
-	if r.Status.Terminal() {
+// waits reports whether run r has nothing for its agent to do: its pull request is followed between rounds, it
+// waits for a human on what its agent said in words, or for a usage limit's reset. Its agent holds an idle slot,
+// which a run that needs it takes.
+func waits(r *store.Run) bool {
+	switch {
+	case r.Status.Terminal():
 		return false
+	case r.Status == store.StatusPausedLimit:
+		return true
+	case r.Status == store.StatusWaitingInput:
+		return r.State.InWords // a screen only its process shows (a dialog, a permission) keeps it working
 	}
-	f := r.State.Follow
-	return Step(r.Step) != StepFollowPR || f == nil || !f.Released || f.InRound
+	return Step(r.Step) == StepFollowPR && (r.State.Follow == nil || !r.State.Follow.InRound)
 }
 
-// hostLoad is what a host's slots hold: live agents, and released runs whose round waits for a slot.
-type Load struct {
-	Live    int
-	Waiting []*store.Run // rounds waiting for a slot, oldest first
-	Runs    []*store.Run // every unfinished run the host holds
+// needsSlot reports whether r must hold a working slot before its step runs.
+func needsSlot(r *store.Run) bool {
+	s := Step(r.Step)
+	return !r.Status.Terminal() && !waits(r) && s != StepFailed && s != StepCancelled
 }
 
-// free is the slots left to new work: a waiting round comes first.
-func (l Load) Free(capacity int) int { return capacity - l.Live - len(l.Waiting) }
-
-func HostLoad(ctx context.Context, st RunLister, host string) (Load, error) {
-	runs, err := st.ListRuns(ctx, store.Filter{Host: host,
-		Statuses: []store.Status{store.StatusActive, store.StatusWaitingInput, store.StatusPausedLimit}})
-	if err != nil {
-		return Load{}, fmt.Errorf("runs of host %s: %w", host, err)
+// gate is the engine's look before a step: a run that works without a working slot (a new run, one moved here, one
+// sent back to work) takes one first, or waits for it. wait is false when the step may run.
+func (sl *slots) gate(ctx context.Context, r *store.Run) (res Result, wait bool, err error) {
+	if !needsSlot(r) || r.Slot == store.SlotWork {
+		return Result{}, false, nil
 	}
-	l := Load{Runs: runs}
-	for _, r := range runs {
-		switch {
-		case HoldsAgent(r):
-			l.Live++
-		case !r.State.Follow.WaitingSlot.IsZero():
-			l.Waiting = append(l.Waiting, r)
-		}
+	ok, err := sl.acquire(ctx, r)
+	if errors.Is(err, store.ErrConflict) {
+		return Stay(time.Second), true, nil // the run moved or ended meanwhile: the next visit reads it anew
 	}
-	for i := 1; i < len(l.Waiting); i++ { // insertion sort by waiting time: a handful at most
-		for j := i; j > 0 && l.Waiting[j].State.Follow.WaitingSlot.Before(l.Waiting[j-1].State.Follow.WaitingSlot); j-- {
-			l.Waiting[j], l.Waiting[j-1] = l.Waiting[j-1], l.Waiting[j]
-		}
+	if err != nil || ok {
+		return Result{}, false, err
 	}
-	return l, nil
+	return Stay(sl.slotWait()), true, nil
 }
 
-// takeSlot reports whether the round of released run r may start its agent now: this host has a free slot and
-// no round waits for one since longer. Otherwise the round waits (f.WaitingSlot records since when).
-func (sl *slots) takeSlot(ctx context.Context, r *store.Run, f *store.FollowState) (bool, error) {
+// acquire gives r a working slot on its host, stopping the idle agents that give way to it, and reports whether
+// r holds one now. A run whose own agent was released (stopped for its slot) is marked so (Released): its agent
+// starts again in its conversation.
+func (sl *slots) acquire(ctx context.Context, r *store.Run) (bool, error) {
 	e := sl.e
-	capacity := e.cfg.Poll.MaxConcurrent
-	if capacity <= 0 {
-		return true, nil
-	}
-	l, err := HostLoad(ctx, e.o.Store, e.o.Host)
-	if err != nil {
-		return false, err
-	}
-	ahead := 0
-	for _, w := range l.Waiting {
-		if w.ID != r.ID && (f.WaitingSlot.IsZero() || w.State.Follow.WaitingSlot.Before(f.WaitingSlot)) {
-			ahead++
+	for range 3 {
+		t, err := e.o.Store.TakeSlot(ctx, r, e.cfg.Poll.MaxConcurrent)
+		if err != nil {
+			return false, err
 		}
-	}
-	if l.Live+ahead < capacity {
-		return true, nil
-	}
-	if f.WaitingSlot.IsZero() {
-		f.WaitingSlot = e.o.Now()
+		switch {
+		case t.Evicted: // its own idle agent gives way to a run that asked first: it goes, then r asks again
+			if err := sl.release(ctx, r, "its idle agent gave way to a run that needed its slot"); err != nil {
+				return false, err
+			}
+			continue
+		case t.Granted:
+			if (t.Was == store.SlotNone || t.Was == store.SlotWait) && r.Session != "" && Describe(r).IdleProcess() {
+				r.State.Released = true
+			}
+			return true, nil
+		case len(t.Evict) == 0:
+			if t.Was != store.SlotWait {
+				e.event(ctx, r, EventSlotWait, fmt.Sprintf("waiting for a slot on host %s: %d of %d agents work, %d %s waiting before it",
+					r.Host, t.Live, e.cfg.Poll.MaxConcurrent, t.Ahead, plural(t.Ahead, "run", "runs")))
+			}
+			return false, nil
+		}
+		for _, x := range t.Evict {
+			why := fmt.Sprintf("its idle agent gave way to %s#%d, which needed a slot on host %s", r.Repo, r.Issue, r.Host)
+			if err := sl.release(ctx, x, why); err != nil {
+				e.log.WarnContext(ctx, "stop an idle agent for a run that needs its slot (tried again)", "run", x.ID, "err", err)
+			}
+		}
 	}
 	return false, nil
 }
 
-// slotWait is how often a round waiting for a slot looks again (a run that ends also wakes dispatch, not it).
+// release stops the idle agent of run x, which holds its slot as evict, and frees the slot: x keeps its working
+// copy and its conversation for its next round, answer or resume. A stop that fails leaves the slot held, to be
+// stopped again by whoever looks next.
+func (sl *slots) release(ctx context.Context, x *store.Run, why string) error {
+	e := sl.e
+	if err := e.runner(x).Stop(ctx, x); err != nil {
+		return fmt.Errorf("release the agent of %s#%d: %w", x.Repo, x.Issue, err)
+	}
+	ok, err := e.o.Store.SetSlot(ctx, x, store.SlotNone, store.SlotEvict)
+	if err != nil || !ok {
+		return err
+	}
+	e.event(ctx, x, EventReleased, why+": agent stopped; the working copy and conversation stay for what comes next")
+	return nil
+}
+
+// settle keeps what r holds of its host's slots true to what it does after a step: a run that now waits keeps
+// its agent idle — or none, where its runner's process ends with its turn — and frees its slot for work (a
+// dispatch pass gives it out); an idle agent asked to give way, or kept for pr.release_after, is stopped. left
+// is how long r's idle agent may still be kept (0: no bound).
+func (sl *slots) settle(ctx context.Context, r *store.Run) (left time.Duration) {
+	e := sl.e
+	var err error
+	switch {
+	case r.Status.Terminal():
+		return 0
+	case r.Slot == store.SlotEvict && e.o.Now().Sub(r.SlotAt) > store.EvictGrace:
+		// Marked to give way, and the run that needs the slot did not stop it (it stops its own at once): a crash.
+		err = sl.release(ctx, r, "its idle agent gave way to a run that needed its slot")
+	case waits(r) && r.Slot == store.SlotWork:
+		to := store.SlotNone
+		if Describe(r).IdleProcess() {
+			to = store.SlotIdle
+		}
+		var ok bool
+		if ok, err = e.o.Store.SetSlot(ctx, r, to, store.SlotWork); ok && e.jobs != nil {
+			err = e.jobs.Dispatch(ctx) // a slot for work is free
+		}
+	}
+	if err != nil {
+		e.log.WarnContext(ctx, "keep the run's slot", "run", r.ID, "err", err)
+	}
+	after := e.cfg.PR.ReleaseAfter.Duration
+	if after <= 0 || r.Slot != store.SlotIdle || !waits(r) {
+		return 0
+	}
+	if left = after - e.o.Now().Sub(r.SlotAt); left > 0 {
+		return left
+	}
+	if ok, err := e.o.Store.SetSlot(ctx, r, store.SlotEvict, store.SlotIdle); err != nil || !ok {
+		return 0
+	}
+	if err := sl.release(ctx, r, fmt.Sprintf("idle for %s (pr.release_after)", after.Round(time.Second))); err != nil {
+		e.log.WarnContext(ctx, "release an idle agent", "run", r.ID, "err", err)
+	}
+	return 0
+}
+
+// slotWait is how often a run waiting for a slot looks again: a dispatch pass after a slot frees wakes it sooner.
 func (sl *slots) slotWait() time.Duration {
 	e := sl.e
 	return max(min(e.cfg.Poll.Interval.Duration, 10*time.Second), e.cfg.Monitor.Interval.Duration)
 }
 
-// release stops the agent of a followed pull request that has had no round for pr.release_after: the run keeps
-// its working copy and conversation. It reports whether it did.
-func (sl *slots) release(ctx context.Context, r *store.Run, f *store.FollowState) (bool, error) {
-	e := sl.e
-	after := e.cfg.PR.ReleaseAfter.Duration
-	if after <= 0 || f.Released || f.InRound || f.QuietSince.IsZero() || e.o.Now().Sub(f.QuietSince) < after {
-		return false, nil
-	}
-	if err := e.runner(r).Stop(ctx, r); err != nil {
-		return false, fmt.Errorf("release the agent: %w", err)
-	}
-	f.Released, f.ConversationOn = true, e.o.Host
-	e.event(ctx, r, EventReleased, fmt.Sprintf("no round for %s (pr.release_after): agent stopped, its slot freed; "+
-		"the working copy and conversation stay for the next round", after.Round(time.Second)))
-	return true, nil
-}
-
-// RunLister is the part of the store a host's load is read from.
-type RunLister interface {
-	ListRuns(ctx context.Context, f store.Filter) ([]*store.Run, error)
-}
-
-// HostSlots is a host's slots as people are shown them (ace hosts, ace ls, the dashboard): its live agents
-// against its poll.max_concurrent, the rounds of released runs waiting for a slot, and the working copies it
-// holds — every unfinished run's, released ones included, which keep theirs for their next round.
-type HostSlots struct {
-	store.Host
-	Alive   bool `json:"alive"`
-	Live    int  `json:"live_agents"`
-	Waiting int  `json:"waiting_rounds"`
-	Held    int  `json:"held_working_copies"`
-}
-
-// FleetReader is the part of the store the fleet's slots are read from.
-type FleetReader interface {
-	RunLister
-	Hosts(ctx context.Context) ([]store.Host, error)
-}
-
-// FleetSlots reads every host's slots now; a host silent for deadAfter is not alive.
-func FleetSlots(ctx context.Context, st FleetReader, deadAfter time.Duration, now time.Time) ([]HostSlots, error) {
-	hosts, err := st.Hosts(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]HostSlots, 0, len(hosts))
-	for _, h := range hosts {
-		l, err := HostLoad(ctx, st, h.Name)
-		if err != nil {
-			return nil, err
-		}
-		held := 0
-		for _, r := range l.Runs {
-			if r.Workdir != "" {
-				held++
-			}
-		}
-		out = append(out, HostSlots{Host: h, Alive: now.Sub(h.HeartbeatAt) < deadAfter, Live: l.Live,
-			Waiting: len(l.Waiting), Held: held})
-	}
-	return out, nil
-}
-
-// Describe says what the host's slots hold, in a line: "2/4 agents live, 1 round waiting, 7 working copies held".
-func (h HostSlots) Describe() string {
-	s := fmt.Sprintf("%d/%d agents live", h.Live, h.MaxConcurrent)
-	if h.MaxConcurrent <= 0 {
-		s = fmt.Sprintf("%d agents live (no poll.max_concurrent)", h.Live)
-	}
-	if h.Waiting > 0 {
-		s += fmt.Sprintf(", %d %s waiting for a slot", h.Waiting, plural(h.Waiting, "round", "rounds"))
-	}
-	return s + fmt.Sprintf(", %d working %s held", h.Held, plural(h.Held, "copy", "copies"))
+// AgentReleased reports whether the run's agent is stopped to free its slot, its working copy and conversation
+// kept for what comes next (or it waits for a slot to start it again).
+func AgentReleased(r *store.Run) bool {
+	return !r.Status.Terminal() && waits(r) && !r.Slot.Live()
 }
 
 func plural(n int, one, many string) string {

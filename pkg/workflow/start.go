@@ -64,6 +64,9 @@ func (e *Engine) Open(ctx context.Context, req Request) (*store.Run, error) {
 		TriggeredAt: triggered,
 		Host:        cmp.Or(req.Host, e.o.Host),
 		State:       store.RunState{Model: req.Model},
+		// It waits for a slot on its host from now: dispatch counts it there at once, and its first step takes
+		// one (slots.go).
+		Slot: store.SlotWait, SlotAt: e.o.Now(),
 	}
 	if latest != nil {
 		// A retry continues on the same branch and working copy.

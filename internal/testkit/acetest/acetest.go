@@ -18,6 +18,7 @@ import (
 
 	"github.com/aceworks/ace/internal/fakegithub"
 	"github.com/aceworks/ace/internal/gittest"
+	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/secrets"
 	"github.com/aceworks/ace/pkg/service"
@@ -99,11 +100,11 @@ func New(t testing.TB, script string) *Install {
 	cfg.Workspace.Root = filepath.Join(dir, "root")
 	in.Configure(cfg)
 	cfg.Agent.Default = "fake"
-	cfg.Agents = map[string]config.AgentConfig{"fake": {
+	cfg.Agents = map[string]config.AgentConfig{"fake": {Override: agents.Override{
 		Command: fmt.Sprintf("%s demo-agent --script %s --record %s", exe, in.Script, in.Record),
 		Env: map[string]string{"GIT_AUTHOR_NAME": "fake agent", "GIT_AUTHOR_EMAIL": "agent@ace.invalid",
 			"GIT_COMMITTER_NAME": "fake agent", "GIT_COMMITTER_EMAIL": "agent@ace.invalid"},
-	}}
+	}}}
 	cfg.Tmux.Socket = "ace-test-" + RandomHex(4)
 	cfg.Tmux.StartupTimeout = config.D(20 * time.Second)
 	cfg.Tmux.EnterDelay = config.D(100 * time.Millisecond)

@@ -12,6 +12,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 	"time"
@@ -29,34 +30,22 @@ var LiveHandshakeTimeout = 60 * time.Second
 
 // LiveConv is one claude process holding one session.
 type LiveConv struct {
-	proc      *live.Proc
-	events    *live.Stream
+	live.Frame
 	sessionID string
 
 	mu      sync.Mutex
 	next    int
 	pending map[string]chan controlResponse // our control requests by request_id
-	asks    map[string]ask                  // claude's can_use_tool requests not answered yet, by request_id
 	limited bool                            // a Limit was emitted in the running turn
-	// active: a turn runs (a message was sent and its result has not come); interrupted: Interrupt was called
-	// during it.
-	active, interrupted bool
-	held                []string // messages sent while a turn ran, for the next turn (see Send)
 }
 
 var _ live.Conversation = (*LiveConv)(nil)
-
-// ask is an open can_use_tool request: the tool call it is for, and its one answer.
-type ask struct {
-	toolUseID string
-	once      *live.Once
-}
 
 // StartLive starts claude and completes the initialize control request, which proves the protocol works; ctx bounds
 // that handshake, not the process (Close ends it). The session ID is chosen here (--session-id) so that it is
 // known before the first turn; with opts.Resume claude continues that session under the same ID.
 func StartLive(ctx context.Context, opts live.Options) (*LiveConv, error) {
-	c := &LiveConv{events: live.NewStream(), pending: map[string]chan controlResponse{}, asks: map[string]ask{}}
+	c := &LiveConv{pending: map[string]chan controlResponse{}}
 	args := append([]string(nil), LiveFlags...)
 	if opts.Resume != "" {
 		c.sessionID = opts.Resume
@@ -65,64 +54,27 @@ func StartLive(ctx context.Context, opts live.Options) (*LiveConv, error) {
 		c.sessionID = newUUID()
 		args = append(args, "--session-id", c.sessionID)
 	}
-	proc, err := live.StartProc(opts, args...)
-	if err != nil {
-		return nil, err
-	}
-	c.proc = proc
-	go c.read()
-	err = proc.Handshake(ctx, "claude", LiveHandshakeTimeout, c.Close, func(ctx context.Context) error {
-		if _, err := c.control(ctx, map[string]any{"subtype": "initialize"}); err != nil {
-			return fmt.Errorf("initialize: %w", err)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return c, nil
+	return live.Started(c, c.Start(ctx, opts, live.CLI{Name: "claude", Args: args,
+		HandshakeTimeout: LiveHandshakeTimeout, Read: c.read, Handshake: c.handshake, StartTurn: c.startTurn}))
 }
 
-// Events implements live.Conversation.
-func (c *LiveConv) Events() <-chan live.Event { return c.events.Events() }
-
-// SessionID implements live.Conversation.
-func (c *LiveConv) SessionID() string { return c.sessionID }
-
-// PID is the claude process's ID.
-func (c *LiveConv) PID() int { return c.proc.PID() }
-
-// Send writes a user message, which starts a turn; a message sent while a turn runs waits here and starts the
-// next turn, together with any other sent meanwhile (each its own text block). claude itself would fold a
-// message that arrives mid-turn into the running turn, the model reading it wrapped in claude's words ("The user
-// sent a new message while you were working: …" in 2.1.197 and 2.1.331), not as the user's text; and messages
-// queued in claude for its next turn are joined into one text. Held here, each reaches the model byte-exact, as
-// soon as claude can take a message as a turn of its own: when the running turn ends (or is interrupted).
-func (c *LiveConv) Send(ctx context.Context, text string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	c.mu.Lock()
-	if c.active {
-		c.held = append(c.held, text)
-		c.mu.Unlock()
-		return nil
-	}
-	c.active = true
-	c.mu.Unlock()
-	if err := c.writeUser([]string{text}); err != nil {
-		c.mu.Lock()
-		c.active = false
-		c.mu.Unlock()
-		return err
+func (c *LiveConv) handshake(ctx context.Context, _ live.Options) error {
+	if _, err := c.control(ctx, map[string]any{"subtype": "initialize"}); err != nil {
+		return fmt.Errorf("initialize: %w", err)
 	}
 	return nil
 }
 
-// writeUser writes one user message of texts. ace writes one only when no turn it started runs; priority
-// "later" (claude's default is "next": fold into the running turn) keeps it out of a turn claude might have
-// started by itself, its own queue holding it for the next turn instead.
-func (c *LiveConv) writeUser(texts []string) error {
+// SessionID implements live.Conversation.
+func (c *LiveConv) SessionID() string { return c.sessionID }
+
+// startTurn writes one user message of texts, each its own text block: the messages sent while a turn ran wait in
+// the Frame's gate for the next turn. claude itself would fold a message that arrives mid-turn into the running
+// turn, the model reading it wrapped in claude's words ("The user sent a new message while you were working: …"
+// in 2.1.197 and 2.1.331), not as the user's text; and messages queued in claude for its next turn are joined
+// into one text. Priority "later" (claude's default is "next": fold into the running turn) keeps the message out
+// of a turn claude might have started by itself, its own queue holding it for the next turn instead.
+func (c *LiveConv) startTurn(_ context.Context, texts []string) error {
 	var content any = texts[0]
 	if len(texts) > 1 {
 		blocks := make([]any, len(texts))
@@ -137,21 +89,10 @@ func (c *LiveConv) writeUser(texts []string) error {
 
 // Interrupt sends the interrupt control request: the running turn ends with a result.
 func (c *LiveConv) Interrupt(ctx context.Context) error {
-	c.mu.Lock()
-	active := c.active
-	c.interrupted = active
-	c.mu.Unlock()
-	if !active {
+	if !c.Interrupting() {
 		return nil
 	}
 	_, err := c.control(ctx, map[string]any{"subtype": "interrupt"})
-	return err
-}
-
-// Close implements live.Conversation.
-func (c *LiveConv) Close() error {
-	err := c.proc.Stop()
-	c.events.Abandon()
 	return err
 }
 
@@ -160,7 +101,7 @@ func (c *LiveConv) writeJSON(v any) error {
 	if err != nil {
 		return fmt.Errorf("claude: encode: %w", err)
 	}
-	return c.proc.WriteLine(b)
+	return c.WriteLine(b)
 }
 
 type controlResponse struct {
@@ -192,7 +133,7 @@ func (c *LiveConv) control(ctx context.Context, request map[string]any) (json.Ra
 			return nil, fmt.Errorf("claude: %s: %s", request["subtype"], r.Error)
 		}
 		return r.Response, nil
-	case <-c.proc.Exited():
+	case <-c.Exited():
 		return nil, fmt.Errorf("claude: %s: %w", request["subtype"], live.ErrClosed)
 	case <-ctx.Done():
 		return nil, fmt.Errorf("claude: %s: %w", request["subtype"], ctx.Err())
@@ -233,23 +174,17 @@ type line struct {
 	Error       string `json:"error"`
 }
 
-func (c *LiveConv) read() {
-	br := bufio.NewReaderSize(c.proc.Stdout(), 64<<10)
+func (c *LiveConv) read(stdout io.Reader) {
+	br := bufio.NewReaderSize(stdout, 64<<10)
 	for {
 		b, err := br.ReadBytes('\n')
 		if t := bytes.TrimSpace(b); len(t) > 0 {
 			c.handle(t)
 		}
 		if err != nil {
-			break
+			return
 		}
 	}
-	werr := c.proc.Wait()
-	if werr != nil {
-		werr = fmt.Errorf("claude: %w", werr)
-	}
-	c.events.Emit(live.Exit{Err: werr, Stderr: c.proc.Stderr()})
-	c.events.End()
 }
 
 func (c *LiveConv) handle(b []byte) {
@@ -268,10 +203,10 @@ func (c *LiveConv) handle(b []byte) {
 				// A failed request (the limit) comes as a synthetic assistant message whose text is the error;
 				// the Limit and the result carry it.
 				if m.Error == "" && bl.Text != "" {
-					c.events.Emit(live.Text{Text: bl.Text})
+					c.Emit(live.Text{Text: bl.Text})
 				}
 			case "tool_use":
-				c.events.Emit(live.ToolCall{ID: bl.ID, Name: bl.Name, Input: compact(bl.Input)})
+				c.Emit(live.ToolCall{ID: bl.ID, Name: bl.Name, Input: compact(bl.Input)})
 			}
 		}
 	case "user":
@@ -280,13 +215,15 @@ func (c *LiveConv) handle(b []byte) {
 		}
 		for _, bl := range blocks(m.Message.Content) {
 			if bl.Type == "tool_result" {
-				c.events.Emit(live.ToolResult{ID: bl.ToolUseID, Output: textOf(bl.Content), IsError: bl.IsError})
+				c.Emit(live.ToolResult{ID: bl.ToolUseID, Output: textOf(bl.Content), IsError: bl.IsError})
 			}
 		}
 	case "control_request":
 		c.controlRequest(m.RequestID, m.Request)
 	case "control_cancel_request":
-		c.withdraw(m.RequestID)
+		// claude taking back its request: 2.1.197 and 2.1.331 send it for a permission or question still waiting
+		// when the turn is interrupted, before the turn's result.
+		c.Withdraw(m.RequestID)
 	case "control_response":
 		c.mu.Lock()
 		ch, ok := c.pending[m.Response.RequestID]
@@ -301,11 +238,11 @@ func (c *LiveConv) handle(b []byte) {
 				l.ResetsAt = time.Unix(m.RateLimitInfo.ResetsAt, 0)
 			}
 			c.setLimited()
-			c.events.Emit(l)
+			c.Emit(l)
 		}
 	case "system":
 		if m.Subtype == "api_retry" {
-			c.events.Emit(live.Error{Retrying: true, Attempt: m.Attempt, Max: m.MaxRetries,
+			c.Emit(live.Error{Retrying: true, Attempt: m.Attempt, Max: m.MaxRetries,
 				Message: apiRetryText(m.ErrorStatus, m.Error)})
 		}
 	case "result":
@@ -323,9 +260,14 @@ func (c *LiveConv) setLimited() {
 // the session title excluded), while modelUsage is cumulative.
 func (c *LiveConv) result(m line) {
 	c.mu.Lock()
-	limited, interrupted, held := c.limited, c.interrupted, c.held
-	c.limited, c.interrupted, c.active, c.held = false, false, len(held) > 0, nil
+	limited := c.limited
+	c.limited = false
 	c.mu.Unlock()
+	c.EndTurn(func(interrupted bool) { c.turnDone(m, limited, interrupted) })
+}
+
+// turnDone emits the end of the turn whose result is m.
+func (c *LiveConv) turnDone(m line, limited, interrupted bool) {
 	d := live.TurnDone{Stop: live.Completed, Reason: m.StopReason, Result: m.Result}
 	switch {
 	case m.Subtype == "success" && !m.IsError:
@@ -344,18 +286,9 @@ func (c *LiveConv) result(m line) {
 	}
 	// An API-key 429 that claude does not wait out (retry-after over a minute) has no rate_limit_event.
 	if m.IsError && m.APIErrorStatus == 429 && !limited {
-		c.events.Emit(live.Limit{Message: m.Result})
+		c.Emit(live.Limit{Message: m.Result})
 	}
-	c.events.Emit(d)
-	if len(held) > 0 {
-		// Written on the reader goroutine, which waits for no reply: claude reads stdin while it works.
-		if err := c.writeUser(held); err != nil {
-			c.mu.Lock()
-			c.active = false
-			c.mu.Unlock()
-			c.events.Emit(live.Error{Message: "the messages sent during the turn were not delivered: " + err.Error()})
-		}
-	}
+	c.Emit(d)
 }
 
 type canUseTool struct {
@@ -375,17 +308,14 @@ func (c *LiveConv) controlRequest(id string, raw json.RawMessage) {
 		_ = c.respond(id, nil, "ace does not handle control request "+r.Subtype)
 		return
 	}
-	once := &live.Once{}
-	c.mu.Lock()
-	c.asks[id] = ask{toolUseID: r.ToolUseID, once: once}
-	c.mu.Unlock()
+	once := c.Ask(id, r.ToolUseID, nil)
 	if r.ToolName == "AskUserQuestion" {
 		if q, ok := c.question(id, r, once); ok {
-			c.events.Emit(q)
+			c.Emit(q)
 			return
 		}
 	}
-	c.events.Emit(live.NewPermission(r.ToolUseID, r.ToolName, r.Description, compact(r.Input),
+	c.Emit(live.NewPermission(r.ToolUseID, r.ToolName, r.Description, compact(r.Input),
 		func(_ context.Context, allow bool, reason string) error {
 			return once.Answer(func() error {
 				if allow {
@@ -402,22 +332,8 @@ func (c *LiveConv) controlRequest(id string, raw json.RawMessage) {
 
 // answer answers can_use_tool request id, which is then no longer open.
 func (c *LiveConv) answer(id string, response any) error {
-	c.mu.Lock()
-	delete(c.asks, id)
-	c.mu.Unlock()
+	c.Answered(id)
 	return c.respond(id, response, "")
-}
-
-// withdraw is claude taking back its request id (control_cancel_request): 2.1.197 and 2.1.331 send it for a
-// permission or question still waiting when the turn is interrupted, before the turn's result.
-func (c *LiveConv) withdraw(id string) {
-	c.mu.Lock()
-	a, ok := c.asks[id]
-	delete(c.asks, id)
-	c.mu.Unlock()
-	if ok && a.once.Withdraw() {
-		c.events.Emit(live.Withdrawn{ID: a.toolUseID})
-	}
 }
 
 // question turns AskUserQuestion's input into a Question; the answer allows the tool with the input plus

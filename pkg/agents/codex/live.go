@@ -14,6 +14,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"regexp"
 	"strings"
 	"sync"
@@ -41,30 +42,16 @@ var LiveHandshakeTimeout = 60 * time.Second
 
 // LiveConv is one codex app-server holding one thread.
 type LiveConv struct {
-	proc   *live.Proc
+	live.Frame
 	conn   *live.Conn
-	events *live.Stream
 	thread string
 	model  string // the thread's model, which each turn's usage is priced by
 
-	// life ends a queued turn's start when the conversation closes.
-	life   context.Context
-	cancel context.CancelFunc
-
 	mu        sync.Mutex
-	busy      bool                // a turn was started and has not completed
-	queue     []string            // messages sent while busy, for the next turn
 	active    string              // the running turn's ID, empty when idle
 	total     liveTokens          // the thread's usage so far (thread/tokenUsage/updated)
 	turnStart liveTokens          // total when the running turn started
 	changes   map[string][]string // file paths of fileChange items, by item ID, for their approvals
-	asks      map[string]ask      // codex's approval and question requests not answered yet, by JSON-RPC id
-}
-
-// ask is an open request of codex's: the item (or v1 call) it is for, and its one answer.
-type ask struct {
-	id   string
-	once *live.Once
 }
 
 var _ live.Conversation = (*LiveConv)(nil)
@@ -72,21 +59,10 @@ var _ live.Conversation = (*LiveConv)(nil)
 // StartLive starts codex app-server, initializes it and starts (or resumes) a thread in opts.Dir; ctx bounds that
 // handshake, not the process (Close ends it).
 func StartLive(ctx context.Context, opts live.Options) (*LiveConv, error) {
-	proc, err := live.StartProc(opts, LiveArgs...)
-	if err != nil {
-		return nil, err
-	}
-	life, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	c := &LiveConv{proc: proc, conn: live.NewConn(proc.WriteLine), events: live.NewStream(), changes: map[string][]string{},
-		asks: map[string]ask{}, life: life, cancel: cancel}
-	go c.serve()
-	err = proc.Handshake(ctx, "codex", LiveHandshakeTimeout, c.Close, func(ctx context.Context) error {
-		return c.handshake(ctx, opts)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return c, nil
+	c := &LiveConv{changes: map[string][]string{}}
+	c.conn = live.NewConn(c.WriteLine)
+	return live.Started(c, c.Start(ctx, opts, live.CLI{Name: "codex", Args: LiveArgs,
+		HandshakeTimeout: LiveHandshakeTimeout, Read: c.serve, Handshake: c.handshake, StartTurn: c.startTurn}))
 }
 
 func (c *LiveConv) handshake(ctx context.Context, opts live.Options) error {
@@ -119,41 +95,20 @@ func (c *LiveConv) handshake(ctx context.Context, opts live.Options) error {
 	return nil
 }
 
-// Events implements live.Conversation.
-func (c *LiveConv) Events() <-chan live.Event { return c.events.Events() }
-
 // SessionID is the thread ID (thread/resume, `codex resume <id>`).
 func (c *LiveConv) SessionID() string { return c.thread }
 
-// PID is the app-server's process ID.
-func (c *LiveConv) PID() int { return c.proc.PID() }
-
-// Send starts a turn with text, or queues it while a turn runs: the queued messages start the next turn
-// together when this one completes. codex could steer the running turn instead (turn/steer), but in 0.169 a
-// steer sent while an approval was pending let the turn complete before the approved patch was applied
-// (item/completed for the fileChange after turn/completed), so ace would see the turn end before its change.
-func (c *LiveConv) Send(ctx context.Context, text string) error {
-	c.mu.Lock()
-	if c.busy {
-		c.queue = append(c.queue, text)
-		c.mu.Unlock()
-		return nil
-	}
-	c.busy = true
-	c.mu.Unlock()
-	return c.startTurn(ctx, []string{text})
-}
-
-// startTurn starts a turn whose input is texts, in order.
+// startTurn starts a turn whose input is texts, in order: the messages sent while a turn ran wait in the
+// Frame's gate and start the next turn together. codex could steer the running turn instead (turn/steer), but
+// in 0.169 a steer sent while an approval was pending let the turn complete before the approved patch was
+// applied (item/completed for the fileChange after turn/completed), so ace would see the turn end before its
+// change.
 func (c *LiveConv) startTurn(ctx context.Context, texts []string) error {
 	input := make([]any, len(texts))
 	for i, t := range texts {
 		input[i] = map[string]any{"type": "text", "text": t, "text_elements": []any{}}
 	}
 	if err := c.conn.Call(ctx, "turn/start", map[string]any{"threadId": c.thread, "input": input}, nil); err != nil {
-		c.mu.Lock()
-		c.busy = false
-		c.mu.Unlock()
 		return fmt.Errorf("codex: %w", err)
 	}
 	return nil
@@ -173,23 +128,7 @@ func (c *LiveConv) Interrupt(ctx context.Context) error {
 	return nil
 }
 
-// Close implements live.Conversation; codex app-server exits when its stdin closes.
-func (c *LiveConv) Close() error {
-	c.cancel()
-	err := c.proc.Stop()
-	c.events.Abandon()
-	return err
-}
-
-func (c *LiveConv) serve() {
-	_ = c.conn.Serve(c.proc.Stdout(), c.handle, nil)
-	werr := c.proc.Wait()
-	if werr != nil {
-		werr = fmt.Errorf("codex: %w", werr)
-	}
-	c.events.Emit(live.Exit{Err: werr, Stderr: c.proc.Stderr()})
-	c.events.End()
-}
+func (c *LiveConv) serve(stdout io.Reader) { _ = c.conn.Serve(stdout, c.handle, nil) }
 
 // liveTokens is codex's TokenUsageBreakdown; inputTokens includes the cached ones.
 type liveTokens struct {
@@ -281,37 +220,40 @@ func (c *LiveConv) handle(m live.Incoming) {
 	case "error":
 		// A usage limit fails the turn (willRetry false); turn/completed follows with status "failed".
 		if info := errorInfo(p.Error.CodexErrorInfo); !p.WillRetry && (info == "usageLimitExceeded" || info == "rateLimitExceeded") {
-			c.events.Emit(live.Limit{Message: p.Error.Message, ResetsAt: resetTime(p.Error.Message, time.Now())})
+			c.Emit(live.Limit{Message: p.Error.Message, ResetsAt: resetTime(p.Error.Message, time.Now())})
 			return
 		}
 		e := live.Error{Message: p.Error.Message, Retrying: p.WillRetry}
 		if ev, ok := retryEvent(p.Error.Message); ok {
 			e.Retrying, e.Attempt, e.Max, e.Message = true, ev.Attempt, ev.MaxAttempts, ev.Text
 		}
-		c.events.Emit(e)
+		c.Emit(e)
 	case "item/commandExecution/requestApproval":
 		var cmd string
 		_ = json.Unmarshal(p.Command, &cmd)
-		c.events.Emit(c.permission(m, p.ItemID, "shell", p.Reason, cmd, "accept", "decline"))
+		c.Emit(c.permission(m, p.ItemID, "shell", p.Reason, cmd, "accept", "decline"))
 	case "item/fileChange/requestApproval":
 		c.mu.Lock()
 		paths := c.changes[p.ItemID]
 		c.mu.Unlock()
-		c.events.Emit(c.permission(m, p.ItemID, "file_change", p.Reason, strings.Join(paths, "\n"), "accept", "decline"))
+		c.Emit(c.permission(m, p.ItemID, "file_change", p.Reason, strings.Join(paths, "\n"), "accept", "decline"))
 	case "execCommandApproval": // the v1 API's request, still in the schema
 		var argv []string
 		_ = json.Unmarshal(p.Command, &argv)
-		c.events.Emit(c.permission(m, p.CallID, "shell", p.Reason, strings.Join(argv, " "), "approved", "denied"))
+		c.Emit(c.permission(m, p.CallID, "shell", p.Reason, strings.Join(argv, " "), "approved", "denied"))
 	case "applyPatchApproval":
 		paths := make([]string, 0, len(p.FileChanges))
 		for path := range p.FileChanges {
 			paths = append(paths, path)
 		}
-		c.events.Emit(c.permission(m, p.CallID, "file_change", p.Reason, strings.Join(paths, "\n"), "approved", "denied"))
+		c.Emit(c.permission(m, p.CallID, "file_change", p.Reason, strings.Join(paths, "\n"), "approved", "denied"))
 	case "item/tool/requestUserInput":
-		c.events.Emit(c.question(m, p))
+		c.Emit(c.question(m, p))
 	case "serverRequest/resolved":
-		c.resolved(p.RequestID)
+		// codex done with its request. It follows ace's answer; for a request ace had not answered it is codex
+		// taking it back: 0.169.0 resolves a pending approval or question so when its turn is interrupted, after
+		// turn/completed.
+		c.Withdraw(requestKey(p.RequestID))
 	default:
 		if m.ID != nil {
 			// Requests ace does not serve (MCP elicitations, dynamic tools, auth refresh) fail rather than hang.
@@ -325,9 +267,6 @@ func (c *LiveConv) turnCompleted(p params) {
 	used := c.total.minus(c.turnStart)
 	c.turnStart = c.total
 	c.active = ""
-	queued := c.queue
-	c.queue = nil
-	c.busy = len(queued) > 0
 	c.mu.Unlock()
 	d := live.TurnDone{Stop: live.Completed, Reason: p.Turn.Status, Model: c.model, Usage: live.Usage{InputTokens: used.InputTokens - used.CachedInputTokens,
 		CachedTokens: used.CachedInputTokens, CacheWriteTokens: used.CacheWriteTokens, OutputTokens: used.OutputTokens}}
@@ -340,21 +279,13 @@ func (c *LiveConv) turnCompleted(p params) {
 			d.Err = p.Turn.Error.Message
 		}
 	}
-	c.events.Emit(d)
-	if len(queued) > 0 {
-		// Not on this goroutine: it reads the response the call waits for.
-		go func() {
-			if err := c.startTurn(c.life, queued); err != nil && c.life.Err() == nil {
-				c.events.Emit(live.Error{Message: "start the queued turn: " + err.Error()})
-			}
-		}()
-	}
+	c.EndTurn(func(bool) { c.Emit(d) })
 }
 
 func (c *LiveConv) itemStarted(it liveItem) {
 	switch it.Type {
 	case "commandExecution":
-		c.events.Emit(live.ToolCall{ID: it.ID, Name: "shell", Input: it.Command})
+		c.Emit(live.ToolCall{ID: it.ID, Name: "shell", Input: it.Command})
 	case "fileChange":
 		paths := make([]string, 0, len(it.Changes))
 		for _, ch := range it.Changes {
@@ -363,11 +294,11 @@ func (c *LiveConv) itemStarted(it liveItem) {
 		c.mu.Lock()
 		c.changes[it.ID] = paths
 		c.mu.Unlock()
-		c.events.Emit(live.ToolCall{ID: it.ID, Name: "file_change", Input: strings.Join(paths, "\n")})
+		c.Emit(live.ToolCall{ID: it.ID, Name: "file_change", Input: strings.Join(paths, "\n")})
 	case "mcpToolCall":
-		c.events.Emit(live.ToolCall{ID: it.ID, Name: it.Server + "." + it.Tool, Input: string(it.Arguments)})
+		c.Emit(live.ToolCall{ID: it.ID, Name: it.Server + "." + it.Tool, Input: string(it.Arguments)})
 	case "webSearch":
-		c.events.Emit(live.ToolCall{ID: it.ID, Name: "web_search", Input: it.Query})
+		c.Emit(live.ToolCall{ID: it.ID, Name: "web_search", Input: it.Query})
 	}
 }
 
@@ -375,24 +306,24 @@ func (c *LiveConv) itemCompleted(it liveItem) {
 	switch it.Type {
 	case "agentMessage":
 		if it.Text != "" {
-			c.events.Emit(live.Text{Text: it.Text})
+			c.Emit(live.Text{Text: it.Text})
 		}
 	case "commandExecution":
-		c.events.Emit(live.ToolResult{ID: it.ID, Output: it.AggregatedOutput,
+		c.Emit(live.ToolResult{ID: it.ID, Output: it.AggregatedOutput,
 			IsError: it.Status != "completed" || it.ExitCode != nil && *it.ExitCode != 0})
 	case "fileChange":
 		c.mu.Lock()
 		delete(c.changes, it.ID)
 		c.mu.Unlock()
-		c.events.Emit(live.ToolResult{ID: it.ID, Output: it.Status, IsError: it.Status != "completed"})
+		c.Emit(live.ToolResult{ID: it.ID, Output: it.Status, IsError: it.Status != "completed"})
 	case "mcpToolCall":
 		out, isErr := string(it.Result), it.Status == "failed"
 		if isErr && len(it.Error) > 0 {
 			out = string(it.Error)
 		}
-		c.events.Emit(live.ToolResult{ID: it.ID, Output: out, IsError: isErr})
+		c.Emit(live.ToolResult{ID: it.ID, Output: out, IsError: isErr})
 	case "webSearch":
-		c.events.Emit(live.ToolResult{ID: it.ID})
+		c.Emit(live.ToolResult{ID: it.ID})
 	}
 }
 
@@ -410,35 +341,15 @@ func (c *LiveConv) permission(m live.Incoming, id, tool, reason, input, accept, 
 	})
 }
 
-// open records request m, for item id, as waiting for its answer.
+// open records request m, for item (or v1 call) id, as waiting for its answer.
 func (c *LiveConv) open(m live.Incoming, id string) *live.Once {
-	once := &live.Once{}
-	c.mu.Lock()
-	c.asks[requestKey(m.ID)] = ask{id: id, once: once}
-	c.mu.Unlock()
-	return once
+	return c.Ask(requestKey(m.ID), id, nil)
 }
 
 // reply answers request m, which is then no longer open.
 func (c *LiveConv) reply(m live.Incoming, result any) error {
-	c.mu.Lock()
-	delete(c.asks, requestKey(m.ID))
-	c.mu.Unlock()
+	c.Answered(requestKey(m.ID))
 	return m.Reply(result)
-}
-
-// resolved is codex done with its request requestID (serverRequest/resolved). It follows ace's answer; for a
-// request ace had not answered it is codex taking it back: 0.169.0 resolves a pending approval or question so
-// when its turn is interrupted, after turn/completed.
-func (c *LiveConv) resolved(requestID json.RawMessage) {
-	key := requestKey(requestID)
-	c.mu.Lock()
-	a, ok := c.asks[key]
-	delete(c.asks, key)
-	c.mu.Unlock()
-	if ok && a.once.Withdraw() {
-		c.events.Emit(live.Withdrawn{ID: a.id})
-	}
 }
 
 // requestKey is a JSON-RPC id as a map key: codex numbers its requests, and serverRequest/resolved names one

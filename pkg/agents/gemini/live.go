@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -30,31 +31,16 @@ var LiveHandshakeTimeout = 90 * time.Second
 
 // LiveConv is one gemini process holding one ACP session.
 type LiveConv struct {
-	proc    *live.Proc
+	live.Frame
 	conn    *live.Conn
-	events  *live.Stream
 	session string
-	// life ends the prompts in flight when the conversation closes.
-	life   context.Context
-	cancel context.CancelFunc
 
-	mu      sync.Mutex // also orders the events emitted by the reader and by the prompt loop
+	mu      sync.Mutex // also orders the events emitted by the reader and by the prompts
 	text    strings.Builder
 	seen    map[string]bool // tool calls already announced
 	loading bool            // session/load replays the history as updates: not events of this conversation
 	// lastUpdate is when the last update came while loading.
 	lastUpdate time.Time
-	queue      []string
-	running    bool
-	// open are the permission requests not answered yet, by JSON-RPC id.
-	open map[string]ask
-}
-
-// ask is an open session/request_permission: the tool call it is for, its one answer, and the request.
-type ask struct {
-	id   string
-	once *live.Once
-	m    live.Incoming
 }
 
 var _ live.Conversation = (*LiveConv)(nil)
@@ -62,21 +48,10 @@ var _ live.Conversation = (*LiveConv)(nil)
 // StartLive starts gemini --acp, initializes it and opens (or loads) a session in opts.Dir; ctx bounds that
 // handshake, not the process (Close ends it).
 func StartLive(ctx context.Context, opts live.Options) (*LiveConv, error) {
-	proc, err := live.StartProc(opts, LiveFlag)
-	if err != nil {
-		return nil, err
-	}
-	life, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	c := &LiveConv{proc: proc, conn: live.NewConn(proc.WriteLine), events: live.NewStream(), life: life, cancel: cancel,
-		seen: map[string]bool{}, open: map[string]ask{}}
-	go c.serve()
-	err = proc.Handshake(ctx, "gemini", LiveHandshakeTimeout, c.Close, func(ctx context.Context) error {
-		return c.handshake(ctx, opts)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return c, nil
+	c := &LiveConv{seen: map[string]bool{}}
+	c.conn = live.NewConn(c.WriteLine)
+	return live.Started(c, c.Start(ctx, opts, live.CLI{Name: "gemini", Args: []string{LiveFlag},
+		HandshakeTimeout: LiveHandshakeTimeout, Read: c.serve, Handshake: c.handshake, StartTurn: c.startTurn}))
 }
 
 func (c *LiveConv) handshake(ctx context.Context, opts live.Options) error {
@@ -184,37 +159,18 @@ func envValue(env []string, key string) string {
 	return ""
 }
 
-// Events implements live.Conversation.
-func (c *LiveConv) Events() <-chan live.Event { return c.events.Events() }
-
 // SessionID implements live.Conversation (session/load; `gemini --resume` lists it too).
 func (c *LiveConv) SessionID() string { return c.session }
 
-// PID is the gemini process's ID.
-func (c *LiveConv) PID() int { return c.proc.PID() }
-
-// Send queues text as the next prompt. gemini cancels a running prompt when another arrives, so a message sent
-// mid-turn waits here for the turn to end, and prompts go one at a time.
-func (c *LiveConv) Send(ctx context.Context, text string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	select {
-	case <-c.proc.Exited():
-		return fmt.Errorf("gemini: %w", live.ErrClosed)
-	default:
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.queue = append(c.queue, text)
-	if !c.running {
-		c.running = true
-		go c.prompts()
-	}
+// startTurn sends texts as prompts, one at a time, each a turn of its own, on a goroutine of their own: a
+// prompt's response ends its turn. gemini cancels a running prompt when another arrives, so the messages sent
+// while a turn runs wait in the Frame's gate for it to end.
+func (c *LiveConv) startTurn(_ context.Context, texts []string) error {
+	go c.prompts(texts)
 	return nil
 }
 
-// Interrupt sends session/cancel: the running prompt ends with stop reason "cancelled"; queued ones follow.
+// Interrupt sends session/cancel: the running prompt ends with stop reason "cancelled"; held messages follow.
 // As ACP requires, permission requests still open are then answered "cancelled": gemini 0.61 waits for them (it
 // never withdraws one itself), and each is Withdrawn.
 func (c *LiveConv) Interrupt(ctx context.Context) error {
@@ -224,29 +180,13 @@ func (c *LiveConv) Interrupt(ctx context.Context) error {
 	if err := c.conn.Notify("session/cancel", map[string]any{"sessionId": c.session}); err != nil {
 		return fmt.Errorf("gemini: %w", err)
 	}
-	c.mu.Lock()
-	open := c.open
-	c.open = map[string]ask{}
+	c.mu.Lock() // a request being opened has its Permission event out before its withdrawal
+	cancels := c.WithdrawAll()
 	c.mu.Unlock()
-	for _, a := range open {
-		if !a.once.Withdraw() {
-			continue // answered meanwhile
-		}
-		// The event before the answer: the prompt's end, which follows the answer, comes after it.
-		c.mu.Lock()
-		c.events.Emit(live.Withdrawn{ID: a.id})
-		c.mu.Unlock()
-		_ = a.m.Reply(map[string]any{"outcome": map[string]any{"outcome": "cancelled"}})
+	for _, cancel := range cancels {
+		cancel()
 	}
 	return nil
-}
-
-// Close implements live.Conversation.
-func (c *LiveConv) Close() error {
-	c.cancel()
-	err := c.proc.Stop()
-	c.events.Abandon()
-	return err
 }
 
 type promptResult struct {
@@ -261,61 +201,53 @@ type promptResult struct {
 	} `json:"_meta"`
 }
 
-// prompts sends the queued prompts one at a time, each turn ending with its response.
-func (c *LiveConv) prompts() {
-	for {
-		c.mu.Lock()
-		if len(c.queue) == 0 || c.life.Err() != nil {
-			c.running = false
-			c.mu.Unlock()
-			return
-		}
-		text := c.queue[0]
-		c.queue = c.queue[1:]
-		c.mu.Unlock()
-
-		var res promptResult
-		err := c.conn.Call(c.life, "session/prompt", map[string]any{"sessionId": c.session,
-			"prompt": []any{map[string]any{"type": "text", "text": text}}}, &res)
-		if errors.Is(err, live.ErrClosed) || c.life.Err() != nil {
-			c.mu.Lock()
-			c.running = false
-			c.mu.Unlock()
+// prompts sends texts one at a time, each turn ending with its response, then ends the gate's turn.
+func (c *LiveConv) prompts(texts []string) {
+	for _, text := range texts {
+		if !c.prompt(text) {
 			return // the process is gone: Exit tells
 		}
-		// The reader handled every update before the response (one goroutine, in order), so the text is whole.
-		c.mu.Lock()
-		c.flushLocked()
-		// A cancelled prompt's response has no _meta: its usage is lost (0.61).
-		d := live.TurnDone{Stop: live.Completed, Reason: res.StopReason, Usage: live.Usage{
-			InputTokens: res.Meta.Quota.TokenCount.InputTokens, OutputTokens: res.Meta.Quota.TokenCount.OutputTokens}}
-		var rpc *live.RPCError
-		switch {
-		case errors.As(err, &rpc) && rpc.Code == 429:
-			// A quota gemini does not retry (a daily one): no reset time in the protocol.
-			c.events.Emit(live.Limit{Message: rpc.Message})
-			d.Stop, d.Err = live.Failed, rpc.Message
-		case err != nil:
-			d.Stop, d.Err = live.Failed, err.Error()
-		case res.StopReason == "cancelled":
-			d.Stop = live.Interrupted
-		}
-		c.events.Emit(d)
-		c.mu.Unlock()
 	}
+	c.EndTurn(nil)
 }
 
-func (c *LiveConv) serve() {
-	_ = c.conn.Serve(c.proc.Stdout(), c.handle, nil)
-	werr := c.proc.Wait()
-	if werr != nil {
-		werr = fmt.Errorf("gemini: %w", werr)
+// prompt runs one turn of text; false when the conversation ended instead.
+func (c *LiveConv) prompt(text string) bool {
+	life := c.Life()
+	var res promptResult
+	err := c.conn.Call(life, "session/prompt", map[string]any{"sessionId": c.session,
+		"prompt": []any{map[string]any{"type": "text", "text": text}}}, &res)
+	if errors.Is(err, live.ErrClosed) || life.Err() != nil {
+		return false
 	}
+	// The reader handled every update before the response (one goroutine, in order), so the text is whole.
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.flushLocked()
+	// A cancelled prompt's response has no _meta: its usage is lost (0.61).
+	d := live.TurnDone{Stop: live.Completed, Reason: res.StopReason, Usage: live.Usage{
+		InputTokens: res.Meta.Quota.TokenCount.InputTokens, OutputTokens: res.Meta.Quota.TokenCount.OutputTokens}}
+	var rpc *live.RPCError
+	switch {
+	case errors.As(err, &rpc) && rpc.Code == 429:
+		// A quota gemini does not retry (a daily one): no reset time in the protocol.
+		c.Emit(live.Limit{Message: rpc.Message})
+		d.Stop, d.Err = live.Failed, rpc.Message
+	case err != nil:
+		d.Stop, d.Err = live.Failed, err.Error()
+	case res.StopReason == "cancelled":
+		d.Stop = live.Interrupted
+	}
+	c.Emit(d)
+	return true
+}
+
+// serve reads gemini's messages; the text gathered when its output ends is the last before Exit.
+func (c *LiveConv) serve(stdout io.Reader) {
+	_ = c.conn.Serve(stdout, c.handle, nil)
 	c.mu.Lock()
 	c.flushLocked()
 	c.mu.Unlock()
-	c.events.Emit(live.Exit{Err: werr, Stderr: c.proc.Stderr()})
-	c.events.End()
 }
 
 type toolCall struct {
@@ -359,16 +291,10 @@ func (c *LiveConv) handle(m live.Incoming) {
 		}
 		_ = json.Unmarshal(m.Params, &p)
 		key := string(m.ID)
-		once := &live.Once{}
-		perm := permission(m, p.ToolCall, p.Options, once, func() {
-			c.mu.Lock()
-			delete(c.open, key)
-			c.mu.Unlock()
-		})
 		c.mu.Lock()
-		c.open[key] = ask{id: p.ToolCall.ToolCallID, once: once, m: m}
+		once := c.Ask(key, p.ToolCall.ToolCallID, func() { _ = m.Reply(cancelled) })
 		c.announceLocked(p.ToolCall)
-		c.events.Emit(perm)
+		c.Emit(permission(m, p.ToolCall, p.Options, once, func() { c.Answered(key) }))
 		c.mu.Unlock()
 	default:
 		if m.ID != nil {
@@ -409,7 +335,7 @@ func (c *LiveConv) update(raw json.RawMessage) {
 				out = append(out, ct.Content.Text)
 			}
 		}
-		c.events.Emit(live.ToolResult{ID: tc.ToolCallID, Output: strings.Join(out, "\n"), IsError: tc.Status == "failed"})
+		c.Emit(live.ToolResult{ID: tc.ToolCallID, Output: strings.Join(out, "\n"), IsError: tc.Status == "failed"})
 		delete(c.seen, tc.ToolCallID)
 	}
 }
@@ -422,13 +348,13 @@ func (c *LiveConv) announceLocked(tc toolCall) {
 		return
 	}
 	c.seen[tc.ToolCallID] = true
-	c.events.Emit(live.ToolCall{ID: tc.ToolCallID, Name: tc.Kind, Input: describe(tc)})
+	c.Emit(live.ToolCall{ID: tc.ToolCallID, Name: tc.Kind, Input: describe(tc)})
 }
 
 // flushLocked emits the message text gathered from chunks so far.
 func (c *LiveConv) flushLocked() {
 	if c.text.Len() > 0 {
-		c.events.Emit(live.Text{Text: c.text.String()})
+		c.Emit(live.Text{Text: c.text.String()})
 		c.text.Reset()
 	}
 }
@@ -443,6 +369,9 @@ func describe(tc toolCall) string {
 	}
 	return strings.Join(parts, "\n")
 }
+
+// cancelled is the answer to a permission request that ace cancels.
+var cancelled = map[string]any{"outcome": map[string]any{"outcome": "cancelled"}}
 
 type option struct {
 	OptionID string `json:"optionId"`
@@ -467,11 +396,10 @@ func permission(m live.Incoming, tc toolCall, opts []option, once *live.Once, an
 	reply := func(id string) error {
 		return once.Answer(func() error {
 			answered()
-			outcome := map[string]any{"outcome": "selected", "optionId": id}
 			if id == "" {
-				outcome = map[string]any{"outcome": "cancelled"}
+				return m.Reply(cancelled)
 			}
-			return m.Reply(map[string]any{"outcome": outcome})
+			return m.Reply(map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": id}})
 		})
 	}
 	return live.NewPermission(tc.ToolCallID, tc.Kind, tc.Title, describe(tc), func(_ context.Context, allow bool, _ string) error {

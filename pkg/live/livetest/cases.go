@@ -26,6 +26,7 @@ var (
 		Start: func(ctx context.Context, opts live.Options) (live.Conversation, error) {
 			return claude.StartLive(ctx, opts)
 		},
+		Questions: true, LimitResets: true, MidTurn: claude.Adapter().LiveMidTurn,
 	}
 	Codex = Case{
 		CLI: "codex",
@@ -36,6 +37,8 @@ var (
 		Start: func(ctx context.Context, opts live.Options) (live.Conversation, error) {
 			return codex.StartLive(ctx, opts)
 		},
+		// request_user_input, on in the default mode (LiveArgs), asks with its options.
+		Questions: true, LimitResets: true, MidTurn: codex.Adapter().LiveMidTurn,
 	}
 	Gemini = Case{
 		CLI: "gemini",
@@ -46,6 +49,6 @@ var (
 		Start: func(ctx context.Context, opts live.Options) (live.Conversation, error) {
 			return gemini.StartLive(ctx, opts)
 		},
-		PromptOnly: true,
+		PromptOnly: true, MidTurn: gemini.Adapter().LiveMidTurn,
 	}
 )

@@ -32,6 +32,37 @@ type Case struct {
 	Start      func(ctx context.Context, opts live.Options) (live.Conversation, error)
 	// PromptOnly: the protocol reports every input token as input, cached or not (gemini).
 	PromptOnly bool
+	// Questions: the model can ask the human a question with options (claude's AskUserQuestion, codex's
+	// request_user_input); gemini's protocol has no such request.
+	Questions bool
+	// LimitResets: the usage limit says when it resets (gemini's quota error does not).
+	LimitResets bool
+	// MidTurn is how the CLI takes the messages sent while a turn runs (its adapter's LiveMidTurn).
+	MidTurn live.MidTurn
+}
+
+// Run runs every test here that cs's CLI can take, each a subtest (an adapter's TestLive).
+func Run(t *testing.T, cs Case) {
+	tests := []struct {
+		name string
+		run  func(*testing.T, Case)
+		skip bool
+	}{
+		{"WithoutTheProtocol", WithoutTheProtocol, false},
+		{"TwoTurns", TwoTurns, false},
+		{"Question", Question, !cs.Questions},
+		{"Limit", Limit, false},
+		{"MidTurn", MidTurn, false},
+		{"Resume", Resume, false},
+		{"Interrupt", Interrupt, false},
+		{"Crash", Crash, false},
+		{"InterruptQuestion", InterruptQuestion, !cs.Questions},
+	}
+	for _, tc := range tests {
+		if !tc.skip {
+			t.Run(tc.name, func(t *testing.T) { tc.run(t, cs) })
+		}
+	}
 }
 
 // The user messages carry what a shell or a template would mangle: they must reach the model byte-exact.
@@ -258,8 +289,9 @@ func Question(t *testing.T, cs Case) {
 }
 
 // Limit has the account hit its usage limit: the turn ends with a Limit (and its reset time where the protocol
-// tells it), the process stays, and after the reset a message to the same process gets its answer.
-func Limit(t *testing.T, cs Case, wantReset bool) {
+// tells it: LimitResets), the process stays, and after the reset a message to the same process gets its answer.
+func Limit(t *testing.T, cs Case) {
+	wantReset := cs.LimitResets
 	cs.each(t, modelserver.Scenario{Turns: []modelserver.Turn{modelserver.Text("Back after the reset.")}}, func(r *run) {
 		if cs.Subscriber != nil {
 			cs.Subscriber(r.t, r.h)
@@ -295,9 +327,14 @@ func Limit(t *testing.T, cs Case, wantReset bool) {
 }
 
 // MidTurn sends two more messages while turn 1 waits for a permission: the CLI must deliver each to the model
-// byte-exact, as a user text of its own, after turn 1 (turns in all, turn 1 included), without losing the turn.
-func MidTurn(t *testing.T, cs Case, turns int) {
+// byte-exact, as a user text of its own, after turn 1, without losing the turn. With OneTurn they start the next
+// turn together (two turns in all), with TurnEach each is a turn of its own (three).
+func MidTurn(t *testing.T, cs Case) {
 	mids := []string{"Mid-turn message number 42.", "A second one, with \"quotes\" and $HOME."}
+	turns := 2
+	if cs.MidTurn == live.TurnEach {
+		turns = 1 + len(mids)
+	}
 	cs.each(t, modelserver.Scenario{Turns: []modelserver.Turn{
 		modelserver.WriteFile("OUT.txt", OutContent),
 		modelserver.Text("Turn one done."),

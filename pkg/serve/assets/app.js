@@ -36,7 +36,7 @@
       r.attempt > 1 ? el("span", { class: "attempt", text: "try " + r.attempt }) : null);
     const tr = el("tr", { class: "run " + cls(r.status), "data-id": r.id },
       issue, el("td", { class: "title", text: r.title || "", title: r.title || "" }), el("td", { text: r.agent }),
-      el("td", { class: "step", text: r.step }), el("td", {}, el("span", { class: "badge " + cls(r.status), text: r.status.replace(/_/g, "-") }),
+      el("td", { class: "step", text: r.step + (r.agent_line ? " · " + r.agent_line : "") }), el("td", {}, el("span", { class: "badge " + cls(r.status), text: r.status.replace(/_/g, "-") }),
         r.reach ? el("span", { class: "badge reach", text: "model unreachable", title: r.reach }) : null),
       el("td", { class: "num", text: r.nudges }), el("td", { class: "age", "data-t": r.updated_at, text: age(r.updated_at) }), el("td", {}, pr));
     if (r.id === selected) tr.classList.add("sel");

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/workflow"
@@ -22,7 +23,7 @@ func customAgent(w *world, flags string) func(*config.Config) {
 		fake := c.Agents["fake"]
 		fake.Command = fmt.Sprintf("%s demo-agent --script %s --record %s --ready-marker READY> --status-line '' %s",
 			w.bin, w.script, w.recordPath(), flags)
-		fake.Markers = config.Markers{Ready: `READY>`, Busy: `working on it|esc to interrupt`}
+		fake.Markers = agents.MarkerOverride{Ready: `READY>`, Busy: `working on it|esc to interrupt`}
 		c.Agents = map[string]config.AgentConfig{"mine": fake}
 		c.Agent.Default = "mine"
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/aceworks/ace/internal/fakegithub"
 	"github.com/aceworks/ace/internal/testkit"
+	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/procs"
 	"github.com/aceworks/ace/pkg/store"
@@ -58,9 +59,11 @@ func withAgents(t *testing.T, dir, first, second string) func(*config.Config) {
 		if err := os.WriteFile(script, []byte(secondAgentScript(dir)), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		a := config.AgentConfig{Command: fmt.Sprintf("%s demo-agent --script %s --record %s", exe, script, filepath.Join(dir, "prompts2.jsonl")),
-			Env: c.Agents["fake"].Env, Markers: config.Markers{Ready: `\? for shortcuts`, Busy: `esc to interrupt`,
-				Approval: `Do you want to proceed\?`, Question: `Enter to select`}}
+		a := config.AgentConfig{Override: agents.Override{
+			Command: fmt.Sprintf("%s demo-agent --script %s --record %s", exe, script, filepath.Join(dir, "prompts2.jsonl")),
+			Env:     c.Agents["fake"].Env,
+			Markers: agents.MarkerOverride{Ready: `\? for shortcuts`, Busy: `esc to interrupt`,
+				Approval: `Do you want to proceed\?`, Question: `Enter to select`}}}
 		c.Agents["fake2"] = headlessIf(a, second == "exec")
 		c.Agents["fake"] = headlessIf(c.Agents["fake"], first == "exec")
 		c.Monitor.ExecIdleTimeout = config.Duration{Duration: 30 * time.Second}

@@ -100,7 +100,9 @@ test -e .ace/second-attempt && script=%[2]s/$ACE_ISSUE-2.txt
 exec %[1]s demo-agent --script "$script"
 `, w.bin, h.scripts), 0o755)
 	fake := w.cfg.Agents["fake"]
-	w.cfg.Agents = map[string]config.AgentConfig{"claude": {Command: command, Env: fake.Env}}
+	var claude config.AgentConfig
+	claude.Command, claude.Env = command, fake.Env
+	w.cfg.Agents = map[string]config.AgentConfig{"claude": claude}
 	w.cfg.Agent.Default = "claude"
 	w.cfg.Sandbox = config.SandboxConfig{Mode: config.SandboxOn, ReadOnly: []string{w.bin, h.scripts}}
 	w.cfg.Monitor.IdleAfter = config.D(time.Minute) // the agent idles while the test leaves what it cannot

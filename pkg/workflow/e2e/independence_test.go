@@ -8,6 +8,7 @@ import (
 
 	"github.com/aceworks/ace/internal/fakegithub"
 	"github.com/aceworks/ace/internal/testkit"
+	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/workflow"
@@ -20,7 +21,8 @@ func TestStuckAgentDoesNotHoldUpOthers(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, workScript, func(c *config.Config) {
 		c.Tmux.StartupTimeout = config.Duration{Duration: time.Minute}
-		c.Agents["stuck"] = config.AgentConfig{Command: "sleep 600", Markers: config.Markers{Ready: "^READY>"}}
+		c.Agents["stuck"] = config.AgentConfig{Override: agents.Override{Command: "sleep 600",
+			Markers: agents.MarkerOverride{Ready: "^READY>"}}}
 		c.Poll.MaxConcurrent = 4
 	})
 	w.gh.Label(testRepo, testIssue, "ace:agent:stuck", "alice")
@@ -51,8 +53,8 @@ func TestUnknownStartupScreenGoesToHuman(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, workScript, func(c *config.Config) {
 		c.Tmux.StartupTimeout = config.Duration{Duration: time.Second}
-		c.Agents["fake"] = config.AgentConfig{Command: "sh -c 'echo Pick a colour: red or blue; sleep 600'",
-			Markers: config.Markers{Ready: "^READY>"}}
+		c.Agents["fake"] = config.AgentConfig{Override: agents.Override{
+			Command: "sh -c 'echo Pick a colour: red or blue; sleep 600'", Markers: agents.MarkerOverride{Ready: "^READY>"}}}
 	})
 	r := w.run(workflow.UntilSettled)
 	if r.Status != store.StatusWaitingInput {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/workflow"
@@ -26,7 +27,8 @@ func TestLiveFallsBackToTmux(t *testing.T) {
 	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	w := newWorld(t, workScript, func(c *config.Config) {
 		fake := c.Agents["fake"]
-		c.Agents["claude"] = config.AgentConfig{Command: fake.Command, Env: fake.Env, Runner: "live"}
+		c.Agents["claude"] = config.AgentConfig{
+			Override: agents.Override{Command: fake.Command, Env: fake.Env, Runner: "live"}}
 		c.Agent.Default = "claude"
 	})
 	r := w.run(workflow.UntilSettled)

@@ -16,6 +16,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/aceworks/ace/internal/fakegithub"
+	"github.com/aceworks/ace/pkg/atomicfile"
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/workflow"
@@ -29,14 +30,15 @@ func (w *world) aceCmd(args ...string) *exec.Cmd {
 }
 
 // aceCommand runs exe (the test binary) as ace with cfg written to path, as a user's ace.toml would be, in this
-// process's environment plus env.
+// process's environment plus env. The file is replaced whole: an ace started a moment before, reading it, never
+// sees it half-written (it took the default workspace.root, the user's, for an empty one).
 func aceCommand(t testing.TB, exe, path string, cfg *config.Config, env []string, args ...string) *exec.Cmd {
 	t.Helper()
 	var b bytes.Buffer
 	if err := toml.NewEncoder(&b).Encode(cfg); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
+	if err := atomicfile.Write(path, b.Bytes(), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(exe, append([]string{"ace", "--config", path}, args...)...)

@@ -108,7 +108,7 @@ func runFollowCase(t *testing.T, c realcli.CLI, mode string) {
 	sha1 := w.gh.HeadSHA(testRepo, pr)
 	if released {
 		r = w.drive(func(r *store.Run) bool {
-			return r.Status.Terminal() || r.State.Follow != nil && r.State.Follow.Released
+			return r.Status.Terminal() || workflow.AgentReleased(r)
 		}, time.Minute)
 		if alive, _ := w.svc.Tmux.HasSession(context.Background(), r.Session); alive {
 			t.Fatalf("the agent's session is alive after its release\n%s", w.report(r))
@@ -137,7 +137,7 @@ func runFollowCase(t *testing.T, c realcli.CLI, mode string) {
 	}
 	w.gh.AddCheckRun(testRepo, fakegithub.CheckRun{HeadSHA: sha2, Name: "test", Conclusion: "success"})
 	if released {
-		if r = w.drive(func(r *store.Run) bool { return r.Status.Terminal() || r.State.Follow.Released }, time.Minute); !r.State.Follow.Released {
+		if r = w.drive(func(r *store.Run) bool { return r.Status.Terminal() || workflow.AgentReleased(r) }, time.Minute); !workflow.AgentReleased(r) {
 			t.Fatalf("the agent was not released after round 1: run %s at %s\n%s", r.Status, r.Step, w.report(r))
 		}
 	}

@@ -37,7 +37,7 @@ func TestReleasedRunsRoundResumesItsConversation(t *testing.T) {
 		t.Fatalf("run at %s (%s)", r.Step, r.Error)
 	}
 	r = w.waitRun(r, "the agent is released", func(r *store.Run) bool {
-		return r.State.Follow != nil && r.State.Follow.Released
+		return workflow.AgentReleased(r)
 	})
 	w.gh.AddCheckRun(testRepo, fakegithub.CheckRun{HeadSHA: w.gh.HeadSHA(testRepo, r.PRNumber), Name: "build",
 		Conclusion: "failure", Title: "does not compile"})

@@ -1,9 +1,0 @@
-package claude_test
-
-import (
-	"testing"
-
-	"github.com/aceworks/ace/pkg/live/livetest"
-)
-
-func TestStartWithoutTheProtocol(t *testing.T) { livetest.WithoutTheProtocol(t, livetest.Claude) }
