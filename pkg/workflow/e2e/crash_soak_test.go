@@ -21,6 +21,7 @@ import (
 
 	"github.com/aceworks/ace/internal/fakegithub"
 	"github.com/aceworks/ace/internal/testkit/acetest"
+	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/procs"
 	"github.com/aceworks/ace/pkg/store"
@@ -170,7 +171,7 @@ func newSoak(t *testing.T, runner string, kills int, seed, stream uint64) *soak 
 			t.Fatal(err)
 		}
 		env = append(env, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
-		cfg.Agents["claude"] = config.AgentConfig{Command: fake.Command, Env: fake.Env, Secrets: fake.Secrets, Runner: "live"}
+		cfg.Agents["claude"] = config.AgentConfig{Override: agents.Override{Command: fake.Command, Env: fake.Env, Secrets: fake.Secrets, Runner: "live"}}
 		cfg.Agent.Default = "claude"
 	}
 	cfg.Agents["fake"] = fake
