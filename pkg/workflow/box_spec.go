@@ -1,8 +1,6 @@
 package workflow
 
 import (
-	"bufio"
-	"bytes"
 	"net"
 	"net/url"
 	"os"
@@ -131,7 +129,7 @@ func (sb *sandboxes) readOnly(r *store.Run, prof agents.Profile, cfg config.Sand
 		}
 	}
 	add(filepath.Join(e.o.Root, "bin"))
-	add(alternates(r.Workdir)...)
+	add(sb.mirrorObjects(r)...)
 	add(cfg.ReadOnly...)
 	return out
 }
@@ -150,24 +148,22 @@ func (sb *sandboxes) hidden() []string {
 	return out
 }
 
-// alternates are the object directories a working copy borrows (its mirror's): git inside the box reads them.
-func alternates(workdir string) []string {
-	objects := filepath.Join(workdir, ".git", "objects")
-	b, err := os.ReadFile(filepath.Join(objects, "info", "alternates"))
+// objectLender is a Workspaces that says where a repository's working copies borrow objects from (the workspace
+// manager).
+type objectLender interface {
+	MirrorObjects(repo string) (string, error)
+}
+
+// mirrorObjects are the object directories a working copy borrows — its repository's mirror's, which git inside
+// the box reads — as ace knows them, never as the copy's objects/info/alternates (the agent's to write) says.
+func (sb *sandboxes) mirrorObjects(r *store.Run) []string {
+	m, ok := sb.e.o.Workspaces.(objectLender)
+	if !ok {
+		return nil
+	}
+	objects, err := m.MirrorObjects(r.Repo)
 	if err != nil {
 		return nil
 	}
-	var out []string
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		p := strings.TrimSpace(sc.Text())
-		if p == "" || strings.HasPrefix(p, "#") {
-			continue
-		}
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(objects, p)
-		}
-		out = append(out, filepath.Clean(p))
-	}
-	return out
+	return []string{objects}
 }

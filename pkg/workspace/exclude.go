@@ -24,10 +24,23 @@ func aceExcludeFile(dir string) string { return filepath.Join(dir, ".git", "ace"
 // exclude.
 func legacyExcludeFile(dir string) string { return filepath.Join(dir, ".git", "info", "exclude") }
 
-// writeExcludes adds patterns to ace's exclude file of dir and points the working copy's core.excludesFile at
-// it (again: a moved working copy follows). Patterns ace had put in .git/info/exclude are taken out of it.
-func (m *Manager) writeExcludes(ctx context.Context, dir string, patterns []string) error {
-	path := aceExcludeFile(dir)
+// writeExcludes adds patterns to ace's exclude file of the working copy and points its core.excludesFile at it
+// (again: a moved working copy follows; ace's own git commands name the file themselves, whatever the agent
+// made of that setting). Patterns ace had put in .git/info/exclude are taken out of it.
+func (w *Workspace) writeExcludes(ctx context.Context, patterns []string) error {
+	path := aceExcludeFile(w.Dir)
+	if err := w.m.writeExcludeFile(ctx, path, patterns); err != nil {
+		return err
+	}
+	if _, err := w.git(ctx, nil, "config", "core.excludesFile", path); err != nil {
+		return err
+	}
+	return removeLines(legacyExcludeFile(w.Dir), append(slices.Clone(patterns), "# ace"))
+}
+
+// writeExcludeFile adds patterns to the exclude file at path, which starts as a copy of the user's global
+// excludes.
+func (m *Manager) writeExcludeFile(ctx context.Context, path string, patterns []string) error {
 	old, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		old, err = m.userExcludes(ctx), nil
@@ -43,10 +56,7 @@ func (m *Manager) writeExcludes(ctx context.Context, dir string, patterns []stri
 			return err
 		}
 	}
-	if _, err := m.git(ctx, dir, "config", "core.excludesFile", path); err != nil {
-		return err
-	}
-	return removeLines(legacyExcludeFile(dir), append(slices.Clone(patterns), "# ace"))
+	return nil
 }
 
 // userExcludes is the content of the user's global exclude file (git's core.excludesFile, else
