@@ -366,13 +366,9 @@ func TestRefusedWorkingCopies(t *testing.T) {
 			h := newHostileCopy(t, nil)
 			h.m.o.GitTimeout = time.Second
 			tc.plant(t, h)
-			began := time.Now()
 			_, err := h.ws.HasChanges(context.Background())
 			if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("%v, want a refusal saying %q", err, tc.want)
-			}
-			if d := time.Since(began); d > 4*time.Second {
-				t.Errorf("took %s", d)
 			}
 		})
 	}

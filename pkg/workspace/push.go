@@ -170,6 +170,10 @@ func (s *packStream) Read(p []byte) (int, error) {
 		return 0, s.err
 	case errors.Is(err, io.EOF):
 		s.done, s.err = true, s.c.wait()
+		if s.err != nil && !errors.Is(s.err, ErrRefused) && s.c.ctx.Err() == nil {
+			// Objects the branch needs are not there (or not readable): no retry brings them.
+			s.err = refusedf("the run's branch cannot be packed for the push: %v", s.err)
+		}
 		return n, s.endErr()
 	}
 	return n, err
