@@ -446,3 +446,31 @@ func TestTokenFor(t *testing.T) {
 		}
 	}
 }
+
+// TestPushThatFailsHalfWayEnds: a branch whose objects are missing cannot be packed; the push to a repository on
+// this machine (a local tracker's) is refused at once, its receive-pack ended, never left waiting for the pack.
+func TestPushThatFailsHalfWayEnds(t *testing.T) {
+	t.Parallel()
+	h := newHostileCopy(t, nil)
+	ctx := context.Background()
+	ws, err := h.m.Prepare(ctx, Spec{Repo: "acme/widgets", Issue: 8, RemoteURL: h.bare, BaseBranch: "main", Branch: "ace/8-fix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.ws = ws
+	h.write(t, "lost.txt", "lost\n")
+	h.agentGit(t, "add", "lost.txt")
+	h.agentGit(t, "commit", "-q", "-m", "a blob that goes")
+	blob := h.agentGit(t, "rev-parse", "HEAD:lost.txt")
+	h.agentGit(t, "rm", "-q", "lost.txt")
+	h.agentGit(t, "commit", "-q", "-m", "only history keeps it")
+	if err := os.Remove(filepath.Join(ws.Dir, ".git", "objects", blob[:2], blob[2:])); err != nil {
+		t.Fatal(err)
+	}
+	if err := ws.Push(ctx, token); !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "cannot be packed") {
+		t.Errorf("push: %v, want a refusal saying the branch cannot be packed", err)
+	}
+	if heads := gittest.Run(t, h.bare, "for-each-ref", "--format=%(refname)", "refs/heads/ace/"); heads != "" {
+		t.Errorf("the remote got %q", heads)
+	}
+}

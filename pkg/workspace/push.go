@@ -37,7 +37,7 @@ func (w *Workspace) push(ctx context.Context, token string) error {
 	if err != nil {
 		return err
 	}
-	rem, err := dialRemote(w.RemoteURL, token)
+	rem, err := dialRemote(ctx, w.RemoteURL, token)
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"os/exec"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing/protocol/packp"
@@ -23,15 +25,18 @@ type remote interface {
 }
 
 // dialRemote reaches the remote at rawURL: git's smart HTTP by ace's own client (the pack streams, never held in
-// memory whole), anything else (a file URL or path, ssh) through go-git's transports. token, when not "", is
-// sent as basic auth: the caller decided it belongs there.
-func dialRemote(rawURL, token string) (remote, error) {
+// memory whole), a repository on this machine (a file URL or a path: a local tracker's) through git receive-pack,
+// ssh through go-git's transport. token, when not "", is sent as basic auth: the caller decided it belongs there.
+func dialRemote(ctx context.Context, rawURL, token string) (remote, error) {
 	ep, err := transport.NewEndpoint(rawURL)
 	if err != nil {
 		return nil, fmt.Errorf("remote %s: %w", redactURL(rawURL), err)
 	}
-	if ep.Protocol == "http" || ep.Protocol == "https" {
+	switch ep.Protocol {
+	case "http", "https":
 		return newHTTPRemote(ep.String(), token), nil
+	case "file":
+		return startLocalRemote(ctx, ep.Path)
 	}
 	cl, err := client.NewClient(ep)
 	if err != nil {
@@ -64,6 +69,80 @@ func (r *sessionRemote) send(ctx context.Context, req *packp.ReferenceUpdateRequ
 }
 
 func (r *sessionRemote) Close() error { return r.s.Close() }
+
+// localRemote is a repository on this machine, the user's own (a local tracker's remote), reached as git reaches
+// it: git receive-pack, the pack written to its stdin, its report read from its stdout. It ends with the push,
+// killed if the push failed half-way (go-git's own file transport waits for it then, and it for the rest of the
+// pack: for ever).
+type localRemote struct {
+	cmd    *exec.Cmd
+	in     io.WriteCloser
+	out    io.Reader
+	stderr *capped
+	ended  bool
+}
+
+func startLocalRemote(ctx context.Context, path string) (*localRemote, error) {
+	cmd := exec.CommandContext(ctx, "git", "receive-pack", path)
+	for _, kv := range os.Environ() { // git's own variables of ace's would be taken for the remote's
+		if !strings.HasPrefix(kv, "GIT_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	r := &localRemote{cmd: cmd, stderr: &capped{max: gitErrMax}}
+	cmd.Stderr = r.stderr
+	var err error
+	if r.in, err = cmd.StdinPipe(); err != nil {
+		return nil, err
+	}
+	if r.out, err = cmd.StdoutPipe(); err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("git receive-pack %s: %w", path, err)
+	}
+	return r, nil
+}
+
+func (r *localRemote) advertised(context.Context) (*packp.AdvRefs, error) {
+	adv := packp.NewAdvRefs()
+	if err := adv.Decode(r.out); err != nil && !errors.Is(err, packp.ErrEmptyAdvRefs) {
+		return nil, fmt.Errorf("the references of %s: %w: %s", r.cmd.Args[2], err, sanitize.Line(r.stderr.String()))
+	}
+	return adv, nil
+}
+
+func (r *localRemote) send(_ context.Context, req *packp.ReferenceUpdateRequest) error {
+	defer req.Packfile.Close()
+	if err := req.Encode(r.in); err != nil {
+		return err
+	}
+	if err := r.in.Close(); err != nil {
+		return err
+	}
+	rep := packp.NewReportStatus()
+	if err := rep.Decode(r.out); err != nil {
+		return fmt.Errorf("the answer of %s: %w: %s", r.cmd.Args[2], err, sanitize.Line(r.stderr.String()))
+	}
+	if err := rep.Error(); err != nil {
+		return err
+	}
+	r.ended = true
+	if err := r.cmd.Wait(); err != nil {
+		return fmt.Errorf("git receive-pack %s: %w: %s", r.cmd.Args[2], err, sanitize.Line(r.stderr.String()))
+	}
+	return nil
+}
+
+// Close ends receive-pack where the push did not: it is waiting for a pack that will not come.
+func (r *localRemote) Close() error {
+	if !r.ended {
+		r.ended = true
+		_ = r.cmd.Process.Kill()
+		_ = r.cmd.Wait()
+	}
+	return nil
+}
 
 // httpRemote speaks git's smart HTTP to one repository.
 type httpRemote struct {
