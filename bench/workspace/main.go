@@ -29,12 +29,13 @@ import (
 func main() {
 	makeRepo := flag.String("make-repo", "", "path of the make-repo script (BENCHMARKS.md)")
 	n := flag.Int("n", 3, "rounds (the median of each method is reported)")
+	gitOnly := flag.Bool("git-only", false, "time only a run's git on a working copy, not provisioning")
 	flag.Parse()
 	if *makeRepo == "" {
 		fmt.Fprintln(os.Stderr, "usage: go run ./bench/workspace -make-repo PATH/TO/make-repo")
 		os.Exit(2)
 	}
-	if err := run(*makeRepo, *n); err != nil {
+	if err := run(*makeRepo, *n, *gitOnly); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -58,7 +59,7 @@ type method struct {
 	f    func(i int) error
 }
 
-func run(makeRepo string, n int) error {
+func run(makeRepo string, n int, gitOnly bool) error {
 	makeRepo, err := filepath.Abs(makeRepo)
 	if err != nil {
 		return err
@@ -102,6 +103,9 @@ func run(makeRepo string, n int) error {
 		first  = "ace Prepare, 1st (creates the mirror)"
 		second = "ace Prepare, 2nd+ (mirror fetch + clone)"
 	)
+	if gitOnly {
+		return runGit(ctx, filepath.Join(tmp, "ace"), remote, n)
+	}
 	methods := []method{
 		{full, func(i int) error {
 			return sh(tmp, "git", "clone", "-q", "--no-local", "file://"+remote, filepath.Join(tmp, fmt.Sprint("full", i)))

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -89,8 +90,7 @@ type workCmd struct {
 	cancel  context.CancelFunc
 }
 
-// start starts git with args on the working copy; stdout nil leaves cmd.Stdout for the caller to pipe (before
-// it is started: start does not start it then — see pack).
+// start starts git with args on the working copy, what it prints going to stdout.
 func (w *Workspace) start(ctx context.Context, stdin io.Reader, stdout io.Writer, args ...string) (*workCmd, error) {
 	c, err := w.command(ctx, stdin, args...)
 	if err != nil {
@@ -132,7 +132,7 @@ func (w *Workspace) command(ctx context.Context, stdin io.Reader, args ...string
 	argv = append(argv, args...)
 	host, boxErr := m.o.Boxes.Host(ctx)
 	if boxErr == nil {
-		ro := bin.dirs
+		ro := slices.Clone(bin.dirs) // bin is shared
 		if objects, err := m.mirrorObjects(w.Repo); err == nil {
 			ro = append(ro, objects)
 		}
