@@ -88,7 +88,7 @@ func (m *Manager) makeCopy(ctx context.Context, spec Spec, mirror, dir string) (
 	// The record first: a copy in place always has one (a record without its copy is made again with it).
 	rec := record{Repo: spec.Repo, Issue: spec.Issue, RemoteURL: spec.RemoteURL, BaseBranch: spec.BaseBranch,
 		BaseCommit: base.String(), Branch: spec.Branch}
-	if err := writeRecord(dir, rec); err != nil {
+	if err := m.writeRecord(dir, rec); err != nil {
 		return fmt.Errorf("ace's record of the working copy: %w", err)
 	}
 	if err := os.Rename(tmp, dir); err != nil {

@@ -403,7 +403,11 @@ func TestAdoptsCopyOfAnOlderAce(t *testing.T) {
 	t.Parallel()
 	h := newHostileCopy(t, nil)
 	ctx := context.Background()
-	if err := os.Remove(recordPath(h.ws.Dir)); err != nil {
+	rec, err := h.m.recordPath(h.ws.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(rec); err != nil {
 		t.Fatal(err)
 	}
 	h.agentGit(t, "config", "remote.origin.url", "https://attacker.invalid/x.git")
@@ -414,10 +418,10 @@ func TestAdoptsCopyOfAnOlderAce(t *testing.T) {
 	if ws.RemoteURL != h.spec.RemoteURL || ws.Branch != h.spec.Branch || ws.BaseCommit != h.ws.BaseCommit {
 		t.Errorf("adopted as %+v", ws)
 	}
-	if rec, err := readRecord(h.ws.Dir); err != nil || rec.RemoteURL != h.spec.RemoteURL {
+	if rec, err := h.m.readRecord(h.ws.Dir); err != nil || rec.RemoteURL != h.spec.RemoteURL {
 		t.Errorf("record %+v %v", rec, err)
 	}
-	if err := os.Remove(recordPath(h.ws.Dir)); err != nil {
+	if err := os.Remove(rec); err != nil {
 		t.Fatal(err)
 	}
 	h.agentGit(t, "config", "ace.basecommit", "--output=/tmp/pwned")

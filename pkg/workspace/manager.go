@@ -188,7 +188,11 @@ func (m *Manager) Prepare(ctx context.Context, spec Spec) (*Workspace, error) {
 		if err := os.Rename(dir, aside); err != nil {
 			return nil, fmt.Errorf("move broken working copy aside: %w", err)
 		}
-		_ = os.Rename(recordPath(dir), recordPath(aside))
+		if from, err := m.recordPath(dir); err == nil {
+			if to, err := m.recordPath(aside); err == nil {
+				_ = os.Rename(from, to)
+			}
+		}
 	}
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return nil, err
@@ -222,7 +226,7 @@ func (m *Manager) Open(ctx context.Context, repo string, issue int) (*Workspace,
 		return nil, fmt.Errorf("open working copy %s: not a directory ace made (%v)", dir, err)
 	}
 	ws := &Workspace{Dir: dir, Repo: repo, Issue: issue, m: m}
-	rec, err := readRecord(dir)
+	rec, err := m.readRecord(dir)
 	if errors.Is(err, os.ErrNotExist) {
 		rec, err = m.adopt(ctx, ws)
 	}
@@ -245,7 +249,11 @@ func (m *Manager) Remove(_ context.Context, repo string, issue int) error {
 	if err := os.RemoveAll(dir); err != nil {
 		return err
 	}
-	if err := os.Remove(recordPath(dir)); err != nil && !errors.Is(err, os.ErrNotExist) {
+	rec, err := m.recordPath(dir)
+	if err != nil {
+		return err
+	}
+	if err := os.Remove(rec); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 
@@ -14,8 +15,9 @@ import (
 
 // A working copy's .git is the agent's: it writes it as it likes, from its box. What ace needs to know about the
 // copy — which repository it is of, where its branch is pushed, which branch, from which base — is ace's own
-// record, written when ace made the copy and kept beside it under ace's root, where no box sees it
-// (<root>/worktrees/<owner>/<repo>/<issue>.json). Nothing of it is ever read back from the copy.
+// record, written when ace made the copy and kept under ace's root, where no box sees it
+// (<root>/records/<owner>/<repo>/<issue>.json for <root>/worktrees/<owner>/<repo>/<issue>). Nothing of it is ever
+// read back from the copy.
 
 // record is ace's account of one working copy.
 type record struct {
@@ -27,11 +29,17 @@ type record struct {
 	Branch     string `json:"branch"`
 }
 
-// recordPath is where the record of the working copy dir is kept.
-func recordPath(dir string) string { return dir + ".json" }
+// recordPath is where the record of the working copy dir (below <root>/worktrees) is kept.
+func (m *Manager) recordPath(dir string) (string, error) {
+	rel, err := filepath.Rel(filepath.Join(m.o.Root, "worktrees"), dir)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return "", fmt.Errorf("working copy %s is not below %s", dir, filepath.Join(m.o.Root, "worktrees"))
+	}
+	return m.under("records", rel+".json")
+}
 
 // writeRecord keeps rec as the record of the working copy dir, whole or not at all.
-func writeRecord(dir string, rec record) error {
+func (m *Manager) writeRecord(dir string, rec record) error {
 	if err := rec.valid(); err != nil {
 		return err
 	}
@@ -39,12 +47,23 @@ func writeRecord(dir string, rec record) error {
 	if err != nil {
 		return err
 	}
-	return atomicfile.Write(recordPath(dir), append(b, '\n'), 0o600)
+	path, err := m.recordPath(dir)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	return atomicfile.Write(path, append(b, '\n'), 0o600)
 }
 
 // readRecord is the record of the working copy dir; os.ErrNotExist when ace keeps none (a copy an older ace made).
-func readRecord(dir string) (record, error) {
-	b, err := os.ReadFile(recordPath(dir))
+func (m *Manager) readRecord(dir string) (record, error) {
+	path, err := m.recordPath(dir)
+	if err != nil {
+		return record{}, err
+	}
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return record{}, err
 	}
@@ -120,7 +139,7 @@ func (m *Manager) adopt(ctx context.Context, ws *Workspace) (record, error) {
 			return record{}, fmt.Errorf("working copy %s was not made by ace: %w", ws.Dir, err)
 		}
 	}
-	if err := writeRecord(ws.Dir, rec); err != nil {
+	if err := m.writeRecord(ws.Dir, rec); err != nil {
 		return record{}, fmt.Errorf("working copy %s: %w", ws.Dir, err)
 	}
 	m.o.Logger.WarnContext(ctx, "adopted a working copy made by an older ace: its record comes from the copy itself, checked",
