@@ -8,7 +8,8 @@
 // repository (which creates its mirror) and of a 2nd+ one (mirror fetch included). ace reaches the remote
 // through a file:// URL, as the full clone does. The methods take turns within each round, so that load from
 // other processes on the machine falls on all of them alike, and each starts after a sync, so that none waits
-// for the writes of the one before.
+// for the writes of the one before. Then it times what a run's git costs on a working copy once its agent is
+// done, with ace's guards and without (rungit.go).
 package main
 
 import (
@@ -28,12 +29,13 @@ import (
 func main() {
 	makeRepo := flag.String("make-repo", "", "path of the make-repo script (BENCHMARKS.md)")
 	n := flag.Int("n", 3, "rounds (the median of each method is reported)")
+	gitOnly := flag.Bool("git-only", false, "time only a run's git on a working copy, not provisioning")
 	flag.Parse()
 	if *makeRepo == "" {
 		fmt.Fprintln(os.Stderr, "usage: go run ./bench/workspace -make-repo PATH/TO/make-repo")
 		os.Exit(2)
 	}
-	if err := run(*makeRepo, *n); err != nil {
+	if err := run(*makeRepo, *n, *gitOnly); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -57,7 +59,7 @@ type method struct {
 	f    func(i int) error
 }
 
-func run(makeRepo string, n int) error {
+func run(makeRepo string, n int, gitOnly bool) error {
 	makeRepo, err := filepath.Abs(makeRepo)
 	if err != nil {
 		return err
@@ -101,6 +103,9 @@ func run(makeRepo string, n int) error {
 		first  = "ace Prepare, 1st (creates the mirror)"
 		second = "ace Prepare, 2nd+ (mirror fetch + clone)"
 	)
+	if gitOnly {
+		return runGit(ctx, filepath.Join(tmp, "ace"), remote, n)
+	}
 	methods := []method{
 		{full, func(i int) error {
 			return sh(tmp, "git", "clone", "-q", "--no-local", "file://"+remote, filepath.Join(tmp, fmt.Sprint("full", i)))
@@ -121,33 +126,48 @@ func run(makeRepo string, n int) error {
 		}},
 		{second, func(i int) error { _, err := shared.Prepare(ctx, spec(i)); return err }},
 	}
-	times, cpus := map[string][]time.Duration{}, map[string][]time.Duration{}
-	for i := 0; i < n; i++ {
-		for _, m := range methods {
-			syscall.Sync() // the previous method's writes are not this one's to wait for
-			cpu0, start := cpuTime(), time.Now()
-			if err := m.f(i); err != nil {
-				return fmt.Errorf("%s: %w", m.name, err)
-			}
-			times[m.name] = append(times[m.name], time.Since(start))
-			cpus[m.name] = append(cpus[m.name], cpuTime()-cpu0)
-		}
+	times, cpus, err := measure(methods, n)
+	if err != nil {
+		return err
 	}
-	fmt.Printf("\n%-42s %7s %7s   %s\n", "method (median of "+fmt.Sprint(n)+" rounds)", "wall s", "cpu s", "wall s of each round")
-	for _, m := range methods {
-		fmt.Printf("%-42s %7.2f %7.2f  ", m.name, median(times[m.name]).Seconds(), median(cpus[m.name]).Seconds())
-		for _, d := range times[m.name] {
-			fmt.Printf(" %.2f", d.Seconds())
-		}
-		fmt.Println()
-	}
+	table("method", methods, times, cpus, n, 2)
 	ratio := func(ds map[string][]time.Duration, a, b string) float64 {
 		return median(ds[a]).Seconds() / median(ds[b]).Seconds()
 	}
 	fmt.Printf("\nace 1st  = %.2f× git clone (target ≤ 1.3×)         [cpu %.2f×]\n", ratio(times, first, full), ratio(cpus, first, full))
 	fmt.Printf("ace 2nd+ = %.2f× git worktree add (target ≤ 1.2×)  [cpu %.2f×]; %.1f× faster than a full clone (target ≥ 5×)\n",
 		ratio(times, second, wt), ratio(cpus, second, wt), 1/ratio(times, second, full))
-	return nil
+	return runGit(ctx, filepath.Join(tmp, "ace"), remote, n)
+}
+
+// measure runs each method n rounds, the methods taking turns within a round, each after a sync (the previous
+// method's writes are not this one's to wait for): the wall and CPU time of each round of each method.
+func measure(methods []method, n int) (times, cpus map[string][]time.Duration, err error) {
+	times, cpus = map[string][]time.Duration{}, map[string][]time.Duration{}
+	for i := 0; i < n; i++ {
+		for _, m := range methods {
+			syscall.Sync()
+			cpu0, start := cpuTime(), time.Now()
+			if err := m.f(i); err != nil {
+				return nil, nil, fmt.Errorf("%s: %w", m.name, err)
+			}
+			times[m.name] = append(times[m.name], time.Since(start))
+			cpus[m.name] = append(cpus[m.name], cpuTime()-cpu0)
+		}
+	}
+	return times, cpus, nil
+}
+
+// table prints the medians of each method and the wall time of each round, with prec decimals.
+func table(what string, methods []method, times, cpus map[string][]time.Duration, n, prec int) {
+	fmt.Printf("\n%-42s %7s %7s   %s\n", what+" (median of "+fmt.Sprint(n)+" rounds)", "wall s", "cpu s", "wall s of each round")
+	for _, m := range methods {
+		fmt.Printf("%-42s %7.*f %7.*f  ", m.name, prec, median(times[m.name]).Seconds(), prec, median(cpus[m.name]).Seconds())
+		for _, d := range times[m.name] {
+			fmt.Printf(" %.*f", prec, d.Seconds())
+		}
+		fmt.Println()
+	}
 }
 
 // cpuTime is the user and system time of this process and of the children it has waited for: unlike wall

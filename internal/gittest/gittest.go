@@ -3,8 +3,10 @@
 package gittest
 
 import (
+	"bytes"
 	"context"
 	"crypto/subtle"
+	"io"
 	"net/http"
 	"net/http/cgi"
 	"net/http/httptest"
@@ -119,6 +121,17 @@ func NewHTTPServer(t testing.TB, root, password string) *HTTPServer {
 		}
 		if strings.HasSuffix(r.URL.Path, "/git-receive-pack") {
 			s.pushes.Add(1)
+		}
+		if r.ContentLength < 0 && r.Body != nil {
+			// A streamed (chunked) body, as git sends a pack over http.postBuffer: Go's CGI handler takes only a
+			// body of known length, which the web server in front of http-backend makes of it.
+			b, err := io.ReadAll(r.Body)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(b)), int64(len(b))
+			r.TransferEncoding = nil
 		}
 		backend.ServeHTTP(w, r)
 	}))

@@ -5,6 +5,7 @@ package config
 import (
 	"fmt"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/aceworks/ace/pkg/agents"
@@ -88,6 +89,21 @@ func (s StoreConfig) Redacted() string {
 // WorkspaceConfig says where ace keeps working copies, mirrors, logs and its store.
 type WorkspaceConfig struct {
 	Root string `toml:"root"`
+	// GitTimeout bounds one git command ace runs on a working copy (status, add, commit, a pack for a push).
+	GitTimeout Duration `toml:"git_timeout"`
+}
+
+// GitHost is the host GitHub serves git from, the one host ace sends its token to with a push or a fetch: the
+// API's host without "api." (api.github.com: github.com; an Enterprise server's API is on its own host).
+func (g GitHubConfig) GitHost() string {
+	if g.APIURL == "" {
+		return "github.com"
+	}
+	u, err := url.Parse(g.APIURL)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimPrefix(strings.ToLower(u.Hostname()), "api.")
 }
 
 // GitHubConfig is the GitHub API and the repositories ace watches.
@@ -246,7 +262,7 @@ func (d Duration) MarshalText() ([]byte, error) { return []byte(d.Duration.Strin
 // Default is the configuration with nothing set.
 func Default() *Config {
 	return &Config{
-		Workspace: WorkspaceConfig{Root: "~/.local/share/ace"},
+		Workspace: WorkspaceConfig{Root: "~/.local/share/ace", GitTimeout: D(2 * time.Minute)},
 		GitHub:    GitHubConfig{TokenEnv: []string{"GITHUB_TOKEN", "GITHUB_CONTROL_API_KEY"}},
 		Tracker:   TrackerConfig{Kind: "github"},
 		Trigger:   TriggerConfig{Label: "ace", MinPermission: "write"},

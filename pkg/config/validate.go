@@ -100,7 +100,7 @@ func (c *Config) Validate() error {
 		"monitor.idle_after": m.IdleAfter, "monitor.settle": m.Settle, "monitor.timeout": m.Timeout, "monitor.exec_idle_timeout": m.ExecIdleTimeout,
 		"monitor.exec_turn_timeout": m.ExecTurnTimeout, "monitor.stuck_after": m.StuckAfter,
 		"monitor.unreachable_after": m.UnreachableAfter, "poll.interval": c.Poll.Interval,
-		"secrets.command_timeout": c.Secrets.CommandTimeout} {
+		"secrets.command_timeout": c.Secrets.CommandTimeout, "workspace.git_timeout": c.Workspace.GitTimeout} {
 		if d.Duration <= 0 {
 			bad(k, "must be a positive duration, is %s", d.Duration)
 		}

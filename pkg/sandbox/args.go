@@ -37,7 +37,8 @@ const (
 	kindHide
 )
 
-// bwrapArgs is the argv of a box (without bwrap's own path) whose command is inner.
+// bwrapArgs is the argv of a box (without bwrap's own path) whose command is inner; self, when not "", is ace's
+// executable, mounted at SelfPath.
 func (h *Host) bwrapArgs(s Spec, self string, inner []string) ([]string, error) {
 	args := []string{"--die-with-parent", "--unshare-all", "--unshare-user", "--cap-drop", "ALL"}
 	if h.disableUserns {
@@ -88,7 +89,9 @@ func (h *Host) bwrapArgs(s Spec, self string, inner []string) ([]string, error) 
 	for _, l := range s.links(mounts) {
 		args = append(args, "--symlink", l.Target, l.Path)
 	}
-	args = append(args, "--ro-bind", self, SelfPath)
+	if self != "" {
+		args = append(args, "--ro-bind", self, SelfPath)
+	}
 	if s.ProxySocket != "" {
 		args = append(args, "--ro-bind", filepath.Dir(s.ProxySocket), ProxyDir)
 	}
@@ -123,7 +126,11 @@ func (s Spec) mounts() ([]mount, error) {
 		}
 		return nil
 	}
-	if err := errors.Join(add(kindRO, s.ReadOnly...), add(kindRW, s.WorkDir, s.Home), add(kindRW, s.ReadWrite...), add(kindHide, s.Hide...)); err != nil {
+	rw := []string{s.WorkDir}
+	if s.Home != "" {
+		rw = append(rw, s.Home)
+	}
+	if err := errors.Join(add(kindRO, s.ReadOnly...), add(kindRW, rw...), add(kindRW, s.ReadWrite...), add(kindHide, s.Hide...)); err != nil {
 		return nil, err
 	}
 	binds := slices.DeleteFunc(slices.Clone(ms), func(m mount) bool { return m.kind == kindHide })

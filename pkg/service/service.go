@@ -20,6 +20,7 @@ import (
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/memory"
 	"github.com/aceworks/ace/pkg/queue"
+	"github.com/aceworks/ace/pkg/sandbox"
 	"github.com/aceworks/ace/pkg/secrets"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/tmuxops"
@@ -115,8 +116,10 @@ func Open(ctx context.Context, o Options) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open the state store: %w", err)
 	}
+	boxes := sandbox.NewDetector() // one answer for the agents' boxes and the boxes git runs in on working copies
 	ws, err := workspace.New(workspace.Options{
 		Root: root, AuthorName: cfg.Git.AuthorName, AuthorEmail: cfg.Git.AuthorEmail, Logger: log,
+		Boxes: boxes, GitTimeout: cfg.Workspace.GitTimeout.Duration, TokenHost: cfg.GitHub.GitHost(),
 	})
 	if err != nil {
 		st.Close()
@@ -141,6 +144,7 @@ func Open(ctx context.Context, o Options) (*Service, error) {
 		Supervisor: []string{exe, "__headless"},
 		LiveHost:   []string{exe, "__live"},
 		Self:       exe,
+		Boxes:      boxes,
 		Root:       root,
 		Logger:     log,
 		Observer:   o.Observer,

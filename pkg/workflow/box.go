@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/config"
@@ -24,21 +23,13 @@ import (
 
 // sandboxes is the engine's part that puts agents in boxes and keeps their proxies.
 type sandboxes struct {
-	e *Engine
-
-	detectMu   sync.Mutex
-	host       *sandbox.Host
-	hostErr    error
-	detectedAt time.Time
+	e     *Engine
+	boxes *sandbox.Detector // whether boxes work here: Options.Boxes
 
 	mu      sync.Mutex
 	proxies map[int64]*runProxy
 	closed  bool
 }
-
-// redetectAfter is how long a failed detection stands before boxes are tried again (bubblewrap installed
-// meanwhile, say); a host that works is detected once.
-const redetectAfter = time.Minute
 
 // boxPlan is a boxed launch in the making: the host's bubblewrap, the run's sandbox configuration and where the
 // run's box keeps its home and its proxy's socket.
@@ -61,7 +52,7 @@ func (sb *sandboxes) plan(ctx context.Context, r *store.Run, prof agents.Profile
 		}
 		return nil, nil
 	}
-	h, err := sb.detect(ctx)
+	h, err := sb.boxes.Host(ctx)
 	if err == nil && e.o.Self == "" {
 		err = errors.New("ace's executable is unknown (workflow.Options.Self), so no box can start it")
 	}
@@ -161,17 +152,6 @@ func proxyPort(forwarded []int) int {
 		p++
 	}
 	return p
-}
-
-// detect finds out, once per process (again a minute after a failure), whether boxes work here.
-func (sb *sandboxes) detect(ctx context.Context) (*sandbox.Host, error) {
-	sb.detectMu.Lock()
-	defer sb.detectMu.Unlock()
-	if sb.host == nil && (sb.hostErr == nil || time.Since(sb.detectedAt) > redetectAfter) {
-		sb.host, sb.hostErr = sandbox.Detect(ctx)
-		sb.detectedAt = time.Now()
-	}
-	return sb.host, sb.hostErr
 }
 
 // state is the run's BoxState, made when it has none.

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/config"
@@ -33,8 +32,8 @@ func TestPlanWithoutBoxes(t *testing.T) {
 	cfg := config.Default()
 	st := &eventsOnly{}
 	e := &Engine{cfg: cfg, log: slog.New(slog.DiscardHandler), o: Options{Config: cfg, Store: st, Root: t.TempDir(), Self: "/ace"}}
-	sb := &sandboxes{e: e, detectedAt: time.Now(),
-		hostErr: fmt.Errorf("%w: bubblewrap (bwrap) is not installed; install: %s", sandbox.ErrUnavailable, sandbox.InstallHint)}
+	sb := &sandboxes{e: e,
+		boxes: sandbox.Refusing(fmt.Errorf("%w: bubblewrap (bwrap) is not installed; install: %s", sandbox.ErrUnavailable, sandbox.InstallHint))}
 	prof, _ := agents.Builtin("claude")
 	r := &store.Run{ID: 1, Repo: "acme/widgets", Agent: "claude"}
 	for range 2 {

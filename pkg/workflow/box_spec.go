@@ -268,18 +268,22 @@ func (sb *sandboxes) hidden() []string {
 	return out
 }
 
-// mirrorObjects is the object directory a working copy borrows (its mirror's, through .git/objects/info/
-// alternates): git inside the box reads it. It is ace's record of where the mirror is, never the working copy's
-// alternates file, which the agent writes: a path it put there would be shown to its next box read-only, over
-// the mask of ace's root or your home.
+// objectLender is a Workspaces that says where a repository's working copies borrow objects from (the workspace
+// manager).
+type objectLender interface {
+	MirrorObjects(repo string) (string, error)
+}
+
+// mirrorObjects are the object directories a working copy borrows — its repository's mirror's, which git inside
+// the box reads — as ace knows them, never as the copy's objects/info/alternates (the agent's to write) says.
 func (sb *sandboxes) mirrorObjects(r *store.Run) []string {
-	m, ok := sb.e.o.Workspaces.(repoMirror)
+	m, ok := sb.e.o.Workspaces.(objectLender)
 	if !ok {
 		return nil
 	}
-	mirror, err := m.MirrorPath(r.Repo)
+	objects, err := m.MirrorObjects(r.Repo)
 	if err != nil {
 		return nil
 	}
-	return []string{filepath.Join(mirror, "objects")}
+	return []string{objects}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/config"
+	"github.com/aceworks/ace/pkg/sandbox"
 	"github.com/aceworks/ace/pkg/store"
 )
 
@@ -38,6 +39,9 @@ type Options struct {
 	// LiveHost is the argv prefix of the live host (`ace __live`) that holds a live run's conversation in its tmux
 	// session.
 	LiveHost []string
+	// Boxes says whether boxes work here, shared with the workspaces (which run git on working copies in boxes
+	// of their own); nil detects them for this engine alone.
+	Boxes *sandbox.Detector
 	// Self is ace's executable: a box's first process (`ace __box`) and, in a tmux pane, the launcher in front of
 	// the box (`ace __box-launch`). Without it agents run unboxed.
 	Self string
@@ -144,8 +148,12 @@ func withParts(e *Engine) *Engine {
 	e.tmux, e.exec, e.live = newTmuxRunner(e, e.o.Sessions), &execRunner{e}, &liveRunner{e}
 	e.prompts, e.humans, e.limits, e.spend = &prompts{e}, &humans{e}, &usageLimits{e}, &spending{e}
 	e.follow, e.flow, e.memory, e.slots = &followThrough{e}, &repoFlow{e}, &memoryKeeper{e}, &slots{e}
-	e.agent, e.status, e.box, e.alive = &runAgent{e}, &reporter{e}, &sandboxes{e: e}, &liveness{e: e}
-	e.reach = &reach{e}
+	boxes := e.o.Boxes
+	if boxes == nil {
+		boxes = sandbox.NewDetector()
+	}
+	e.agent, e.status, e.box = &runAgent{e}, &reporter{e}, &sandboxes{e: e, boxes: boxes}
+	e.alive, e.reach = &liveness{e: e}, &reach{e}
 	return e
 }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/aceworks/ace/pkg/store"
+	"github.com/aceworks/ace/pkg/workspace"
 )
 
 // Step names a node of the graph. Steps are stored as strings so that a store written by one version of ace
@@ -69,10 +70,11 @@ func Terminal(err error) error {
 // Terminalf is Terminal(fmt.Errorf(format, args...)).
 func Terminalf(format string, args ...any) error { return Terminal(fmt.Errorf(format, args...)) }
 
-// IsTerminal reports whether err (or anything it wraps) is a TerminalError.
+// IsTerminal reports whether err (or anything it wraps) is a TerminalError, or ace's refusal of a working copy
+// as its agent left it (workspace.ErrRefused: trying again finds it the same).
 func IsTerminal(err error) bool {
 	var t *TerminalError
-	return errors.As(err, &t)
+	return errors.As(err, &t) || errors.Is(err, workspace.ErrRefused)
 }
 
 // stepTimeout bounds one visit of a step. Waiting steps only look and return (monitor, waiting_input); the

@@ -17,7 +17,8 @@ import (
 //
 // The copy costs one git process, `git clone --shared` with its checkout (go-git's checkout of a large tree is
 // many times slower; nothing here touches the network or a credential); the rest — the working branch, origin's
-// real URL, ace's own keys, the excludes — is written in process, as `git worktree add` is one process too.
+// real URL, ace's own keys, the excludes, ace's record — is written in process, as `git worktree add` is one
+// process too. No agent has had the copy yet: this is the last git ace runs on it outside a box (workgit.go).
 func (m *Manager) makeCopy(ctx context.Context, spec Spec, mirror, dir string) (err error) {
 	tmp := dir + ".partial"
 	if err := os.RemoveAll(tmp); err != nil {
@@ -61,6 +62,11 @@ func (m *Manager) makeCopy(ctx context.Context, spec Spec, mirror, dir string) (
 	}
 	origin.URLs = []string{spec.RemoteURL}
 	cfg.Raw.Section("ace").SetOption("basecommit", base.String())
+	// ace's files are excluded by a file of its own (exclude.go), named where the copy will be.
+	cfg.Raw.Section("core").SetOption("excludesFile", aceExcludeFile(dir))
+	if err := m.writeExcludeFile(ctx, tmp, DefaultExcludes); err != nil {
+		return fmt.Errorf("exclude ace's files from commits: %w", err)
+	}
 	if err := r.SetConfig(cfg); err != nil {
 		return fmt.Errorf("configure working copy: %w", err)
 	}
@@ -79,11 +85,14 @@ func (m *Manager) makeCopy(ctx context.Context, spec Spec, mirror, dir string) (
 			return fmt.Errorf("switch to branch %s: %w", spec.Branch, err)
 		}
 	}
+	// The record first: a copy in place always has one (a record without its copy is made again with it).
+	rec := record{Repo: spec.Repo, Issue: spec.Issue, RemoteURL: spec.RemoteURL, BaseBranch: spec.BaseBranch,
+		BaseCommit: base.String(), Branch: spec.Branch}
+	if err := m.writeRecord(dir, rec); err != nil {
+		return fmt.Errorf("ace's record of the working copy: %w", err)
+	}
 	if err := os.Rename(tmp, dir); err != nil {
 		return fmt.Errorf("move the new working copy into place: %w", err)
-	}
-	if err := m.writeExcludes(ctx, dir, DefaultExcludes); err != nil {
-		return fmt.Errorf("exclude ace's files from commits: %w", err)
 	}
 	return nil
 }

@@ -32,9 +32,25 @@ const excludeMax = 1 << 20
 // legacyExcludeFile is the legacy exclude file of the working copy dir.
 func legacyExcludeFile(dir string) string { return untrusted.New(dir).Path(legacyExclude) }
 
-// writeExcludes adds patterns to ace's exclude file of dir and points the working copy's core.excludesFile at
-// it (again: a moved working copy follows). Patterns ace had put in .git/info/exclude are taken out of it.
-func (m *Manager) writeExcludes(ctx context.Context, dir string, patterns []string) error {
+// aceExcludeFile is ace's exclude file in the working copy dir.
+func aceExcludeFile(dir string) string { return untrusted.New(dir).Path(aceExclude) }
+
+// writeExcludes adds patterns to ace's exclude file of the working copy and points its core.excludesFile at it
+// (again: a moved working copy follows; ace's own git commands name the file themselves, whatever the agent
+// made of that setting). Patterns ace had put in .git/info/exclude are taken out of it.
+func (w *Workspace) writeExcludes(ctx context.Context, patterns []string) error {
+	if err := w.m.writeExcludeFile(ctx, w.Dir, patterns); err != nil {
+		return err
+	}
+	if _, err := w.git(ctx, nil, "config", "core.excludesFile", aceExcludeFile(w.Dir)); err != nil {
+		return err
+	}
+	return removeLines(untrusted.New(w.Dir), legacyExclude, append(slices.Clone(patterns), "# ace"))
+}
+
+// writeExcludeFile adds patterns to ace's exclude file of the working copy dir, which starts as a copy of the
+// user's global excludes. The agent can write the file: it is read and written as untrusted.
+func (m *Manager) writeExcludeFile(ctx context.Context, dir string, patterns []string) error {
 	wc := untrusted.New(dir)
 	old, err := wc.ReadFile(aceExclude, excludeMax)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -51,10 +67,7 @@ func (m *Manager) writeExcludes(ctx context.Context, dir string, patterns []stri
 			return err
 		}
 	}
-	if _, err := m.git(ctx, dir, "config", "core.excludesFile", wc.Path(aceExclude)); err != nil {
-		return err
-	}
-	return removeLines(wc, legacyExclude, append(slices.Clone(patterns), "# ace"))
+	return nil
 }
 
 // userExcludes is the content of the user's global exclude file (git's core.excludesFile, else

@@ -2,8 +2,10 @@
 // <root>/worktrees/<owner>/<repo>/<issue>/ and later pushes what the agent did. A bare mirror per repository
 // (<root>/mirrors/<owner>/<repo>.git, fetched once per run) holds the objects; each working copy is a clone that
 // shares them (alternates), so it is as isolated as a clone and nearly as fast as `git worktree add`. The
-// mirror is cloned and fetched by the git CLI with the token in its environment only (mirror.go); pushes use
-// go-git with the token as basic auth in memory. No credential is ever in an argument or written to disk.
+// mirror is cloned and fetched by the git CLI with the token in its environment only (mirror.go); a push sends
+// a pack git builds in a box to the remote of ace's record, the token as basic auth in memory (push.go). No
+// credential is ever in an argument or written to disk. Once an agent has had a working copy, ace runs git
+// there only in a box of its own (workgit.go) and reads what the copy is for from its own record (record.go).
 package workspace
 
 import (
@@ -11,19 +13,20 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/aceworks/ace/pkg/sandbox"
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing/cache"
-	"github.com/go-git/go-git/v5/plumbing/transport"
-	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
@@ -35,11 +38,25 @@ type Options struct {
 	Logger      *slog.Logger
 	// GitPath is the git binary used for local operations (status, add, commit); default "git" on PATH.
 	GitPath string
+	// Boxes says whether boxes work here: git on a working copy runs in one where they do (workgit.go). nil
+	// detects them for this manager alone.
+	Boxes *sandbox.Detector
+	// GitTimeout bounds one git command on a working copy (workspace.git_timeout); default DefaultGitTimeout.
+	GitTimeout time.Duration
+	// TokenHost is the one host the git token is sent to (the GitHub host of the tracker: config.GitHub.GitHost);
+	// default github.com. A remote elsewhere is reached without it.
+	TokenHost string
 }
+
+// DefaultGitTimeout is workspace.git_timeout's default.
+const DefaultGitTimeout = 2 * time.Minute
 
 // Manager provisions working copies under Root.
 type Manager struct {
 	o Options
+
+	binMu sync.Mutex
+	bin   *gitBin // the git binary, found once
 }
 
 // New returns a manager for root.
@@ -63,6 +80,15 @@ func New(o Options) (*Manager, error) {
 	}
 	if o.GitPath == "" {
 		o.GitPath = "git"
+	}
+	if o.Boxes == nil {
+		o.Boxes = sandbox.NewDetector()
+	}
+	if o.GitTimeout <= 0 {
+		o.GitTimeout = DefaultGitTimeout
+	}
+	if o.TokenHost == "" {
+		o.TokenHost = "github.com"
 	}
 	return &Manager{o: o}, nil
 }
@@ -123,11 +149,14 @@ func (m *Manager) mirrorPath(repo string) (string, error) {
 	return m.under("mirrors", owner, name+".git")
 }
 
-func auth(url, token string) transport.AuthMethod {
-	if token == "" || !strings.HasPrefix(url, "http") {
-		return nil
+// tokenFor is token when url is an http(s) URL of the token's host, else "": a remote elsewhere (a local
+// tracker's, a file URL) never gets it, whatever named it.
+func (m *Manager) tokenFor(rawURL, token string) string {
+	u, err := url.Parse(rawURL)
+	if token == "" || err != nil || (u.Scheme != "https" && u.Scheme != "http") || !strings.EqualFold(u.Hostname(), m.o.TokenHost) {
+		return ""
 	}
-	return &githttp.BasicAuth{Username: "x-access-token", Password: token}
+	return token
 }
 
 // Prepare returns the working copy for spec, creating or reusing it. Local commits of an existing copy are
@@ -149,7 +178,7 @@ func (m *Manager) Prepare(ctx context.Context, spec Spec) (*Workspace, error) {
 		if err == nil {
 			m.o.Logger.InfoContext(ctx, "reusing working copy", "dir", dir)
 			// A copy an older ace made excludes its files in .git/info/exclude, which hides them from agents.
-			if err := m.writeExcludes(ctx, dir, DefaultExcludes); err != nil {
+			if err := ws.Exclude(ctx, DefaultExcludes...); err != nil {
 				return nil, fmt.Errorf("exclude ace's files from commits: %w", err)
 			}
 			return ws, nil
@@ -158,6 +187,11 @@ func (m *Manager) Prepare(ctx context.Context, spec Spec) (*Workspace, error) {
 		m.o.Logger.WarnContext(ctx, "working copy is broken; moving it aside", "dir", dir, "to", aside, "err", err)
 		if err := os.Rename(dir, aside); err != nil {
 			return nil, fmt.Errorf("move broken working copy aside: %w", err)
+		}
+		if from, err := m.recordPath(dir); err == nil {
+			if to, err := m.recordPath(aside); err == nil {
+				_ = os.Rename(from, to)
+			}
 		}
 	}
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
@@ -182,33 +216,27 @@ func redactURL(u string) string {
 	return u
 }
 
-// Open returns the existing working copy of repo's issue.
-func (m *Manager) Open(_ context.Context, repo string, issue int) (*Workspace, error) {
+// Open returns the existing working copy of repo's issue, as ace's record says it is (record.go).
+func (m *Manager) Open(ctx context.Context, repo string, issue int) (*Workspace, error) {
 	dir, err := m.Path(repo, issue)
 	if err != nil {
 		return nil, err
 	}
-	r, err := openShared(dir)
-	if err != nil {
-		return nil, fmt.Errorf("open working copy %s: %w", dir, err)
+	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("open working copy %s: not a directory ace made (%v)", dir, err)
 	}
-	head, err := r.Head()
-	if err != nil {
-		return nil, fmt.Errorf("working copy %s has no HEAD: %w", dir, err)
+	ws := &Workspace{Dir: dir, Repo: repo, Issue: issue, m: m}
+	rec, err := m.readRecord(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		rec, err = m.adopt(ctx, ws)
 	}
-	cfg, err := r.Config()
 	if err != nil {
 		return nil, err
 	}
-	sec := cfg.Raw.Section("ace")
-	ws := &Workspace{Dir: dir, Repo: repo, Issue: issue, Branch: head.Name().Short(), BaseBranch: sec.Option("base"),
-		BaseCommit: sec.Option("basecommit"), m: m, repo: r}
-	if o := cfg.Remotes["origin"]; o != nil && len(o.URLs) > 0 {
-		ws.RemoteURL = o.URLs[0]
+	if rec.Repo != repo || rec.Issue != issue {
+		return nil, fmt.Errorf("open working copy %s: ace's record is of %s#%d", dir, rec.Repo, rec.Issue)
 	}
-	if ws.BaseCommit == "" {
-		return nil, fmt.Errorf("working copy %s was not made by ace (no ace.basecommit)", dir)
-	}
+	ws.RemoteURL, ws.Branch, ws.BaseBranch, ws.BaseCommit = rec.RemoteURL, rec.Branch, rec.BaseBranch, rec.BaseCommit
 	return ws, nil
 }
 
@@ -218,9 +246,21 @@ func (m *Manager) Remove(_ context.Context, repo string, issue int) error {
 	if err != nil {
 		return err
 	}
-	return os.RemoveAll(dir)
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	rec, err := m.recordPath(dir)
+	if err != nil {
+		return err
+	}
+	if err := os.Remove(rec); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
 }
 
+// git runs git on the host in dir, as ace: only on ace's own repositories (the mirror, a copy it is making,
+// which no agent has had yet) or none ("config --global"), never on a working copy (workgit.go).
 func (m *Manager) git(ctx context.Context, dir string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, m.o.GitPath, args...)
 	cmd.Dir = dir

@@ -16,19 +16,19 @@ type SoFar struct {
 }
 
 // SoFar reads what has been done in the working copy since its base. Nothing in it changes (git status
-// takes no optional locks).
+// takes no optional locks); no diff driver or textconv program of the copy's runs.
 func (w *Workspace) SoFar(ctx context.Context) (SoFar, error) {
 	s := SoFar{Base: w.BaseCommit}
 	for _, q := range []struct {
 		dst  *string
 		args []string
 	}{
-		{&s.Commits, []string{"log", "--oneline", "--no-decorate", w.BaseCommit + "..HEAD"}},
-		{&s.Status, []string{"--no-optional-locks", "status", "--short", "--untracked-files=all"}},
-		{&s.Stat, []string{"diff", "--no-color", "--no-ext-diff", "--stat", w.BaseCommit, "--"}},
-		{&s.Diff, []string{"diff", "--no-color", "--no-ext-diff", w.BaseCommit, "--"}},
+		{&s.Commits, []string{"log", "--oneline", "--no-decorate", "HEAD", "^" + w.BaseCommit, "--"}},
+		{&s.Status, []string{"status", "--short", "--untracked-files=all", "--ignore-submodules=dirty"}},
+		{&s.Stat, []string{"diff", "--no-color", "--no-ext-diff", "--no-textconv", "--ignore-submodules=dirty", "--stat", w.BaseCommit, "--"}},
+		{&s.Diff, []string{"diff", "--no-color", "--no-ext-diff", "--no-textconv", "--ignore-submodules=dirty", w.BaseCommit, "--"}},
 	} {
-		out, err := w.m.git(ctx, w.Dir, q.args...)
+		out, err := w.git(ctx, nil, q.args...)
 		if err != nil {
 			return SoFar{}, fmt.Errorf("read the work so far in %s: %w", w.Dir, err)
 		}

@@ -9,7 +9,7 @@ import (
 // Tracked reports whether path (relative to the working copy) is a file git tracks: ace must never write over
 // such a file, nor hide it with an exclude.
 func (w *Workspace) Tracked(ctx context.Context, path string) (bool, error) {
-	out, err := w.m.git(ctx, w.Dir, "ls-files", "--", path)
+	out, err := w.git(ctx, nil, "ls-files", "--", path)
 	return out != "", err
 }
 

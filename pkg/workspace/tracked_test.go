@@ -33,7 +33,11 @@ func TestExcludesKeepAceFilesOutOfCommitsOnly(t *testing.T) {
 		t.Fatalf("git init: %v: %s", err, out)
 	}
 	write(filepath.Join(dir, ".git", "info", "exclude"), "*.log\n# ace\n/ACE_TASK.md\n")
-	w := &Workspace{Dir: dir, m: &Manager{o: Options{GitPath: "git"}}}
+	m, err := New(Options{Root: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &Workspace{Dir: dir, Repo: "acme/widgets", m: m}
 	if err := w.Exclude(t.Context(), "/ACE_TASK.md", "/.ace/", "/CLAUDE.md"); err != nil {
 		t.Fatal(err)
 	}

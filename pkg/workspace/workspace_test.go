@@ -26,7 +26,7 @@ func setupServer(t *testing.T) (*Manager, Spec, string, *gittest.HTTPServer) {
 	gitRoot := t.TempDir()
 	bare := gittest.BareRepo(t, filepath.Join(gitRoot, "acme"), "widgets", map[string]string{"README.md": "hi\n", "src/a.go": "package a\n"})
 	srv := gittest.NewHTTPServer(t, gitRoot, token)
-	m, err := New(Options{Root: t.TempDir()})
+	m, err := New(Options{Root: t.TempDir(), TokenHost: "127.0.0.1"})
 	if err != nil {
 		t.Fatal(err)
 	}
