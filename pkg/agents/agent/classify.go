@@ -76,7 +76,9 @@ func (p Profile) IsReady(screen string) bool { return p.Classify(screen, false, 
 // the prompt's beginning near the bottom, where the composer is. A changed screen alone is not enough: on a slow
 // machine the paste is still being drawn when "before" is read, and gemini 0.61 then keeps the whole prompt in
 // its composer (no placeholder, no marker) while the screen differs — taken for submitted, it was never sent and
-// the run sat at an unsent prompt (seen in CI).
+// the run sat at an unsent prompt (seen in CI). A long prompt the CLI draws as a placeholder ("[Pasted Text: 529
+// chars]") has no beginning on screen to look for: while the placeholder is near the bottom, it is unsent (gemini
+// lost the Enter under load, and the screen changed only by the paste's passing hint).
 func (p Profile) Submitted(before, after, prompt string) bool {
 	if before == after {
 		return false
@@ -84,8 +86,12 @@ func (p Profile) Submitted(before, after, prompt string) bool {
 	if p.Classify(after, false, 0) != StateStarting {
 		return true
 	}
+	b := bottom(after)
+	if p.Markers.Pasted != nil && p.Markers.Pasted.MatchString(b) {
+		return false
+	}
 	probe := promptProbe(prompt)
-	return probe == "" || !strings.Contains(bottom(after), probe)
+	return probe == "" || !strings.Contains(b, probe)
 }
 
 // ShowsPaste reports whether the screen shows prompt pasted into the composer: its beginning near the bottom,
