@@ -97,17 +97,20 @@ func soak(ctx context.Context, rounds int, run string, load int, timeout time.Du
 	return nil
 }
 
-// realCLIPackages are the packages whose tests import internal/realcli.
+// realCLIPackages are the packages whose test binaries link internal/realcli (directly or through
+// pkg/live/livetest).
 func realCLIPackages(ctx context.Context) ([]string, error) {
-	out, err := exec.CommandContext(ctx, "go", "list", "-f", `{{.ImportPath}} {{join .TestImports " "}} {{join .XTestImports " "}}`, "./...").Output()
+	out, err := exec.CommandContext(ctx, "go", "list", "-test", "-f", `{{.ImportPath}} {{join .Deps " "}}`, "./...").Output()
 	if err != nil {
 		return nil, fmt.Errorf("go list: %w", err)
 	}
 	var pkgs []string
 	for line := range strings.Lines(string(out)) {
 		f := strings.Fields(line)
-		if len(f) > 1 && slices.ContainsFunc(f[1:], func(s string) bool { return strings.HasSuffix(s, "/internal/realcli") }) {
-			pkgs = append(pkgs, f[0])
+		// The test binary's main package, "<pkg>.test", depends on everything its tests link.
+		if len(f) > 1 && strings.HasSuffix(f[0], ".test") &&
+			slices.ContainsFunc(f[1:], func(s string) bool { return strings.HasSuffix(s, "/internal/realcli") }) {
+			pkgs = append(pkgs, strings.TrimSuffix(f[0], ".test"))
 		}
 	}
 	if len(pkgs) == 0 {
@@ -156,6 +159,9 @@ func round(ctx context.Context, run string, timeout time.Duration, pkgs []string
 	}
 	cmd := exec.CommandContext(ctx, "go", append(args, pkgs...)...)
 	cmd.Stderr = os.Stderr
+	// Interrupted, the round ends with every test binary go test started: they are in its process group.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
