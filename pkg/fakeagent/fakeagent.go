@@ -19,6 +19,7 @@
 //	hang                stay busy forever, ignoring input
 //	crash CODE          exit with CODE at once
 //	warn TEXT           print TEXT to stderr with $VARIABLES expanded (headless only)
+//	linger              once the turn's result is printed, do not exit until killed (headless only)
 //
 // When the script is used up, each further prompt is answered "ok". Every submitted prompt is appended to
 // --record as one JSON line {"prompt": "…"}, byte-exact; a prompt typed while a turn was still running (which
@@ -114,7 +115,7 @@ func parseScript(path string) ([]action, error) {
 		}
 		verb, arg, _ := strings.Cut(l, " ")
 		switch verb {
-		case "say", "busy", "sleep", "write", "append", "sh", "done", "question", "ask", "approve", "idle", "hang", "crash", "warn", "---":
+		case "say", "busy", "sleep", "write", "append", "sh", "done", "question", "ask", "approve", "idle", "hang", "crash", "warn", "linger", "---":
 		default:
 			return nil, fmt.Errorf("%s:%d: unknown action %q", path, n, verb)
 		}

@@ -26,7 +26,9 @@ import (
 //
 // In a turn: say, busy/sleep, write, append and sh work as in the terminal agent (tool calls in the stream);
 // done and question write the protocol files and end the turn; idle and --- end it; hang stays silent until
-// killed; crash CODE prints to stderr and exits with CODE; warn TEXT prints TEXT, $VARIABLES expanded, to stderr.
+// killed; crash CODE prints to stderr and exits with CODE; warn TEXT prints TEXT, $VARIABLES expanded, to stderr;
+// linger keeps the process running silently after the turn's result until it is killed (gemini 0.61 did so once
+// on a loaded machine).
 func HeadlessMain(args []string) int {
 	h := &headlessAgent{argv: args, out: os.Stdout}
 	for i := 0; i < len(args); i++ {
@@ -76,6 +78,7 @@ type headlessAgent struct {
 	out                           io.Writer
 	prompt, session               string
 	fork                          bool // a new session id even when resuming
+	linger                        bool // stay after the result until killed
 	items, outTokens              int
 	started                       time.Time
 }
@@ -114,6 +117,10 @@ func (h *headlessAgent) run() int {
 		}
 	}
 	h.emitResult()
+	if h.linger {
+		<-sigs
+		return 143
+	}
 	return 0
 }
 
@@ -159,6 +166,8 @@ func (h *headlessAgent) do(act action, sigs chan os.Signal) (code int, exit, end
 		return 0, false, true
 	case "warn":
 		fmt.Fprintln(os.Stderr, os.ExpandEnv(act.arg))
+	case "linger":
+		h.linger = true
 	case "hang":
 		// Silent: no output at all until killed, like a CLI stuck on a network call.
 		<-sigs
