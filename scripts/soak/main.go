@@ -204,6 +204,9 @@ func round(ctx context.Context, run string, timeout time.Duration, pkgs []string
 		case "pass", "fail":
 			s.done, s.pass = true, ev.Action == "pass"
 			s.took = time.Duration(ev.Elapsed*float64(time.Second)) - s.wait
+			if s.slot {
+				fmt.Printf("  %s %s.%s %.1fs\n", strings.ToUpper(ev.Action), ev.Package, ev.Test, s.took.Seconds())
+			}
 		}
 		if i := strings.LastIndex(ev.Test, "/"); i > 0 {
 			get(ev.Package, ev.Test[:i]).parent = true
