@@ -282,8 +282,21 @@ func realPath(p string, follow bool) string {
 	}
 }
 
-// inBox reports whether the box's PID namespace (this process's) has pid.
-func inBox(pid int) bool { return unix.Access("/proc/"+strconv.Itoa(pid), unix.F_OK) == nil }
+// inBox reports whether pid is, or was, a process of the box's PID namespace (this process's). One that has
+// exited since is the box's too: on a loaded machine gemini read the /proc entries of a process of its own a
+// moment after it ended, and an ordinary run recorded an attempt at a process outside the box. Only a PID the
+// namespace never gave out (above its last) can name one outside; the box's /proc shows nothing else.
+func inBox(pid int) bool {
+	if unix.Access("/proc/"+strconv.Itoa(pid), unix.F_OK) == nil {
+		return true
+	}
+	b, err := os.ReadFile("/proc/sys/kernel/ns_last_pid")
+	if err != nil {
+		return false
+	}
+	last, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	return err == nil && pid > 0 && pid <= last
+}
 
 // readPath reads a NUL-terminated path of at most PATH_MAX bytes at addr in process tid.
 func readPath(tid int, addr uint64) (string, error) {

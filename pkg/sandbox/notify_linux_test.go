@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -106,5 +107,32 @@ func TestRecorderReadsAllFlagBits(t *testing.T) {
 	defer rec.mu.Unlock()
 	if n := rec.pending[attemptKey{AttemptWrite, "openat", true, target}]; n != 1 {
 		t.Errorf("the write with a high flag bit: recorded %d times; recorded: %v", n, rec.pending)
+	}
+}
+
+// TestInBoxKnowsEndedProcesses: a process of this PID namespace that has ended is still the namespace's (its
+// /proc entries read a moment late are no attempt at another process's); a PID it never gave out is not.
+func TestInBoxKnowsEndedProcesses(t *testing.T) {
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err == nil {
+		t.Skipf("PID %d was given out again", pid)
+	}
+	if !inBox(pid) {
+		t.Errorf("the ended process %d is not taken for the namespace's", pid)
+	}
+	b, err := os.ReadFile("/proc/sys/kernel/ns_last_pid")
+	if err != nil {
+		t.Fatal(err)
+	}
+	last, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if never := last + 1_000_000; inBox(never) {
+		t.Errorf("PID %d, never given out, is taken for the namespace's", never)
 	}
 }
