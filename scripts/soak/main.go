@@ -208,7 +208,8 @@ func round(ctx context.Context, run string, timeout time.Duration, pkgs []string
 				fmt.Printf("  %s %s.%s %.1fs\n", strings.ToUpper(ev.Action), ev.Package, ev.Test, s.took.Seconds())
 			}
 		}
-		if i := strings.LastIndex(ev.Test, "/"); i > 0 {
+		// Every name above it is a parent (a subtest's own name may hold a "/": TestRealCLIs's "gemini/tmux/fix").
+		for i := strings.Index(ev.Test, "/"); i > 0; i = next(ev.Test, i) {
 			get(ev.Package, ev.Test[:i]).parent = true
 		}
 	}
@@ -238,6 +239,15 @@ func round(ctx context.Context, run string, timeout time.Duration, pkgs []string
 		return nil, fmt.Errorf("go test failed and ran no case: %w", werr)
 	}
 	return res, nil
+}
+
+// next is the index of the "/" after the one at i in name, or -1.
+func next(name string, i int) int {
+	j := strings.Index(name[i+1:], "/")
+	if j < 0 {
+		return -1
+	}
+	return i + 1 + j
 }
 
 func writeLog(dir, name, out string) error {
