@@ -266,6 +266,30 @@ func TestSubmittedSeesALongPasteUnsent(t *testing.T) {
 	}
 }
 
+// TestSubmittedWaitsOutAResume: gemini resuming a conversation draws its composer before the session is back; a
+// long paste taken then is unsent while gemini blanks the screen and redraws the history (real screens from a
+// loaded run, where ace took the blank screen for a submitted prompt and the round's prompt sat in the composer).
+func TestSubmittedWaitsOutAResume(t *testing.T) {
+	p, _ := Builtin("gemini")
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join("testdata", "screens", "gemini", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	prompt := strings.Repeat("You were restarted after an interruption; your earlier work is committed. ", 7)
+	pasted, resuming := read("starting-real-resume-pasted.txt"), read("starting-real-resuming-session.txt")
+	if !p.ShowsPaste(pasted, prompt) {
+		t.Fatal("the placeholder does not show the paste")
+	}
+	for name, after := range map[string]string{"blank": "", "resuming": resuming} {
+		if p.Submitted(pasted, after, prompt) {
+			t.Errorf("a long paste counted as submitted on the %s screen of a resume", name)
+		}
+	}
+}
+
 // TestShowsPaste: the prompt's beginning at the bottom, or the CLI's placeholder for a long paste, shows the
 // paste; a prompt starting with what terminals draw differently is not looked for; an unknown command is
 // taken at its word.
