@@ -93,12 +93,21 @@ func (sl *slots) slotWait() time.Duration {
 	return max(min(e.cfg.Poll.Interval.Duration, 10*time.Second), e.cfg.Monitor.Interval.Duration)
 }
 
+// releaseWorking bounds how long a release waits for the agent's turn to end.
+const releaseWorking = 2 * time.Minute
+
 // release stops the agent of a followed pull request that has had no round for pr.release_after: the run keeps
 // its working copy and conversation. It reports whether it did.
 func (sl *slots) release(ctx context.Context, r *store.Run, f *store.FollowState) (bool, error) {
 	e := sl.e
 	after := e.cfg.PR.ReleaseAfter.Duration
 	if after <= 0 || f.Released || f.InRound || f.QuietSince.IsZero() || e.o.Now().Sub(f.QuietSince) < after {
+		return false, nil
+	}
+	// Not in the middle of a turn: gemini, released a second after it wrote .ace/DONE on a loaded machine, had
+	// not recorded its last reply, and the next round's prompt, in the conversation resumed without it, was
+	// answered as the end of the round before. An agent still working releaseWorking later goes all the same.
+	if e.o.Now().Sub(f.QuietSince) < after+releaseWorking && e.runner(r).Working(ctx, r) {
 		return false, nil
 	}
 	if err := e.runner(r).Stop(ctx, r); err != nil {
