@@ -115,7 +115,8 @@ func EachPinned(t *testing.T, fn func(t *testing.T, c CLI)) {
 
 // Require skips the test with the reason when node or the pinned CLI is not installed; under CI=true it fails
 // instead, so CI never passes by skipping. The pinned install is the one the test uses, never one on PATH: a CLI
-// installed by hand on a developer's machine is not what CI has.
+// installed by hand on a developer's machine is not what CI has. Then it waits for one of the machine's real-CLI
+// slots and holds it for the rest of the test (Slot): call it after t.Parallel.
 func Require(t testing.TB, c CLI) {
 	t.Helper()
 	if _, err := exec.LookPath("node"); err != nil {
@@ -127,6 +128,7 @@ func Require(t testing.TB, c CLI) {
 	if _, err := os.Stat(c.Bin); err != nil {
 		missing(t, fmt.Sprintf("%s %s is not installed: run `npm ci --prefix %s/%s` (what .ci/run does)", c.Name, c.Version, pinnedDir, c.Set))
 	}
+	Slot(t)
 }
 
 // missing skips the test with reason, or fails it under CI=true.

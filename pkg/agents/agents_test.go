@@ -241,6 +241,54 @@ func TestSubmittedNeedsAKnownScreen(t *testing.T) {
 	}
 }
 
+// TestSubmittedSeesALongPasteUnsent: a prompt long enough that gemini draws it as a placeholder is not submitted
+// while the placeholder is still in the composer, however the screen changed (a real screen from a loaded run,
+// where the Enter was lost and ace, not finding the prompt's beginning, took the changed screen for submitted).
+func TestSubmittedSeesALongPasteUnsent(t *testing.T) {
+	p, _ := Builtin("gemini")
+	b, err := os.ReadFile(filepath.Join("testdata", "screens", "gemini", "starting-real-unsent-paste.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	unsent := string(b)
+	// For a moment after a long paste gemini shows how to expand it; then the hint goes.
+	hinted := strings.Replace(unsent, " Shift+Tab to accept edits", " Press Ctrl+O to expand pasted text", 1)
+	prompt := strings.Repeat("Read ACE_TASK.md in this folder: it describes issue #193 of acme/widgets. ", 7)
+	if !p.ShowsPaste(hinted, prompt) {
+		t.Fatal("the placeholder does not show the paste")
+	}
+	if p.Submitted(hinted, unsent, prompt) {
+		t.Error("a long paste still in the composer counted as submitted")
+	}
+	if !p.Submitted(unsent, strings.Replace(unsent, "[Pasted Text: 529 chars]", "", 1)+"\n ⠧ Thinking... (esc to cancel, 1s)", prompt) {
+		t.Error("a thinking agent did not count as submitted")
+	}
+}
+
+// TestSubmittedWaitsOutAResume: gemini resuming a conversation draws its composer before the session is back; a
+// long paste taken then is unsent while gemini blanks the screen and redraws the history (real screens from a
+// loaded run, where ace took the blank screen for a submitted prompt and the round's prompt sat in the composer).
+func TestSubmittedWaitsOutAResume(t *testing.T) {
+	p, _ := Builtin("gemini")
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join("testdata", "screens", "gemini", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	prompt := strings.Repeat("You were restarted after an interruption; your earlier work is committed. ", 7)
+	pasted, resuming := read("starting-real-resume-pasted.txt"), read("starting-real-resuming-session.txt")
+	if !p.ShowsPaste(pasted, prompt) {
+		t.Fatal("the placeholder does not show the paste")
+	}
+	for name, after := range map[string]string{"blank": "", "resuming": resuming} {
+		if p.Submitted(pasted, after, prompt) {
+			t.Errorf("a long paste counted as submitted on the %s screen of a resume", name)
+		}
+	}
+}
+
 // TestShowsPaste: the prompt's beginning at the bottom, or the CLI's placeholder for a long paste, shows the
 // paste; a prompt starting with what terminals draw differently is not looked for; an unknown command is
 // taken at its word.

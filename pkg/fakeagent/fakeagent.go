@@ -21,6 +21,7 @@
 //	                    nothing: not busy, every key ignored, until killed (headless: TEXT on stderr, then silence)
 //	crash CODE          exit with CODE at once
 //	warn TEXT           print TEXT to stderr with $VARIABLES expanded (headless only)
+//	linger              once the turn's result is printed, do not exit until killed (headless only)
 //
 // When the script is used up, each further prompt is answered "ok". Every submitted prompt is appended to
 // --record as one JSON line {"prompt": "…"}, byte-exact; a prompt typed while a turn was still running (which
@@ -122,7 +123,7 @@ func parseScript(path string) ([]action, error) {
 		}
 		verb, arg, _ := strings.Cut(l, " ")
 		switch verb {
-		case "say", "busy", "sleep", "write", "append", "sh", "done", "question", "ask", "approve", "idle", "hang", "stall", "crash", "warn", "---":
+		case "say", "busy", "sleep", "write", "append", "sh", "done", "question", "ask", "approve", "idle", "hang", "stall", "linger", "crash", "warn", "---":
 		default:
 			return nil, fmt.Errorf("%s:%d: unknown action %q", path, n, verb)
 		}

@@ -26,7 +26,9 @@ import (
 //
 // In a turn: say, busy/sleep, write, append and sh work as in the terminal agent (tool calls in the stream);
 // done and question write the protocol files and end the turn; idle and --- end it; hang stays silent until
-// killed; crash CODE prints to stderr and exits with CODE; warn TEXT prints TEXT, $VARIABLES expanded, to stderr.
+// killed; crash CODE prints to stderr and exits with CODE; warn TEXT prints TEXT, $VARIABLES expanded, to stderr;
+// linger keeps the process running silently after the turn's result until it is killed (gemini 0.61 did so once
+// on a loaded machine).
 func HeadlessMain(args []string) int {
 	h := newHeadlessAgent(args)
 	switch h.format {
@@ -50,6 +52,7 @@ type headlessAgent struct {
 	out                           io.Writer
 	prompt, session               string
 	fork                          bool // a new session id even when resuming
+	linger                        bool // stay after the result until killed
 	items, outTokens              int
 	started                       time.Time
 }
@@ -132,6 +135,10 @@ func (h *headlessAgent) turn(script []action, sigs chan os.Signal) (code int, ex
 		}
 	}
 	h.emitResult()
+	if h.linger {
+		<-sigs
+		return 143, false
+	}
 	return 0, false
 }
 
@@ -181,6 +188,8 @@ func (h *headlessAgent) do(act action, sigs chan os.Signal) (code int, exit, end
 		fmt.Fprintln(os.Stderr, unescape(act.arg))
 		<-sigs
 		return 143, true, true
+	case "linger":
+		h.linger = true
 	case "hang":
 		// Silent: no output at all until killed, like a CLI stuck on a network call.
 		<-sigs

@@ -33,6 +33,9 @@ type Spec struct {
 	TurnTimeout time.Duration `json:"turn_timeout"`
 	// KillGrace is how long the agent's process group has between SIGTERM and SIGKILL.
 	KillGrace time.Duration `json:"kill_grace"`
+	// ExitGrace is how long the agent may take to exit once its stream reported the turn's result; then it is
+	// ended (OutcomeLingered). Zero: DefaultExitGrace.
+	ExitGrace time.Duration `json:"exit_grace,omitempty"`
 	// Boxed says Argv runs the agent in a sandbox box (bwrap, package sandbox): its environment is then exactly
 	// Env and the secrets, nothing of the supervisor's (which is ace's, tokens and all), and a stop's SIGTERM
 	// goes to the processes inside the box, not to bwrap, which would die of it and take the agent down before
@@ -44,11 +47,17 @@ type Spec struct {
 const (
 	OutcomeRunning     = "running"
 	OutcomeExited      = "exited"       // the agent exited on its own; ExitCode says how
+	OutcomeLingered    = "lingered"     // the agent reported its turn's result, then did not exit: ended
 	OutcomeIdleTimeout = "idle_timeout" // killed: no output for Spec.IdleTimeout
 	OutcomeTurnTimeout = "turn_timeout" // killed: the turn took longer than Spec.TurnTimeout
 	OutcomeStopped     = "stopped"      // killed: the supervisor was told to stop (SIGTERM)
 	OutcomeStartFailed = "start_failed" // the agent could not be started
 )
+
+// DefaultExitGrace is how long an agent may take to exit after its turn's result, when the spec says nothing: a
+// CLI saves its session as it exits (claude resumes from it), which took seconds on a loaded machine, and gemini
+// 0.61 there once printed its result and never exited.
+const DefaultExitGrace = 30 * time.Second
 
 // Status is what the supervisor tells the engine about a turn, rewritten atomically as the turn goes.
 type Status struct {

@@ -1,6 +1,7 @@
 package headless
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -54,6 +55,7 @@ type supervisor struct {
 	capped     io.Writer // transcript, stopping at transcriptCap
 	pending    [][]byte  // stream lines read before the session id was known
 	stderr     tail
+	resulted   bool // the stream reported the turn's result
 }
 
 // line is one line of the agent's stdout or stderr.
@@ -97,6 +99,8 @@ func (s *supervisor) run() error {
 	turn := time.NewTimer(s.spec.TurnTimeout)
 	defer idle.Stop()
 	defer turn.Stop()
+	var lingered <-chan time.Time // armed by the turn's result: the agent has that long to exit
+	exitGrace := cmp.Or(s.spec.ExitGrace, DefaultExitGrace)
 	var waitErr error
 	outcome := ""
 loop:
@@ -108,6 +112,9 @@ loop:
 				continue
 			}
 			s.handle(l)
+			if s.resulted && lingered == nil {
+				lingered = time.After(exitGrace)
+			}
 			if !idle.Stop() {
 				select {
 				case <-idle.C:
@@ -118,6 +125,12 @@ loop:
 		case <-idle.C:
 			outcome = OutcomeIdleTimeout
 			fmt.Fprintf(s.log, "ace __headless: no output for %s: killing the agent\n", s.spec.IdleTimeout)
+			break loop
+		case <-lingered:
+			// The turn is over by the agent's own word: ending the process loses nothing of it, where waiting
+			// for monitor.exec_idle_timeout held the run for minutes and then took the turn for a failure.
+			outcome = OutcomeLingered
+			fmt.Fprintf(s.log, "ace __headless: the agent reported its turn's result but had not exited %s later: ending it\n", exitGrace)
 			break loop
 		case <-turn.C:
 			outcome = OutcomeTurnTimeout
@@ -263,6 +276,7 @@ func (s *supervisor) event(e Event) {
 	case KindAssistant:
 		s.status.LastText = Truncate(e.Text)
 	case KindResult:
+		s.resulted = true
 		s.status.ResultStatus, s.status.ResultError = e.Status, e.IsError
 		s.status.Usage.add(e.Usage)
 		if e.IsError && e.Text != "" {

@@ -208,6 +208,22 @@ func TestSupervisorIdleTimeout(t *testing.T) {
 	}
 }
 
+// TestSupervisorEndsAnAgentThatLingersAfterItsResult: an agent that reported its turn's result and then does not
+// exit (gemini 0.61 under load printed its result and stayed for minutes) is ended after the spec's exit grace,
+// long before the idle timeout, its result kept: the turn ended as the agent said.
+func TestSupervisorEndsAnAgentThatLingersAfterItsResult(t *testing.T) {
+	tu := newTurn(t, "gemini", "say Writing it.\nlinger\ndone ok\n")
+	tu.spec.ExitGrace = 300 * time.Millisecond
+	tu.spec.IdleTimeout = time.Hour // only the result's grace can end the turn within the wait
+	st := tu.wait(tu.start())
+	if st.Outcome != headless.OutcomeLingered || st.ResultStatus != "success" || st.ResultError {
+		t.Fatalf("status %+v, want the agent ended after its successful result", st)
+	}
+	if agent := (headless.Proc{PID: st.AgentPID, Start: st.AgentStart}); agent.Alive() {
+		t.Error("the agent outlived its supervisor")
+	}
+}
+
 func TestSupervisorTurnTimeout(t *testing.T) {
 	// The agent keeps talking, so only the absolute bound can end it.
 	tu := newTurn(t, "gemini", strings.Repeat("say still busy\nbusy 50ms\n", 200))

@@ -35,11 +35,12 @@ type fence struct {
 	toStop   []*store.Run         // of those, the ones whose stop has not succeeded yet
 }
 
-// held records a written heartbeat and the runs this host holds.
-func (f *fence) held(runs []*store.Run) {
+// held records a heartbeat written, stamped at (before the write: other hosts count from its stamp), and the runs
+// this host holds.
+func (f *fence) held(runs []*store.Run, at time.Time) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.lastBeat = time.Now()
+	f.lastBeat = at
 	f.runs = make(map[int64]*store.Run, len(runs))
 	for _, r := range runs {
 		f.runs[r.ID] = r
@@ -61,10 +62,42 @@ func (f *fence) visited(r *store.Run) {
 	f.runs[r.ID] = &c
 }
 
+// due is when the fence goes up unless a heartbeat is written first: half of host.dead_after after the last one;
+// false before the first heartbeat and while the fence is up.
+func (f *fence) due(half time.Duration) (time.Time, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.up.Load() || f.lastBeat.IsZero() {
+		return time.Time{}, false
+	}
+	return f.lastBeat.Add(half), true
+}
+
+// fenceWatch puts the fence up the moment half of host.dead_after has passed since the last heartbeat, and while
+// it is up tries a failed stop again every second, until ctx ends. It waits for no heartbeat to fail first: on a
+// loaded machine a failing heartbeat took a second or more (each a new connection refused), the fence went up
+// that much late (6 s after the last heartbeat of a 10 s dead_after), and the agents' stop had only what was
+// left before another host moved their runs.
+func (q *Queue) fenceWatch(ctx context.Context) {
+	half := q.cfg.Host.DeadAfter.Duration / 2
+	for {
+		wait := time.Second
+		if due, ok := q.fence.due(half); ok {
+			wait = time.Until(due)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		q.fenceIfCutOff(ctx)
+	}
+}
+
 // fenceIfCutOff puts the fence up once half of host.dead_after has passed since the last heartbeat: no more
 // steps, and this host's agents stopped, well before another host may move its runs. The agents are stopped at
-// once, side by side; one whose stop failed (tmux slow to answer on a loaded machine) is tried again at each
-// heartbeat that fails after it.
+// once, side by side; one whose stop failed (tmux slow to answer on a loaded machine) is tried again at the next
+// call (fenceWatch: a second later).
 func (q *Queue) fenceIfCutOff(ctx context.Context) {
 	f := &q.fence
 	f.mu.Lock()
@@ -93,7 +126,7 @@ func (q *Queue) fenceIfCutOff(ctx context.Context) {
 			sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 			defer cancel()
 			if err := q.e.StopAgent(sctx, r); err != nil {
-				q.o.Logger.WarnContext(ctx, "fence: stop an agent (tried again at the next heartbeat)", "repo", r.Repo,
+				q.o.Logger.WarnContext(ctx, "fence: stop an agent (tried again in a second)", "repo", r.Repo,
 					"issue", r.Issue, "err", err)
 				failed[i] = true
 			}

@@ -21,6 +21,7 @@ import (
 // database is away a heartbeat is tried every second; the outage is logged when it begins and when it ends, not at
 // every try.
 func (q *Queue) heartbeats(ctx context.Context) {
+	go q.fenceWatch(ctx)
 	every := max(q.cfg.Host.DeadAfter.Duration/4, 250*time.Millisecond)
 	started := q.now()
 	var lost time.Time // when the heartbeats began to fail
@@ -37,7 +38,6 @@ func (q *Queue) heartbeats(ctx context.Context) {
 				lost = time.Now()
 				q.o.Logger.WarnContext(ctx, "heartbeat: the store does not answer; runs wait until it does", "host", q.self, "err", err)
 			}
-			q.fenceIfCutOff(ctx)
 		default:
 			if q.inTouch.Load() == 0 {
 				q.inTouch.Store(q.now().UnixNano())
@@ -66,6 +66,9 @@ func (q *Queue) heartbeats(ctx context.Context) {
 func (q *Queue) heartbeat(ctx context.Context, started time.Time, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	// The fence counts from no later than the stamp the other hosts see: on a loaded machine the write itself
+	// took seconds, which counted from its end would have put the fence up that much later.
+	at := time.Now()
 	runs, err := q.st.ListRuns(ctx, store.Filter{Host: q.self, Statuses: unfinished})
 	if err != nil {
 		return fmt.Errorf("runs of host %s: %w", q.self, err)
@@ -80,7 +83,7 @@ func (q *Queue) heartbeat(ctx context.Context, started time.Time, timeout time.D
 		MaxConcurrent: q.o.MaxConcurrent, Running: live}); err != nil {
 		return err
 	}
-	q.fence.held(runs)
+	q.fence.held(runs, at)
 	return nil
 }
 

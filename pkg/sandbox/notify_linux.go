@@ -299,7 +299,7 @@ func boxHad(pid int) bool {
 		return false
 	}
 	last, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	return err == nil && pid <= last
+	return err == nil && pid > 0 && pid <= last
 }
 
 // readPath reads a NUL-terminated path of at most PATH_MAX bytes at addr in process tid.

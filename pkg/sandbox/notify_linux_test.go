@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -166,5 +167,32 @@ func TestRecorderConnections(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("recorded:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestInBoxKnowsEndedProcesses: a process of this PID namespace that has ended is still the namespace's (its
+// /proc entries read a moment late are no attempt at another process's); a PID it never gave out is not.
+func TestInBoxKnowsEndedProcesses(t *testing.T) {
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err == nil {
+		t.Skipf("PID %d was given out again", pid)
+	}
+	if !boxHad(pid) {
+		t.Errorf("the ended process %d is not taken for the namespace's", pid)
+	}
+	b, err := os.ReadFile("/proc/sys/kernel/ns_last_pid")
+	if err != nil {
+		t.Fatal(err)
+	}
+	last, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if never := last + 1_000_000; boxHad(never) {
+		t.Errorf("PID %d, never given out, is taken for the namespace's", never)
 	}
 }

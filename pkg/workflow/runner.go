@@ -38,6 +38,9 @@ type Runner interface {
 	Continue(ctx context.Context, r *store.Run, msg string) error
 	// Stop ends the agent and every process it started, if it is still there.
 	Stop(ctx context.Context, r *store.Run) error
+	// Working reports whether the agent is in the middle of a turn (its screen busy, a headless turn or a live
+	// turn running): stopped now, it would lose the turn's end from its conversation.
+	Working(ctx context.Context, r *store.Run) bool
 	// Live returns ErrNoSession unless the agent can be given text (ace send, ace nudge).
 	Live(ctx context.Context, r *store.Run) error
 	// Screen returns the agent's current screen with historyLines of scrollback (ErrHeadless without one).

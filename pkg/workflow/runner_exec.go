@@ -84,6 +84,8 @@ func (x *execRunner) Continue(ctx context.Context, r *store.Run, msg string) err
 
 func (x *execRunner) Stop(ctx context.Context, r *store.Run) error { return x.endExec(ctx, r) }
 
+func (x *execRunner) Working(ctx context.Context, r *store.Run) bool { return x.execAlive(ctx, r) }
+
 // Live: a headless run has no session to type into, only a conversation to continue with a new turn.
 func (x *execRunner) Live(ctx context.Context, r *store.Run) error {
 	if r.AgentSessionID == "" && !x.execAlive(ctx, r) {

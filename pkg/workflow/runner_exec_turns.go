@@ -102,7 +102,7 @@ func (x *execRunner) execTurnEnded(ctx context.Context, r *store.Run) (Result, e
 	if res, ok, err := e.reach.gaveUp(ctx, r, lastWords(st)); ok || err != nil { // the model unreachable: reach.go
 		return res, err
 	}
-	if st != nil && st.Done && st.Outcome == headless.OutcomeExited && st.ExitCode == 0 && !st.ResultError {
+	if endedWell(st) {
 		if compacted, err := x.execCompaction(ctx, r); compacted || err != nil {
 			return Stay(interval), err
 		}
@@ -165,7 +165,7 @@ func (x *execRunner) recordTurnEnd(ctx context.Context, r *store.Run, st *headle
 	e := x.e
 	msg := fmt.Sprintf("turn %d: %s", r.State.ExecTurn, x.turnEnd(st))
 	kind := EventTurn
-	if st == nil || st.Outcome != headless.OutcomeExited || st.ExitCode != 0 || st.ResultError {
+	if !endedWell(st) {
 		kind = EventAgentFailed
 		if st != nil && strings.TrimSpace(st.StderrTail) != "" {
 			msg += "; stderr:\n" + strings.TrimSpace(st.StderrTail)
@@ -175,6 +175,15 @@ func (x *execRunner) recordTurnEnd(ctx context.Context, r *store.Run, st *headle
 		msg += fmt.Sprintf(" (tokens: %d in, %d out)", st.Usage.InputTokens, st.Usage.OutputTokens)
 	}
 	e.event(ctx, r, kind, msg)
+}
+
+// endedWell reports whether a turn ended as the agent meant it to: it exited cleanly, or it reported its result
+// and then did not exit until its supervisor ended it (headless.OutcomeLingered) — either way without an error.
+func endedWell(st *headless.Status) bool {
+	if st == nil || !st.Done || st.ResultError {
+		return false
+	}
+	return st.Outcome == headless.OutcomeExited && st.ExitCode == 0 || st.Outcome == headless.OutcomeLingered
 }
 
 // turnEnd says in words how a turn ended.
@@ -190,6 +199,10 @@ func (x *execRunner) turnEnd(st *headless.Status) string {
 		return fmt.Sprintf("the agent was killed after a turn of %s (monitor.exec_turn_timeout)", m.ExecTurnTimeout.Duration)
 	case st.Outcome == headless.OutcomeStopped:
 		return "the agent was stopped"
+	case st.Outcome == headless.OutcomeLingered && !st.ResultError:
+		return fmt.Sprintf("the agent ended its turn (it had not exited %s after its result: ended)", headless.DefaultExitGrace)
+	case st.Outcome == headless.OutcomeLingered:
+		return fmt.Sprintf("the agent ended its turn with an error (%s; it had not exited %s after it: ended)", st.ResultStatus, headless.DefaultExitGrace)
 	case st.Outcome == headless.OutcomeStartFailed:
 		return "the agent could not be started"
 	case st.ExitCode != 0:

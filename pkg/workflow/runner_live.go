@@ -327,3 +327,8 @@ func (l *liveRunner) Screen(ctx context.Context, r *store.Run, historyLines int)
 
 // Abandon: a host started by a lost visit is found again by its session's name (Start re-attaches to it).
 func (*liveRunner) Abandon(mine, fresh *store.Run) {}
+
+func (l *liveRunner) Working(ctx context.Context, r *store.Run) bool {
+	st, err := l.client(r).Status(ctx)
+	return err == nil && st.Busy
+}

@@ -206,6 +206,18 @@ func (t *tmuxRunner) Stop(ctx context.Context, r *store.Run) error {
 	return nil
 }
 
+func (t *tmuxRunner) Working(ctx context.Context, r *store.Run) bool {
+	if r.Session == "" {
+		return false
+	}
+	prof, err := t.e.agent.profile(r)
+	if err != nil {
+		return false
+	}
+	screen, err := t.tmux.Capture(ctx, r.Session, 0)
+	return err == nil && prof.IsBusy(screen)
+}
+
 func (t *tmuxRunner) Live(ctx context.Context, r *store.Run) error {
 	if r.Session == "" {
 		return fmt.Errorf("%s#%d: %w", r.Repo, r.Issue, ErrNoSession)

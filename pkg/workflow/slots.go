@@ -150,6 +150,12 @@ func (sl *slots) settle(ctx context.Context, r *store.Run) (left time.Duration) 
 	if left = after - e.o.Now().Sub(r.SlotAt); left > 0 {
 		return left
 	}
+	// Not in the middle of a turn: gemini, released a second after it wrote .ace/DONE on a loaded machine, had
+	// not recorded its last reply, and the next round's prompt, in the conversation resumed without it, was
+	// answered as the end of the round before. An agent still working releaseWorking later goes all the same.
+	if -left < releaseWorking && e.runner(r).Working(ctx, r) {
+		return e.cfg.Monitor.Interval.Duration
+	}
 	if ok, err := e.o.Store.SetSlot(ctx, r, store.SlotEvict, store.SlotIdle); err != nil || !ok {
 		return 0
 	}
@@ -158,6 +164,9 @@ func (sl *slots) settle(ctx context.Context, r *store.Run) (left time.Duration) 
 	}
 	return 0
 }
+
+// releaseWorking bounds how long a release for pr.release_after waits for the agent's turn to end.
+const releaseWorking = 2 * time.Minute
 
 // slotWait is how often a run waiting for a slot looks again: a dispatch pass after a slot frees wakes it sooner.
 func (sl *slots) slotWait() time.Duration {

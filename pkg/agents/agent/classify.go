@@ -82,13 +82,20 @@ func (p Profile) IsReady(screen string) bool { return p.Classify(screen, false, 
 // the prompt's beginning near the bottom, where the composer is. A changed screen alone is not enough: on a slow
 // machine the paste is still being drawn when "before" is read, and gemini 0.61 then keeps the whole prompt in
 // its composer (no placeholder, no marker) while the screen differs — taken for submitted, it was never sent and
-// the run sat at an unsent prompt (seen in CI).
+// the run sat at an unsent prompt (seen in CI). A long prompt the CLI draws as a placeholder ("[Pasted Text: 529
+// chars]") has no beginning on screen to look for, so its absence proves nothing: a paste shown as a placeholder
+// counts as taken only on a known screen. Under load gemini lost such an Enter while the screen changed only by
+// the paste's passing hint, and, resuming a conversation, drew its composer before the session was back, took
+// the paste, then blanked the screen to redraw the history ("Resuming session...") with the prompt unsent.
 func (p Profile) Submitted(before, after, prompt string) bool {
 	if before == after {
 		return false
 	}
 	if p.Classify(after, false, 0) != StateStarting {
 		return true
+	}
+	if p.Markers.Pasted != nil && (p.Markers.Pasted.MatchString(bottom(before)) || p.Markers.Pasted.MatchString(bottom(after))) {
+		return false
 	}
 	probe := promptProbe(prompt)
 	return probe == "" || !strings.Contains(bottom(after), probe)

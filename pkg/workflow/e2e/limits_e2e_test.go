@@ -3,7 +3,8 @@ package e2e_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -15,11 +16,27 @@ import (
 	"github.com/aceworks/ace/pkg/workflow"
 )
 
-// limitScript has the agent of issue 193 hit its account's usage limit (resetting at reset) on the task prompt;
-// the agents of other issues just end that turn. The next prompt (the continue at the reset) does the work.
-func limitScript(reset time.Time) string {
-	return fmt.Sprintf("sh case \"$PWD\" in *193*) echo 'Usage limit reached · resets at %s';; esac\nidle\n",
-		reset.UTC().Format(time.RFC3339)) + workScript
+// limitScript has the agent of issue 193 hit its account's usage limit on the task prompt, resetting 20 s after it
+// says so (a reset fixed when the test started had passed before the agent got there on a loaded machine, and ace
+// rightly took it for no reset); it keeps the reset in .ace/reset-at for the test (resetOf). The agents of other
+// issues just end that turn. The next prompt (the continue at the reset) does the work.
+func limitScript() string {
+	return `sh case "$PWD" in *193*) r=$(date -u -d "@$(($(date +%s) + 20))" +%Y-%m-%dT%H:%M:%SZ); ` +
+		`mkdir -p .ace; echo "$r" > .ace/reset-at; echo "Usage limit reached · resets at $r";; esac` + "\nidle\n" + workScript
+}
+
+// resetOf is the reset the agent of run r announced (limitScript).
+func resetOf(t *testing.T, r *store.Run) time.Time {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(r.Workdir, ".ace", "reset-at"))
+	if err != nil {
+		t.Fatalf("the agent announced no reset: %v", err)
+	}
+	reset, err := time.Parse(time.RFC3339, strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reset
 }
 
 func limitTune(c *config.Config) {
@@ -35,12 +52,12 @@ func untilPaused(r *store.Run) bool {
 
 func TestUsageLimitPausesAndResumesAtReset(t *testing.T) {
 	t.Parallel()
-	reset := time.Now().Add(20 * time.Second).Truncate(time.Second) // after start-up even on a loaded machine
-	w := newWorld(t, limitScript(reset), limitTune)
+	w := newWorld(t, limitScript(), limitTune)
 	r := w.run(untilPaused)
 	if r.Status != store.StatusPausedLimit {
 		t.Fatalf("run %s at %s (%s), want paused_limit", r.Status, r.Step, r.Error)
 	}
+	reset := resetOf(t, r)
 	if !r.State.ResumeAt.Equal(reset) || r.State.ResumeAt.Location() != time.UTC {
 		t.Errorf("resume_at %v, want %v in UTC", r.State.ResumeAt, reset.UTC())
 	}
@@ -80,8 +97,7 @@ func TestUsageLimitPausesAndResumesAtReset(t *testing.T) {
 
 func TestUsageLimitPausesEveryRunOnTheAgent(t *testing.T) {
 	t.Parallel()
-	reset := time.Now().Add(20 * time.Second).Truncate(time.Second)
-	w := newWorld(t, limitScript(reset), func(c *config.Config) {
+	w := newWorld(t, limitScript(), func(c *config.Config) {
 		limitTune(c)
 		c.Monitor.IdleAfter = config.Duration{Duration: 30 * time.Second} // issue 194's agent idles until the pause reaches it
 	})
@@ -96,8 +112,12 @@ func TestUsageLimitPausesEveryRunOnTheAgent(t *testing.T) {
 		}
 		runs = append(runs, r)
 	}
+	var reset time.Time
 	for _, r := range runs {
 		follow(t, w, r, untilPaused)
+		if r.Issue == testIssue {
+			reset = resetOf(t, r)
+		}
 		if r.Status != store.StatusPausedLimit || !r.State.ResumeAt.Equal(reset) {
 			t.Fatalf("%s#%d: %s resume_at %v, want paused_limit until %v", r.Repo, r.Issue, r.Status, r.State.ResumeAt, reset)
 		}

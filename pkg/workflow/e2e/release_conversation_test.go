@@ -80,3 +80,31 @@ func TestReleasedRunsRoundResumesItsConversation(t *testing.T) {
 		t.Error("no event says the agent's conversation was resumed")
 	}
 }
+
+// TestReleaseWaitsForTheTurnToEnd: an agent still working after it wrote .ace/DONE (its last reply on its way)
+// is released only once its turn has ended. Stopped mid-turn, its conversation lacks the turn's end: gemini,
+// released a second after .ace/DONE on a loaded machine, had not recorded its last reply, and the next round's
+// prompt was answered as the end of the round before.
+func TestReleaseWaitsForTheTurnToEnd(t *testing.T) {
+	t.Parallel()
+	ended := filepath.Join(t.TempDir(), "turn-ended")
+	w := newWorld(t, `write GREETING.md hi\n
+sh git add GREETING.md && git commit -q -m "Add GREETING.md"
+write .ace/DONE Added GREETING.md.\n
+busy 3s
+write `+ended+` yes\n
+idle
+`, func(c *config.Config) {
+		c.PR.Follow = true
+		c.PR.ReleaseAfter = config.Duration{Duration: time.Second}
+	})
+	w.gh.SetGitDir(testRepo, w.remote)
+	r := w.run(workflow.UntilSettled)
+	if r.Step != string(workflow.StepFollowPR) {
+		t.Fatalf("run at %s (%s)", r.Step, r.Error)
+	}
+	w.waitRun(r, "the agent is released", func(r *store.Run) bool { return workflow.AgentReleased(r) })
+	if _, err := os.Stat(ended); err != nil {
+		t.Errorf("the agent was released before its turn ended: %v", err)
+	}
+}

@@ -106,8 +106,7 @@ func TestAnswerReachesAReleasedAgentInItsConversation(t *testing.T) {
 // (limits.continue) its first message; the scripted agent goes on with its script to the pull request.
 func TestLimitPausedAgentGivesWayAndResumes(t *testing.T) {
 	t.Parallel()
-	reset := time.Now().Add(25 * time.Second).Truncate(time.Second) // after start-up and the second run, even loaded
-	w := newWorld(t, limitScript(reset), withOther(t, limitTune))
+	w := newWorld(t, limitScript(), withOther(t, limitTune)) // the reset 20 s after the agent announces it
 	most := w.sampleAgents()
 	r := w.run(untilPaused)
 	if r.Status != store.StatusPausedLimit {
