@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/aceworks/ace/internal/testkit"
-	"github.com/aceworks/ace/pkg/live/livetest"
+	"github.com/aceworks/ace/internal/livetest"
 	"github.com/aceworks/ace/pkg/modelserver"
 	"github.com/aceworks/ace/pkg/tmuxops"
 	"github.com/aceworks/ace/pkg/usage"

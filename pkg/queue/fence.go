@@ -106,6 +106,11 @@ func (q *Queue) fenceIfCutOff(ctx context.Context) {
 		if f.lastBeat.IsZero() || time.Since(f.lastBeat) < q.cfg.Host.DeadAfter.Duration/2 {
 			return
 		}
+		if q.stopping.Load() {
+			// An ace on its way out leaves its agents running, as every stopped ace does (the next one takes
+			// them on, or another host once this one is dead): its fence would stop what it means to keep.
+			return
+		}
 		f.up.Store(true)
 		q.o.Logger.WarnContext(ctx, "cut off from the store: this host takes no step and stops its agents before other hosts may move its runs",
 			"host", q.self, "since", time.Since(f.lastBeat).Round(time.Second), "runs", len(f.runs))

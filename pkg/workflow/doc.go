@@ -1,8 +1,10 @@
 // Package workflow runs one attempt at one issue as a persisted state-machine graph:
 //
-//	claim → prepare_workspace → write_task → start_session → deliver_prompt → monitor ─┬→ finalize → report → done
-//	                                                                ↑   ↓ question        └→ failed | cancelled
-//	                                                                └ waiting_input (human answers on the issue)
+//	claim → prepare_workspace → write_task → start_session → deliver_prompt → monitor ─┬→ finalize → report ─┬→ done
+//	                                                                ↑   ↓ question        └→ failed | cancelled │
+//	                                                                └ waiting_input (human answers on the issue)  │
+//	                                                      follow_pr (the pull request's CI and review) ←───────────┘
+//	                                                        └→ a round: deliver_prompt → monitor → finalize → report
 //
 // Every node is idempotent: it looks at what already exists (a clone, a live session, an open pull request, a
 // posted status comment) before acting, so a run interrupted at any point — ace killed, the machine rebooted —
@@ -13,10 +15,14 @@
 // markers? .ace/DONE or .ace/QUESTION present? issue closed?) and decides, so it never depends on having seen
 // every event.
 //
-// Two runners share the graph. "tmux" types into an interactive session. "exec" (headless) skips deliver_prompt:
+// Three runners share the graph (runner.go, one Runner interface): "tmux" (runner_tmux*.go) types into the
+// agent's interactive session and reads its screen; "exec" (runner_exec*.go, headless) skips deliver_prompt:
 // start_session starts the first turn of the agent's JSON-streaming CLI under a detached supervisor, and the
 // monitor waits for each turn to end, then acts on .ace/DONE or .ace/QUESTION, or starts the next turn of the
-// same conversation (a queued answer, a nudge, a resume after a crash). See node_exec.go.
+// same conversation; "live" (runner_live*.go) keeps the CLI's own protocol open in a host process (pkg/livehost)
+// in a tmux pane, sending each message into the running conversation. Liveness (liveness*.go) reads what the
+// agent does — its model traffic, its transcript, the CPU of its process tree, its working copy — for every
+// runner; slots (slots.go) say who may have an agent alive; the box (box*.go) is where each agent process runs.
 //
 // The package declares the small interfaces it needs (Store, Tracker, Workspaces, Sessions, Secrets); the
 // packages that implement them return concrete types and never import workflow.

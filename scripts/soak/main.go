@@ -98,7 +98,7 @@ func soak(ctx context.Context, rounds int, run string, load int, timeout time.Du
 }
 
 // realCLIPackages are the packages whose test binaries link internal/realcli (directly or through
-// pkg/live/livetest).
+// internal/livetest).
 func realCLIPackages(ctx context.Context) ([]string, error) {
 	out, err := exec.CommandContext(ctx, "go", "list", "-test", "-f", `{{.ImportPath}} {{join .Deps " "}}`, "./...").Output()
 	if err != nil {

@@ -3,7 +3,7 @@ package codex_test
 import (
 	"testing"
 
-	"github.com/aceworks/ace/pkg/live/livetest"
+	"github.com/aceworks/ace/internal/livetest"
 )
 
 // TestLive runs the tests every live adapter passes (livetest) against each pinned codex.
