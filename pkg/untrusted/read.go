@@ -33,7 +33,7 @@ func (t Tree) Open(rel string, limit int64) (*File, error) {
 		err = explain(root, p, err)
 		if _, ok := IsRefusal(err); !ok && !errors.Is(err, fs.ErrNotExist) {
 			if fi, serr := root.Stat(p); serr == nil && !fi.Mode().IsRegular() {
-				err = refuse(p, "%s", kind(fi.Mode())) // a socket does not open (ENXIO)
+				err = refuse(p, "%s", Kind(fi.Mode())) // a socket does not open (ENXIO)
 			}
 		}
 		return nil, err
@@ -46,7 +46,7 @@ func (t Tree) Open(rel string, limit int64) (*File, error) {
 	var r *Refusal
 	switch st, _ := fi.Sys().(*syscall.Stat_t); {
 	case !fi.Mode().IsRegular():
-		r = refuse(p, "%s", kind(fi.Mode()))
+		r = refuse(p, "%s", Kind(fi.Mode()))
 	case st != nil && st.Nlink > 1:
 		r = refuse(p, "a hard link (a file of more than one name: its others may be out of the tree)")
 	case fi.Size() > limit:

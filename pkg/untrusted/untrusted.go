@@ -119,7 +119,7 @@ func explain(root *os.Root, p string, err error) error {
 			continue
 		}
 		if !fi.IsDir() && i < len(parts)-1 {
-			return refuse(p, "%s is %s, not a directory", prefix, kind(fi.Mode()))
+			return refuse(p, "%s is %s, not a directory", prefix, Kind(fi.Mode()))
 		}
 	}
 	if errors.Is(err, syscall.ELOOP) {
@@ -136,8 +136,8 @@ func quoted(target string) string {
 	return sanitize.Line(target)
 }
 
-// kind names a file's type for a refusal.
-func kind(m fs.FileMode) string {
+// Kind names a file's type for a refusal ("a FIFO"): here and wherever ace refuses what an agent left.
+func Kind(m fs.FileMode) string {
 	switch {
 	case m.IsRegular():
 		return "a file"

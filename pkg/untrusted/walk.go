@@ -32,7 +32,7 @@ func readDir(root *os.Root, p string, max int) ([]fs.DirEntry, error) {
 	if err != nil {
 		if errors.Is(err, syscall.ENOTDIR) {
 			if fi, lerr := root.Lstat(p); lerr == nil {
-				return nil, refuse(p, "%s, not a directory", kind(fi.Mode()))
+				return nil, refuse(p, "%s, not a directory", Kind(fi.Mode()))
 			}
 		}
 		return nil, explain(root, p, err)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/aceworks/ace/pkg/sandbox"
 	"github.com/aceworks/ace/pkg/sanitize"
+	"github.com/aceworks/ace/pkg/untrusted"
 )
 
 // Everything in a working copy is the agent's, its .git included, and git acts on what it finds there: hooks,
@@ -199,25 +200,9 @@ func (w *Workspace) checkDotGit() error {
 	case fi.Mode()&os.ModeSymlink != 0:
 		return refusedf("the working copy's .git is a symbolic link, not the directory ace made: ace does not follow it")
 	case !fi.IsDir():
-		return refusedf("the working copy's .git is a %s, not the directory ace made: ace does not follow it", kind(fi))
+		return refusedf("the working copy's .git is %s, not the directory ace made: ace does not follow it", untrusted.Kind(fi.Mode()))
 	}
 	return nil
-}
-
-// kind names what a file is, for a refusal.
-func kind(fi os.FileInfo) string {
-	switch t := fi.Mode().Type(); {
-	case t == 0:
-		return "file"
-	case t&os.ModeNamedPipe != 0:
-		return "FIFO"
-	case t&os.ModeSocket != 0:
-		return "socket"
-	case t&os.ModeDevice != 0:
-		return "device"
-	default:
-		return t.String()
-	}
 }
 
 // capped keeps the first max bytes written to it and takes (drops) the rest.
