@@ -119,6 +119,9 @@ var (
 	ErrUnauthorized = errors.New("unauthorized")
 	ErrForbidden    = errors.New("forbidden")
 	ErrValidation   = errors.New("rejected as invalid")
+	// ErrUnreachable is a check of the tracker (ace doctor) that could not tell: the tracker did not answer, or
+	// answered in a way that says nothing of ace's credential.
+	ErrUnreachable = errors.New("unreachable")
 )
 
 // Error is a tracker failure with its HTTP status (0 for non-HTTP trackers).

@@ -23,6 +23,8 @@ type Options struct {
 	// APIURL is "" for api.github.com, else a GitHub Enterprise (or test) API URL such as "https://ghe/api/v3/".
 	APIURL string
 	Token  string
+	// TokenEnv are the secrets Token was looked up under (github.token_env): Credential names them.
+	TokenEnv []string
 	// HTTPClient supplies the base transport (default http.DefaultTransport).
 	HTTPClient *http.Client
 	Logger     *slog.Logger
