@@ -21,15 +21,6 @@ type Secrets interface {
 	Resolve(ctx context.Context, name string) (string, error)
 }
 
-// Credential is the secret a tracker acts with, as the rest of ace must treat it.
-type Credential struct {
-	// Secret is its value (GitHub's token): an agent's tools for the tracker get it (a GitHub MCP server), and it
-	// is kept out of what agents leave behind (the repository's memory).
-	Secret string
-	// Names are the secrets it is looked up under (github.token_env): setup and verify never get these variables.
-	Names []string
-}
-
 // Endpoint is a URL of the tracker that a run's agent may reach from its box, with what named it (a key of
 // ace.toml, or a few words).
 type Endpoint struct {
@@ -43,8 +34,8 @@ type NoCredential struct{}
 // GitAuth gives no remote anything.
 func (NoCredential) GitAuth(string) (user, secret string, ok bool) { return "", "", false }
 
-// Credential is none.
-func (NoCredential) Credential() Credential { return Credential{} }
+// Secret is none.
+func (NoCredential) Secret() string { return "" }
 
 // Endpoints are none.
 func (NoCredential) Endpoints() []Endpoint { return nil }

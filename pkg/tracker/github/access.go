@@ -23,7 +23,7 @@ func Open(ctx context.Context, s tracker.Setup) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("GitHub token (github.token_env): %w", err)
 	}
-	c, err := New(ctx, Options{APIURL: cfg.GitHub.APIURL, Token: tok, TokenEnv: cfg.GitHub.TokenEnv, Logger: s.Logger,
+	c, err := New(ctx, Options{APIURL: cfg.GitHub.APIURL, Token: tok, Logger: s.Logger,
 		CacheDir: filepath.Join(cfg.Workspace.Root, "cache", "github")})
 	if err != nil {
 		return nil, fmt.Errorf("GitHub client: %w", err)
@@ -114,10 +114,8 @@ func (c *Client) GitAuth(remoteURL string) (user, secret string, ok bool) {
 	return gitUser, c.o.Token, true
 }
 
-// Credential is the token and the secrets it is looked up under.
-func (c *Client) Credential() tracker.Credential {
-	return tracker.Credential{Secret: c.o.Token, Names: slices.Clone(c.o.TokenEnv)}
-}
+// Secret is the token.
+func (c *Client) Secret() string { return c.o.Token }
 
 // Endpoints are GitHub's API: a run's agent reaches it from its box (gh, scripts/codex-gh).
 func (c *Client) Endpoints() []tracker.Endpoint {

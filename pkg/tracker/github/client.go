@@ -23,8 +23,6 @@ type Options struct {
 	// APIURL is "" for api.github.com, else a GitHub Enterprise (or test) API URL such as "https://ghe/api/v3/".
 	APIURL string
 	Token  string
-	// TokenEnv are the secrets Token was looked up under (github.token_env): Credential names them.
-	TokenEnv []string
 	// HTTPClient supplies the base transport (default http.DefaultTransport).
 	HTTPClient *http.Client
 	Logger     *slog.Logger
@@ -81,8 +79,6 @@ func (c *Client) rememberCheck(id int64, d checkDetail) {
 		c.checkOrder = c.checkOrder[1:]
 	}
 }
-
-var _ tracker.Tracker = (*Client)(nil)
 
 // New returns a client. No request is made until a method is called.
 func New(_ context.Context, o Options) (*Client, error) {
