@@ -62,8 +62,6 @@ type repoFile struct {
 	Permissions   map[string]string `toml:"permissions"`
 }
 
-var _ tracker.Tracker = (*Tracker)(nil)
-
 // Open is the local tracker of the configuration: the folder tracker.path.
 func Open(_ context.Context, s tracker.Setup) (*Tracker, error) {
 	path := s.Config.Tracker.Path
