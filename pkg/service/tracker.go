@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"strings"
 
 	"github.com/aceworks/ace/pkg/config"
@@ -50,6 +51,12 @@ func kind[T Tracker](name string, open func(context.Context, tracker.Setup) (T, 
 	}}
 }
 
+// setup is what the configuration says to the trackers.
+func (k trackerKind) setup(cfg *config.Config, res *secrets.Resolver, log *slog.Logger) tracker.Setup {
+	return tracker.Setup{Path: cfg.Tracker.Path, APIURL: cfg.GitHub.APIURL, TokenEnv: cfg.GitHub.TokenEnv,
+		CacheDir: filepath.Join(cfg.Workspace.Root, "cache", k.name), Secrets: res, Logger: log}
+}
+
 // trackerOf is the kind tracker.kind names ("": the first).
 func trackerOf(cfg *config.Config) (trackerKind, error) {
 	kinds := trackerKinds()
@@ -70,7 +77,7 @@ func NewTracker(ctx context.Context, cfg *config.Config, res *secrets.Resolver, 
 	if err != nil {
 		return nil, err
 	}
-	return k.open(ctx, tracker.Setup{Config: cfg, Secrets: res, Logger: log})
+	return k.open(ctx, k.setup(cfg, res, log))
 }
 
 // CheckTracker is `ace doctor`'s look at the configured tracker: what it reached, or why not (an error wrapping
@@ -80,5 +87,5 @@ func CheckTracker(ctx context.Context, cfg *config.Config, res *secrets.Resolver
 	if err != nil {
 		return "", err
 	}
-	return k.doctor(ctx, tracker.Setup{Config: cfg, Secrets: res, Logger: log})
+	return k.doctor(ctx, k.setup(cfg, res, log))
 }

@@ -3,16 +3,21 @@ package tracker
 import (
 	"context"
 	"log/slog"
-
-	"github.com/aceworks/ace/pkg/config"
 )
 
-// Setup is what a tracker is opened with: the configuration (tracker.kind and its own keys), the secrets its
-// credential is looked up in, and the log.
+// Setup is what a tracker is opened with: the settings of ace.toml a tracker reads (each its own), the secrets
+// its credential is looked up in, and the log.
 type Setup struct {
-	Config  *config.Config
-	Secrets Secrets
-	Logger  *slog.Logger
+	// Path is the folder of a tracker kept in files (tracker.path).
+	Path string
+	// APIURL is the tracker's API ("" for its own default; github.api_url).
+	APIURL string
+	// TokenEnv are the secrets its token may be under, tried in order (github.token_env).
+	TokenEnv []string
+	// CacheDir is where it may keep what it caches across processes (<workspace.root>/cache/<tracker.kind>).
+	CacheDir string
+	Secrets  Secrets
+	Logger   *slog.Logger
 }
 
 // Secrets resolves a named secret (pkg/secrets); a name that resolves nowhere is an error wrapping

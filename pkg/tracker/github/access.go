@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -16,15 +15,13 @@ import (
 )
 
 // Open is the GitHub tracker of the configuration: [github]'s API (api_url) with the token of token_env, its
-// conditional requests cached under the workspace root.
+// conditional requests cached in s.CacheDir.
 func Open(ctx context.Context, s tracker.Setup) (*Client, error) {
-	cfg := s.Config
-	tok, err := Token(ctx, s.Secrets, cfg.GitHub.TokenEnv)
+	tok, err := Token(ctx, s.Secrets, s.TokenEnv)
 	if err != nil {
 		return nil, fmt.Errorf("GitHub token (github.token_env): %w", err)
 	}
-	c, err := New(ctx, Options{APIURL: cfg.GitHub.APIURL, Token: tok, Logger: s.Logger,
-		CacheDir: filepath.Join(cfg.Workspace.Root, "cache", "github")})
+	c, err := New(ctx, Options{APIURL: s.APIURL, Token: tok, Logger: s.Logger, CacheDir: s.CacheDir})
 	if err != nil {
 		return nil, fmt.Errorf("GitHub client: %w", err)
 	}
@@ -52,11 +49,11 @@ func Token(ctx context.Context, res tracker.Secrets, names []string) (string, er
 // Doctor is `ace doctor`'s look at the tracker: the token resolves, and the API takes it (GET /user). An API that
 // does not answer, or answers otherwise, is tracker.ErrUnreachable: the token may be good.
 func Doctor(ctx context.Context, s tracker.Setup) (string, error) {
-	tok, err := Token(ctx, s.Secrets, s.Config.GitHub.TokenEnv)
+	tok, err := Token(ctx, s.Secrets, s.TokenEnv)
 	if err != nil {
 		return "", fmt.Errorf("github token: %w", err)
 	}
-	apiURL := s.Config.GitHub.APIURL
+	apiURL := s.APIURL
 	if apiURL == "" {
 		apiURL = defaultAPI + "/"
 	}

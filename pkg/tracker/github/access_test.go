@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/secrets"
 	"github.com/aceworks/ace/pkg/tracker"
 )
@@ -77,12 +76,8 @@ func TestOpenAndDoctor(t *testing.T) {
 	t.Parallel()
 	gh, _, _ := setup(t)
 	ctx := context.Background()
-	cfg := config.Default()
-	cfg.Workspace.Root = t.TempDir()
-	cfg.GitHub.APIURL = gh.URL()
-	cfg.GitHub.TokenEnv = []string{"BOT_TOKEN"}
 	with := func(env map[string]string) tracker.Setup { // a resolver keeps what it resolved: one per case
-		return tracker.Setup{Config: cfg, Secrets: secrets.NewResolver(secrets.Options{
+		return tracker.Setup{APIURL: gh.URL(), TokenEnv: []string{"BOT_TOKEN"}, CacheDir: t.TempDir(), Secrets: secrets.NewResolver(secrets.Options{
 			LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})}
 	}
 	s := with(map[string]string{"BOT_TOKEN": "bot-token"})

@@ -64,7 +64,7 @@ type repoFile struct {
 
 // Open is the local tracker of the configuration: the folder tracker.path.
 func Open(_ context.Context, s tracker.Setup) (*Tracker, error) {
-	path := s.Config.Tracker.Path
+	path := s.Path
 	if path == "" {
 		return nil, fmt.Errorf("tracker.path: empty (the local tracker needs the folder that holds issues/)")
 	}
@@ -77,7 +77,7 @@ func Open(_ context.Context, s tracker.Setup) (*Tracker, error) {
 
 // Doctor is `ace doctor`'s look at the tracker: the folder it names.
 func Doctor(_ context.Context, s tracker.Setup) (string, error) {
-	return "local: " + s.Config.Tracker.Path, nil
+	return "local: " + s.Path, nil
 }
 
 // New opens the tracker folder dir (it must hold repo.toml).
