@@ -100,7 +100,8 @@ func (ag *runAgent) agentEnv(ctx context.Context, r *store.Run, prof agents.Prof
 	if prof.GitHubMCP != "" && secrets[mcpTokenEnv] == "" {
 		tok := e.o.Tracker.Secret()
 		if tok == "" {
-			return launchEnv{}, Terminalf("agents.%s.github_mcp needs a GitHub token: the tracker (%s) has none", prof.Name, e.cfg.Tracker.Kind)
+			return launchEnv{}, Terminalf("agents.%s.github_mcp needs a GitHub token: the tracker (%s) has none",
+				prof.Name, e.cfg.Tracker.Kind)
 		}
 		secrets[mcpTokenEnv] = tok
 	}

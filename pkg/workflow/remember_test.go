@@ -63,7 +63,8 @@ func TestStatusLineKeepsNoSecret(t *testing.T) {
 		t.Fatalf("%d status entries, want 1", len(mem.entries))
 	}
 	d := mem.entries[0].Detail
-	if strings.Contains(d, "sk-agent-secret-1234") || strings.Contains(d, "ghs_token_5678") || strings.Contains(d, "ghs_fallback_9012") || !strings.Contains(d, "export AGENT_KEY=***") {
+	if strings.Contains(d, "sk-agent-secret-1234") || strings.Contains(d, "ghs_token_5678") || strings.Contains(d, "ghs_fallback_9012") ||
+		!strings.Contains(d, "export AGENT_KEY=***") {
 		t.Fatalf("status detail %q", d)
 	}
 }

@@ -76,7 +76,8 @@ func Doctor(ctx context.Context, s tracker.Setup) (string, error) {
 	case http.StatusOK:
 		return "github: token accepted by " + apiURL, nil
 	case http.StatusUnauthorized:
-		return "", &tracker.Error{Op: "github", Message: "the token was refused (401): check github.token_env", Kind: tracker.ErrUnauthorized}
+		return "", &tracker.Error{Op: "github", Message: "the token was refused (401): check github.token_env",
+			Kind: tracker.ErrUnauthorized}
 	default:
 		return "", unclear("GET /user answered " + resp.Status)
 	}

@@ -77,8 +77,9 @@ func TestOpenAndDoctor(t *testing.T) {
 	gh, _, _ := setup(t)
 	ctx := context.Background()
 	with := func(env map[string]string) tracker.Setup { // a resolver keeps what it resolved: one per case
-		return tracker.Setup{APIURL: gh.URL(), TokenEnv: []string{"BOT_TOKEN"}, CacheDir: t.TempDir(), Secrets: secrets.NewResolver(secrets.Options{
-			LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})}
+		return tracker.Setup{APIURL: gh.URL(), TokenEnv: []string{"BOT_TOKEN"}, CacheDir: t.TempDir(),
+			Secrets: secrets.NewResolver(secrets.Options{
+				LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})}
 	}
 	s := with(map[string]string{"BOT_TOKEN": "bot-token"})
 	c, err := Open(ctx, s)
