@@ -99,7 +99,7 @@ func aceRunGit(ctx context.Context, ws *workspace.Workspace, i int) error {
 	if _, err := ws.SoFar(ctx); err != nil {
 		return err
 	}
-	return ws.Push(ctx, "")
+	return ws.Push(ctx)
 }
 
 // plainRunGit is the same as ace did it before: git in the copy as the user, pushing the copy's origin.

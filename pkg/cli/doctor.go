@@ -2,8 +2,8 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +21,7 @@ import (
 	"github.com/aceworks/ace/pkg/service"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/tmuxops"
+	"github.com/aceworks/ace/pkg/tracker"
 	"github.com/aceworks/ace/pkg/workflow"
 )
 
@@ -89,15 +90,13 @@ func runDoctor(ctx context.Context, app *App) error {
 	for _, name := range app.Config.AgentNames() {
 		checkAgent(ctx, c, app, name)
 	}
-	if app.Config.Tracker.Kind == "github" {
-		tok, err := app.Secrets.GitHubToken(ctx, app.Config.GitHub.TokenEnv)
-		if err != nil {
-			c.fail("github token", err.Error())
-		} else {
-			checkGitHub(ctx, c, app.Config.GitHub.APIURL, tok)
-		}
-	} else {
-		c.ok("tracker", "local: "+app.Config.Tracker.Path)
+	switch got, err := service.CheckTracker(ctx, app.Config, app.Secrets, app.Logger); {
+	case errors.Is(err, tracker.ErrUnreachable):
+		c.warn("tracker", c.app.Redactor.Redact(err.Error()))
+	case err != nil:
+		c.fail("tracker", c.app.Redactor.Redact(err.Error()))
+	default:
+		c.ok("tracker", got)
 	}
 	root := app.Config.Workspace.Root
 	if err := os.MkdirAll(root, 0o700); err != nil {
@@ -171,34 +170,6 @@ func checkAgent(ctx context.Context, c *check, app *App, name string) {
 		c.ok("sign-in "+name, auth.Method+" ("+auth.Detail+")")
 	}
 	checkReach(ctx, c, app, p) // doctor_reach.go
-}
-
-func checkGitHub(ctx context.Context, c *check, apiURL, token string) {
-	if apiURL == "" {
-		apiURL = "https://api.github.com/"
-	}
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, apiURL+"user", nil)
-	if err != nil {
-		c.warn("github", err.Error())
-		return
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		c.warn("github", "token present; API unreachable ("+c.app.Redactor.Redact(err.Error())+")")
-		return
-	}
-	resp.Body.Close()
-	switch resp.StatusCode {
-	case http.StatusOK:
-		c.ok("github", "token accepted by "+apiURL)
-	case http.StatusUnauthorized:
-		c.fail("github", "the token was refused (401): check github.token_env")
-	default:
-		c.warn("github", "GET /user answered "+resp.Status)
-	}
 }
 
 func atoi(s string) int { n, _ := strconv.Atoi(s); return n }

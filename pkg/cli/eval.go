@@ -125,14 +125,8 @@ func runEvalBuild(ctx context.Context, app *App, o evalBuildOptions) error {
 	if err != nil {
 		return err
 	}
-	token := ""
-	if cfg.Tracker.Kind != "local" {
-		if token, err = app.Secrets.GitHubToken(ctx, cfg.GitHub.TokenEnv); err != nil {
-			return err
-		}
-	}
 	ws, err := workspace.New(workspace.Options{Root: cfg.Workspace.Root, AuthorName: cfg.Git.AuthorName,
-		AuthorEmail: cfg.Git.AuthorEmail, Logger: app.Logger})
+		AuthorEmail: cfg.Git.AuthorEmail, Logger: app.Logger, Auth: trk})
 	if err != nil {
 		return err
 	}
@@ -151,15 +145,11 @@ func runEvalBuild(ctx context.Context, app *App, o evalBuildOptions) error {
 		defer logFile.Close()
 		logW = logFile
 	}
-	et, ok := trk.(eval.Tracker)
-	if !ok {
-		return fmt.Errorf("tracker %q cannot read repositories and issues", cfg.Tracker.Kind)
-	}
 	var onResult func(eval.Result)
 	if !o.JSON {
 		onResult = func(r eval.Result) { printEvalResult(app.Stdout, r) }
 	}
-	sum, err := eval.Build(ctx, eval.Options{Repo: repo, Config: cfg, Tracker: et, Workspaces: ws, Token: token, From: o.From,
+	sum, err := eval.Build(ctx, eval.Options{Repo: repo, Config: cfg, Tracker: trk, Workspaces: ws, From: o.From,
 		Since: since, Max: o.Max, DryRun: o.DryRun, Check: check, CheckTimeout: o.CheckTimeout, Jobs: o.Jobs, Scratch: scratch,
 		Self: executable(), Log: logW, OnResult: onResult, Logger: app.Logger})
 	if errors.Is(err, eval.ErrNoCheck) {

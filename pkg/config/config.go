@@ -5,7 +5,7 @@ package config
 import (
 	"fmt"
 	"net/url"
-	"strings"
+	"slices"
 	"time"
 
 	"github.com/aceworks/ace/pkg/agents"
@@ -93,18 +93,9 @@ type WorkspaceConfig struct {
 	GitTimeout Duration `toml:"git_timeout"`
 }
 
-// GitHost is the host GitHub serves git from, the one host ace sends its token to with a push or a fetch: the
-// API's host without "api." (api.github.com: github.com; an Enterprise server's API is on its own host).
-func (g GitHubConfig) GitHost() string {
-	if g.APIURL == "" {
-		return "github.com"
-	}
-	u, err := url.Parse(g.APIURL)
-	if err != nil {
-		return ""
-	}
-	return strings.TrimPrefix(strings.ToLower(u.Hostname()), "api.")
-}
+// SecretEnv are the variables ace.toml names as holding a tracker's secret (github.token_env), whichever tracker
+// ace works with: setup and verify never get them, and their values never reach the repository's memory.
+func (c *Config) SecretEnv() []string { return slices.Clone(c.GitHub.TokenEnv) }
 
 // GitHubConfig is the GitHub API and the repositories ace watches.
 type GitHubConfig struct {

@@ -54,9 +54,7 @@ type Options struct {
 	Config     *config.Config // [repos."owner/name"] and the workflow, [sandbox], [eval], [poll]
 	Tracker    Tracker
 	Workspaces Workspaces
-	// Token authenticates the mirror's fetch ("" for a remote without one).
-	Token string
-	From  string // FromAuto ("" too), FromPRs or FromCommits
+	From       string // FromAuto ("" too), FromPRs or FromCommits
 	// Since leaves out what was merged (or committed) before it; Max bounds the candidates, newest first (0: all).
 	Since time.Time
 	Max   int
@@ -155,7 +153,7 @@ func Build(ctx context.Context, o Options) (*Summary, error) {
 		return nil, fmt.Errorf("read repository %s: %w", o.Repo, err)
 	}
 	b.branch = info.DefaultBranch
-	if b.mirror, err = o.Workspaces.SyncMirror(ctx, workspace.Spec{Repo: o.Repo, RemoteURL: info.CloneURL, Token: o.Token}); err != nil {
+	if b.mirror, err = o.Workspaces.SyncMirror(ctx, workspace.Spec{Repo: o.Repo, RemoteURL: info.CloneURL}); err != nil {
 		return nil, err
 	}
 	if err := b.resolveCheck(ctx); err != nil {

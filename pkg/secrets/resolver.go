@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -104,24 +103,6 @@ func (r *Resolver) ResolveAll(ctx context.Context, names []string) (map[string]s
 		out[n] = v
 	}
 	return out, nil
-}
-
-// GitHubToken returns the first of names that resolves. GITHUB_TOKEN falls back to GITHUB_CONTROL_API_KEY.
-func (r *Resolver) GitHubToken(ctx context.Context, names []string) (string, error) {
-	tried := append([]string{}, names...)
-	if len(tried) == 0 || (slices.Contains(tried, "GITHUB_TOKEN") && !slices.Contains(tried, "GITHUB_CONTROL_API_KEY")) {
-		tried = append(tried, "GITHUB_TOKEN", "GITHUB_CONTROL_API_KEY")
-	}
-	for _, n := range tried {
-		v, err := r.Resolve(ctx, n)
-		if err == nil {
-			return v, nil
-		}
-		if !errors.Is(err, ErrNotFound) {
-			return "", err
-		}
-	}
-	return "", fmt.Errorf("no GitHub token (tried %s): %w", strings.Join(tried, ", "), ErrNotFound)
 }
 
 // readFile loads the secrets file, refusing one that others can read.

@@ -35,9 +35,6 @@ func TestSourcesInOrder(t *testing.T) {
 	if _, err := r.Resolve(ctx, "NOPE"); !errors.Is(err, secrets.ErrNotFound) || !strings.Contains(err.Error(), "NOPE") {
 		t.Fatalf("missing: %v", err)
 	}
-	if tok, err := r.GitHubToken(ctx, []string{"GITHUB_TOKEN"}); err != nil || tok != "control-key" {
-		t.Fatalf("GITHUB_TOKEN fallback: %q %v", tok, err)
-	}
 }
 
 func TestCommandRunsWithoutShell(t *testing.T) {

@@ -4,12 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/aceworks/ace/pkg/config"
+	"github.com/aceworks/ace/pkg/secrets"
 	"github.com/aceworks/ace/pkg/store"
-	"github.com/aceworks/ace/pkg/tracker/local"
 )
 
 // ErrAmbiguous says an issue number alone does not name one repository.
@@ -35,11 +34,14 @@ func (s *Service) Repo(ctx context.Context, flag string) (string, error) {
 	}
 }
 
+// repoLister is a tracker that knows its repositories by itself (the local tracker: its folder's one).
+type repoLister interface {
+	Repos(context.Context) ([]string, error)
+}
+
 // Repos are the repositories `ace poll` watches.
 func (s *Service) Repos(ctx context.Context) ([]string, error) {
-	if lister, ok := s.Tracker.(interface {
-		Repos(context.Context) ([]string, error)
-	}); ok && len(s.Config.GitHub.Repos) == 0 {
+	if lister, ok := s.Tracker.(repoLister); ok && len(s.Config.GitHub.Repos) == 0 {
 		return lister.Repos(ctx)
 	}
 	return s.Config.GitHub.Repos, nil
@@ -89,19 +91,26 @@ func FindRunIn(ctx context.Context, st RunLister, repo string, n int) (*store.Ru
 	return found, nil
 }
 
-// ConfiguredRepo is Repo without a tracker client (no token needed): the flag, else github.repos when it names
-// one repository, else the local tracker's repository.
+// ConfiguredRepo is Repo without a token: the flag, else github.repos when it names one repository, else the
+// repository of a tracker that knows it without secrets (the local tracker's).
 func ConfiguredRepo(cfg *config.Config, flag string) (string, error) {
 	if flag != "" {
 		return flag, nil
 	}
 	repos := cfg.GitHub.Repos
-	if len(repos) == 0 && cfg.Tracker.Kind == "local" && cfg.Tracker.Path != "" {
-		t, err := local.New(filepath.Clean(cfg.Tracker.Path))
-		if err != nil {
-			return "", fmt.Errorf("local tracker at %s: %w", cfg.Tracker.Path, err)
+	if k, err := trackerOf(cfg); err == nil && len(repos) == 0 {
+		// Opened with no secrets at all: a tracker that needs its token (GitHub) does not open, and names none.
+		none := secrets.NewResolver(secrets.Options{LookupEnv: func(string) (string, bool) { return "", false }})
+		t, err := k.open(context.Background(), k.setup(cfg, none, nil))
+		switch {
+		case errors.Is(err, secrets.ErrNotFound):
+		case err != nil:
+			return "", err
+		default:
+			if lister, ok := t.(repoLister); ok {
+				repos, _ = lister.Repos(context.Background())
+			}
 		}
-		repos, _ = t.Repos(context.Background())
 	}
 	switch len(repos) {
 	case 0:

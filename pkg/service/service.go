@@ -24,7 +24,6 @@ import (
 	"github.com/aceworks/ace/pkg/secrets"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/tmuxops"
-	"github.com/aceworks/ace/pkg/tracker"
 	"github.com/aceworks/ace/pkg/workflow"
 	"github.com/aceworks/ace/pkg/workspace"
 	"github.com/aceworks/ace/scripts"
@@ -40,7 +39,7 @@ type Options struct {
 	// Observer receives the engine's progress (the foreground display of `ace run` and `ace demo`).
 	Observer func(workflow.Progress)
 	// Tracker replaces the tracker built from the configuration (tests).
-	Tracker tracker.Tracker
+	Tracker Tracker
 	// Watching says the process will watch agents for long (ace run, ace poll): tmux is then read through one
 	// persistent control-mode connection instead of a tmux process per look.
 	Watching bool
@@ -59,7 +58,7 @@ type Service struct {
 	Config     *config.Config
 	Root       string
 	Store      *store.Store
-	Tracker    tracker.Tracker
+	Tracker    Tracker
 	Tmux       *tmuxops.Client
 	Workspaces *workspace.Manager
 	Engine     *workflow.Engine
@@ -119,7 +118,7 @@ func Open(ctx context.Context, o Options) (*Service, error) {
 	boxes := sandbox.NewDetector() // one answer for the agents' boxes and the boxes git runs in on working copies
 	ws, err := workspace.New(workspace.Options{
 		Root: root, AuthorName: cfg.Git.AuthorName, AuthorEmail: cfg.Git.AuthorEmail, Logger: log,
-		Boxes: boxes, GitTimeout: cfg.Workspace.GitTimeout.Duration, TokenHost: cfg.GitHub.GitHost(),
+		Boxes: boxes, GitTimeout: cfg.Workspace.GitTimeout.Duration, Auth: trk,
 	})
 	if err != nil {
 		st.Close()

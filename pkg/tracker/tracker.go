@@ -1,9 +1,10 @@
-// Package tracker is the issue tracker as ace needs it — issues, comments, labels, permissions, pull
-// requests — with two implementations: GitHub (tracker/github) and a folder of Markdown files (tracker/local).
+// Package tracker is what ace's trackers share: issues, comments, pull requests and their states as ace reads
+// them, the errors every tracker wraps, and what a tracker is opened with (Setup). Each tracker is a folder below
+// (GitHub: tracker/github; a folder of Markdown files: tracker/local) that service lists; the parts that use a
+// tracker declare what they use of it (workflow.Tracker, workspace.Auth, eval.Tracker).
 package tracker
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -85,40 +86,15 @@ func (p Permission) AtLeast(min Permission) bool {
 	return slices.Index(permOrder, p) >= slices.Index(permOrder, min) && slices.Index(permOrder, p) >= 0
 }
 
-// Tracker is the issue tracker. Implementations return the sentinel errors below (wrapped) so callers can tell
-// "retry later" from "give up".
-type Tracker interface {
-	Issue(ctx context.Context, repo string, number int) (*Issue, error)
-	// Comments lists comments created or updated after since (zero: all), oldest first.
-	Comments(ctx context.Context, repo string, number int, since time.Time) ([]Comment, error)
-	// ListLabeled lists open issues (never pull requests) carrying label, oldest first.
-	ListLabeled(ctx context.Context, repo, label string) ([]Issue, error)
-	// AddLabels adds labels, creating missing repository labels; adding a label that is there is no error.
-	AddLabels(ctx context.Context, repo string, number int, labels ...string) error
-	// RemoveLabel removes a label; a label that is not there is no error.
-	RemoveLabel(ctx context.Context, repo string, number int, label string) error
-	CreateComment(ctx context.Context, repo string, number int, body string) (*Comment, error)
-	EditComment(ctx context.Context, repo string, id int64, body string) (*Comment, error)
-	// FindComment returns the authenticated user's comment containing marker, or nil.
-	FindComment(ctx context.Context, repo string, number int, marker string) (*Comment, error)
-	// Labeler returns who applied label last ("" if unknown).
-	Labeler(ctx context.Context, repo string, number int, label string) (string, error)
-	Permission(ctx context.Context, repo, user string) (Permission, error)
-	Repo(ctx context.Context, repo string) (*Repo, error)
-	// FindPR returns the open pull request whose head is branch, or nil.
-	FindPR(ctx context.Context, repo, head string) (*PullRequest, error)
-	// CreatePR opens a pull request; one that exists for the head is returned instead.
-	CreatePR(ctx context.Context, repo string, pr NewPR) (*PullRequest, error)
-	// Self is the login ace acts as.
-	Self(ctx context.Context) (string, error)
-}
-
 // Sentinel errors every tracker wraps.
 var (
 	ErrNotFound     = errors.New("not found")
 	ErrUnauthorized = errors.New("unauthorized")
 	ErrForbidden    = errors.New("forbidden")
 	ErrValidation   = errors.New("rejected as invalid")
+	// ErrUnreachable is a check of the tracker (ace doctor) that could not tell: the tracker did not answer, or
+	// answered in a way that says nothing of ace's credential.
+	ErrUnreachable = errors.New("unreachable")
 )
 
 // Error is a tracker failure with its HTTP status (0 for non-HTTP trackers).

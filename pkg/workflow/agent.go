@@ -98,9 +98,10 @@ func (ag *runAgent) agentEnv(ctx context.Context, r *store.Run, prof agents.Prof
 	}
 	secrets := auth.Secrets
 	if prof.GitHubMCP != "" && secrets[mcpTokenEnv] == "" {
-		tok, err := e.o.Secrets.GitHubToken(ctx, e.cfg.GitHub.TokenEnv)
-		if err != nil {
-			return launchEnv{}, Terminal(fmt.Errorf("agents.%s.github_mcp needs a GitHub token: %w", prof.Name, err))
+		tok := e.o.Tracker.Secret()
+		if tok == "" {
+			return launchEnv{}, Terminalf("agents.%s.github_mcp needs a GitHub token: the tracker (%s) has none",
+				prof.Name, e.cfg.Tracker.Kind)
 		}
 		secrets[mcpTokenEnv] = tok
 	}
@@ -137,7 +138,7 @@ func (ag *runAgent) writeProjectMCP(ctx context.Context, r *store.Run, prof agen
 	return nil
 }
 
-// mcpTokenEnv is the variable that carries the GitHub token to an agent's GitHub MCP server.
+// mcpTokenEnv is the variable that carries the tracker's token to an agent's GitHub MCP server.
 const mcpTokenEnv = "GITHUB_TOKEN"
 
 // checkExecutable fails early, with the install command, when the agent's program is not there: a session that

@@ -65,7 +65,8 @@ type allowed struct {
 }
 
 // allow is the run's allow list: the agent CLI's endpoints, the hosts of the *_BASE_URL variables it gets and of
-// the endpoints its own settings name, the git remote's host and GitHub's API (and its MCP server), the package
+// the endpoints its own settings name, the git remote's host and the tracker's endpoints (and GitHub's MCP
+// server), the package
 // registries, the forwarded loopback ports, and [sandbox] allow. It is computed from the run and the
 // configuration alone (the user's, never the run's home), so that an ace restarted serves the same list.
 func (sb *sandboxes) allow(r *store.Run, prof agents.Profile, cfg config.SandboxConfig) []string {
@@ -97,11 +98,12 @@ func (sb *sandboxes) allowed(r *store.Run, prof agents.Profile, cfg config.Sandb
 	}
 	add(prof.Name+"'s own endpoints", prof.Endpoints()...)
 	addURL("the git remote", r.State.RemoteURL)
-	addURL("github.api_url", e.cfg.GitHub.APIURL)
-	addURL("agents."+prof.Name+".github_mcp", prof.GitHubMCP)
-	if e.cfg.GitHub.APIURL == "" && e.cfg.Tracker.Kind == "github" {
-		addURL("GitHub's API", "https://api.github.com")
+	if e.o.Tracker != nil { // CheckReach opens no tracker: it probes the model's endpoints
+		for _, ep := range e.o.Tracker.Endpoints() {
+			addURL(ep.From, ep.URL)
+		}
 	}
+	addURL("agents."+prof.Name+".github_mcp", prof.GitHubMCP)
 	for _, ep := range sb.endpoints(prof) {
 		addURL(ep.From, ep.URL)
 	}

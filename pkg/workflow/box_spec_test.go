@@ -138,12 +138,12 @@ func mkdir(t *testing.T, parts ...string) string {
 	return p
 }
 
-// TestBoxAllowList: the CLI's endpoints, the remote's and GitHub's hosts, *_BASE_URL hosts, the registries,
-// forwarded ports and the configured additions; an ssh remote adds nothing.
+// TestBoxAllowList: the CLI's endpoints, the remote's host and the tracker's endpoints (GitHub's API), *_BASE_URL
+// hosts, the registries, forwarded ports and the configured additions; an ssh remote adds nothing.
 func TestBoxAllowList(t *testing.T) {
 	t.Parallel()
 	cfg := config.Default()
-	e := &Engine{cfg: cfg, o: Options{Config: cfg, Root: t.TempDir()}}
+	e := &Engine{cfg: cfg, o: Options{Config: cfg, Root: t.TempDir(), Tracker: gitHubTracker(t, "ghs_allowListToken")}}
 	sb := &sandboxes{e: e}
 	prof, _ := agents.Builtin("claude")
 	prof.Env = map[string]string{"ANTHROPIC_BASE_URL": "http://gateway.corp.example:8080/v1"}

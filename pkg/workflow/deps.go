@@ -27,7 +27,8 @@ type Store interface {
 	Hosts(ctx context.Context) ([]store.Host, error)
 }
 
-// Tracker is the issue tracker as the engine sees it (GitHub or the local folder tracker).
+// Tracker is the issue tracker as the engine sees it: issues, comments, labels, permissions, pull requests, and
+// what a run's agent may have of it (its secret, its endpoints). The engine knows no tracker by name.
 type Tracker interface {
 	Issue(ctx context.Context, repo string, number int) (*tracker.Issue, error)
 	Comments(ctx context.Context, repo string, number int, since time.Time) ([]tracker.Comment, error)
@@ -43,6 +44,11 @@ type Tracker interface {
 	FindPR(ctx context.Context, repo, head string) (*tracker.PullRequest, error)
 	CreatePR(ctx context.Context, repo string, pr tracker.NewPR) (*tracker.PullRequest, error)
 	Self(ctx context.Context) (string, error)
+	// Secret is what the tracker acts with (GitHub's token; "" for none): an agent's tools for the tracker get
+	// it, the repository's memory never does.
+	Secret() string
+	// Endpoints are the tracker's URLs a boxed agent may reach.
+	Endpoints() []tracker.Endpoint
 }
 
 // Workspaces provisions and reopens per-issue working copies.
@@ -68,7 +74,6 @@ type Sessions interface {
 // Secrets resolves named secrets; values never leave memory except into an agent's environment.
 type Secrets interface {
 	ResolveAll(ctx context.Context, names []string) (map[string]string, error)
-	GitHubToken(ctx context.Context, names []string) (string, error)
 }
 
 // Memory is the per-repository memory: copied into each working copy, added to when a run ends.

@@ -187,7 +187,7 @@ func (mk *memoryKeeper) remember(ctx context.Context, r *store.Run, outcome stri
 	}
 }
 
-// secretValues are the secrets the run's agent gets, and the GitHub token: what must never reach the memory
+// secretValues are the secrets the run's agent gets, and the tracker's: what must never reach the memory
 // that every later agent reads. Best effort: a secret that cannot be resolved now was not given to the agent.
 func (mk *memoryKeeper) secretValues(ctx context.Context, r *store.Run) []string {
 	e := mk.e
@@ -199,8 +199,13 @@ func (mk *memoryKeeper) secretValues(ctx context.Context, r *store.Run) []string
 			}
 		}
 	}
-	if tok, err := e.o.Secrets.GitHubToken(ctx, e.cfg.GitHub.TokenEnv); err == nil {
-		out = append(out, tok)
+	for _, name := range e.cfg.SecretEnv() { // the tracker's, whichever tracker ace works with
+		if m, err := e.o.Secrets.ResolveAll(ctx, []string{name}); err == nil {
+			out = append(out, m[name])
+		}
+	}
+	if s := e.o.Tracker.Secret(); s != "" {
+		out = append(out, s)
 	}
 	return out
 }

@@ -36,11 +36,7 @@ func (e *Engine) finalize(ctx context.Context, r *store.Run) (Result, error) {
 	if res, ok, err := e.flow.verifyBeforePR(ctx, r, ws); ok {
 		return res, err // the agent has a failed verify to fix (node_verify.go)
 	}
-	token, err := e.gitToken(ctx)
-	if err != nil {
-		return Result{}, err
-	}
-	if err := e.pushFenced(ctx, r, ws, token); err != nil {
+	if err := e.pushFenced(ctx, r, ws); err != nil {
 		return Result{}, fmt.Errorf("push %s: %w", r.Branch, err)
 	}
 	e.event(ctx, r, "pushed", fmt.Sprintf("pushed %s (%d commits)", r.Branch, ahead))

@@ -51,12 +51,8 @@ func (e *Engine) prepareWorkspace(ctx context.Context, r *store.Run) (Result, er
 	if base == "" {
 		base = repo.DefaultBranch
 	}
-	token, err := e.gitToken(ctx)
-	if err != nil {
-		return Result{}, err
-	}
 	ws, err := e.o.Workspaces.Prepare(ctx, workspace.Spec{
-		Repo: r.Repo, Issue: r.Issue, RemoteURL: repo.CloneURL, BaseBranch: base, Branch: r.Branch, Token: token,
+		Repo: r.Repo, Issue: r.Issue, RemoteURL: repo.CloneURL, BaseBranch: base, Branch: r.Branch,
 	})
 	if err != nil {
 		return Result{}, fmt.Errorf("prepare working copy: %w", err)

@@ -15,7 +15,7 @@ var errFenced = errors.New("this host is cut off from the store: no step until i
 // pushFenced pushes the run's branch only while this host holds the run: not behind the fence, and not when the
 // store says the run has moved to another host or changed under it (the lease read right before the push), so
 // that a host waking from a long pause cannot push over its successor's work.
-func (e *Engine) pushFenced(ctx context.Context, r *store.Run, ws *workspace.Workspace, token string) error {
+func (e *Engine) pushFenced(ctx context.Context, r *store.Run, ws *workspace.Workspace) error {
 	if e.jobs != nil && e.jobs.Fenced() {
 		return errFenced
 	}
@@ -29,5 +29,5 @@ func (e *Engine) pushFenced(ctx context.Context, r *store.Run, ws *workspace.Wor
 	if fresh.Version != r.Version {
 		return fmt.Errorf("the run changed under this step: %w", store.ErrConflict)
 	}
-	return ws.Push(ctx, token)
+	return ws.Push(ctx)
 }

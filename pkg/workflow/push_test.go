@@ -35,7 +35,7 @@ func TestPushIsFenced(t *testing.T) {
 	e := withParts(&Engine{o: Options{Store: st}})
 
 	e.UseJobs(fencedJobs{fenced: true})
-	if err := e.pushFenced(ctx, r, nil, "token"); !errors.Is(err, errFenced) {
+	if err := e.pushFenced(ctx, r, nil); !errors.Is(err, errFenced) {
 		t.Errorf("behind the fence: %v, want refused", err)
 	}
 
@@ -46,13 +46,13 @@ func TestPushIsFenced(t *testing.T) {
 	if err := st.UpdateRun(ctx, &moved, &store.Event{Kind: "moved"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.pushFenced(ctx, &mine, nil, "token"); !errors.Is(err, store.ErrConflict) {
+	if err := e.pushFenced(ctx, &mine, nil); !errors.Is(err, store.ErrConflict) {
 		t.Errorf("after the run moved to beta: %v, want a conflict", err)
 	}
 
 	stale := moved
 	stale.Version-- // this step read the run before beta's last write
-	if err := e.pushFenced(ctx, &stale, nil, "token"); !errors.Is(err, store.ErrConflict) {
+	if err := e.pushFenced(ctx, &stale, nil); !errors.Is(err, store.ErrConflict) {
 		t.Errorf("the run changed under the step: %v, want a conflict", err)
 	}
 }

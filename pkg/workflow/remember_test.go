@@ -41,17 +41,15 @@ func (s fixedSecrets) ResolveAll(_ context.Context, names []string) (map[string]
 	return out, nil
 }
 
-func (s fixedSecrets) GitHubToken(context.Context, []string) (string, error) {
-	return s["GITHUB_TOKEN"], nil
-}
-
 // TestStatusLineKeepsNoSecret: the reason a failed run gives in status.md, which every later agent reads, has its
-// agent's secrets and the GitHub token masked (the error may quote what the agent printed).
+// agent's secrets, the tracker's token variables and the tracker's own token masked (the error may quote what
+// the agent printed).
 func TestStatusLineKeepsNoSecret(t *testing.T) {
 	t.Parallel()
 	mem := &recordingMemory{}
 	e := withParts(&Engine{cfg: config.Default(), log: slog.New(slog.DiscardHandler), o: Options{
 		Memory:  mem,
+		Tracker: gitHubTracker(t, "ghs_fallback_9012"), // found under GITHUB_CONTROL_API_KEY
 		Secrets: fixedSecrets{"AGENT_KEY": "sk-agent-secret-1234", "GITHUB_TOKEN": "ghs_token_5678"},
 		Profile: func(string) (agents.Profile, error) {
 			return agents.Profile{Name: "x", Secrets: []string{"AGENT_KEY"}}, nil
@@ -59,13 +57,14 @@ func TestStatusLineKeepsNoSecret(t *testing.T) {
 		Now: time.Now,
 	}})
 	r := &store.Run{Repo: "acme/widgets", Issue: 7, Agent: "x",
-		Error: "the agent said: export AGENT_KEY=sk-agent-secret-1234 and push with ghs_token_5678"}
+		Error: "the agent said: export AGENT_KEY=sk-agent-secret-1234 and push with ghs_token_5678 or ghs_fallback_9012"}
 	e.memory.remember(context.Background(), r, "failed")
 	if len(mem.entries) != 1 {
 		t.Fatalf("%d status entries, want 1", len(mem.entries))
 	}
 	d := mem.entries[0].Detail
-	if strings.Contains(d, "sk-agent-secret-1234") || strings.Contains(d, "ghs_token_5678") || !strings.Contains(d, "export AGENT_KEY=***") {
+	if strings.Contains(d, "sk-agent-secret-1234") || strings.Contains(d, "ghs_token_5678") || strings.Contains(d, "ghs_fallback_9012") ||
+		!strings.Contains(d, "export AGENT_KEY=***") {
 		t.Fatalf("status detail %q", d)
 	}
 }

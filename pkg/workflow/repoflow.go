@@ -249,7 +249,7 @@ func (fl *repoFlow) commandEnv(r *store.Run, m repoMirror, wf config.RepoWorkflo
 	var env []string
 	for _, kv := range os.Environ() {
 		k, v, _ := strings.Cut(kv, "=")
-		if red.Redact(v) != v || slices.Contains(e.cfg.GitHub.TokenEnv, k) {
+		if red.Redact(v) != v || slices.Contains(e.cfg.SecretEnv(), k) {
 			continue
 		}
 		env = append(env, kv)

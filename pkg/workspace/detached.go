@@ -8,7 +8,7 @@ import (
 )
 
 // SyncMirror creates or fetches the mirror of spec's repository (what Prepare does first) and returns its path.
-// Only Repo, RemoteURL and Token of spec are read.
+// Only Repo and RemoteURL of spec are read.
 func (m *Manager) SyncMirror(ctx context.Context, spec Spec) (string, error) {
 	return m.syncMirror(ctx, spec)
 }

@@ -38,11 +38,11 @@ func newHostileCopy(t *testing.T, boxes *sandbox.Detector) *hostileCopy {
 	gitRoot := t.TempDir()
 	bare := gittest.BareRepo(t, filepath.Join(gitRoot, "acme"), "widgets", map[string]string{"README.md": "hi\n", "notes.txt": "one\n"})
 	srv := gittest.NewHTTPServer(t, gitRoot, token)
-	m, err := New(Options{Root: t.TempDir(), TokenHost: "127.0.0.1", Boxes: boxes, GitTimeout: 5 * time.Second})
+	m, err := New(Options{Root: t.TempDir(), Auth: trackerAuth(t, "http://127.0.0.1/", token), Boxes: boxes, GitTimeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec := Spec{Repo: "acme/widgets", Issue: 7, RemoteURL: srv.URL("acme/widgets.git"), BaseBranch: "main", Branch: "ace/7-fix", Token: token}
+	spec := Spec{Repo: "acme/widgets", Issue: 7, RemoteURL: srv.URL("acme/widgets.git"), BaseBranch: "main", Branch: "ace/7-fix"}
 	ws, err := m.Prepare(context.Background(), spec)
 	if err != nil {
 		t.Fatal(err)
@@ -112,7 +112,7 @@ func (h *hostileCopy) everything(t *testing.T) {
 	if err := h.ws.Exclude(ctx, "/.env"); err != nil {
 		t.Errorf("exclude: %v", err)
 	}
-	if err := h.ws.Push(ctx, token); err != nil {
+	if err := h.ws.Push(ctx); err != nil {
 		t.Errorf("push: %v", err)
 	}
 }
@@ -215,7 +215,7 @@ func lazyFetch(t *testing.T, h *hostileCopy) {
 	h.agentGit(t, "config", "remote.origin.promisor", "true")
 	h.agentGit(t, "config", "protocol.ext.allow", "always")
 	h.agentGit(t, "config", "remote.origin.url", "ext::sh -c touch% "+filepath.Join(h.markers, "ext-remote"))
-	err := h.ws.Push(context.Background(), token)
+	err := h.ws.Push(context.Background())
 	if err == nil {
 		t.Error("the push of a branch with a missing object succeeded")
 	}
@@ -256,7 +256,7 @@ func TestPushGoesWhereTheRecordSays(t *testing.T) {
 	if _, _, err := h.ws.CommitAll(ctx, "fix"); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.ws.Push(ctx, token); err != nil {
+	if err := h.ws.Push(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if got := gittest.Run(t, h.bare, "log", "--format=%s", "-1", h.spec.Branch); got != "fix" {
@@ -276,8 +276,9 @@ func TestPushGoesWhereTheRecordSays(t *testing.T) {
 	if len(tokens) == 0 || tokens[0] == "" {
 		t.Errorf("the remote got no token: %q", tokens)
 	}
-	// A manager whose token host is another never sends the token to this remote: the push is refused there.
-	other, err := New(Options{Root: h.m.o.Root, TokenHost: "github.com"})
+	// A manager whose tracker's git host is another (github.com) never sends the token to this remote: the push
+	// is refused there.
+	other, err := New(Options{Root: h.m.o.Root, Auth: trackerAuth(t, "", token)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,7 +290,7 @@ func TestPushGoesWhereTheRecordSays(t *testing.T) {
 	if _, _, err := ws.CommitAll(ctx, "more"); err != nil {
 		t.Fatal(err)
 	}
-	if err := ws.Push(ctx, token); err == nil || !strings.Contains(err.Error(), "authentication failed") {
+	if err := ws.Push(ctx); err == nil || !strings.Contains(err.Error(), "authentication failed") {
 		t.Errorf("push without the token: %v", err)
 	}
 	_, tokens = seen()
@@ -323,7 +324,7 @@ func TestRecordNotTheCopy(t *testing.T) {
 	}
 	h.agentGit(t, "add", "x.txt")
 	h.agentGit(t, "commit", "-q", "-m", "on main-too")
-	if err := ws.Push(ctx, token); err != nil {
+	if err := ws.Push(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if heads := gittest.Run(t, h.bare, "for-each-ref", "--format=%(refname)", "refs/heads/"); heads != "refs/heads/ace/7-fix\nrefs/heads/main" {
@@ -389,7 +390,7 @@ func TestPushNeverForces(t *testing.T) {
 	if _, _, err := h.ws.CommitAll(ctx, "mine"); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.ws.Push(ctx, token); err == nil || !strings.Contains(err.Error(), "never forces") {
+	if err := h.ws.Push(ctx); err == nil || !strings.Contains(err.Error(), "never forces") {
 		t.Errorf("push over a moved branch: %v", err)
 	}
 	if got := gittest.Run(t, h.bare, "rev-parse", h.spec.Branch); got != theirs {
@@ -430,27 +431,6 @@ func TestAdoptsCopyOfAnOlderAce(t *testing.T) {
 	}
 }
 
-func TestTokenFor(t *testing.T) {
-	m, err := New(Options{Root: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for url, want := range map[string]string{
-		"https://github.com/acme/widgets.git":     token,
-		"https://GitHub.com:443/acme/widgets.git": token,
-		"http://github.com/acme/widgets.git":      token,
-		"https://github.com.evil.example/x.git":   "",
-		"https://evil.example/github.com/x.git":   "",
-		"ssh://git@github.com/acme/widgets.git":   "",
-		"file:///srv/git/widgets.git":             "",
-		"/srv/git/widgets.git":                    "",
-	} {
-		if got := m.tokenFor(url, token); got != want {
-			t.Errorf("tokenFor(%s) = %q, want %q", url, got, want)
-		}
-	}
-}
-
 // TestPushThatFailsHalfWayEnds: a branch whose objects are missing cannot be packed; the push to a repository on
 // this machine (a local tracker's) is refused at once, its receive-pack ended, never left waiting for the pack.
 func TestPushThatFailsHalfWayEnds(t *testing.T) {
@@ -471,7 +451,7 @@ func TestPushThatFailsHalfWayEnds(t *testing.T) {
 	if err := os.Remove(filepath.Join(ws.Dir, ".git", "objects", blob[:2], blob[2:])); err != nil {
 		t.Fatal(err)
 	}
-	if err := ws.Push(ctx, token); !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "cannot be packed") {
+	if err := ws.Push(ctx); !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "cannot be packed") {
 		t.Errorf("push: %v, want a refusal saying the branch cannot be packed", err)
 	}
 	if heads := gittest.Run(t, h.bare, "for-each-ref", "--format=%(refname)", "refs/heads/ace/"); heads != "" {

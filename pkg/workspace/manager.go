@@ -2,9 +2,10 @@
 // <root>/worktrees/<owner>/<repo>/<issue>/ and later pushes what the agent did. A bare mirror per repository
 // (<root>/mirrors/<owner>/<repo>.git, fetched once per run) holds the objects; each working copy is a clone that
 // shares them (alternates), so it is as isolated as a clone and nearly as fast as `git worktree add`. The
-// mirror is cloned and fetched by the git CLI with the token in its environment only (mirror.go); a push sends
-// a pack git builds in a box to the remote of ace's record, the token as basic auth in memory (push.go). No
-// credential is ever in an argument or written to disk. Once an agent has had a working copy, ace runs git
+// mirror is cloned and fetched by the git CLI with the credential in its environment only (mirror.go); a push
+// sends a pack git builds in a box to the remote of ace's record, the credential as basic auth in memory
+// (push.go). Which remote gets which credential is the tracker's answer (Auth). No credential is ever in an
+// argument or written to disk. Once an agent has had a working copy, ace runs git
 // there only in a box of its own (workgit.go) and reads what the copy is for from its own record (record.go).
 package workspace
 
@@ -13,7 +14,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,9 +43,15 @@ type Options struct {
 	Boxes *sandbox.Detector
 	// GitTimeout bounds one git command on a working copy (workspace.git_timeout); default DefaultGitTimeout.
 	GitTimeout time.Duration
-	// TokenHost is the one host the git token is sent to (the GitHub host of the tracker: config.GitHub.GitHost);
-	// default github.com. A remote elsewhere is reached without it.
-	TokenHost string
+	// Auth says what ace's git sends each remote; nil sends nothing to any.
+	Auth Auth
+}
+
+// Auth is the tracker as ace's git asks it for a remote's credential: a user and a secret sent as basic auth to
+// remoteURL over http(s), or nothing (ok false) — a remote off the tracker's own host, whatever named it (an
+// agent's origin, a local tracker's path), gets nothing.
+type Auth interface {
+	GitAuth(remoteURL string) (user, secret string, ok bool)
 }
 
 // DefaultGitTimeout is workspace.git_timeout's default.
@@ -87,9 +93,6 @@ func New(o Options) (*Manager, error) {
 	if o.GitTimeout <= 0 {
 		o.GitTimeout = DefaultGitTimeout
 	}
-	if o.TokenHost == "" {
-		o.TokenHost = "github.com"
-	}
 	return &Manager{o: o}, nil
 }
 
@@ -100,7 +103,6 @@ type Spec struct {
 	RemoteURL  string // https URL, file URL or local path
 	BaseBranch string
 	Branch     string
-	Token      string // for https remotes; used in memory only
 }
 
 var nameRe = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
@@ -149,14 +151,15 @@ func (m *Manager) mirrorPath(repo string) (string, error) {
 	return m.under("mirrors", owner, name+".git")
 }
 
-// tokenFor is token when url is an http(s) URL of the token's host, else "": a remote elsewhere (a local
-// tracker's, a file URL) never gets it, whatever named it.
-func (m *Manager) tokenFor(rawURL, token string) string {
-	u, err := url.Parse(rawURL)
-	if token == "" || err != nil || (u.Scheme != "https" && u.Scheme != "http") || !strings.EqualFold(u.Hostname(), m.o.TokenHost) {
-		return ""
+// credentialFor is what Auth gives rawURL: a user and a secret, or "" for both.
+func (m *Manager) credentialFor(rawURL string) (user, secret string) {
+	if m.o.Auth == nil {
+		return "", ""
 	}
-	return token
+	if user, secret, ok := m.o.Auth.GitAuth(rawURL); ok && secret != "" {
+		return user, secret
+	}
+	return "", ""
 }
 
 // Prepare returns the working copy for spec, creating or reusing it. Local commits of an existing copy are

@@ -16,13 +16,14 @@ import (
 )
 
 // The mirror is cloned and fetched by the git CLI, which is as fast as a plain `git clone` (go-git took about
-// twice as long on the standard benchmark repository). The token reaches git only through its environment:
-// tokenEnv holds it, and credentialHelper, a helper given as configuration in the environment
+// twice as long on the standard benchmark repository). The credential reaches git only through its environment:
+// userEnv and tokenEnv hold it, and credentialHelper, a helper given as configuration in the environment
 // (GIT_CONFIG_COUNT, after an empty value that drops every helper from the user's own configuration, so that
 // none of them can store it), prints it when git asks. It is never in an argument, a URL or a file.
 const (
+	userEnv          = "ACE_GIT_USER"
 	tokenEnv         = "ACE_GIT_TOKEN"
-	credentialHelper = `!f() { test "$1" = get || exit 0; echo username=x-access-token; echo "password=$` + tokenEnv + `"; }; f`
+	credentialHelper = `!f() { test "$1" = get || exit 0; echo "username=$` + userEnv + `"; echo "password=$` + tokenEnv + `"; }; f`
 )
 
 // mirrorConfig keeps git from ever deleting objects of the mirror on its own: working copies borrow them
@@ -113,10 +114,11 @@ func isBareRepo(dir string) bool {
 	return true
 }
 
-// remoteGit runs a git command that talks to spec's remote. The token, if any, is handed over in the
-// environment for credentialHelper; errors carry git's message, never the token.
+// remoteGit runs a git command that talks to spec's remote. Its credential (Auth), if any, is handed over in
+// the environment for credentialHelper; errors carry git's message, never the secret.
 func (m *Manager) remoteGit(ctx context.Context, dir string, spec Spec, args ...string) (string, error) {
-	env, err := credentialEnv(os.Environ(), spec.RemoteURL, spec.Token)
+	user, secret := m.credentialFor(spec.RemoteURL)
+	env, err := credentialEnv(os.Environ(), spec.RemoteURL, user, secret)
 	if err != nil {
 		return "", err
 	}
@@ -132,8 +134,8 @@ func (m *Manager) remoteGit(ctx context.Context, dir string, spec Spec, args ...
 	out, err := cmd.Output()
 	if err != nil {
 		msg := strings.TrimSpace(stderr.String())
-		if spec.Token != "" {
-			msg = strings.ReplaceAll(msg, spec.Token, "[redacted]")
+		if secret != "" {
+			msg = strings.ReplaceAll(msg, secret, "[redacted]")
 		}
 		return "", fmt.Errorf("%w: %s", err, msg)
 	}
@@ -141,16 +143,16 @@ func (m *Manager) remoteGit(ctx context.Context, dir string, spec Spec, args ...
 }
 
 // credentialEnv returns environ for a git that talks to url: prompts off, and for an http(s) url with a token,
-// credentialHelper configured and the token in tokenEnv. Configuration that environ already passes through
-// GIT_CONFIG_COUNT is replaced, as is any tokenEnv in it.
-func credentialEnv(environ []string, url, token string) ([]string, error) {
-	if strings.ContainsAny(token, "\x00\r\n") {
-		return nil, errors.New("the git token holds a control character")
+// credentialHelper configured and the user and token in userEnv and tokenEnv. Configuration that environ already
+// passes through GIT_CONFIG_COUNT is replaced, as are any userEnv and tokenEnv in it.
+func credentialEnv(environ []string, url, user, token string) ([]string, error) {
+	if strings.ContainsAny(token+user, "\x00\r\n") {
+		return nil, errors.New("the git credential holds a control character")
 	}
 	env := make([]string, 0, len(environ)+8)
 	for _, kv := range environ {
 		k, _, _ := strings.Cut(kv, "=")
-		if k == tokenEnv || k == "GIT_CONFIG_COUNT" || strings.HasPrefix(k, "GIT_CONFIG_KEY_") || strings.HasPrefix(k, "GIT_CONFIG_VALUE_") ||
+		if k == tokenEnv || k == userEnv || k == "GIT_CONFIG_COUNT" || strings.HasPrefix(k, "GIT_CONFIG_KEY_") || strings.HasPrefix(k, "GIT_CONFIG_VALUE_") ||
 			k == "GIT_TERMINAL_PROMPT" || k == "GIT_ASKPASS" || k == "SSH_ASKPASS" {
 			continue
 		}
@@ -163,5 +165,5 @@ func credentialEnv(environ []string, url, token string) ([]string, error) {
 	return append(env, "GIT_CONFIG_COUNT=2",
 		"GIT_CONFIG_KEY_0=credential.helper", "GIT_CONFIG_VALUE_0=",
 		"GIT_CONFIG_KEY_1=credential.helper", "GIT_CONFIG_VALUE_1="+credentialHelper,
-		tokenEnv+"="+token), nil
+		userEnv+"="+user, tokenEnv+"="+token), nil
 }

@@ -113,19 +113,20 @@ func TestMirrorCredentialHelpersOfTheUserNeverSeeTheToken(t *testing.T) {
 func TestMirrorWrongTokenFailsCleanly(t *testing.T) {
 	t.Parallel()
 	m, spec, _ := setup(t)
-	spec.Token = "ghs_wrongToken456"
+	const wrong = "ghs_wrongToken456"
+	m.o.Auth = trackerAuth(t, "http://127.0.0.1/", wrong)
 	_, err := m.Prepare(context.Background(), spec)
 	if err == nil {
 		t.Fatal("a wrong token made a mirror")
 	}
-	if strings.Contains(err.Error(), spec.Token) {
+	if strings.Contains(err.Error(), wrong) {
 		t.Errorf("error shows the token: %v", err)
 	}
 	mirror, _ := m.mirrorPath(spec.Repo)
 	if left, _ := filepath.Glob(mirror + "*"); len(left) != 1 || !strings.HasSuffix(left[0], ".lock") {
 		t.Errorf("left behind: %v", left)
 	}
-	spec.Token = "bad\ntoken"
+	m.o.Auth = trackerAuth(t, "http://127.0.0.1/", "bad\ntoken")
 	if _, err := m.Prepare(context.Background(), spec); err == nil || !strings.Contains(err.Error(), "control character") {
 		t.Errorf("a token with a newline: %v", err)
 	}
@@ -209,7 +210,7 @@ func TestNewCopyContinuesPushedBranchAndReplacesPartial(t *testing.T) {
 	if _, _, err := ws.CommitAll(ctx, "attempt 1"); err != nil {
 		t.Fatal(err)
 	}
-	if err := ws.Push(ctx, token); err != nil {
+	if err := ws.Push(ctx); err != nil {
 		t.Fatal(err)
 	}
 	pushed := gittest.Run(t, bare, "rev-parse", spec.Branch)

@@ -15,29 +15,30 @@ import (
 )
 
 // A push sends the run's branch, as the working copy has it, to the remote of ace's record — never to the copy's
-// origin, pushurl, url rewrites or proxies, which are the agent's — with the token only when that remote is on
-// the token's host (tokenFor). The copy's objects are read by git in a box (workgit.go): it resolves the branch,
+// origin, pushurl, url rewrites or proxies, which are the agent's — with the credential the tracker gives that
+// remote (Auth: its token to its own host only). The copy's objects are read by git in a box (workgit.go): it resolves the branch,
 // says which of the remote's commits the copy has, and writes the pack to its stdout; ace on the host only
 // streams those bytes to the remote (remote.go). It never forces: a branch that moved on the remote is an error.
 
 // packMax bounds a pack ace streams (GitHub refuses a push over 2 GiB).
 const packMax = 2 << 30
 
-// Push sends the run's branch to the remote of ace's record, authenticating with token in memory where the
-// remote is on the token's host.
-func (w *Workspace) Push(ctx context.Context, token string) error {
-	if err := w.push(ctx, w.m.tokenFor(w.RemoteURL, token)); err != nil {
+// Push sends the run's branch to the remote of ace's record, authenticating in memory as the tracker says that
+// remote is to be (Auth).
+func (w *Workspace) Push(ctx context.Context) error {
+	if err := w.push(ctx); err != nil {
 		return fmt.Errorf("push %s to %s: %w", w.Branch, redactURL(w.RemoteURL), err)
 	}
 	return nil
 }
 
-func (w *Workspace) push(ctx context.Context, token string) error {
+func (w *Workspace) push(ctx context.Context) error {
 	head, err := w.Head(ctx)
 	if err != nil {
 		return err
 	}
-	rem, err := dialRemote(ctx, w.RemoteURL, token)
+	user, secret := w.m.credentialFor(w.RemoteURL)
+	rem, err := dialRemote(ctx, w.RemoteURL, user, secret)
 	if err != nil {
 		return err
 	}

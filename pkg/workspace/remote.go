@@ -26,15 +26,16 @@ type remote interface {
 
 // dialRemote reaches the remote at rawURL: git's smart HTTP by ace's own client (the pack streams, never held in
 // memory whole), a repository on this machine (a file URL or a path: a local tracker's) through git receive-pack,
-// ssh through go-git's transport. token, when not "", is sent as basic auth: the caller decided it belongs there.
-func dialRemote(ctx context.Context, rawURL, token string) (remote, error) {
+// ssh through go-git's transport. secret, when not "", is sent with user as basic auth: the caller decided it
+// belongs there.
+func dialRemote(ctx context.Context, rawURL, user, secret string) (remote, error) {
 	ep, err := transport.NewEndpoint(rawURL)
 	if err != nil {
 		return nil, fmt.Errorf("remote %s: %w", redactURL(rawURL), err)
 	}
 	switch ep.Protocol {
 	case "http", "https":
-		return newHTTPRemote(ep.String(), token), nil
+		return newHTTPRemote(ep.String(), user, secret), nil
 	case "file":
 		return startLocalRemote(ctx, ep.Path)
 	}
@@ -146,13 +147,13 @@ func (r *localRemote) Close() error {
 
 // httpRemote speaks git's smart HTTP to one repository.
 type httpRemote struct {
-	base   string // the repository's URL, without a trailing slash
-	token  string
-	client *http.Client
+	base         string // the repository's URL, without a trailing slash
+	user, secret string
+	client       *http.Client
 }
 
-func newHTTPRemote(base, token string) *httpRemote {
-	h := &httpRemote{base: strings.TrimSuffix(base, "/"), token: token}
+func newHTTPRemote(base, user, secret string) *httpRemote {
+	h := &httpRemote{base: strings.TrimSuffix(base, "/"), user: user, secret: secret}
 	h.client = &http.Client{CheckRedirect: func(req *http.Request, via []*http.Request) error {
 		// A renamed repository redirects to its new name on the same host; nothing else is followed.
 		if len(via) >= 5 {
@@ -178,8 +179,8 @@ func (h *httpRemote) do(ctx context.Context, method, path, contentType string, b
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
 	}
-	if h.token != "" {
-		req.SetBasicAuth("x-access-token", h.token)
+	if h.secret != "" {
+		req.SetBasicAuth(h.user, h.secret)
 	}
 	res, err := h.client.Do(req)
 	if err != nil {

@@ -10,10 +10,22 @@ import (
 
 	"github.com/aceworks/ace/internal/gittest"
 	"github.com/aceworks/ace/pkg/sanitize"
+	"github.com/aceworks/ace/pkg/tracker/github"
 	"github.com/aceworks/ace/pkg/untrusted"
 )
 
 const token = "ghs_workspaceTestToken123"
+
+// trackerAuth is the GitHub tracker whose API is apiURL ("" for github.com's), acting with tok: what decides
+// which remote gets which credential.
+func trackerAuth(t *testing.T, apiURL, tok string) Auth {
+	t.Helper()
+	c, err := github.New(context.Background(), github.Options{APIURL: apiURL, Token: tok})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
 
 func setup(t *testing.T) (*Manager, Spec, string) {
 	t.Helper()
@@ -26,12 +38,12 @@ func setupServer(t *testing.T) (*Manager, Spec, string, *gittest.HTTPServer) {
 	gitRoot := t.TempDir()
 	bare := gittest.BareRepo(t, filepath.Join(gitRoot, "acme"), "widgets", map[string]string{"README.md": "hi\n", "src/a.go": "package a\n"})
 	srv := gittest.NewHTTPServer(t, gitRoot, token)
-	m, err := New(Options{Root: t.TempDir(), TokenHost: "127.0.0.1"})
+	m, err := New(Options{Root: t.TempDir(), Auth: trackerAuth(t, "http://127.0.0.1/", token)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	spec := Spec{Repo: "acme/widgets", Issue: 7, RemoteURL: srv.URL("acme/widgets.git"), BaseBranch: "main",
-		Branch: "ace/7-fix", Token: token}
+		Branch: "ace/7-fix"}
 	return m, spec, bare, srv
 }
 
@@ -70,10 +82,12 @@ func TestPrepareCommitPushOverSmartHTTPWithoutTokenOnDisk(t *testing.T) {
 	if n, _ := ws.CommitsAhead(ctx); n != 1 {
 		t.Fatalf("ahead = %d, want 1", n)
 	}
-	if err := ws.Push(ctx, "wrong-token"); err == nil {
+	m.o.Auth = trackerAuth(t, "http://127.0.0.1/", "wrong-token")
+	if err := ws.Push(ctx); err == nil {
 		t.Fatal("push with a wrong token succeeded")
 	}
-	if err := ws.Push(ctx, token); err != nil {
+	m.o.Auth = trackerAuth(t, "http://127.0.0.1/", token)
+	if err := ws.Push(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if got := gittest.Run(t, bare, "log", "--format=%s", "-1", "ace/7-fix"); got != "fix" {

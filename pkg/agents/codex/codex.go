@@ -42,8 +42,9 @@ func Adapter() *agent.Adapter {
 		Isolate:   isolate,
 		// The API key's endpoint, and the ChatGPT sign-in's backend and token refresh; what 0.169.0 reads at start
 		// (seen through the box's proxy): its feature flags (ab.chatgpt.com) and files of its GitHub repository
-		// (raw.githubusercontent.com; its release checks on github.com and api.github.com are allowed where the
-		// repository is on GitHub). Its native binary (Rust) honours HTTPS_PROXY by itself.
+		// (raw.githubusercontent.com; its release checks on GitHub get through where the tracker is GitHub: the
+		// git remote's host and the tracker's endpoints are allowed). Its native binary (Rust) honours
+		// HTTPS_PROXY by itself.
 		Endpoints: []string{"api.openai.com:443", "chatgpt.com:443", "auth.openai.com:443", "ab.chatgpt.com:443",
 			"raw.githubusercontent.com:443"},
 		// rules/: the user's execpolicy rules, which still make codex ask before a command in a box.

@@ -80,8 +80,6 @@ func (c *Client) rememberCheck(id int64, d checkDetail) {
 	}
 }
 
-var _ tracker.Tracker = (*Client)(nil)
-
 // New returns a client. No request is made until a method is called.
 func New(_ context.Context, o Options) (*Client, error) {
 	if o.Token == "" {

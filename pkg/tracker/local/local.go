@@ -44,8 +44,9 @@ import (
 // Self is the login ace writes as.
 const Self = "ace"
 
-// Tracker is the folder tracker.
+// Tracker is the folder tracker. It acts with no credential: its remote is a path or a URL of the user's.
 type Tracker struct {
+	tracker.NoCredential
 	dir  string
 	repo repoFile
 	// mu serializes this process's writers; lock (a file lock) serializes processes. A flock alone would let
@@ -61,7 +62,23 @@ type repoFile struct {
 	Permissions   map[string]string `toml:"permissions"`
 }
 
-var _ tracker.Tracker = (*Tracker)(nil)
+// Open is the local tracker of the configuration: the folder tracker.path.
+func Open(_ context.Context, s tracker.Setup) (*Tracker, error) {
+	path := s.Path
+	if path == "" {
+		return nil, fmt.Errorf("tracker.path: empty (the local tracker needs the folder that holds issues/)")
+	}
+	t, err := New(filepath.Clean(path))
+	if err != nil {
+		return nil, fmt.Errorf("local tracker at %s: %w", path, err)
+	}
+	return t, nil
+}
+
+// Doctor is `ace doctor`'s look at the tracker: the folder it names.
+func Doctor(_ context.Context, s tracker.Setup) (string, error) {
+	return "local: " + s.Path, nil
+}
 
 // New opens the tracker folder dir (it must hold repo.toml).
 func New(dir string) (*Tracker, error) {
