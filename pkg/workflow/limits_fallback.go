@@ -23,9 +23,6 @@ import (
 // EventFallback: the run was handed to another agent at a usage limit, or could not be.
 const EventFallback EventKind = "fallback"
 
-// handoverFile is the handover's file in the working copy (under .ace/: never committed).
-const handoverFile = ".ace/HANDOVER.md"
-
 // What a handover carries at most: the new agent can read the rest with git itself.
 const (
 	handoverDiffMax    = 48 << 10 // bytes of diff
@@ -220,21 +217,6 @@ func handoversLine(r *store.Run) string {
 		parts = append(parts, fmt.Sprintf("%s → %s (usage limit until %s)", h.From, h.To, h.Until.UTC().Format(time.RFC3339)))
 	}
 	return strings.Join(parts, "; ")
-}
-
-// handoverLead opens the prompt of an agent that took the run over (resumePrompt), while the handover is in
-// the working copy; "" otherwise.
-func (ul *usageLimits) handoverLead(r *store.Run) string {
-	h, ok := r.State.Fallback.Last()
-	if !ok || h.To != r.Agent || r.Workdir == "" {
-		return ""
-	}
-	if !workCopy(r).Exists(handoverFile) {
-		return ""
-	}
-	return fmt.Sprintf("You take over issue #%d of %s from another agent (%s), which stopped at a usage limit. "+
-		"Read ACE_TASK.md for the task and %s for what was done so far; the work is in this working copy, committed or not. ",
-		r.Issue, r.Repo, h.From, handoverFile)
 }
 
 // writeHandover writes .ace/HANDOVER.md for the agent to take the run over: read before the old agent is
