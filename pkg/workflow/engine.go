@@ -133,6 +133,7 @@ func New(o Options) (*Engine, error) {
 		StepStartSession: e.startSession,
 		StepDeliver:      e.deliver,
 		StepMonitor:      e.monitor,
+		StepHandover:     e.handover,
 		StepWaitingInput: e.waitingInput,
 		StepFinalize:     e.finalize,
 		StepReport:       e.report,

@@ -363,5 +363,5 @@ func (x *execRunner) limitInTurn(ctx context.Context, r *store.Run, st *headless
 	if prof.Limits().UnsavedUntilReply && st.Turn == 1 && st.Usage.OutputTokens == 0 {
 		limitState(r).StartOver = true // the conversation the task's turn began was never saved: execTurn
 	}
-	return e.limits.pause(ctx, r, l, false, st.Turn), true, nil
+	return sawLimit(l, st.Turn), true, nil // the monitor decides (limits.go)
 }

@@ -46,7 +46,7 @@ func (l *liveRunner) readTranscript(ctx context.Context, r *store.Run) (res Resu
 			e.event(ctx, r, kind, fmt.Sprintf("turn ended: %s%s", rec.Status, usageNote(rec.Usage)))
 		case livehost.KindLimit:
 			l := agents.Limit{Message: rec.Text, ResetsAt: rec.ResetsAt}
-			return e.limits.pause(ctx, r, l, false, int(rec.Seq)), true, nil
+			return sawLimit(l, int(rec.Seq)), true, nil // the node decides (limits.go)
 		case livehost.KindHandshakeFailed:
 			return l.fallBack(ctx, r, rec.Text)
 		}

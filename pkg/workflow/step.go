@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/workspace"
 )
@@ -21,6 +22,7 @@ const (
 	StepStartSession Step = "start_session"
 	StepDeliver      Step = "deliver_prompt"
 	StepMonitor      Step = "monitor"
+	StepHandover     Step = "handover" // to a fallback agent at a usage limit (node_handover.go)
 	StepWaitingInput Step = "waiting_input"
 	StepFinalize     Step = "finalize"
 	StepReport       Step = "report"
@@ -36,6 +38,14 @@ type Result struct {
 	Next   Step
 	Wait   time.Duration
 	Status store.Status
+	// limit is a runner's report of a usage limit it saw: the node that asked the runner decides on it
+	// (usageLimits.reported); it moves nothing by itself.
+	limit *limitReport
+}
+
+// sawLimit is a runner's report of usage limit l, marked seen (limitReport).
+func sawLimit(l agents.Limit, seen int) Result {
+	return Result{limit: &limitReport{Limit: l, Seen: seen}}
 }
 
 // With is r with the run's status set to s.
