@@ -32,7 +32,20 @@ func (e *Engine) handover(ctx context.Context, r *store.Run) (Result, error) {
 		e.log.WarnContext(ctx, "fallback agent", "run", r.ID, "agent", h.To, "err", err)
 		return pause("")
 	}
-	if err := e.writeHandover(ctx, r, h.To, why); err != nil {
+	// What the old agent did, read before it is stopped (its screen); what cannot be read is said in its place.
+	ws, err := e.o.Workspaces.Open(ctx, r.Repo, r.Issue)
+	if err != nil {
+		err = fmt.Errorf("open working copy: %w", err)
+	} else {
+		so, soErr := ws.SoFar(ctx)
+		tail, tailErr := transcriptTail(ctx, e.runner(r), e.o.Root, r)
+		wc := workCopy(r)
+		if err = e.needFile(ctx, r, "create .ace", wc.MkdirAll(".ace", 0o755)); err == nil {
+			text := handoverText(r, h.To, why, ws.BaseCommit, so, soErr, tail, tailErr)
+			err = e.needFile(ctx, r, "write "+handoverFile, wc.WriteFile(handoverFile, []byte(text), 0o644))
+		}
+	}
+	if err != nil {
 		e.log.WarnContext(ctx, "write the handover", "run", r.ID, "err", err)
 		return pause(fmt.Sprintf("%s; the handover to %s could not be written (%v): the run pauses", why, h.To, err))
 	}

@@ -40,7 +40,7 @@ func (rp *reporter) renderStatus(run *store.Run, v statusView) string {
 	fmt.Fprintf(&b, "| attempt | %d |\n", r.Attempt)
 	fmt.Fprintf(&b, "| agent | %s |\n", strings.TrimSpace(r.Agent+" "+r.State.AgentCLI.String()))
 	if h := handoversLine(r); h != "" {
-		fmt.Fprintf(&b, "| handed over | %s |\n", h) // limits_fallback.go
+		fmt.Fprintf(&b, "| handed over | %s |\n", h) // handover.go
 	}
 	if r.Branch != "" {
 		fmt.Fprintf(&b, "| branch | `%s` |\n", r.Branch)
