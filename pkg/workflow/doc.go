@@ -13,7 +13,8 @@
 //
 // The monitor node is level-based: each tick looks at reality (session alive? pane dead? output activity? screen
 // markers? .ace/DONE or .ace/QUESTION present? issue closed?) and decides, so it never depends on having seen
-// every event.
+// every event. A usage limit is decided on there too (limits_decide.go: pause, fall back, resume): a run handed
+// to a fallback agent goes through handover (node_handover.go) to start_session with the new agent.
 //
 // Three runners share the graph (runner.go, one Runner interface): "tmux" (runner_tmux*.go) types into the
 // agent's interactive session and reads its screen; "exec" (runner_exec*.go, headless) skips deliver_prompt:
