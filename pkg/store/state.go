@@ -257,5 +257,10 @@ func (s *RunState) DropAgent() {
 	if s.Box != nil {
 		s.Box.Proxy = "" // the next agent's box has a proxy of its own, on its host (what was refused stays counted)
 	}
+	if s.Limit != nil && s.Limit.Seen != 0 {
+		l := *s.Limit
+		l.Seen = 0 // the old agent's limit messages or turns: the next agent's first limit is a new one
+		s.Limit = &l
+	}
 	s.Resume = true
 }

@@ -174,6 +174,36 @@ func gitOut(t *testing.T, dir string, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
+// TestMovedPausedRunSeesItsLimitAgain: a run paused at a usage limit on host alpha moves to beta when alpha is lost,
+// and starts again there (a new working copy, a new agent). The limit is the account's: the new agent hits it too,
+// and the run pauses again — the limit the old agent's screen showed is not taken for the new one's, which would
+// hide it (the agent idle at the limit message went to a human as a question) — and resumes at the reset, to
+// its pull request.
+func TestMovedPausedRunSeesItsLimitAgain(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, limitScript(), func(c *config.Config) {
+		limitTune(c)
+		c.Host.Name = "alpha"
+	})
+	r := w.run(untilPaused)
+	if r.Status != store.StatusPausedLimit {
+		t.Fatalf("run %s at %s (%s), want paused_limit", r.Status, r.Step, r.Error)
+	}
+	w.loseHost()
+	r = w.moveTo(r, "beta")
+	r = w.waitRun(r, "paused on beta", func(r *store.Run) bool {
+		return r.Status == store.StatusPausedLimit || r.Status == store.StatusWaitingInput || workflow.UntilSettled(r)
+	})
+	if r.Status != store.StatusPausedLimit {
+		t.Fatalf("on beta the run is %s at %s (%s), want paused at the limit again:\n%s", r.Status, r.Step, r.Error, w.eventLog(r))
+	}
+	r = w.waitRun(r, "the run ends", func(r *store.Run) bool { return r.Status.Terminal() || r.Status == store.StatusWaitingInput })
+	if r.Status != store.StatusDone || len(w.gh.PRs(testRepo)) != 1 {
+		t.Fatalf("after the reset the run is %s at %s (%s), %d pull requests:\n%s", r.Status, r.Step, r.Error,
+			len(w.gh.PRs(testRepo)), w.eventLog(r))
+	}
+}
+
 // TestMovedMidRoundIsToldWhatTheRoundWas: a round's agent asks a question, and its host (alpha) is lost while the
 // run waits for the answer; the run starts again on beta from the pull request's branch, in the same round. The
 // round's details stayed with alpha's working copy: the new copy's .ace/FOLLOWUP.md, which the round's prompt
