@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/aceworks/ace/internal/fakegithub"
+	"github.com/aceworks/ace/internal/gittest"
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/workflow"
@@ -121,11 +121,11 @@ func movedRound(t *testing.T, headless bool) {
 	if sha2 == sha1 || len(w.gh.PRs(testRepo)) != 1 {
 		t.Fatalf("head %s (was %s), %d pull requests: want the fix pushed to the one pull request", sha2, sha1, len(w.gh.PRs(testRepo)))
 	}
-	if files := gitOut(t, w.remote, "ls-tree", "-r", "--name-only", sha2); strings.Contains(files, "ACE_TASK.md") ||
+	if files := gittest.Run(t, w.remote, "ls-tree", "-r", "--name-only", sha2); strings.Contains(files, "ACE_TASK.md") ||
 		strings.Contains(files, ".ace/") || !strings.Contains(files, "GREETING.md") {
 		t.Errorf("the pushed fix holds %q: want GREETING.md, none of ace's files", files)
 	}
-	if log := gitOut(t, w.remote, "log", "--format=%s", sha2); !strings.Contains(log, "Fix the greeting\nAdd GREETING.md") {
+	if log := gittest.Run(t, w.remote, "log", "--format=%s", sha2); !strings.Contains(log, "Fix the greeting\nAdd GREETING.md") {
 		t.Errorf("the branch's log:\n%s\nwant the fix on top of the commit made on alpha", log)
 	}
 	if b, err := os.ReadFile(filepath.Join(out, "round.md")); err != nil || !strings.Contains(string(b), "`build` failed") {
@@ -162,16 +162,6 @@ func movedRound(t *testing.T, headless bool) {
 	if !w.hasEvent(r, workflow.EventSession, "conversation stayed on the host") {
 		t.Errorf("no event says the agent's conversation stayed on the old host:\n%s", w.eventLog(r))
 	}
-}
-
-// gitOut is git's output in the repository dir.
-func gitOut(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).Output()
-	if err != nil {
-		t.Fatalf("git %v: %v", args, err)
-	}
-	return strings.TrimSpace(string(out))
 }
 
 // TestMovedPausedRunSeesItsLimitAgain: a run paused at a usage limit on host alpha moves to beta when alpha is lost,
