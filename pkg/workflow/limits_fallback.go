@@ -226,7 +226,7 @@ func handoversLine(r *store.Run) string {
 // the working copy; "" otherwise.
 func (ul *usageLimits) handoverLead(r *store.Run) string {
 	h, ok := r.State.Fallback.Last()
-	if !ok || h.To != r.Agent || r.Workdir == "" {
+	if !ok || h.To != r.Agent || !hasWorkCopy(r) {
 		return ""
 	}
 	if !workCopy(r).Exists(handoverFile) {
