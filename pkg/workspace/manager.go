@@ -46,6 +46,10 @@ type Options struct {
 	// TokenHost is the one host the git token is sent to (the GitHub host of the tracker: config.GitHub.GitHost);
 	// default github.com. A remote elsewhere is reached without it.
 	TokenHost string
+	// OwnObjects makes each working copy hold its own objects, copied from the mirror (git clone --no-local),
+	// instead of borrowing them through alternates: a copy then holds what the mirror's branches reach and no
+	// more, and a box needs no mirror to show it (ace eval's copies, whose mirror holds only a task's past).
+	OwnObjects bool
 }
 
 // DefaultGitTimeout is workspace.git_timeout's default.
