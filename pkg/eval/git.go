@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+
+	"github.com/aceworks/ace/pkg/workspace"
 )
 
 // git runs git in dir (a working copy) or, with a dir ending in .git, on that bare repository (the mirror), with
@@ -62,6 +64,14 @@ func nulList(b []byte) []string {
 func hasCommit(ctx context.Context, mirror, commit string) bool {
 	_, err := git(ctx, mirror, nil, "cat-file", "-e", commit+"^{commit}")
 	return err == nil
+}
+
+// HasCommit says whether the mirror holds commit, and if not, that it must be fetched first.
+func HasCommit(ctx context.Context, mirror, commit string) error {
+	if !workspace.IsCommitID(commit) || !hasCommit(ctx, mirror, commit) {
+		return fmt.Errorf("commit %q is not in the mirror %s", commit, mirror)
+	}
+	return nil
 }
 
 // parents are a commit's parents, first parent first.
