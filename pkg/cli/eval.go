@@ -29,7 +29,7 @@ func newCmdEval(app *App) *cobra.Command {
 		Short: "Measure agents on this repository's own history",
 		Args:  cobra.NoArgs,
 	}
-	cmd.AddCommand(newCmdEvalBuild(app), newCmdEvalRun(app))
+	cmd.AddCommand(newCmdEvalBuild(app), newCmdEvalRun(app), newCmdEvalReport(app))
 	return cmd
 }
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -212,8 +213,12 @@ func TestEvalRunScoresEachAgentAndSurvivesAKill(t *testing.T) {
 		if r.Solved {
 			solved[r.Agent]++
 		}
-		t.Logf("%s %s: %s, check %s (%s), %d turns, %d questions, %.1fs", r.InstanceID, r.Agent, r.Status, r.Check, r.CheckDetail,
-			r.Turns, r.Questions, r.WallSeconds)
+		t.Logf("%s %s: %s, check %s (%s), %d turns, %d questions, %.1fs, %+v, cli %q model %q", r.InstanceID, r.Agent, r.Status, r.Check, r.CheckDetail,
+			r.Turns, r.Questions, r.WallSeconds, r.Usage, r.CLIVersion, r.Model)
+		if turns := map[string]int{"fixer": 1, "wrong": 2, "thief": 1}[r.Agent]; r.Turns != turns || r.Usage.InputTokens == 0 {
+			t.Errorf("%s %s: %d turns and %d input tokens, want %d turns and the stream's tokens", r.InstanceID, r.Agent, r.Turns,
+				r.Usage.InputTokens, turns)
+		}
 		switch r.Agent {
 		case "fixer":
 			if !strings.Contains(r.Patch, "+++ b/"+ew.fixes[r.InstanceID]) || strings.Contains(r.Patch, "tests/") {
@@ -240,5 +245,37 @@ func TestEvalRunScoresEachAgentAndSurvivesAKill(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(filepath.Join(ew.dir, "tracker", "issues")); len(ents) != 0 {
 		t.Errorf("the tracker got %d issues or comments", len(ents))
+	}
+
+	report := func(format string, extra ...string) string {
+		cmd, out, errOut := ew.ace(ctx, append([]string{"eval", "report", "--dir", ew.evalIn, "--format", format}, extra...)...)
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("ace eval report --format %s: %v\n%s", format, err, errOut)
+		}
+		return out.String()
+	}
+	var rep eval.Report
+	if err := json.Unmarshal([]byte(report("json")), &rep); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]float64{"fixer": 1, "wrong": 0, "thief": 0}
+	for _, a := range rep.Agents {
+		if a.Runs != 2 || a.Rate != want[a.Agent] || a.Solved != int(2*want[a.Agent]) {
+			t.Errorf("%s: %d of %d solved, rate %v; want %v of 2", a.Agent, a.Solved, a.Runs, a.Rate, want[a.Agent])
+		}
+	}
+	if len(rep.Agents) != 3 || len(rep.Tasks) != 2 || !slices.Equal(rep.Tasks[0].SolvedBy, []string{"fixer"}) {
+		t.Errorf("report %+v", rep)
+	}
+	text := report("text")
+	t.Logf("ace eval report:\n%s", text)
+	for _, line := range []string{"acme/calc: 6 runs of 2 tasks by 3 agents", "fixer  2     2       100%  34%–100%", "acme__calc-10  1/1    0/1    0/1    fixer"} {
+		if !strings.Contains(text, line) {
+			t.Errorf("the text report lacks %q:\n%s", line, text)
+		}
+	}
+	if csv := report("csv", "--by", "task"); !strings.HasPrefix(csv, "instance_id,fixer solved,fixer runs,wrong solved") ||
+		!strings.Contains(csv, "\nacme__calc-4,1,1,0,1,0,1\n") {
+		t.Errorf("the tasks' CSV:\n%s", csv)
 	}
 }
