@@ -44,7 +44,8 @@ type Config struct {
 
 // EvalConfig tunes `ace eval build`: how many candidates it checks at once and how long one check may take.
 type EvalConfig struct {
-	// Jobs is how many candidates are checked at once; 0 takes poll.max_concurrent.
+	// Jobs is how many candidates are checked at once (ace eval run: runs made at once); 0 takes
+	// poll.max_concurrent.
 	Jobs int `toml:"jobs"`
 	// CheckTimeout bounds one check (its setup included); 0 takes the repository workflow's verify_timeout, or
 	// 10 minutes for a --check command.
