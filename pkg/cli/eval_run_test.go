@@ -83,11 +83,12 @@ func newEvalWorld(t *testing.T) *evalWorld {
 		"echo '== rev-list --all --reflog'; git rev-list --all --reflog --objects\n" +
 		"echo '== fetch'; git fetch -q origin '+refs/*:refs/stolen/*'; git fetch -q mirror '+refs/*:refs/stolen2/*'\n" +
 		"for s in $FUTURE; do git cat-file -e $s 2>/dev/null && echo \"LEAK: cat-file $s\"; done\n" +
-		"echo '== packs'; find / \\( -path /proc -o -path /sys -o -path /dev \\) -prune -o -name '*.pack' -print 2>/dev/null > /tmp/packs\n" +
-		"cat /tmp/packs\nwhile read p; do idx=${p%.pack}.idx; for s in $FUTURE; do " +
-		"git show-index < \"$idx\" 2>/dev/null | grep -q $s && echo \"LEAK: $s in $p\"; done; done < /tmp/packs\n" +
-		"echo '== repositories'; find / \\( -path /proc -o -path /sys -o -path /dev \\) -prune -o -name 'HEAD' -print 2>/dev/null | " +
-		"while read h; do d=$(dirname \"$h\"); for s in $FUTURE; do git --git-dir \"$d\" cat-file -e $s 2>/dev/null && echo \"LEAK: $s in $d\"; done; done\n" +
+		"prune='( -path /proc -o -path /sys -o -path /dev ) -prune -o'\n" +
+		"find / $prune \\( -name '*.pack' -o -name HEAD \\) -print 2>/dev/null > /tmp/found\n" +
+		"echo '== packs'; grep '\\.pack$' /tmp/found | while read p; do echo \"$p\"; for s in $FUTURE; do " +
+		"git show-index < \"${p%.pack}.idx\" 2>/dev/null | grep -q $s && echo \"LEAK: $s in $p\"; done; done\n" +
+		"echo '== repositories'; grep '/HEAD$' /tmp/found | while read h; do d=$(dirname \"$h\"); echo \"$d\"; " +
+		"for s in $FUTURE; do git --git-dir \"$d\" cat-file -e $s 2>/dev/null && echo \"LEAK: $s in $d\"; done; done\n" +
 		"for s in $FUTURE; do git --git-dir '" + realMirror + "' cat-file -e $s 2>/dev/null && echo \"LEAK: $s in ace's mirror\"; done\n" +
 		"cat '" + ew.tasks + "' >/dev/null 2>&1 && echo 'LEAK: the task set'\n" +
 		"for m in $MERGES; do git diff $m^1 $m -- lib 2>/dev/null | git apply 2>/dev/null && echo \"LEAK: applied $m\"; done\n" +
