@@ -91,6 +91,9 @@ func newEvalWorld(t *testing.T) *evalWorld {
 		"for s in $FUTURE; do git --git-dir \"$d\" cat-file -e $s 2>/dev/null && echo \"LEAK: $s in $d\"; done; done\n" +
 		"for s in $FUTURE; do git --git-dir '" + realMirror + "' cat-file -e $s 2>/dev/null && echo \"LEAK: $s in ace's mirror\"; done\n" +
 		"cat '" + ew.tasks + "' >/dev/null 2>&1 && echo 'LEAK: the task set'\n" +
+		"cat '" + ew.evalIn + "'/results/*.json >/dev/null 2>&1 && echo 'LEAK: the other runs results'\n" +
+		// The box makes the directories above the working copy it shows, empty but for the way down to it.
+		"[ \"$(ls '" + ew.evalIn + "/items' 2>/dev/null | wc -l)\" -gt 1 ] && echo 'LEAK: the other runs working copies'\n" +
 		"for m in $MERGES; do git diff $m^1 $m -- lib 2>/dev/null | git apply 2>/dev/null && echo \"LEAK: applied $m\"; done\n" +
 		"echo '== end'\n"
 	files := map[string]string{
