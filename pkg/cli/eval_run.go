@@ -220,9 +220,12 @@ func evalMirror(ctx context.Context, app *App, repo string, tasks []eval.Task) (
 // store, runtime files, agents' homes and boxes; the store a SQLite file there, so that eval runs never mix
 // with the issues' runs), its own tmux socket, no memory across runs (a run would find another's answer), no
 // notifications, no pull request followed, and nothing that reaches GitHub: no tracker, API or MCP server an
-// agent could ask for the repository as it is now.
+// agent could ask for the repository as it is now. Each run is its agent's alone: no fallback hands it to another
+// at a usage limit, and no default agent lets the repository's workflow choose another (repoflow changes the
+// agent of a run made with the default one).
 func evalRunConfig(cfg *config.Config, dir string) *config.Config {
 	c := *cfg
+	c.Agent.Default, c.Agent.Fallback = "", nil
 	c.Workspace.Root = filepath.Join(dir, "ace")
 	c.Store.URL = ""
 	c.Tmux.Socket = cfg.Tmux.Socket + "-eval"
