@@ -250,8 +250,18 @@ func (d *engineDriver) Drive(ctx context.Context, repo string, n int, agent stri
 	if err != nil {
 		return eval.RunEnd{}, err
 	}
-	if err := d.svc.Engine.Follow(ctx, r, func(r *store.Run) bool { return r.Status.Terminal() }); err != nil {
+	atBudget := func(r *store.Run) bool { return r.Status == store.StatusWaitingInput && r.State.BudgetAsked }
+	if err := d.svc.Engine.Follow(ctx, r, func(r *store.Run) bool { return r.Status.Terminal() || atBudget(r) }); err != nil {
 		return eval.RunEnd{}, err
+	}
+	if atBudget(r) {
+		// Its budget is where an eval run ends: the recorder leaves the question to go on unanswered.
+		if err := d.svc.Engine.Stop(ctx, r, "stopped at its budget (budget.run)"); err != nil {
+			return eval.RunEnd{}, err
+		}
+		if err := d.svc.Engine.Follow(ctx, r, func(r *store.Run) bool { return r.Status.Terminal() }); err != nil {
+			return eval.RunEnd{}, err
+		}
 	}
 	evs, err := d.svc.Store.Events(ctx, r.ID)
 	if err != nil {

@@ -97,12 +97,13 @@ func newEvalWorld(t *testing.T) *evalWorld {
 		"for m in $MERGES; do git diff $m^1 $m -- lib 2>/dev/null | git apply 2>/dev/null && echo \"LEAK: applied $m\"; done\n" +
 		"echo '== end'\n"
 	files := map[string]string{
-		"fix.sh":     fix.String(),
-		"steal.sh":   steal,
-		"fixer.txt":  "sh sh " + filepath.Join(scripts, "fix.sh") + "\ndone applied the fix\n",
-		"wrong.txt":  "question Shall I write the real thing or a stub?\nwrite lib/stub.sh stub() { :; }\\n\ndone wrote a stub\n",
-		"thief.txt":  "sh sh " + filepath.Join(scripts, "steal.sh") + " > stolen.txt 2>&1\ndone looked everywhere\n",
-		"README.txt": "the eval test's agent scripts\n",
+		"fix.sh":      fix.String(),
+		"steal.sh":    steal,
+		"fixer.txt":   "sh sh " + filepath.Join(scripts, "fix.sh") + "\ndone applied the fix\n",
+		"wrong.txt":   "question Shall I write the real thing or a stub?\nwrite lib/stub.sh stub() { :; }\\n\ndone wrote a stub\n",
+		"thief.txt":   "sh sh " + filepath.Join(scripts, "steal.sh") + " > stolen.txt 2>&1\ndone looked everywhere\n",
+		"spender.txt": "write lib/half.sh half() { :; }\\n\nidle\n",
+		"README.txt":  "the eval test's agent scripts\n",
 	}
 	for name, body := range files {
 		if err := os.WriteFile(filepath.Join(scripts, name), []byte(body), 0o644); err != nil {
@@ -117,7 +118,7 @@ func newEvalWorld(t *testing.T) *evalWorld {
 		t.Fatal(err)
 	}
 	var agents strings.Builder
-	for _, a := range []string{"fixer", "wrong", "thief"} {
+	for _, a := range []string{"fixer", "wrong", "thief", "spender"} {
 		base := fmt.Sprintf("ace demo-agent headless --format claude --script %s --state .ace/fake.state", filepath.Join(scripts, a+".txt"))
 		fmt.Fprintf(&agents, "[agents.%s]\nrunner = \"exec\"\nheadless = %q\nheadless_resume = %q\nheadless_format = \"claude\"\n"+
 			"env = { GIT_AUTHOR_NAME = \"fake\", GIT_AUTHOR_EMAIL = \"fake@ace.invalid\", GIT_COMMITTER_NAME = \"fake\", GIT_COMMITTER_EMAIL = \"fake@ace.invalid\" }\n",
@@ -125,7 +126,7 @@ func newEvalWorld(t *testing.T) *evalWorld {
 	}
 	ew.cfg = fmt.Sprintf("[workspace]\nroot = %q\n[tracker]\nkind = \"local\"\npath = %q\n[agent]\ndefault = \"fixer\"\n%s"+
 		"[tmux]\nsocket = %q\n[monitor]\ninterval = \"200ms\"\nexec_idle_timeout = \"30s\"\nexec_turn_timeout = \"60s\"\ntimeout = \"1m\"\n"+
-		"[poll]\ninterval = \"200ms\"\nmax_concurrent = 3\n[sandbox]\nmode = \"on\"\nread_only = [%q]\n",
+		"[poll]\ninterval = \"200ms\"\nmax_concurrent = 3\n[budget.run]\nmax_tokens = 30\n[sandbox]\nmode = \"on\"\nread_only = [%q]\n",
 		root, folder, agents.String(), ew.socket, scripts)
 	if err := os.WriteFile(filepath.Join(dir, "ace.toml"), []byte(ew.cfg), 0o600); err != nil {
 		t.Fatal(err)
@@ -163,7 +164,8 @@ func (ew *evalWorld) ace(ctx context.Context, args ...string) (*exec.Cmd, *bytes
 // the first result is not redone. Then the fixer solved both tasks, the agent that asked a question (answered
 // "decide yourself") and wrote a stub solved none, and the thief, which looked for the future every way the box
 // leaves (every ref and reflog, the fix by id, a fetch from every remote, every pack and repository on the
-// machine it can see, ace's mirror and the task set by path) found nothing and solved none. Nothing was posted
+// machine it can see, ace's mirror, the task set and the other runs by path) found nothing and solved none; the
+// agent that spent past budget.run was stopped there, its work nothing. Nothing was posted
 // to the tracker and no push reached the repository.
 func TestEvalRunScoresEachAgentAndSurvivesAKill(t *testing.T) {
 	t.Parallel()
@@ -171,7 +173,7 @@ func TestEvalRunScoresEachAgentAndSurvivesAKill(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	remoteHead := gittest.Run(t, ew.w.Remote, "for-each-ref")
-	run := []string{"eval", "run", "--tasks", ew.tasks, "--dir", ew.evalIn, "--agents", "fixer,wrong,thief"}
+	run := []string{"eval", "run", "--tasks", ew.tasks, "--dir", ew.evalIn, "--agents", "fixer,wrong,thief,spender"}
 
 	first, out1, err1 := ew.ace(ctx, append(run, "--jobs", "1")...)
 	if err := first.Start(); err != nil {
@@ -209,8 +211,8 @@ func TestEvalRunScoresEachAgentAndSurvivesAKill(t *testing.T) {
 	if after, _ := os.ReadFile(firstResult); !bytes.Equal(before, after) {
 		t.Errorf("the result scored before the kill was redone:\n%s\n---\n%s", before, after)
 	}
-	if len(results) != 6 {
-		t.Fatalf("%d results, want 2 tasks × 3 agents", len(results))
+	if len(results) != 8 {
+		t.Fatalf("%d results, want 2 tasks × 4 agents", len(results))
 	}
 	solved := map[string]int{}
 	for _, r := range results {
@@ -219,7 +221,7 @@ func TestEvalRunScoresEachAgentAndSurvivesAKill(t *testing.T) {
 		}
 		t.Logf("%s %s: %s, check %s (%s), %d turns, %d questions, %.1fs, %+v, cli %q model %q", r.InstanceID, r.Agent, r.Status, r.Check, r.CheckDetail,
 			r.Turns, r.Questions, r.WallSeconds, r.Usage, r.CLIVersion, r.Model)
-		if turns := map[string]int{"fixer": 1, "wrong": 2, "thief": 1}[r.Agent]; r.Turns != turns || r.Usage.InputTokens == 0 {
+		if turns := map[string]int{"fixer": 1, "wrong": 2, "thief": 1, "spender": 1}[r.Agent]; r.Turns != turns || r.Usage.InputTokens == 0 {
 			t.Errorf("%s %s: %d turns and %d input tokens, want %d turns and the stream's tokens", r.InstanceID, r.Agent, r.Turns,
 				r.Usage.InputTokens, turns)
 		}
@@ -236,6 +238,14 @@ func TestEvalRunScoresEachAgentAndSurvivesAKill(t *testing.T) {
 			if strings.Contains(r.Patch, "LEAK") || !strings.Contains(r.Patch, "+== end") || !strings.Contains(r.Patch, ".pack\n") {
 				t.Errorf("%s: the thief's findings:\n%s", r.InstanceID, r.Patch)
 			}
+		}
+		if r.Agent == "spender" {
+			// Its turn spent more than budget.run and ended unfinished: the question whether to go on is not
+			// answered, the run is stopped, and its work, never pushed, is nothing.
+			if r.Status != "cancelled" || !strings.Contains(r.Error, "budget") || r.Check != eval.CheckNoChange || r.Patch != "" {
+				t.Errorf("%s spender: %s (%s), check %s, work %q", r.InstanceID, r.Status, r.Error, r.Check, r.Patch)
+			}
+			continue
 		}
 		if r.Status != "done" || r.RunID == 0 || r.CLIVersion != "" && r.Invalid != "" {
 			t.Errorf("%s %s: run %d ended %s (%s)", r.InstanceID, r.Agent, r.RunID, r.Status, r.Error)
@@ -262,24 +272,24 @@ func TestEvalRunScoresEachAgentAndSurvivesAKill(t *testing.T) {
 	if err := json.Unmarshal([]byte(report("json")), &rep); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]float64{"fixer": 1, "wrong": 0, "thief": 0}
+	want := map[string]float64{"fixer": 1, "wrong": 0, "thief": 0, "spender": 0}
 	for _, a := range rep.Agents {
 		if a.Runs != 2 || a.Rate != want[a.Agent] || a.Solved != int(2*want[a.Agent]) {
 			t.Errorf("%s: %d of %d solved, rate %v; want %v of 2", a.Agent, a.Solved, a.Runs, a.Rate, want[a.Agent])
 		}
 	}
-	if len(rep.Agents) != 3 || len(rep.Tasks) != 2 || !slices.Equal(rep.Tasks[0].SolvedBy, []string{"fixer"}) {
+	if len(rep.Agents) != 4 || len(rep.Tasks) != 2 || !slices.Equal(rep.Tasks[0].SolvedBy, []string{"fixer"}) {
 		t.Errorf("report %+v", rep)
 	}
 	text := report("text")
 	t.Logf("ace eval report:\n%s", text)
-	for _, line := range []string{"acme/calc: 6 runs of 2 tasks by 3 agents", "fixer  2     2       100%  34%–100%", "acme__calc-10  1/1    0/1    0/1    fixer"} {
+	for _, line := range []string{"acme/calc: 8 runs of 2 tasks by 4 agents", "fixer    2     2       100%  34%–100%", "acme__calc-10  1/1    0/1    0/1    0/1      fixer"} {
 		if !strings.Contains(text, line) {
 			t.Errorf("the text report lacks %q:\n%s", line, text)
 		}
 	}
 	if csv := report("csv", "--by", "task"); !strings.HasPrefix(csv, "instance_id,fixer solved,fixer runs,wrong solved") ||
-		!strings.Contains(csv, "\nacme__calc-4,1,1,0,1,0,1\n") {
+		!strings.Contains(csv, "\nacme__calc-4,1,1,0,1,0,1,0,1\n") {
 		t.Errorf("the tasks' CSV:\n%s", csv)
 	}
 }

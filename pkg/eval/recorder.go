@@ -22,21 +22,30 @@ const answerer = "ace-eval"
 // a pull request — is recorded here instead, never sent anywhere. A question is answered at once, with Answer:
 // the engine's look for an answer (the only reading of comments after a time) finds one comment of answerer's,
 // dated after the question. It keeps nothing across a restart that the engine needs: a resumed run waiting for
-// its answer finds it all the same. The repository's clone URL is empty: its runs' remotes are their cut bases
-// (RunWorkspaces).
+// its answer finds it all the same. A run at its budget is asked whether to go on; that question it leaves
+// unanswered (an answer would grant one more budget, and another, without end): the driver stops such a run. The
+// repository's clone URL is empty: its runs' remotes are their cut bases (RunWorkspaces).
 type Recorder struct {
 	repo, branch string
 	task         func(n int) (Item, *Task, error)
 	now          func() time.Time
 
-	mu    sync.Mutex
-	next  int64
-	posts map[int][]string // by issue: what was posted ("comment: …", "labels: …", "pull request: …")
+	mu     sync.Mutex
+	next   int64
+	posts  map[int][]string // by issue: what was posted ("comment: …", "labels: …", "pull request: …")
+	budget map[int]bool     // issues whose last question is whether to go on past the run's budget
 }
+
+// Markers of the engine's comments the recorder reads: a question (humans.go), and the one a run at its budget
+// asks (budget.go).
+const (
+	questionMarker = "<!-- ace:question:"
+	budgetWords    = "reached its budget"
+)
 
 // NewRecorder records for repo's eval runs, whose default branch is branch; task gives item n and its task.
 func NewRecorder(repo, branch string, task func(n int) (Item, *Task, error)) *Recorder {
-	return &Recorder{repo: repo, branch: branch, task: task, now: time.Now, posts: map[int][]string{}}
+	return &Recorder{repo: repo, branch: branch, task: task, now: time.Now, posts: map[int][]string{}, budget: map[int]bool{}}
 }
 
 var _ tracker.Tracker = (*Recorder)(nil)
@@ -81,10 +90,17 @@ func (rc *Recorder) Issue(_ context.Context, repo string, n int) (*tracker.Issue
 }
 
 // Comments are none for the task (ACE_TASK.md holds the problem statement alone); asked for those after a time —
-// the engine looking for the answer to the question it asked then — the fixed answer, dated just after.
+// the engine looking for the answer to the question it asked then — the fixed answer, dated just after, unless
+// the question is the budget's.
 func (rc *Recorder) Comments(_ context.Context, repo string, n int, since time.Time) ([]tracker.Comment, error) {
 	if err := rc.check(repo); err != nil || since.IsZero() {
 		return nil, err
+	}
+	rc.mu.Lock()
+	atBudget := rc.budget[n]
+	rc.mu.Unlock()
+	if atBudget {
+		return nil, nil
 	}
 	at := rc.now()
 	if !at.After(since) {
@@ -110,6 +126,11 @@ func (rc *Recorder) RemoveLabel(_ context.Context, _ string, n int, label string
 
 func (rc *Recorder) CreateComment(_ context.Context, _ string, n int, body string) (*tracker.Comment, error) {
 	id := rc.post(n, "comment: "+firstLineOf(body))
+	if strings.Contains(body, questionMarker) {
+		rc.mu.Lock()
+		rc.budget[n] = strings.Contains(body, budgetWords)
+		rc.mu.Unlock()
+	}
 	at := rc.now()
 	return &tracker.Comment{ID: id, Author: "ace", Body: body, CreatedAt: at, UpdatedAt: at}, nil
 }

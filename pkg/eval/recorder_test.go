@@ -74,3 +74,28 @@ func TestRecorderAnswersEveryQuestionAndPostsNothing(t *testing.T) {
 		t.Errorf("repository %+v: the runs' remotes are their cut bases, never a clone URL", repo)
 	}
 }
+
+// TestRecorderLeavesTheBudgetQuestionUnanswered: a run at its budget asks whether to go on; the recorder does not
+// answer (each answer would grant another budget), while the next question of the run is answered again.
+func TestRecorderLeavesTheBudgetQuestionUnanswered(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	rc := NewRecorder("acme/calc", "main", func(int) (Item, *Task, error) { return Item{}, &Task{}, nil })
+	ask := func(body string) []tracker.Comment {
+		t.Helper()
+		if _, err := rc.CreateComment(ctx, "acme/calc", 2, "<!-- ace:question:9:1 -->\n**ace** · the agent needs input.\n\n> "+body); err != nil {
+			t.Fatal(err)
+		}
+		cs, err := rc.Comments(ctx, "acme/calc", 2, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cs
+	}
+	if cs := ask("The run reached its budget: it spent $1.00 (budget.run: $1.00)."); len(cs) != 0 {
+		t.Errorf("the budget question was answered: %+v", cs)
+	}
+	if cs := ask("Which way?"); len(cs) != 1 || cs[0].Body != Answer {
+		t.Errorf("the next question's answers: %+v", cs)
+	}
+}
