@@ -140,6 +140,12 @@ func runEvalRun(ctx context.Context, app *App, o evalRunOptions) error {
 	var onResult func(eval.RunResult)
 	if !o.JSON {
 		onResult = func(r eval.RunResult) { printRunResult(app.Stdout, r) }
+		where := "checks boxed"
+		if unboxed != "" {
+			where = "checks UNBOXED"
+		}
+		fmt.Fprintf(app.Stdout, "%s: %d tasks × %d agents × %d runs, %d at a time, %s (%s)\n\n", repo, len(tasks), len(agents), o.Runs,
+			jobs, where, dir)
 	}
 	start := time.Now()
 	sum, err := eval.Run(ctx, eval.RunOptions{Repo: repo, Dir: dir, Set: set, Agents: agents, Runs: o.Runs, Jobs: jobs,
