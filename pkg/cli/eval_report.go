@@ -18,6 +18,14 @@ import (
 
 type evalReportOptions struct {
 	Repo, Tasks, Dir, Format, By string
+	MinRuns                      int
+}
+
+// evalReport is `ace eval report --format json`'s output: the report and the agent it recommends.
+type evalReport struct {
+	eval.Report
+	MinRuns int          `json:"min_runs"`
+	Best    *eval.Choice `json:"best"`
 }
 
 func newCmdEvalReport(app *App) *cobra.Command {
@@ -28,7 +36,8 @@ func newCmdEvalReport(app *App) *cobra.Command {
 		Long: `Report reads the results ace eval run wrote and prints, per agent (two releases of one CLI, as
 --agents named them, side by side): its scored runs, how many solved their task, the solve rate with its 95%
 interval (Wilson's), what its runs cost in all and per task solved, and their median wall time; then per task,
-how many of each agent's runs solved it. --format csv prints the agents' table, or with --by task the tasks'.`,
+how many of each agent's runs solved it; last, the agent with the best solve rate per dollar among those with at
+least --min-runs scored runs. --format csv prints the agents' table, or with --by task the tasks'.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runEvalReport(app, o) },
 	}
@@ -38,6 +47,7 @@ how many of each agent's runs solved it. --format csv prints the agents' table, 
 	f.StringVar(&o.Dir, "dir", "", "the eval's `directory` (default: as ace eval run's)")
 	f.StringVar(&o.Format, "format", "text", "`text`, json or csv")
 	f.StringVar(&o.By, "by", "agent", "the table --format csv prints: `agent` or task")
+	f.IntVar(&o.MinRuns, "min-runs", 10, "scored runs an agent needs to be recommended")
 	return cmd
 }
 
@@ -65,16 +75,24 @@ func runEvalReport(app *App, o evalReportOptions) error {
 	if len(results) == 0 {
 		return fmt.Errorf("no results in %s: run ace eval run first", dir)
 	}
-	rep := eval.Summarize(results)
+	rep := evalReport{Report: eval.Summarize(results), MinRuns: o.MinRuns}
+	if c, ok := rep.Report.Best(o.MinRuns); ok {
+		rep.Best = &c
+	}
 	switch o.Format {
 	case "json":
 		enc := json.NewEncoder(app.Stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(rep)
 	case "csv":
-		return writeReportCSV(app.Stdout, rep, o.By)
+		return writeReportCSV(app.Stdout, rep.Report, o.By)
 	}
-	printReport(app.Stdout, rep, dir)
+	printReport(app.Stdout, rep.Report, dir)
+	if rep.Best != nil {
+		fmt.Fprintf(app.Stdout, "\nbest per dollar: %s — %s\n", rep.Best.Agent, rep.Best.Why)
+	} else {
+		fmt.Fprintf(app.Stdout, "\nno agent to recommend: none has %d scored runs that solved a task (--min-runs)\n", o.MinRuns)
+	}
 	return nil
 }
 

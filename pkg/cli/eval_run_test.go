@@ -268,9 +268,15 @@ func TestEvalRunScoresEachAgentAndSurvivesAKill(t *testing.T) {
 		}
 		return out.String()
 	}
-	var rep eval.Report
-	if err := json.Unmarshal([]byte(report("json")), &rep); err != nil {
+	var rep struct {
+		eval.Report
+		Best *eval.Choice `json:"best"`
+	}
+	if err := json.Unmarshal([]byte(report("json", "--min-runs", "2")), &rep); err != nil {
 		t.Fatal(err)
+	}
+	if rep.Best == nil || rep.Best.Agent != "fixer" {
+		t.Errorf("the agent recommended: %+v, want fixer", rep.Best)
 	}
 	want := map[string]float64{"fixer": 1, "wrong": 0, "thief": 0, "spender": 0}
 	for _, a := range rep.Agents {
@@ -281,9 +287,10 @@ func TestEvalRunScoresEachAgentAndSurvivesAKill(t *testing.T) {
 	if len(rep.Agents) != 4 || len(rep.Tasks) != 2 || !slices.Equal(rep.Tasks[0].SolvedBy, []string{"fixer"}) {
 		t.Errorf("report %+v", rep)
 	}
-	text := report("text")
+	text := report("text", "--min-runs", "3")
 	t.Logf("ace eval report:\n%s", text)
-	for _, line := range []string{"acme/calc: 8 runs of 2 tasks by 4 agents", "fixer    2     2       100%  34%–100%", "acme__calc-10  1/1    0/1    0/1    0/1      fixer"} {
+	for _, line := range []string{"acme/calc: 8 runs of 2 tasks by 4 agents", "fixer    2     2       100%  34%–100%", "acme__calc-10  1/1    0/1    0/1    0/1      fixer",
+		"no agent to recommend: none has 3 scored runs"} {
 		if !strings.Contains(text, line) {
 			t.Errorf("the text report lacks %q:\n%s", line, text)
 		}

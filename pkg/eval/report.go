@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"fmt"
 	"maps"
 	"math"
 	"slices"
@@ -138,4 +139,54 @@ func addOnce(list *[]string, s string) {
 	if s = strings.TrimSpace(s); s != "" && !slices.Contains(*list, s) {
 		*list = append(*list, s)
 	}
+}
+
+// Choice is the agent a report recommends for a repository's next issue, and why.
+type Choice struct {
+	Agent string `json:"agent"`
+	Why   string `json:"why"`
+}
+
+// Best is the agent with the best solve rate per dollar among those with at least minRuns scored runs that solved
+// something: the solve rate over the mean cost of a run. Runs that cost nothing that ace knows of (an agent
+// whose model has no price) rank above any that cost something, among themselves by solve rate; a tie goes to the
+// faster. ok is false when no agent qualifies.
+func (rep Report) Best(minRuns int) (c Choice, ok bool) {
+	var best *AgentStats
+	perDollar := func(a *AgentStats) float64 {
+		if a.CostUSD <= 0 {
+			return math.Inf(1)
+		}
+		return a.Rate / (a.CostUSD / float64(a.Runs))
+	}
+	better := func(a, b *AgentStats) bool {
+		pa, pb := perDollar(a), perDollar(b)
+		switch {
+		case pa != pb:
+			return pa > pb
+		case a.Rate != b.Rate:
+			return a.Rate > b.Rate
+		}
+		return a.MedianSeconds < b.MedianSeconds
+	}
+	for i := range rep.Agents {
+		a := &rep.Agents[i]
+		if a.Runs < max(minRuns, 1) || a.Solved == 0 {
+			continue
+		}
+		if best == nil || better(a, best) {
+			best = a
+		}
+	}
+	if best == nil {
+		return Choice{}, false
+	}
+	why := fmt.Sprintf("solved %d of %d runs (%.0f%%, 95%% interval %.0f%%–%.0f%%)", best.Solved, best.Runs, 100*best.Rate,
+		100*best.Low, 100*best.High)
+	if best.CostUSD > 0 {
+		why += fmt.Sprintf(" at $%.4f a run: %.2f solved per dollar", best.CostUSD/float64(best.Runs), perDollar(best))
+	} else {
+		why += " at no cost ace could price"
+	}
+	return Choice{Agent: best.Agent, Why: why}, true
 }

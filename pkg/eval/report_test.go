@@ -1,8 +1,10 @@
 package eval
 
 import (
+	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/aceworks/ace/pkg/usage"
@@ -55,5 +57,37 @@ func TestSummarizeByAgentAndTask(t *testing.T) {
 	if len(rep.Tasks) != 2 || rep.Tasks[0].InstanceID != "t1" || !slices.Equal(rep.Tasks[0].SolvedBy, []string{"a"}) ||
 		rep.Tasks[0].Solved["a"] != 1 || rep.Tasks[0].Runs["a"] != 2 || rep.Tasks[1].Runs["b"] != 1 {
 		t.Errorf("tasks %+v", rep.Tasks)
+	}
+}
+
+// TestBestIsTheMostSolvedPerDollar: among the agents with enough scored runs that solved something, the one with
+// the best solve rate over the mean cost of a run — not the best solve rate — and one whose runs cost nothing ace
+// could price before any that cost something; too few runs, or none solved, and no agent is chosen.
+func TestBestIsTheMostSolvedPerDollar(t *testing.T) {
+	t.Parallel()
+	var rs []RunResult
+	add := func(agent string, runs, solved int, costPerRun float64) {
+		for i := range runs {
+			rs = append(rs, RunResult{Item: Item{InstanceID: fmt.Sprintf("t%d", i), Agent: agent, Run: 1}, Solved: i < solved,
+				Usage: usage.Usage{CostUSD: costPerRun}, WallSeconds: 10})
+		}
+	}
+	add("dear", 10, 5, 1.0)    // 0.5 solved per dollar
+	add("cheap", 10, 4, 0.2)   // 2 per dollar
+	add("few", 3, 3, 0.01)     // too few runs
+	add("useless", 10, 0, 0.0) // solved nothing
+	c, ok := Summarize(rs).Best(5)
+	if !ok || c.Agent != "cheap" || !strings.Contains(c.Why, "solved 4 of 10 runs (40%") || !strings.Contains(c.Why, "2.00 solved per dollar") {
+		t.Errorf("best %+v, %v; want cheap", c, ok)
+	}
+	if c, _ := Summarize(rs).Best(3); c.Agent != "few" {
+		t.Errorf("with 3 runs enough, best is %s, want few", c.Agent)
+	}
+	add("unpriced", 10, 2, 0)
+	if c, _ := Summarize(rs).Best(5); c.Agent != "unpriced" || !strings.Contains(c.Why, "no cost ace could price") {
+		t.Errorf("best %+v, want the agent whose runs cost nothing ace knows of", c)
+	}
+	if c, ok := Summarize(rs[23:33]).Best(5); ok {
+		t.Errorf("an agent that solved nothing was chosen: %+v", c)
 	}
 }
