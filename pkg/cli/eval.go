@@ -112,10 +112,9 @@ func runEvalBuild(ctx context.Context, app *App, o evalBuildOptions) error {
 	if err != nil {
 		return &FlagError{err}
 	}
-	owner, name, _ := strings.Cut(repo, "/")
 	out := o.Out
 	if out == "" {
-		out = filepath.Join(cfg.Workspace.Root, "eval", owner, name, "tasks.jsonl")
+		out = eval.DefaultTasks(cfg.Workspace.Root, repo)
 	}
 	if out, err = filepath.Abs(out); err != nil {
 		return err

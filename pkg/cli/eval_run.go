@@ -8,7 +8,6 @@ import (
 	"io"
 	"maps"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -69,6 +68,9 @@ func runEvalRun(ctx context.Context, app *App, o evalRunOptions) error {
 	}
 	agentList := o.Agents
 	if agentList == "" {
+		if cfg.Agent.Default == config.AgentAuto {
+			return flagErrorf("--agents: agent.default is \"auto\", which an eval measures for: name the agents to run")
+		}
 		agentList = cfg.Agent.Default
 	}
 	agents, err := eval.ParseAgents(agentList)
@@ -174,12 +176,11 @@ func runEvalRun(ctx context.Context, app *App, o evalRunOptions) error {
 
 // evalPaths are the task set's file and the eval's directory, the flags' or their defaults, absolute.
 func evalPaths(cfg *config.Config, repo, tasks, dir string) (string, string, error) {
-	owner, name, _ := strings.Cut(repo, "/")
 	if tasks == "" {
-		tasks = filepath.Join(cfg.Workspace.Root, "eval", owner, name, "tasks.jsonl")
+		tasks = eval.DefaultTasks(cfg.Workspace.Root, repo)
 	}
 	if dir == "" {
-		dir = filepath.Join(filepath.Dir(tasks), "run")
+		dir = eval.DirBeside(tasks)
 	}
 	t, err := filepath.Abs(tasks)
 	if err != nil {

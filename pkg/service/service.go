@@ -156,6 +156,7 @@ func Open(ctx context.Context, o Options) (*Service, error) {
 	if o.Workspaces != nil {
 		eo.Workspaces = o.Workspaces
 	}
+	eo.ChooseAgent = s.chooseAgent
 	if cfg.Memory.Enabled {
 		mem, err := memory.New(root, memory.Options{AgentsMax: cfg.Memory.AgentsMaxBytes, StatusMax: cfg.Memory.StatusMaxBytes})
 		if err != nil {
