@@ -126,6 +126,11 @@ func runEvalRun(ctx context.Context, app *App, o evalRunOptions) error {
 		return err
 	}
 	defer svc.Close()
+	for _, a := range agents {
+		if _, err := svc.Profile(a.Name); err != nil {
+			return flagErrorf("--agents: %s: %v", a.Name, err)
+		}
+	}
 	if err := svc.StartQueue(ctx); err != nil {
 		return err
 	}

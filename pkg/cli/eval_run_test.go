@@ -175,6 +175,10 @@ func TestEvalRunScoresEachAgentAndSurvivesAKill(t *testing.T) {
 	remoteHead := gittest.Run(t, ew.w.Remote, "for-each-ref")
 	run := []string{"eval", "run", "--tasks", ew.tasks, "--dir", ew.evalIn, "--agents", "fixer,wrong,thief,spender"}
 
+	bogus, _, bogusErr := ew.ace(ctx, "eval", "run", "--tasks", ew.tasks, "--dir", ew.evalIn, "--agents", "fixer,bogus")
+	if err := bogus.Run(); err == nil || !strings.Contains(bogusErr.String(), "--agents: bogus") {
+		t.Errorf("an agent that does not exist: %v\n%s", err, bogusErr)
+	}
 	first, out1, err1 := ew.ace(ctx, append(run, "--jobs", "1")...)
 	if err := first.Start(); err != nil {
 		t.Fatal(err)
