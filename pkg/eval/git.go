@@ -101,10 +101,15 @@ func diffOf(ctx context.Context, mirror, base, commit string, files []string) (s
 	if len(files) == 0 {
 		return "", nil
 	}
-	args := []string{"diff", "--binary", "--full-index", "--no-renames", "--no-ext-diff", "--no-textconv", "--no-color",
-		"--src-prefix=a/", "--dst-prefix=b/", base, commit, "--"}
-	out, err := git(ctx, mirror, nil, append(args, files...)...)
+	out, err := git(ctx, mirror, nil, append(patchArgs(base, commit), files...)...)
 	return string(out), err
+}
+
+// patchArgs are git diff's arguments for the patch from base to commit as `git apply` takes it (binary files
+// included, no renames), with neither the user's external diff nor text conversion; pathspecs may follow.
+func patchArgs(base, commit string) []string {
+	return []string{"diff", "--binary", "--full-index", "--no-renames", "--no-ext-diff", "--no-textconv", "--no-color",
+		"--src-prefix=a/", "--dst-prefix=b/", base, commit, "--"}
 }
 
 // readAt reads path at commit in the mirror; found is false when the commit has no such file.

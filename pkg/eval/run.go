@@ -301,8 +301,7 @@ func pushedWork(ctx context.Context, remote, base, branch string) (string, error
 	if _, err := git(ctx, remote, nil, "rev-parse", "--verify", "-q", ref+"^{commit}"); err != nil {
 		return "", nil // never pushed
 	}
-	out, err := git(ctx, remote, nil, "diff", "--binary", "--full-index", "--no-renames", "--no-ext-diff", "--no-textconv",
-		"--no-color", "--src-prefix=a/", "--dst-prefix=b/", base, ref)
+	out, err := git(ctx, remote, nil, patchArgs(base, ref)...)
 	return string(out), err
 }
 
