@@ -127,8 +127,17 @@ func runEvalRun(ctx context.Context, app *App, o evalRunOptions) error {
 	}
 	defer svc.Close()
 	for _, a := range agents {
-		if _, err := svc.Profile(a.Name); err != nil {
+		prof, err := svc.Profile(a.Name)
+		if err != nil {
 			return flagErrorf("--agents: %s: %v", a.Name, err)
+		}
+		if a.Version == "" {
+			continue
+		}
+		// A release is run as installed: one that is not would give runs that do not count (RunResult.Invalid).
+		if in, err := prof.CheckInstalled(ctx); err != nil || in.Version != a.Version {
+			return flagErrorf("--agents: %s: the installed %s is %q (%v): ace eval runs the installed release and does not "+
+				"install another yet", a, a.Name, in.Version, err)
 		}
 	}
 	if err := svc.StartQueue(ctx); err != nil {

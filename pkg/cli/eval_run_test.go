@@ -179,6 +179,10 @@ func TestEvalRunScoresEachAgentAndSurvivesAKill(t *testing.T) {
 	if err := bogus.Run(); err == nil || !strings.Contains(bogusErr.String(), "--agents: bogus") {
 		t.Errorf("an agent that does not exist: %v\n%s", err, bogusErr)
 	}
+	pinned, _, pinnedErr := ew.ace(ctx, "eval", "run", "--tasks", ew.tasks, "--dir", ew.evalIn, "--agents", "fixer@9.9.9")
+	if err := pinned.Run(); err == nil || !strings.Contains(pinnedErr.String(), "--agents: fixer@9.9.9: the installed fixer is") {
+		t.Errorf("a release that is not installed: %v\n%s", err, pinnedErr)
+	}
 	first, out1, err1 := ew.ace(ctx, append(run, "--jobs", "1")...)
 	if err := first.Start(); err != nil {
 		t.Fatal(err)
