@@ -63,7 +63,8 @@ type RunResult struct {
 	Solved      bool   `json:"solved"`
 	Check       string `json:"check"`
 	CheckDetail string `json:"check_detail,omitempty"`
-	// Invalid says why the result does not count (the agent's CLI was not the release asked for).
+	// Invalid says why the result does not count: the agent's CLI was not the release asked for, or the run ended
+	// before its agent had a turn.
 	Invalid     string      `json:"invalid,omitempty"`
 	Patch       string      `json:"patch"` // the run's work: its branch against the base
 	Usage       usage.Usage `json:"usage"`
@@ -223,8 +224,12 @@ func (o *RunOptions) item(ctx context.Context, it Item, c *Checker, work string)
 	r := RunResult{Item: it, Repo: o.Repo, RunID: end.RunID, Status: end.Status, Error: end.Error, Usage: end.Usage,
 		WallSeconds: end.Ended.Sub(end.Started).Seconds(), Turns: end.Turns, Nudges: end.Nudges, Questions: end.Questions,
 		CLIVersion: end.CLIVersion, Model: end.Model}
-	if want := spec[0].Version; want != "" && end.CLIVersion != want {
+	switch want := spec[0].Version; {
+	case want != "" && end.CLIVersion != want:
 		r.Invalid = fmt.Sprintf("%s ran release %q, not %s", spec[0].Name, end.CLIVersion, want)
+	case end.Status != "done" && end.Turns == 0:
+		// Its agent never had a turn (ace could not make its working copy, say): the run says nothing of it.
+		r.Invalid = "the run ended before its agent had a turn: " + end.Error
 	}
 	remote := o.Workspaces.Remote(it.N)
 	if r.Patch, err = pushedWork(ctx, remote, t.BaseCommit, end.Branch); err != nil {
