@@ -147,6 +147,12 @@ func runEvalRun(ctx context.Context, app *App, o evalRunOptions) error {
 		fmt.Fprintf(app.Stderr, "warning: the checks run UNBOXED (%s), and so may the agents: an agent outside a box can read "+
 			"what came after its task's base wherever this machine keeps it\n", unboxed)
 	}
+	for _, a := range agents {
+		if ecfg.SandboxFor(a.Name, repo).Mode == config.SandboxOff {
+			fmt.Fprintf(app.Stderr, "warning: %s runs UNBOXED ([sandbox] mode is off for it): it can read what came after its "+
+				"task's base wherever this machine keeps it\n", a)
+		}
+	}
 	jobs := o.Jobs
 	for _, n := range []int{cfg.Eval.Jobs, cfg.Poll.MaxConcurrent, 1} {
 		if jobs <= 0 {
