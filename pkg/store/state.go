@@ -23,6 +23,8 @@ type RunState struct {
 	RemoteURL string `json:"remote_url,omitzero"`
 	// Model is the model asked for when the run was started (empty: the agent's configured one).
 	Model string `json:"model,omitzero"`
+	// AgentAuto says why agent.default = "auto" chose the run's agent (empty: the run's agent was asked for).
+	AgentAuto string `json:"agent_auto,omitzero"`
 	// Labeled is set once the issue carried the trigger label when the run began: removing it later cancels.
 	Labeled bool `json:"labeled,omitzero"`
 	// Retries counts the current step's failed attempts; it restarts at each step.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/aceworks/ace/pkg/agents"
+	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/store"
 )
 
@@ -183,11 +184,14 @@ func limitSeen(r *store.Run) int {
 
 // agentPaused reports whether the agent an issue's labels choose is paused at a usage limit: dispatch starts no
 // run on it until the reset.
-func (ul *usageLimits) agentPaused(ctx context.Context, labels []string) (bool, error) {
+func (ul *usageLimits) agentPaused(ctx context.Context, repo string, labels []string) (bool, error) {
 	e := ul.e
 	agent, _ := e.labelChoice(labels)
 	if agent == "" {
 		agent = e.cfg.Agent.Default
+	}
+	if agent == config.AgentAuto {
+		agent, _ = e.autoAgent(ctx, repo)
 	}
 	until, _, err := ul.agentPausedUntil(ctx, agent, 0)
 	return until.After(e.o.Now()), err
