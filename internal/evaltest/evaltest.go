@@ -58,6 +58,15 @@ type World struct {
 	Commits map[string]string
 	// Statements are the problem statements expected, by pull request number.
 	Statements map[int]string
+	// Merges are the merged pull requests, oldest first.
+	Merges []Merge
+}
+
+// Merge is one merged pull request of the history.
+type Merge struct {
+	PR           int
+	Base, Commit string // the merge's first parent, and the merge
+	Want         string // what a build from pull requests makes of it
 }
 
 // change is one step of the history.
@@ -193,6 +202,7 @@ func (w *World) apply(h *author, i int, c change) {
 	n := w.GH.AddMergedPR(Repo, fakegithub.MergedPR{Title: c.subject, Body: body, Author: "bob", Head: branch, HeadSHA: head,
 		BaseSHA: base, MergeCommit: merge, Created: created, MergedAt: h.at})
 	w.PRs[n] = c.pr
+	w.Merges = append(w.Merges, Merge{PR: n, Base: base, Commit: merge, Want: c.pr})
 	if issue != 0 {
 		w.Statements[n] = c.issue + "\n" + c.body
 	}

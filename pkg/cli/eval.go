@@ -29,7 +29,7 @@ func newCmdEval(app *App) *cobra.Command {
 		Short: "Measure agents on this repository's own history",
 		Args:  cobra.NoArgs,
 	}
-	cmd.AddCommand(newCmdEvalBuild(app))
+	cmd.AddCommand(newCmdEvalBuild(app), newCmdEvalRun(app), newCmdEvalReport(app))
 	return cmd
 }
 
@@ -112,10 +112,9 @@ func runEvalBuild(ctx context.Context, app *App, o evalBuildOptions) error {
 	if err != nil {
 		return &FlagError{err}
 	}
-	owner, name, _ := strings.Cut(repo, "/")
 	out := o.Out
 	if out == "" {
-		out = filepath.Join(cfg.Workspace.Root, "eval", owner, name, "tasks.jsonl")
+		out = eval.DefaultTasks(cfg.Workspace.Root, repo)
 	}
 	if out, err = filepath.Abs(out); err != nil {
 		return err

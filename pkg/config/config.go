@@ -44,7 +44,8 @@ type Config struct {
 
 // EvalConfig tunes `ace eval build`: how many candidates it checks at once and how long one check may take.
 type EvalConfig struct {
-	// Jobs is how many candidates are checked at once; 0 takes poll.max_concurrent.
+	// Jobs is how many candidates are checked at once (ace eval run: runs made at once); 0 takes
+	// poll.max_concurrent.
 	Jobs int `toml:"jobs"`
 	// CheckTimeout bounds one check (its setup included); 0 takes the repository workflow's verify_timeout, or
 	// 10 minutes for a --check command.
@@ -129,7 +130,12 @@ type LabelsConfig struct {
 
 // AgentDefaults chooses the agent when an issue does not, and the agents a run falls back to at a usage limit.
 type AgentDefaults struct {
+	// Default is the agent of the issues that do not choose one, or AgentAuto (auto.go).
 	Default string `toml:"default"`
+	// AutoMinRuns and AutoOtherwise tune Default = "auto": the scored runs an agent needs in the repository's eval
+	// to be chosen, and the agent of a repository whose eval recommends none.
+	AutoMinRuns   int    `toml:"auto_min_runs"`
+	AutoOtherwise string `toml:"auto_otherwise"`
 	// Fallback (opt-in) lists the agents a run is handed to, in order, when its agent pauses at a usage limit that
 	// resets more than FallbackAfter from now; each at most once per run, and none that is at a limit itself.
 	// Empty: the run waits for the reset.
@@ -259,7 +265,7 @@ func Default() *Config {
 		Trigger:   TriggerConfig{Label: "ace", MinPermission: "write"},
 		Labels: LabelsConfig{Running: "ace:running", NeedsInput: "ace:needs-input", Done: "ace:done", Failed: "ace:failed",
 			AgentPrefix: "ace:agent:", ModelPrefix: "ace:model:"},
-		Agent:  AgentDefaults{Default: "codex", FallbackAfter: D(30 * time.Minute)},
+		Agent:  AgentDefaults{Default: "codex", FallbackAfter: D(30 * time.Minute), AutoMinRuns: 10},
 		Agents: map[string]AgentConfig{},
 		Tmux: TmuxConfig{Socket: "ace", Width: 220, Height: 50, HistoryLimit: 50000, EnterCount: 2,
 			EnterDelay: D(300 * time.Millisecond), SubmitRetries: 3, StartupTimeout: D(60 * time.Second)},

@@ -66,6 +66,8 @@ func (c *Config) Validate() error {
 	}
 	if c.Agent.Default == "" {
 		bad("agent.default", "empty")
+	} else if c.Agent.Default == AgentAuto {
+		c.validateAuto(bad)
 	} else if _, ok := c.Agents[c.Agent.Default]; !ok && !isBuiltin(c.Agent.Default) {
 		bad("agent.default", "%q is neither a built-in agent (%s) nor defined under [agents]", c.Agent.Default,
 			strings.Join(agents.BuiltinNames(), ", "))
@@ -224,11 +226,15 @@ func isBuiltin(name string) bool { _, ok := agents.Builtin(name); return ok }
 // builtinHeadless reports whether a built-in agent brings its own headless command.
 func builtinHeadless(name string) bool { p, ok := agents.Builtin(name); return ok && p.Headless != "" }
 
-// AgentNames lists the agents the configuration uses: the default and every configured one.
+// AgentNames lists the agents the configuration uses: the default (auto's otherwise agent) and every configured one.
 func (c *Config) AgentNames() []string {
-	names := []string{c.Agent.Default}
+	first := c.Agent.Default
+	if first == AgentAuto {
+		first = c.Agent.AutoOtherwise
+	}
+	names := []string{first}
 	for n := range c.Agents {
-		if n != c.Agent.Default {
+		if n != first {
 			names = append(names, n)
 		}
 	}

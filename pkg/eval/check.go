@@ -51,7 +51,7 @@ type Checker struct {
 // CheckerFor is the checker of repo's tasks as ace.toml has it: in a box where [sandbox] mode (global, then
 // [repos."owner/name".sandbox]) is on, or auto and boxes work here; unboxed where it is off, or auto without boxes
 // (unboxed then says why). A box sees the working copy, the checker's home, the objects of mirror (the copies
-// borrow them), [sandbox] read_only and the repository's dependency caches (caches: "NAME=dir", as
+// borrow them; none for mirror ""), [sandbox] read_only and the repository's dependency caches (caches: "NAME=dir", as
 // workspace.Manager.DepCacheEnv gives them), with ace's root, the user's home and the secrets file hidden, and it
 // has no network. self is ace's executable, the box's first process. Home is the caller's to set.
 func CheckerFor(ctx context.Context, cfg *config.Config, repo, mirror string, caches []string, self string) (c Checker, unboxed string, err error) {
@@ -63,7 +63,10 @@ func CheckerFor(ctx context.Context, cfg *config.Config, repo, mirror string, ca
 		env[k] = v
 		rw = append(rw, v)
 	}
-	ro := []string{filepath.Join(mirror, "objects")}
+	var ro []string
+	if mirror != "" { // "": the copies hold their own objects (ace eval run's)
+		ro = append(ro, filepath.Join(mirror, "objects"))
+	}
 	for _, p := range sb.ReadOnly {
 		if _, err := os.Stat(p); err == nil {
 			ro = append(ro, p)

@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+
+	"github.com/aceworks/ace/pkg/workspace"
 )
 
 // git runs git in dir (a working copy) or, with a dir ending in .git, on that bare repository (the mirror), with
@@ -64,6 +66,14 @@ func hasCommit(ctx context.Context, mirror, commit string) bool {
 	return err == nil
 }
 
+// HasCommit says whether the mirror holds commit, and if not, that it must be fetched first.
+func HasCommit(ctx context.Context, mirror, commit string) error {
+	if !workspace.IsCommitID(commit) || !hasCommit(ctx, mirror, commit) {
+		return fmt.Errorf("commit %q is not in the mirror %s", commit, mirror)
+	}
+	return nil
+}
+
 // parents are a commit's parents, first parent first.
 func parents(ctx context.Context, mirror, commit string) ([]string, error) {
 	line, err := gitText(ctx, mirror, "rev-list", "--parents", "-n", "1", commit)
@@ -91,10 +101,15 @@ func diffOf(ctx context.Context, mirror, base, commit string, files []string) (s
 	if len(files) == 0 {
 		return "", nil
 	}
-	args := []string{"diff", "--binary", "--full-index", "--no-renames", "--no-ext-diff", "--no-textconv", "--no-color",
-		"--src-prefix=a/", "--dst-prefix=b/", base, commit, "--"}
-	out, err := git(ctx, mirror, nil, append(args, files...)...)
+	out, err := git(ctx, mirror, nil, append(patchArgs(base, commit), files...)...)
 	return string(out), err
+}
+
+// patchArgs are git diff's arguments for the patch from base to commit as `git apply` takes it (binary files
+// included, no renames), with neither the user's external diff nor text conversion; pathspecs may follow.
+func patchArgs(base, commit string) []string {
+	return []string{"diff", "--binary", "--full-index", "--no-renames", "--no-ext-diff", "--no-textconv", "--no-color",
+		"--src-prefix=a/", "--dst-prefix=b/", base, commit, "--"}
 }
 
 // readAt reads path at commit in the mirror; found is false when the commit has no such file.

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aceworks/ace/internal/testkit"
 	"github.com/aceworks/ace/internal/livetest"
+	"github.com/aceworks/ace/internal/testkit"
 	"github.com/aceworks/ace/pkg/modelserver"
 	"github.com/aceworks/ace/pkg/tmuxops"
 	"github.com/aceworks/ace/pkg/usage"

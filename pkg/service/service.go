@@ -38,8 +38,11 @@ type Options struct {
 	Executable string
 	// Observer receives the engine's progress (the foreground display of `ace run` and `ace demo`).
 	Observer func(workflow.Progress)
-	// Tracker replaces the tracker built from the configuration (tests).
+	// Tracker replaces the tracker built from the configuration (tests; ace eval run's recorder).
 	Tracker Tracker
+	// Workspaces replaces the engine's working copies, the manager under workspace.root (ace eval run's, made
+	// from each task's past alone).
+	Workspaces workflow.Workspaces
 	// Watching says the process will watch agents for long (ace run, ace poll): tmux is then read through one
 	// persistent control-mode connection instead of a tmux process per look.
 	Watching bool
@@ -149,6 +152,10 @@ func Open(ctx context.Context, o Options) (*Service, error) {
 		Observer:   o.Observer,
 		Now:        o.Now,
 	}
+	if o.Workspaces != nil {
+		eo.Workspaces = o.Workspaces
+	}
+	eo.ChooseAgent = s.chooseAgent
 	if cfg.Memory.Enabled {
 		mem, err := memory.New(root, memory.Options{AgentsMax: cfg.Memory.AgentsMaxBytes, StatusMax: cfg.Memory.StatusMaxBytes})
 		if err != nil {

@@ -23,6 +23,8 @@ type RunState struct {
 	RemoteURL string `json:"remote_url,omitzero"`
 	// Model is the model asked for when the run was started (empty: the agent's configured one).
 	Model string `json:"model,omitzero"`
+	// AgentAuto says why agent.default = "auto" chose the run's agent (empty: the run's agent was asked for).
+	AgentAuto string `json:"agent_auto,omitzero"`
 	// Labeled is set once the issue carried the trigger label when the run began: removing it later cancels.
 	Labeled bool `json:"labeled,omitzero"`
 	// Retries counts the current step's failed attempts; it restarts at each step.
@@ -134,6 +136,9 @@ type FollowState struct {
 	// round is about, for the status comment.
 	Prompt string `json:"prompt,omitzero"`
 	Topic  string `json:"topic,omitzero"`
+	// Details is the round's .ace/FOLLOWUP.md while the run has no working copy to write it to (it moved to
+	// another host between rounds): kept from the round's start until write_task writes it into the new copy.
+	Details string `json:"details,omitzero"`
 	// HandledSHA is the head commit whose failed checks and conflict were last sent (a new push resets them).
 	HandledSHA string `json:"handled_sha,omitzero"`
 	// ReviewSeen, CommentSeen and ReviewCommentSeen are the highest review, conversation comment and review
@@ -253,6 +258,11 @@ func (s *RunState) DropAgent() {
 	s.Reach = nil
 	if s.Box != nil {
 		s.Box.Proxy = "" // the next agent's box has a proxy of its own, on its host (what was refused stays counted)
+	}
+	if s.Limit != nil && s.Limit.Seen != 0 {
+		l := *s.Limit
+		l.Seen = 0 // the old agent's limit messages or turns: the next agent's first limit is a new one
+		s.Limit = &l
 	}
 	s.Resume = true
 }

@@ -3,6 +3,7 @@ package workflow
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 
@@ -28,6 +29,17 @@ const (
 
 // workCopy is the run's working copy as a tree the agent controls.
 func workCopy(r *store.Run) untrusted.Tree { return untrusted.New(r.Workdir) }
+
+// hasWorkCopy reports whether the run's working copy is on this host. A run moved here from another host has
+// none (MoveRun) until prepare_workspace makes one from its pushed branch — a followed pull request's at its next
+// round (startAfresh). The directory is ace's (the agent writes beneath it), so looking at it is safe.
+func hasWorkCopy(r *store.Run) bool {
+	if r.Workdir == "" {
+		return false
+	}
+	fi, err := os.Lstat(r.Workdir)
+	return err == nil && fi.IsDir()
+}
 
 // noteRefusal records err when it is (or wraps) a refusal, once per file and finding, and reports whether it
 // was one.

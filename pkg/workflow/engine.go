@@ -30,6 +30,9 @@ type Options struct {
 	Secrets    Secrets
 	// Memory, when set, gives every run the repository's memory and records each run's end in it.
 	Memory Memory
+	// ChooseAgent, when set, is agent.default = "auto": the agent a repository's eval recommends and why ("" when
+	// it recommends none: agent.auto_otherwise then).
+	ChooseAgent func(ctx context.Context, repo string) (agent, why string, err error)
 	// Profile resolves an agent name to its profile (built-in merged with config).
 	Profile func(name string) (agents.Profile, error)
 	// Launcher is the argv prefix of the env-file launcher (`ace __launch`) that starts agents with secrets.

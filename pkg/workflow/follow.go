@@ -61,14 +61,20 @@ func (ft *followThrough) reportFollow(ctx context.Context, r *store.Run) (Result
 	return Goto(StepFollowPR), true, nil
 }
 
-// startRound hands the agent a round: .ace/DONE removed, the details in .ace/FOLLOWUP.md, a one-line prompt.
+// startRound hands the agent a round: .ace/DONE removed, the details in .ace/FOLLOWUP.md, a one-line prompt. A
+// run with no working copy here keeps the details for the copy startAfresh has made.
 func (ft *followThrough) startRound(ctx context.Context, r *store.Run, f *store.FollowState, pr *tracker.PRState, rd *round) (Result, error) {
 	e := ft.e
-	if err := removeProtocolFile(r, doneFile); err != nil {
-		return Result{}, e.needFile(ctx, r, "start the round", err)
-	}
-	if err := ft.writeFollowFile(r, rd.details()); err != nil {
-		return Result{}, e.needFile(ctx, r, "write "+followFile, err)
+	here := hasWorkCopy(r)
+	if here {
+		if err := removeProtocolFile(r, doneFile); err != nil {
+			return Result{}, e.needFile(ctx, r, "start the round", err)
+		}
+		if err := ft.writeFollowFile(r, rd.details()); err != nil {
+			return Result{}, e.needFile(ctx, r, "write "+followFile, err)
+		}
+	} else {
+		f.Details = rd.details()
 	}
 	f.Rounds++
 	f.InRound = true
@@ -88,7 +94,22 @@ func (ft *followThrough) startRound(ctx context.Context, r *store.Run, f *store.
 	if err := e.status.postStatus(ctx, r, statusView{Headline: headline}); err != nil {
 		e.log.WarnContext(ctx, "status comment", "run", r.ID, "err", err) // the round matters more than its report
 	}
+	if !here {
+		return ft.startAfresh(ctx, r)
+	}
 	return ft.deliverRound(ctx, r)
+}
+
+// startAfresh takes a round of a run with no working copy here — it moved from a host that stopped answering
+// (MoveRun) — where a run moved at any other step goes: prepare_workspace makes the copy from the pull request's
+// branch, write_task writes ACE_TASK.md and the round's file (writeRoundFile), start_session starts a new agent, whose
+// first prompt (the resume prompt) carries the task and the round. The old agent's conversation stayed behind.
+func (ft *followThrough) startAfresh(ctx context.Context, r *store.Run) (Result, error) {
+	e := ft.e
+	e.event(ctx, r, EventSession, fmt.Sprintf("no working copy here: the run moved, and its agent's conversation stayed "+
+		"on the host it moved from; a new agent starts the round in a working copy made from %s, told the task and the round", r.Branch))
+	r.State.DropAgent() // nothing of an agent process here; the next start is told to continue (Resume)
+	return Goto(StepPrepare), nil
 }
 
 // deliverRound gives the round's prompt to the agent (deliverFollowUp).
@@ -182,6 +203,31 @@ func (ft *followThrough) endFollow(ctx context.Context, r *store.Run, merged boo
 		return Goto(StepDone).With(store.StatusDone), nil
 	}
 	return Goto(StepFollowPR).With(store.StatusClosed), nil
+}
+
+// writeRoundFile writes the round's .ace/FOLLOWUP.md into a working copy made for it (write_task, after
+// startAfresh): the details startRound kept — or, for a run that moved in the middle of a round, whose details
+// stayed with the old copy, what the round is about and where its pull request is, as the round's prompt points there.
+func (ft *followThrough) writeRoundFile(r *store.Run) error {
+	f := r.State.Follow
+	switch {
+	case f == nil || !f.InRound:
+		return nil
+	case f.Details != "":
+		if err := ft.writeFollowFile(r, f.Details); err != nil {
+			return err
+		}
+		f = cloneFollow(f)
+		f.Details = ""
+		r.State.Follow = f
+		return nil
+	case workCopy(r).Exists(followFile):
+		return nil
+	}
+	return ft.writeFollowFile(r, fmt.Sprintf("# Follow-up on your pull request\n\nThis file was written by ace; it is not "+
+		"part of the repository. This round began on another host, and its details (full check output, the end of the job "+
+		"log, diff hunks) stayed there with its working copy. The round is about: %s. Pull request %s has the checks and "+
+		"reviews.\n", flatten(f.Topic, 1000), r.PRURL))
 }
 
 func (ft *followThrough) writeFollowFile(r *store.Run, text string) error {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/aceworks/ace/pkg/agents"
+	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/store"
 )
 
@@ -229,11 +230,14 @@ func leftAtLimit(o *store.Run) []store.Handover {
 
 // agentPaused reports whether the agent an issue's labels choose is paused at a usage limit: dispatch starts no
 // run on it until the reset.
-func (ul *usageLimits) agentPaused(ctx context.Context, labels []string) (bool, error) {
+func (ul *usageLimits) agentPaused(ctx context.Context, repo string, labels []string) (bool, error) {
 	e := ul.e
 	agent, _ := e.labelChoice(labels)
 	if agent == "" {
 		agent = e.cfg.Agent.Default
+	}
+	if agent == config.AgentAuto {
+		agent, _ = e.autoAgent(ctx, repo)
 	}
 	limits, err := ul.agentLimits(ctx, 0)
 	if err != nil {

@@ -160,7 +160,7 @@ func (mk *memoryKeeper) remember(ctx context.Context, r *store.Run, outcome stri
 	}
 	r.State.Remembered = true
 	values := mk.secretValues(ctx, r)
-	if r.Workdir != "" {
+	if hasWorkCopy(r) {
 		m, err := e.o.Memory.MergeBack(ctx, r.Repo, r.Workdir, values...)
 		if err != nil {
 			mk.memoryTrouble(ctx, r, "merge the agent's AGENTS.md into the repository memory", err)

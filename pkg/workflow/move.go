@@ -16,6 +16,12 @@ func (e *Engine) MoveRun(ctx context.Context, r *store.Run, to string, kind Even
 	r.Session, r.Workdir, r.AgentSessionID = "", "", ""
 	s := &r.State
 	s.DropAgent()
+	if w := s.Workflow; w != nil && from != to {
+		// The new host's working copy is a new one: the repository's setup runs there again.
+		w = cloneWorkflowState(w)
+		w.SetupDone = false
+		s.Workflow = w
+	}
 	step := StepClaim // idempotent: the issue read again, then a fresh working copy from the pushed branch
 	if Step(r.Step) == StepFollowPR {
 		step = StepFollowPR

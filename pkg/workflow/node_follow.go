@@ -43,6 +43,9 @@ func (e *Engine) followPR(ctx context.Context, r *store.Run) (Result, error) {
 			r.Error = "the issue was closed"
 			return Goto(StepCancelled), nil
 		}
+		if !hasWorkCopy(r) {
+			return e.follow.startAfresh(ctx, r) // moved here before the round reached its agent
+		}
 		return e.follow.deliverRound(ctx, r)
 	}
 	before := cloneFollow(f) // what a round that must wait for a slot leaves as it was, to be collected again

@@ -104,5 +104,8 @@ func (e *Engine) writeTask(ctx context.Context, r *store.Run) (Result, error) {
 			return Result{}, e.needFile(ctx, r, "clear "+f, err)
 		}
 	}
+	if err := e.follow.writeRoundFile(r); err != nil { // a follow-up round's, in a copy new to it (follow.go)
+		return Result{}, e.needFile(ctx, r, "write "+followFile, err)
+	}
 	return Goto(StepStartSession), nil
 }

@@ -118,7 +118,7 @@ func (d *dispatcher) dispatch(ctx context.Context, repo string, maxConcurrent in
 			rep.Queued++
 			continue
 		}
-		paused, err := e.limits.agentPaused(ctx, iss.Labels) // usage limits: limits.go
+		paused, err := e.limits.agentPaused(ctx, repo, iss.Labels) // usage limits: limits.go
 		if err != nil {
 			return err
 		}

@@ -31,7 +31,10 @@ func (pp *prompts) resumePrompt(r *store.Run) string {
 		return fmt.Sprintf("You were restarted after an interruption. Resume the task in ACE_TASK.md (issue #%d) from "+
 			"where the working copy stands: check git status and git log first. %s The message that brought you back: %s", r.Issue, doneProtocol, w)
 	}
-	lead := "You were restarted after an interruption; your earlier work is committed on this branch. "
+	// A restarted agent may have no conversation of the run (a new one on the host the run moved to, or one that
+	// cannot continue): a round's prompt says where the task is, as the task's does.
+	lead := fmt.Sprintf("You were restarted after an interruption; your earlier work is committed on this branch. "+
+		"ACE_TASK.md in this folder describes the task, issue #%d of %s. ", r.Issue, r.Repo)
 	handover := handoverLead(r) // another agent's run, handed over at a usage limit
 	if handover != "" {
 		lead = handover
@@ -53,7 +56,7 @@ func (pp *prompts) resumePrompt(r *store.Run) string {
 // "" otherwise.
 func handoverLead(r *store.Run) string {
 	h, ok := r.State.Fallback.Last()
-	if !ok || h.To != r.Agent || r.Workdir == "" {
+	if !ok || h.To != r.Agent || !hasWorkCopy(r) {
 		return ""
 	}
 	if !workCopy(r).Exists(handoverFile) {

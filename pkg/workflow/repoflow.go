@@ -72,7 +72,7 @@ func (fl *repoFlow) prepareRepoflow(ctx context.Context, r *store.Run, ws *works
 	if err != nil {
 		return err
 	}
-	if wf.Agent != "" && wf.Agent != r.Agent && r.Agent == e.cfg.Agent.Default {
+	if wf.Agent != "" && wf.Agent != r.Agent && (r.Agent == e.cfg.Agent.Default || r.State.AgentAuto != "") {
 		prof, err := e.o.Profile(wf.Agent)
 		if err != nil {
 			return Terminal(fmt.Errorf("the repository's workflow: agent %q: %w", wf.Agent, err))

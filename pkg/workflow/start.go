@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/store"
 )
 
@@ -41,9 +42,12 @@ func (e *Engine) Open(ctx context.Context, req Request) (*store.Run, error) {
 	case !req.NewAttempt:
 		return latest, nil
 	}
-	agent := req.Agent
+	agent, auto := req.Agent, ""
 	if agent == "" {
 		agent = e.cfg.Agent.Default
+	}
+	if agent == config.AgentAuto {
+		agent, auto = e.autoAgent(ctx, req.Repo)
 	}
 	prof, err := e.o.Profile(agent)
 	if err != nil {
@@ -63,7 +67,7 @@ func (e *Engine) Open(ctx context.Context, req Request) (*store.Run, error) {
 		Status:      store.StatusActive,
 		TriggeredAt: triggered,
 		Host:        cmp.Or(req.Host, e.o.Host),
-		State:       store.RunState{Model: req.Model},
+		State:       store.RunState{Model: req.Model, AgentAuto: auto},
 		// It waits for a slot on its host from now: dispatch counts it there at once, and its first step takes
 		// one (slots.go).
 		Slot: store.SlotWait, SlotAt: e.o.Now(),
@@ -81,6 +85,30 @@ func (e *Engine) Open(ctx context.Context, req Request) (*store.Run, error) {
 		}
 		return nil, fmt.Errorf("create run for %s#%d: %w", req.Repo, req.Issue, err)
 	}
-	e.event(ctx, r, "created", fmt.Sprintf("attempt %d with agent %s", r.Attempt, r.Agent))
+	what := fmt.Sprintf("attempt %d with agent %s", r.Attempt, r.Agent)
+	if auto != "" {
+		what += " (agent.default = \"auto\": " + auto + ")"
+	}
+	e.event(ctx, r, "created", what)
 	return r, nil
+}
+
+// autoAgent is agent.default = "auto": the agent the repository's eval recommends, else agent.auto_otherwise, and
+// why. An eval that cannot be read chooses nothing, as none would.
+func (e *Engine) autoAgent(ctx context.Context, repo string) (agent, why string) {
+	if e.o.ChooseAgent != nil {
+		a, w, err := e.o.ChooseAgent(ctx, repo)
+		if err != nil {
+			e.log.WarnContext(ctx, "agent.default = auto: read the repository's eval", "repo", repo, "err", err)
+			return e.cfg.Agent.AutoOtherwise, "its eval could not be read (" + err.Error() + "), so agent.auto_otherwise"
+		}
+		if _, err := e.o.Profile(a); a != "" && err != nil {
+			return e.cfg.Agent.AutoOtherwise, fmt.Sprintf("its eval recommends %s, which is no agent here (%v), so agent.auto_otherwise", a, err)
+		}
+		if a != "" {
+			return a, w
+		}
+	}
+	return e.cfg.Agent.AutoOtherwise, fmt.Sprintf("no eval of %s recommends an agent with %d scored runs, so agent.auto_otherwise",
+		repo, e.cfg.Agent.AutoMinRuns)
 }

@@ -29,7 +29,11 @@ func (m *Manager) makeCopy(ctx context.Context, spec Spec, mirror, dir string) (
 			os.RemoveAll(tmp)
 		}
 	}()
-	args := []string{"clone", "-q", "--shared", "--branch", spec.BaseBranch}
+	share := "--shared"
+	if m.o.OwnObjects {
+		share = "--no-local" // objects copied through upload-pack: what the mirror's branches reach, no alternates
+	}
+	args := []string{"clone", "-q", share, "--branch", spec.BaseBranch}
 	for _, kv := range [][2]string{
 		// The mirror stays reachable as "mirror"; origin becomes the real remote below, without credentials.
 		{"remote.mirror.url", mirror},

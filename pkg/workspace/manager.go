@@ -45,6 +45,10 @@ type Options struct {
 	GitTimeout time.Duration
 	// Auth says what ace's git sends each remote; nil sends nothing to any.
 	Auth Auth
+	// OwnObjects makes each working copy hold its own objects, copied from the mirror (git clone --no-local),
+	// instead of borrowing them through alternates: a copy then holds what the mirror's branches reach and no
+	// more, and a box needs no mirror to show it (ace eval's copies, whose mirror holds only a task's past).
+	OwnObjects bool
 }
 
 // Auth is the tracker as ace's git asks it for a remote's credential: a user and a secret sent as basic auth to

@@ -269,8 +269,12 @@ func underSystem(dir string) bool {
 }
 
 // mirrorObjects is the object directory of repo's mirror, which its working copies borrow (alternates): ace's own,
-// by its own name, whatever a copy's objects/info/alternates says.
+// by its own name, whatever a copy's objects/info/alternates says. Copies that hold their own objects
+// (Options.OwnObjects) borrow none: no box is shown the mirror.
 func (m *Manager) mirrorObjects(repo string) (string, error) {
+	if m.o.OwnObjects {
+		return "", fmt.Errorf("the working copies of %s borrow no objects", repo)
+	}
 	mirror, err := m.mirrorPath(repo)
 	if err != nil {
 		return "", err

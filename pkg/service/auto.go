@@ -1,0 +1,34 @@
+package service
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/aceworks/ace/pkg/eval"
+)
+
+// chooseAgent is agent.default = "auto" (workflow.Options.ChooseAgent): the agent with the best solve rate per
+// dollar in the repository's latest eval — the results of ace eval run where it keeps them by default — among
+// those with agent.auto_min_runs scored runs that solved something; "" when none qualifies (or there is no eval).
+// An agent the eval ran at a pinned release (claude@2.1.332) is chosen by its name: runs use the installed CLI.
+func (s *Service) chooseAgent(_ context.Context, repo string) (agent, why string, err error) {
+	dir := eval.DirBeside(eval.DefaultTasks(s.Root, repo))
+	results, err := eval.ReadResults(dir)
+	if err != nil || len(results) == 0 {
+		return "", "", err
+	}
+	c, ok := eval.Summarize(results).Best(s.Config.Agent.AutoMinRuns)
+	if !ok {
+		return "", "", nil
+	}
+	var latest time.Time
+	for _, r := range results {
+		if r.ScoredAt.After(latest) {
+			latest = r.ScoredAt
+		}
+	}
+	agent, _, _ = strings.Cut(c.Agent, "@")
+	return agent, fmt.Sprintf("the eval of %s recommends %s: %s", latest.UTC().Format("2006-01-02"), c.Agent, c.Why), nil
+}
