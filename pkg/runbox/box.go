@@ -74,8 +74,7 @@ type Options struct {
 
 // Boxes puts agents in boxes and keeps their proxies, for the runs this process works.
 type Boxes struct {
-	o     Options
-	boxes *sandbox.Detector
+	o Options
 
 	mu      sync.Mutex
 	proxies map[int64]*runProxy
@@ -90,7 +89,7 @@ func New(o Options) *Boxes {
 	if o.Detector == nil {
 		o.Detector = sandbox.NewDetector()
 	}
-	return &Boxes{o: o, boxes: o.Detector}
+	return &Boxes{o: o}
 }
 
 // Plan is a boxed launch in the making: the host's bubblewrap, the run's sandbox configuration and where the
@@ -113,7 +112,7 @@ func (sb *Boxes) Plan(ctx context.Context, r *store.Run, prof agents.Profile) (*
 		}
 		return nil, nil
 	}
-	h, err := sb.boxes.Host(ctx)
+	h, err := sb.o.Detector.Host(ctx)
 	if err == nil && sb.o.Self == "" {
 		err = errors.New("ace's executable is unknown (workflow.Options.Self), so no box can start it")
 	}
