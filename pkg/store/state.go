@@ -55,7 +55,7 @@ type RunState struct {
 	ExecState
 	LiveState
 
-	// Box is the run's sandbox: its agent's home, its proxy, what the proxy refused (box.go).
+	// Box is the run's sandbox: its agent's home, its proxy, what the proxy refused (package runbox).
 	Box *BoxState `json:"box,omitzero"`
 	// Reach is the agent failing to reach its model, while it does (reach.go).
 	Reach *ReachState `json:"reach,omitzero"`

@@ -99,23 +99,11 @@ func (lv *liveness) forget(id int64) {
 func (lv *liveness) sample(r *store.Run, v vitals) signals {
 	e := lv.e
 	s := signals{At: e.o.Now(), Files: sumFiles(v.files, v.dirs), Work: workPrint(r.Workdir), Screen: screenPrint(v.screen)}
-	s.Up, s.Down, s.Proxied = e.box.traffic(r.ID)
+	s.Up, s.Down, s.Proxied = e.box.Traffic(r.ID)
 	if v.root > 0 {
 		s.CPU = procs.TreeCPU(v.root, v.withRoot)
 	}
 	return s
-}
-
-// traffic is what the run's proxy relayed so far; ok is false when this process serves no proxy for it.
-func (sb *sandboxes) traffic(id int64) (up, down int64, ok bool) {
-	sb.mu.Lock()
-	p := sb.proxies[id]
-	sb.mu.Unlock()
-	if p == nil || p.px == nil {
-		return 0, 0, false
-	}
-	up, down = p.px.Traffic()
-	return up, down, true
 }
 
 // stuckData is a stuck event's Data: the signals when they last moved and now.

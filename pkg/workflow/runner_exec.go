@@ -192,7 +192,7 @@ func (x *execRunner) execTurn(ctx context.Context, r *store.Run, prompt string) 
 	if err := checkExecutable(argv[0], r.Workdir, prof); err != nil {
 		return Terminal(err)
 	}
-	cmd, err := e.box.command(ctx, r, prof, vars, argv, false)
+	cmd, err := e.agent.command(ctx, r, prof, vars, argv, false)
 	if err != nil {
 		return err
 	}

@@ -107,7 +107,7 @@ type sessionCommand struct {
 // run's box where it has one (boxed).
 func (t *tmuxRunner) sessionSpecOf(ctx context.Context, r *store.Run, prof agents.Profile, name string, argv []string, host *hosted) (sessionCommand, error) {
 	e := t.e
-	cmd, err := e.box.commandOf(ctx, r, prof, e.agent.vars(r, prof), argv, true, host)
+	cmd, err := e.agent.commandOf(ctx, r, prof, e.agent.vars(r, prof), argv, true, host)
 	if err != nil {
 		return sessionCommand{}, err
 	}
