@@ -243,6 +243,7 @@ func (x *execRunner) execTurn(ctx context.Context, r *store.Run, prompt string) 
 	}
 	r.State.ExecProc = proc.String()
 	r.State.ExecTurn = turn
+	markStart(r)
 	r.State.ExecFormat = prof.HeadlessFormat
 	if startOver {
 		r.State.Limit.StartOver = false
