@@ -108,3 +108,77 @@ idle
 		t.Errorf("the agent was released before its turn ended: %v", err)
 	}
 }
+
+// TestSendToReleasedAgentResumesItsConversation: `ace send` to a run whose agent was released (pr.release_after)
+// queues the text as the agent's next first message and wakes the run: it takes a slot, its agent starts again in
+// its conversation with the text, byte-exact, does what it asks, and the round is pushed to the pull request.
+// `ace nudge` to a run whose agent waits for an answer, released, is that answer.
+func TestSendToReleasedAgentResumesItsConversation(t *testing.T) {
+	t.Parallel()
+	out := t.TempDir()
+	sessions := filepath.Join(t.TempDir(), "sessions")
+	w := newWorld(t, followScript(out), func(c *config.Config) {
+		c.PR.Follow = true
+		c.PR.ReleaseAfter = config.Duration{Duration: time.Second}
+		fake := c.Agents["fake"]
+		fake.Command += " --sessions " + sessions
+		fake.ContinueCommand = fake.Command + " --continue"
+		c.Agents["fake"] = fake
+	})
+	w.gh.SetGitDir(testRepo, w.remote)
+	r := w.run(workflow.UntilSettled)
+	if r.Step != string(workflow.StepFollowPR) {
+		t.Fatalf("run at %s (%s)", r.Step, r.Error)
+	}
+	r = w.waitRun(r, "the agent is released", func(r *store.Run) bool { return workflow.AgentReleased(r) })
+
+	text := "Please write a test for the greeting:\n  it must say hello."
+	if err := w.svc.Engine.Send(context.Background(), r, text); err != nil {
+		t.Fatalf("send to the released agent: %v", err)
+	}
+	if q := workflow.Queued(r); !strings.Contains(q, "starts again in its conversation") {
+		t.Errorf("after the send, Queued says %q", q)
+	}
+	r = w.waitRun(r, "the sent round pushed", func(r *store.Run) bool { return roundDone(r, 1) })
+
+	// The text was the first message of the resumed conversation, as sent; the agent went on with its script.
+	var got struct {
+		Prompt  string `json:"prompt"`
+		History int    `json:"history"`
+	}
+	b, err := os.ReadFile(w.recordPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var rec struct {
+			Prompt  string `json:"prompt"`
+			History int    `json:"history"`
+		}
+		if json.Unmarshal([]byte(line), &rec) == nil && rec.Prompt == text {
+			got = rec
+		}
+	}
+	if got.Prompt == "" || got.History < 1 {
+		t.Fatalf("the sent text reached the agent with %d earlier prompts in its conversation, want the task's "+
+			"before it (prompts:\n%s)", got.History, b)
+	}
+	if b, err := os.ReadFile(filepath.Join(out, "round1.md")); err != nil || !strings.Contains(string(b), "it must say hello") {
+		t.Errorf("the resumed agent did not go on with its script, the message in its round's file: %q, %v", b, err)
+	}
+	if r.State.ResumeWith != "" {
+		t.Errorf("the sent text is still queued after its delivery: %q", r.State.ResumeWith)
+	}
+	evs, err := w.svc.Store.Events(context.Background(), r.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var queued, pushed bool
+	for _, ev := range evs {
+		queued = queued || ev.Kind == string(workflow.EventQueued)
+		pushed = pushed || ev.Kind == string(workflow.EventPushed) && queued
+	}
+	if !queued || !pushed {
+		t.Errorf("events: queued %v, pushed after it %v", queued, pushed)
+	}
+}
