@@ -195,7 +195,8 @@ func (x *execRunner) turnEnd(st *headless.Status) string {
 	case st == nil || !st.Done:
 		return "the headless supervisor disappeared before the turn ended"
 	case st.Outcome == headless.OutcomeIdleTimeout:
-		return fmt.Sprintf("the agent was killed after %s without output (monitor.exec_idle_timeout)", m.ExecIdleTimeout.Duration)
+		return fmt.Sprintf("the agent was killed after %s without output or any sign of work (monitor.exec_idle_timeout)",
+			m.ExecIdleTimeout.Duration)
 	case st.Outcome == headless.OutcomeTurnTimeout:
 		return fmt.Sprintf("the agent was killed after a turn of %s (monitor.exec_turn_timeout)", m.ExecTurnTimeout.Duration)
 	case st.Outcome == headless.OutcomeStopped:
@@ -277,7 +278,7 @@ func (x *execRunner) endExec(ctx context.Context, r *store.Run) error {
 	}
 	x.killAgent(st)
 	// The run is over: its turn files go (the transcript and the debug log stay, as a tmux transcript does).
-	for _, f := range []string{x.execStatusPath(r), x.execLockPath(r)} {
+	for _, f := range []string{x.execStatusPath(r), x.execLockPath(r), x.execPulsePath(r)} {
 		if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
 			e.log.WarnContext(ctx, "remove headless turn file", "run", r.ID, "file", f, "err", err)
 		}
