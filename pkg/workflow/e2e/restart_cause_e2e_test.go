@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/aceworks/ace/internal/testkit"
+	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/headless"
 	"github.com/aceworks/ace/pkg/store"
@@ -32,57 +33,87 @@ func TestHostKillsDoNotSpendMaxRestarts(t *testing.T) {
 		for _, then := range []string{"works", "crashes"} {
 			t.Run(runner+"/"+then, func(t *testing.T) {
 				t.Parallel()
-				dir := t.TempDir()
-				script := blockingStarts(dir, hostKills) + workScript
-				if then == "crashes" {
-					script = blockingStarts(dir, hostKills) + "crash 3\ncrash 3\n" // a headless conversation goes on
-				}
-				tune := func(c *config.Config) { c.Monitor.MaxRestarts = 1 }
-				var w *world
-				if runner == "exec" {
-					w = newHeadlessWorld(t, "claude", script, tune)
-				} else {
-					w = newWorld(t, script, tune)
-				}
-				t.Cleanup(func() {
-					if t.Failed() {
-						for _, p := range w.progress() {
-							t.Logf("%s %s: %s", p.Step, p.Kind, p.Message)
-						}
-					}
-				})
-				ran := w.runAsync()
-				for k := range hostKills {
-					testkit.WaitFor(t, fmt.Sprintf("start %d of the agent", k+1), 60*time.Second, func() bool {
-						_, err := os.Stat(filepath.Join(dir, fmt.Sprint("started-", k)))
-						return err == nil
-					})
-					w.takeAgent(runner)
-				}
-				r := <-ran
-				if r == nil {
-					t.FailNow() // runAsync said why
-				}
-				host, own := w.restartCauses(r)
-				if host != hostKills {
-					t.Errorf("%d restarts recorded as the host's, want %d:\n%s", host, hostKills, w.eventLog(r))
-				}
-				switch then {
-				case "works":
-					if r.Status != store.StatusDone || r.Restarts != 0 || own != 0 {
-						t.Fatalf("run ended %s after %d counted restarts (%s), want done with none:\n%s",
-							r.Status, r.Restarts, r.Error, w.eventLog(r))
-					}
-					if n := len(w.gh.PRs(testRepo)); n != 1 {
-						t.Errorf("%d pull requests, want 1", n)
-					}
-				case "crashes":
-					if r.Status != store.StatusFailed || r.Restarts != 1 || own != 1 {
-						t.Fatalf("run ended %s after %d counted restarts (%s), want failed after 1:\n%s",
-							r.Status, r.Restarts, r.Error, w.eventLog(r))
-					}
-				}
+				hostKillsCase(t, runner, then)
 			})
+		}
+	}
+}
+
+// TestLiveHostKillsDoNotSpendMaxRestarts is TestHostKillsDoNotSpendMaxRestarts for the live runner: its host goes
+// with the tmux server. Not parallel: the `claude` on PATH is this test's own (the fake speaking its protocol).
+func TestLiveHostKillsDoNotSpendMaxRestarts(t *testing.T) {
+	for _, then := range []string{"works", "crashes"} {
+		t.Run(then, func(t *testing.T) { hostKillsCase(t, "live", then) })
+	}
+}
+
+// hostKillsCase is one case of the host-kill tests: runner's agent taken hostKills times, then working to the pull
+// request or crashing by itself.
+func hostKillsCase(t *testing.T, runner, then string) {
+	dir := t.TempDir()
+	script := blockingStarts(dir, hostKills) + workScript
+	if then == "crashes" {
+		script = blockingStarts(dir, hostKills) + "crash 3\ncrash 3\n" // a headless or live conversation goes on
+	}
+	tune := func(c *config.Config) { c.Monitor.MaxRestarts = 1 }
+	var w *world
+	switch runner {
+	case "exec":
+		w = newHeadlessWorld(t, "claude", script, tune)
+	case "live":
+		bin := t.TempDir()
+		t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+		w = newWorld(t, script, func(c *config.Config) {
+			tune(c)
+			fake := c.Agents["fake"]
+			c.Agents["claude"] = config.AgentConfig{Override: agents.Override{Command: fake.Command, Env: fake.Env, Runner: "live"}}
+			c.Agent.Default = "claude"
+		})
+		// Its place in the script is kept in the working copy (git-excluded .ace/): a resumed conversation goes on.
+		shim := fmt.Sprintf("#!/bin/sh\nexec %s demo-agent live --script %s --record %s --state .ace/fake.state \"$@\"\n",
+			w.bin, w.script, w.record)
+		if err := os.WriteFile(filepath.Join(bin, "claude"), []byte(shim), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	default:
+		w = newWorld(t, script, tune)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, p := range w.progress() {
+				t.Logf("%s %s: %s", p.Step, p.Kind, p.Message)
+			}
+		}
+	})
+	ran := w.runAsync()
+	for k := range hostKills {
+		testkit.WaitFor(t, fmt.Sprintf("start %d of the agent", k+1), 60*time.Second, func() bool {
+			_, err := os.Stat(filepath.Join(dir, fmt.Sprint("started-", k)))
+			return err == nil
+		})
+		w.takeAgent(runner)
+	}
+	r := <-ran
+	if r == nil {
+		t.FailNow() // runAsync said why
+	}
+	host, own := w.restartCauses(r)
+	if host != hostKills {
+		t.Errorf("%d restarts recorded as the host's, want %d:\n%s", host, hostKills, w.eventLog(r))
+	}
+	switch then {
+	case "works":
+		if r.Status != store.StatusDone || r.Restarts != 0 || own != 0 {
+			t.Fatalf("run ended %s after %d counted restarts (%s), want done with none:\n%s",
+				r.Status, r.Restarts, r.Error, w.eventLog(r))
+		}
+		if n := len(w.gh.PRs(testRepo)); n != 1 {
+			t.Errorf("%d pull requests, want 1", n)
+		}
+	case "crashes":
+		if r.Status != store.StatusFailed || r.Restarts != 1 || own != 1 {
+			t.Fatalf("run ended %s after %d counted restarts (%s), want failed after 1:\n%s",
+				r.Status, r.Restarts, r.Error, w.eventLog(r))
 		}
 	}
 }
@@ -99,11 +130,11 @@ func blockingStarts(dir string, n int) string {
 	return strings.Repeat(block, n)
 }
 
-// takeAgent ends the agent of the world's run as the host would: `tmux kill-server` for a tmux agent, SIGKILL to
-// its supervisor for a headless one.
+// takeAgent ends the agent of the world's run as the host would: `tmux kill-server` for a tmux agent or a live
+// host, SIGKILL to its supervisor for a headless one.
 func (w *world) takeAgent(runner string) {
 	w.t.Helper()
-	if runner == "tmux" {
+	if runner != "exec" {
 		if out, err := exec.Command("tmux", "-L", w.cfg.Tmux.Socket, "kill-server").CombinedOutput(); err != nil {
 			w.t.Fatalf("tmux kill-server: %v: %s", err, out)
 		}
