@@ -50,7 +50,7 @@ func signalled(code int) bool {
 
 // paneCause reads why an agent's pane is gone (a tmux agent, or a live host): a dead pane holds the exit status
 // of its process, a death by SIGTERM or SIGHUP came from outside; a session that is not there was ended by the
-// host, gone says how (sessionGone). how says what the process was ("the agent", "the live host").
+// host, gone says how (sessionGone). what names the process ("the agent", "the live host").
 func paneCause(what string, pane tmuxops.Pane, found bool, gone func() string) exitCause {
 	switch {
 	case !found:

@@ -44,9 +44,9 @@ func Queued(r *store.Run) string {
 		if !r.State.ResumeAt.IsZero() {
 			when = "once its usage limit resets (" + r.State.ResumeAt.UTC().Format(time.RFC3339) + ")"
 		}
-		return "its agent starts again in its conversation with it " + when
+		return "it starts again in its conversation with the text " + when
 	}
-	return "its agent starts again in its conversation with it as soon as it has a slot"
+	return "it starts again in its conversation with the text as soon as the run has a slot"
 }
 
 // sentWaiting returns the text queued for run r's released agent, "" when none waits.

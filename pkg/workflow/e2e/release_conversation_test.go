@@ -95,19 +95,19 @@ idle
 }
 
 // TestSendToReleasedAgentResumesItsConversation: `ace send` to a run whose agent was released (pr.release_after)
-// queues the text as the agent's next first message and wakes the run: it takes a slot, its agent starts again in
-// its conversation with the text, byte-exact, does what it asks, and the round is pushed to the pull request.
+// queues the text as the agent's next first message, says so, and wakes the run: it takes a slot, its agent starts
+// again in its conversation with the text, byte-exact, does what it asks, and the round is pushed to the pull
+// request.
 func TestSendToReleasedAgentResumesItsConversation(t *testing.T) {
 	t.Parallel()
 	out := t.TempDir()
 	w, r := releasedFollowing(t, out)
 
+	// `ace send` is a process of its own, as a user's: it queues the text and wakes the run this ace works.
 	text := "Please write a test for the greeting:\n  it must say hello."
-	if err := w.svc.Engine.Send(context.Background(), r, text); err != nil {
-		t.Fatalf("send to the released agent: %v", err)
-	}
-	if q := workflow.Queued(r); !strings.Contains(q, "starts again in its conversation") {
-		t.Errorf("after the send, Queued says %q", q)
+	said, err := w.aceCmd("send", "193", text).CombinedOutput()
+	if err != nil || !strings.Contains(string(said), "queued for the released agent of acme/widgets#193: it starts again in its conversation") {
+		t.Fatalf("ace send to the released agent: %v\n%s", err, said)
 	}
 	r = w.waitRun(r, "the sent round pushed", func(r *store.Run) bool { return roundDone(r, 1) })
 
