@@ -43,6 +43,7 @@ const (
 	EventRound       EventKind = "round"        // a follow-up round (CI, review, conflict, /ace) was sent
 	EventFenced      EventKind = "fenced"       // the host's fence stopped the agent; it starts again on the same host
 	EventReleased    EventKind = "released"     // an idle agent was stopped: its slot was needed, or pr.release_after passed
+	EventQueued      EventKind = "queued"       // text sent to a released agent waits for its next start (sent.go)
 	EventSlotWait    EventKind = "slot-wait"    // the run waits for a slot on its host (slots.go)
 	EventNeedsHuman  EventKind = "needs-human"  // follow-up rounds stopped: a human is needed on the PR
 	EventCleaned     EventKind = "cleaned"      // the working copy was removed after the merge
