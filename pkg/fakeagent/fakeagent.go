@@ -35,6 +35,7 @@ package fakeagent
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -399,7 +400,10 @@ func (a *agent) do(act action, sigs chan os.Signal) (code int, exit, end bool) {
 			a.say("Wrote " + path)
 		}
 	case "sh":
-		out, err := exec.Command("/bin/sh", "-c", act.arg).CombinedOutput()
+		out, signalled, err := runShell(act.arg, sigs)
+		if signalled {
+			return 143, true, true
+		}
 		for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 			if l != "" {
 				a.say("  " + l)
@@ -520,4 +524,32 @@ func writeFile(path, text string, flags int) error {
 func unescape(s string) string {
 	r := strings.NewReplacer(`\\`, `\`, `\n`, "\n", `\t`, "\t")
 	return r.Replace(s)
+}
+
+// runShell runs command with /bin/sh -c and returns its output. A signal meanwhile (a stop, a hangup: tmux
+// kill-server) is passed on to the command, which has a few seconds to end (a trap saving its work), and reported,
+// as a CLI ends its tool and itself: a fake agent that waited for its command instead outlived its session and went
+// on with its script.
+func runShell(command string, sigs <-chan os.Signal) (out []byte, signalled bool, err error) {
+	var buf bytes.Buffer
+	cmd := exec.Command("/bin/sh", "-c", command)
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	if err := cmd.Start(); err != nil {
+		return nil, false, err
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err = <-done:
+		return buf.Bytes(), false, err
+	case sig := <-sigs:
+		_ = cmd.Process.Signal(sig)
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+		return buf.Bytes(), true, nil
+	}
 }

@@ -23,7 +23,8 @@
 // same conversation; "live" (runner_live*.go) keeps the CLI's own protocol open in a host process (pkg/livehost)
 // in a tmux pane, sending each message into the running conversation. Liveness (liveness*.go) reads what the
 // agent does — its model traffic, its transcript, the CPU of its process tree, its working copy — for every
-// runner; slots (slots.go) say who may have an agent alive; the box (box*.go) is where each agent process runs.
+// runner; slots (slots.go) say who may have an agent alive; the box (package runbox, through the engine's box
+// field) is where each agent process runs.
 //
 // The package declares the small interfaces it needs (Store, Tracker, Workspaces, Sessions, Secrets); the
 // packages that implement them return concrete types and never import workflow.

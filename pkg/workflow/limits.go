@@ -156,7 +156,7 @@ func (ul *usageLimits) resume(ctx context.Context, r *store.Run) (Result, error)
 	msg := e.cfg.Limits.Continue
 	next := Stay(e.cfg.Monitor.Interval.Duration)
 	if r.State.Released {
-		r.State.ResumeWith = msg
+		r.State.ResumeWith = joinMessages(r.State.ResumeWith, msg) // after what was sent to it meanwhile (sent.go)
 		if next, err = e.runner(r).FollowUp(ctx, r, msg, "resumed after the usage limit"); err != nil {
 			return Result{}, err
 		}

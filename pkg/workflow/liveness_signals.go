@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/aceworks/ace/pkg/procs"
 )
 
 // signals is one look at what a run's agent does, as opposed to what it draws: each a measure that moves only
@@ -47,15 +49,6 @@ func (f *fileSum) add(fi fs.FileInfo) {
 	}
 }
 
-// What counts as the agent's process tree working: more CPU than cpuBusy of one core over the time between two
-// looks, plus cpuSlack. A CLI that only redraws its spinner (claude 2.1.332 waiting on a request that never
-// answers used 2.4 % of a core) or waits at a dialog stays below it; running a tool, a build or the model's
-// stream through its renderer goes far above.
-const (
-	cpuBusy  = 0.05
-	cpuSlack = 100 * time.Millisecond
-)
-
 // The signals' names, in events and in what the human is told.
 const (
 	sigTraffic = "traffic"
@@ -71,7 +64,7 @@ func moved(before, now signals) []string {
 	if now.Proxied && (now.Up != before.Up || now.Down != before.Down) {
 		out = append(out, sigTraffic)
 	}
-	if d := now.CPU - before.CPU; d > time.Duration(cpuBusy*float64(now.At.Sub(before.At)))+cpuSlack {
+	if procs.Busy(now.CPU-before.CPU, now.At.Sub(before.At)) { // what counts as the agent's process tree working
 		out = append(out, sigCPU)
 	}
 	if now.Files != before.Files {
@@ -94,7 +87,7 @@ func flatLine(first, now signals) string {
 	} else {
 		parts = append(parts, "no proxy to count its traffic (unboxed)")
 	}
-	parts = append(parts, fmt.Sprintf("%.1f s CPU (under %.0f %% of a core)", (now.CPU-first.CPU).Seconds(), cpuBusy*100))
+	parts = append(parts, fmt.Sprintf("%.1f s CPU (under %.0f %% of a core)", (now.CPU-first.CPU).Seconds(), procs.BusyShare*100))
 	parts = append(parts, fmt.Sprintf("its session files and transcript unchanged (%d files, %d B)", now.Files.Count, now.Files.Bytes))
 	parts = append(parts, "its working copy unchanged")
 	if now.Screen != 0 {

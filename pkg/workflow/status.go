@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aceworks/ace/pkg/runbox"
 	"github.com/aceworks/ace/pkg/store"
 )
 
@@ -54,7 +55,7 @@ func (rp *reporter) renderStatus(run *store.Run, v statusView) string {
 	if r.State.Usage != nil {
 		fmt.Fprintf(&b, "| usage | %s |\n", UsageLine(r.State.Usage))
 	}
-	b.WriteString(refusedLine(r))     // box_line.go
+	b.WriteString(runbox.StatusRow(r))
 	b.WriteString(refusedFilesRow(r)) // agent_files.go
 	b.WriteString(reachRow(r))        // reach.go
 	if r.Status == store.StatusPausedLimit {

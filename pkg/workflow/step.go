@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/aceworks/ace/pkg/agents"
+	"github.com/aceworks/ace/pkg/runbox"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/workspace"
 )
@@ -81,10 +82,11 @@ func Terminal(err error) error {
 func Terminalf(format string, args ...any) error { return Terminal(fmt.Errorf(format, args...)) }
 
 // IsTerminal reports whether err (or anything it wraps) is a TerminalError, or ace's refusal of a working copy
-// as its agent left it (workspace.ErrRefused: trying again finds it the same).
+// as its agent left it (workspace.ErrRefused), or of a box the configuration asks for (runbox.ErrNoBox): trying
+// again finds it the same.
 func IsTerminal(err error) bool {
 	var t *TerminalError
-	return errors.As(err, &t) || errors.Is(err, workspace.ErrRefused)
+	return errors.As(err, &t) || errors.Is(err, workspace.ErrRefused) || errors.Is(err, runbox.ErrNoBox)
 }
 
 // stepTimeout bounds one visit of a step. Waiting steps only look and return (monitor, waiting_input); the

@@ -88,7 +88,7 @@ func openRealWorldOn(t *testing.T, c realcli.CLI, aceTOML, body string, sc model
 	cfg.Monitor.Interval = config.Duration{Duration: 250 * time.Millisecond}
 	cfg.Monitor.IdleAfter = config.Duration{Duration: 2 * time.Minute} // the script never idles: a nudge is a bug
 	cfg.Monitor.Timeout = config.Duration{Duration: 3 * time.Minute}
-	cfg.Monitor.ExecIdleTimeout = config.Duration{Duration: 90 * time.Second}
+	cfg.Monitor.ExecIdleTimeout = cfg.Monitor.StuckAfter // the least ace's processes take (config validation)
 	cfg.Monitor.ExecTurnTimeout = config.Duration{Duration: 3 * time.Minute}
 	cfg.Poll.Interval = config.Duration{Duration: 250 * time.Millisecond}
 	// A scripted model picks its turn by the length of the conversation: a compaction would replay the script
