@@ -63,6 +63,7 @@ type options struct {
 	status        string
 	sessions      string
 	cont          bool
+	startWork     time.Duration
 }
 
 // Main runs the fake agent with command-line args and returns its exit code.
@@ -86,6 +87,7 @@ func Main(args []string) int {
 	fs.StringVar(&o.status, "status-line", "? for shortcuts", "status line when idle")
 	fs.StringVar(&o.sessions, "sessions", "", "keep each working directory's conversation under this `dir`")
 	fs.BoolVar(&o.cont, "continue", false, "go on with the working directory's last conversation (--sessions)")
+	fs.DurationVar(&o.startWork, "start-work", 0, "work this much CPU time before drawing anything (gemini 0.61's start, slow on a loaded machine)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -164,6 +166,7 @@ type agent struct {
 }
 
 func (a *agent) run() int {
+	startWork(a.o.startWork)
 	fd := int(os.Stdin.Fd())
 	if term.IsTerminal(fd) {
 		old, err := term.MakeRaw(fd)
@@ -520,4 +523,23 @@ func writeFile(path, text string, flags int) error {
 func unescape(s string) string {
 	r := strings.NewReplacer(`\\`, `\`, `\n`, "\n", `\t`, "\t")
 	return r.Replace(s)
+}
+
+// startWork spends d of this process's CPU time, drawing nothing: the wall time it takes is d on an idle core,
+// many times more on a loaded machine.
+func startWork(d time.Duration) {
+	for n := 0; cpuTime() < d; n++ {
+		for i := 0; i < 1e6; i++ {
+			n ^= i
+		}
+	}
+}
+
+// cpuTime is the CPU time this process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return time.Duration(1<<63 - 1)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
