@@ -16,7 +16,8 @@
 //	ask TEXT            show an on-screen question (a numbered list, "Enter to select"); waits for a key or text
 //	approve TEXT        show a permission dialog ("Do you want to proceed?"); 1/y continues, 2/n/Esc ends the turn
 //	idle                do nothing; ends the turn
-//	hang                stay busy forever, ignoring input
+//	hang [N%]           stay busy forever, ignoring input; with N%, redraw the busy line ten times a second at N % of
+//	                    a core's CPU (gemini 0.61's "Thinking..." costs 11 %)
 //	stall TEXT          draw TEXT (\n escapes) where the composer was, as a dialog no CLI drew before, and then
 //	                    nothing: not busy, every key ignored, until killed (headless: TEXT on stderr, then silence)
 //	crash CODE          exit with CODE at once
@@ -166,7 +167,7 @@ type agent struct {
 }
 
 func (a *agent) run() int {
-	startWork(a.o.startWork)
+	workUntil(a.o.startWork) // drawing nothing meanwhile
 	fd := int(os.Stdin.Fd())
 	if term.IsTerminal(fd) {
 		old, err := term.MakeRaw(fd)
@@ -468,6 +469,16 @@ func (a *agent) do(act action, sigs chan os.Signal) (code int, exit, end bool) {
 		}
 	case "hang":
 		a.draw()
+		share, _ := strconv.ParseFloat(strings.TrimSuffix(act.arg, "%"), 64)
+		for tick := time.Tick(100 * time.Millisecond); share > 0; {
+			select {
+			case <-sigs:
+				return 0, true, true
+			case <-tick:
+				workUntil(cpuTime() + time.Duration(share/100*float64(100*time.Millisecond)))
+				a.draw()
+			}
+		}
 		<-sigs
 		return 0, true, true
 	case "stall":
@@ -525,10 +536,10 @@ func unescape(s string) string {
 	return r.Replace(s)
 }
 
-// startWork spends d of this process's CPU time, drawing nothing: the wall time it takes is d on an idle core,
-// many times more on a loaded machine.
-func startWork(d time.Duration) {
-	for n := 0; cpuTime() < d; n++ {
+// workUntil works until this process has used cpu of CPU time: the wall time it takes is many times more on a
+// loaded machine than on an idle core.
+func workUntil(cpu time.Duration) {
+	for n := 0; cpuTime() < cpu; n++ {
 		for i := 0; i < 1e6; i++ {
 			n ^= i
 		}

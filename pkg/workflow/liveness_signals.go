@@ -30,6 +30,8 @@ type signals struct {
 	Work uint64 `json:"work"`
 	// Screen fingerprints what the agent shows, its clocks and spinners left out (screenPrint); 0 without one.
 	Screen uint64 `json:"screen"`
+	// Drawn says the CLI draws its own screen (the tmux runner's): CPU counts as work above cpuDrawn, not cpuBusy.
+	Drawn bool `json:"drawn,omitempty"`
 }
 
 // fileSum is the size and newest change of a set of files.
@@ -48,11 +50,14 @@ func (f *fileSum) add(fi fs.FileInfo) {
 }
 
 // What counts as the agent's process tree working: more CPU than cpuBusy of one core over the time between two
-// looks, plus cpuSlack. A CLI that only redraws its spinner (claude 2.1.332 waiting on a request that never
-// answers used 2.4 % of a core) or waits at a dialog stays below it; running a tool, a build or the model's
-// stream through its renderer goes far above.
+// looks, plus cpuSlack; where the CLI draws its own screen, more than cpuDrawn. A CLI that only redraws its
+// spinner and clock, or waits at a dialog, stays below it; running a tool, a build or the model's stream through
+// its renderer goes far above. Measured waiting on a request that never answers: claude 2.1.332 2.4 % of a core,
+// gemini 0.61 11 % ("Thinking..." redrawn by its React renderer, beside a load of 19 on 2 cores) — above cpuBusy,
+// so that a gemini stalled at "Thinking..." looked at work for ever and never went to a human.
 const (
 	cpuBusy  = 0.05
+	cpuDrawn = 0.3
 	cpuSlack = 100 * time.Millisecond
 )
 
@@ -71,7 +76,11 @@ func moved(before, now signals) []string {
 	if now.Proxied && (now.Up != before.Up || now.Down != before.Down) {
 		out = append(out, sigTraffic)
 	}
-	if d := now.CPU - before.CPU; d > time.Duration(cpuBusy*float64(now.At.Sub(before.At)))+cpuSlack {
+	busy := cpuBusy
+	if now.Drawn {
+		busy = cpuDrawn
+	}
+	if d := now.CPU - before.CPU; d > time.Duration(busy*float64(now.At.Sub(before.At)))+cpuSlack {
 		out = append(out, sigCPU)
 	}
 	if now.Files != before.Files {
@@ -94,7 +103,11 @@ func flatLine(first, now signals) string {
 	} else {
 		parts = append(parts, "no proxy to count its traffic (unboxed)")
 	}
-	parts = append(parts, fmt.Sprintf("%.1f s CPU (under %.0f %% of a core)", (now.CPU-first.CPU).Seconds(), cpuBusy*100))
+	busy := cpuBusy
+	if now.Drawn {
+		busy = cpuDrawn
+	}
+	parts = append(parts, fmt.Sprintf("%.1f s CPU (under %.0f %% of a core)", (now.CPU-first.CPU).Seconds(), busy*100))
 	parts = append(parts, fmt.Sprintf("its session files and transcript unchanged (%d files, %d B)", now.Files.Count, now.Files.Bytes))
 	parts = append(parts, "its working copy unchanged")
 	if now.Screen != 0 {

@@ -25,7 +25,7 @@ import (
 // wait afresh), and starts again when the run's wait does (DeliverSince: a human answered).
 func (t *tmuxRunner) startFlat(r *store.Run, pane tmuxops.Pane, screen string) time.Duration {
 	e := t.e
-	now := signals{At: e.o.Now(), Screen: screenPrint(screen), CPU: procs.TreeCPU(pane.PID, true)}
+	now := signals{At: e.o.Now(), Screen: screenPrint(screen), CPU: procs.TreeCPU(pane.PID, true), Drawn: true}
 	now.Up, now.Down, now.Proxied = e.box.traffic(r.ID)
 	t.mu.Lock()
 	defer t.mu.Unlock()
