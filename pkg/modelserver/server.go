@@ -265,7 +265,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			"message": "websockets are not supported here", "type": "invalid_request_error"}})
 	case strings.HasSuffix(path, "/responses") && r.Method == http.MethodPost:
 		req.Provider = "openai"
-		s.openaiResponses(rec, raw, &req)
+		s.openaiResponses(r.Context(), rec, raw, &req)
 	case strings.HasPrefix(path, "/v1beta/models/") || strings.HasPrefix(path, "/v1/models/") && strings.Contains(path, ":"):
 		req.Provider = "gemini"
 		s.gemini(rec, r, raw, &req)
