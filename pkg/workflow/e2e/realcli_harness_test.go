@@ -88,6 +88,9 @@ func openRealWorldOn(t *testing.T, c realcli.CLI, aceTOML, body string, sc model
 	cfg.Monitor.Interval = config.Duration{Duration: 250 * time.Millisecond}
 	cfg.Monitor.IdleAfter = config.Duration{Duration: 2 * time.Minute} // the script never idles: a nudge is a bug
 	cfg.Monitor.Timeout = config.Duration{Duration: 3 * time.Minute}
+	// A CLI that stalls (gemini 0.61 at "Thinking..." after its model had answered) goes to a human well within a
+	// case's 2–3 minute drive, and its report says which signs stayed flat, rather than a bare deadline.
+	cfg.Monitor.StuckAfter = config.Duration{Duration: 90 * time.Second}
 	cfg.Monitor.ExecIdleTimeout = config.Duration{Duration: 90 * time.Second}
 	cfg.Monitor.ExecTurnTimeout = config.Duration{Duration: 3 * time.Minute}
 	cfg.Poll.Interval = config.Duration{Duration: 250 * time.Millisecond}
