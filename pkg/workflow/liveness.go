@@ -106,7 +106,8 @@ func (lv *liveness) forget(id int64) {
 // sample reads every signal of run r now.
 func (lv *liveness) sample(r *store.Run, v vitals) signals {
 	e := lv.e
-	s := signals{At: e.o.Now(), Files: sumFiles(v.files, v.dirs), Work: workPrint(r.Workdir), Screen: screenPrint(v.screen)}
+	s := signals{At: e.o.Now(), Files: sumFiles(v.files, v.dirs), Work: workPrint(r.Workdir), Screen: screenPrint(v.screen),
+		Drawn: v.withRoot && v.screen != ""}
 	s.Up, s.Down, s.Proxied = e.box.Traffic(r.ID)
 	if v.root > 0 {
 		s.CPU = procs.TreeCPU(v.root, v.withRoot)

@@ -24,6 +24,8 @@ type observed struct {
 	pasteIntent bool
 	// revisit is when the monitor means to act on a screen it saw and left for now (revisitAt).
 	revisit time.Time
+	// started is deliver_prompt's look at a starting agent at which its signs of starting last moved (startFlat).
+	started signals
 }
 
 // recaptureEvery bounds how stale a cached screen may get even when tmux reports no activity.
