@@ -8,35 +8,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aceworks/ace/internal/clireleasetest"
 	"github.com/aceworks/ace/pkg/clirelease"
 )
 
-const pkg = "@anthropic-ai/claude-code"
+const pkg = clireleasetest.Package
 
-// prefix makes an install prefix holding version of pkg with its program.
-func prefix(t *testing.T, dir, version string) string {
-	t.Helper()
-	mod := filepath.Join(dir, "node_modules", pkg)
-	bin := filepath.Join(dir, "node_modules", ".bin")
-	for _, d := range []string{mod, bin} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write(t, filepath.Join(mod, "package.json"), `{"name": "`+pkg+`", "version": "`+version+`"}`, 0o644)
-	write(t, filepath.Join(mod, "cli.js"), "#!/bin/sh\necho "+version+"\n", 0o755)
-	if err := os.Symlink("../"+pkg+"/cli.js", filepath.Join(bin, "claude")); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
-
-func write(t *testing.T, path, body string, mode os.FileMode) {
-	t.Helper()
-	if err := os.WriteFile(path, []byte(body), mode); err != nil {
-		t.Fatal(err)
-	}
-}
+var prefix = clireleasetest.Prefix
 
 func TestFindTakesTheDirectoryHoldingTheVersion(t *testing.T) {
 	t.Parallel()
@@ -60,31 +38,10 @@ func TestFindRefusesAnotherVersion(t *testing.T) {
 	}
 }
 
-// fakeNPM puts an npm on a PATH of its own that runs body (sh) and returns that PATH.
-func fakeNPM(t *testing.T, body string) string {
-	t.Helper()
-	dir := t.TempDir()
-	write(t, filepath.Join(dir, "npm"), "#!/bin/sh\n"+body, 0o755)
-	return dir + string(os.PathListSeparator) + "/usr/bin:/bin"
-}
-
-// npmInstall is a fake npm install: with --prefix P and PKG@V it installs V of PKG into P (claude 9.9.9 when
-// told to lie), and writes its arguments beside.
-const npmInstall = `[ "$1" = install ] || exit 3
-while [ $# -gt 0 ]; do case "$1" in --prefix) p="$2"; shift;; *@*) spec="$1";; esac; shift; done
-v="${spec##*@}"; [ -n "$NPM_LIE" ] && v=9.9.9
-mkdir -p "$p/node_modules/@anthropic-ai/claude-code" "$p/node_modules/.bin"
-printf '{"name": "@anthropic-ai/claude-code", "version": "%s"}' "$v" > "$p/node_modules/@anthropic-ai/claude-code/package.json"
-printf '#!/bin/sh\necho %s\n' "$v" > "$p/node_modules/@anthropic-ai/claude-code/cli.js"
-chmod +x "$p/node_modules/@anthropic-ai/claude-code/cli.js"
-ln -s ../@anthropic-ai/claude-code/cli.js "$p/node_modules/.bin/claude"
-echo "$spec" >> "$NPM_LOG"
-`
-
 func TestInstallPutsTheReleaseInPlaceWhole(t *testing.T) {
 	root := t.TempDir()
 	log := filepath.Join(t.TempDir(), "npm.log")
-	t.Setenv("PATH", fakeNPM(t, npmInstall))
+	t.Setenv("PATH", clireleasetest.NPM(t, clireleasetest.Install))
 	t.Setenv("NPM_LOG", log)
 	dir := clirelease.Dir(root, "claude", "2.1.331")
 	r, err := clirelease.Installer{}.Install(context.Background(), dir, pkg, "claude", "2.1.331")
@@ -123,7 +80,7 @@ func TestInstallSaysWhatFailed(t *testing.T) {
 		!strings.Contains(err.Error(), "npm is needed and was not found") {
 		t.Errorf("no npm: %v", err)
 	}
-	t.Setenv("PATH", fakeNPM(t, "echo 'npm error 404 Not Found' >&2; exit 1\n"))
+	t.Setenv("PATH", clireleasetest.NPM(t, "echo 'npm error 404 Not Found' >&2; exit 1\n"))
 	_, err := clirelease.Installer{}.Install(context.Background(), dir, pkg, "claude", "2.1.331")
 	if err == nil || !strings.Contains(err.Error(), "npm install --prefix") || !strings.Contains(err.Error(), "--no-audit --no-fund") ||
 		!strings.Contains(err.Error(), "404 Not Found") {
