@@ -2,6 +2,8 @@ package eval
 
 import (
 	"context"
+	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -31,6 +33,9 @@ func TestReleasesFindTheGivenDirectoriesFirst(t *testing.T) {
 		if r, err := rs.Find(ctx, "claude", v, relPkg, relCLI); err != nil || r.Dir != dir {
 			t.Errorf("claude@%s: %+v, %v, want %s's", v, r, err, dir)
 		}
+	}
+	if _, err := os.Stat(log); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("npm was asked for a release a directory holds: %v", err)
 	}
 
 	noInstall := rs
