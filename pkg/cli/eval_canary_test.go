@@ -66,7 +66,7 @@ func TestEvalCanaryOfTwoReleases(t *testing.T) {
 	home := realcli.NewHome(t, newer, servers[0].URL())
 	home.Setenv("PATH", os.Getenv("PATH")) // no pinned set first: the release runs from its own directory
 	cfg := fmt.Sprintf("[workspace]\nroot = %q\n[tracker]\nkind = \"local\"\npath = %q\n[agent]\ndefault = \"claude\"\n"+
-		"[agents.claude]\nrunner = \"exec\"\n[tmux]\nsocket = %q\n[monitor]\ninterval = \"250ms\"\nexec_idle_timeout = \"90s\"\n"+
+		"[agents.claude]\nrunner = \"exec\"\n[tmux]\nsocket = %q\n[monitor]\ninterval = \"250ms\"\nexec_idle_timeout = \"3m\"\n"+
 		"exec_turn_timeout = \"3m\"\ntimeout = \"4m\"\ncompact_threshold = 67108864\n[poll]\ninterval = \"250ms\"\nmax_concurrent = 1\n"+
 		"[sandbox]\nmode = \"on\"\n", filepath.Join(ew.dir, "root"), filepath.Join(ew.dir, "tracker"), ew.socket)
 	if err := os.WriteFile(filepath.Join(ew.dir, "ace.toml"), []byte(cfg), 0o600); err != nil {
