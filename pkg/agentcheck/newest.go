@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/aceworks/ace/pkg/agents"
+	"github.com/aceworks/ace/pkg/clirelease"
 )
 
 // A canary before an upgrade: `ace agents check --newest` asks the npm registry for each CLI's newest release,
@@ -79,25 +80,16 @@ func (g Registry) Prefix(pkg, version string) string {
 	return filepath.Join(g.Dir, strings.ReplaceAll(pkg, "/", "+")+"@"+version)
 }
 
-// Install puts release version of pkg into its prefix, unless it is there already, and returns the directory of
-// its programs (node_modules/.bin), to put first on the check's PATH.
+// Install puts release version of pkg into its prefix, unless it is there already (clirelease.Installer: into a
+// temporary directory renamed into place once whole), and returns the directory of its programs
+// (node_modules/.bin), to put first on the check's PATH.
 func (g Registry) Install(ctx context.Context, pkg, version, program string) (bin string, err error) {
-	prefix := g.Prefix(pkg, version)
-	bin = filepath.Join(prefix, "node_modules", ".bin")
-	if fi, err := os.Stat(filepath.Join(bin, program)); err == nil && !fi.IsDir() {
-		return bin, nil
-	}
-	if err := os.MkdirAll(prefix, 0o700); err != nil {
+	in := clirelease.Installer{NPM: g.NPM, Timeout: 10 * max(g.Timeout, time.Minute)}
+	r, err := in.Install(ctx, g.Prefix(pkg, version), pkg, program, version)
+	if err != nil {
 		return "", err
 	}
-	if _, err := g.npm(ctx, 10*max(g.Timeout, time.Minute), "install", "--prefix", prefix, "--no-save",
-		pkg+"@"+version); err != nil {
-		return "", fmt.Errorf("install %s@%s into %s: %w", pkg, version, prefix, err)
-	}
-	if _, err := os.Stat(filepath.Join(bin, program)); err != nil {
-		return "", fmt.Errorf("installed %s@%s into %s, but it has no %s: %w", pkg, version, prefix, program, err)
-	}
-	return bin, nil
+	return filepath.Dir(r.Program), nil
 }
 
 // Canary is the newest release of one agent's CLI, ready to check.

@@ -26,7 +26,9 @@ func fakeNPM(t *testing.T, cli string) (npm, log string) {
 echo "$*" >> %q
 case "$1" in
 view) echo 9.9.9 ;;
-install) mkdir -p "$3/node_modules/.bin" && cp %q "$3/node_modules/.bin/claude" ;;
+install) m="$3/node_modules/@anthropic-ai/claude-code"; mkdir -p "$m" "$3/node_modules/.bin" &&
+	printf '{"name": "@anthropic-ai/claude-code", "version": "9.9.9"}' > "$m/package.json" &&
+	cp %q "$3/node_modules/.bin/claude" ;;
 *) exit 1 ;;
 esac
 `, log, cli)

@@ -2,6 +2,7 @@ package agents
 
 import (
 	"errors"
+	"fmt"
 	"regexp"
 	"strings"
 )
@@ -35,6 +36,10 @@ type Override struct {
 	GitHubMCP      string         `toml:"github_mcp"`
 	// ContextFile is the file the agent reads at the top of its working copy (CLAUDE.md, GEMINI.md, AGENTS.md).
 	ContextFile string `toml:"context_file"`
+	// Program, set by ace and never read from ace.toml, is a release of the built-in CLI installed apart
+	// (clirelease's): each of the agent's commands that starts the CLI by name starts it instead. An agent named
+	// NAME@VERSION (ace eval's claude@2.1.331) is the built-in NAME with its Program.
+	Program string `toml:"-"`
 }
 
 // MarkerOverride is [agents.<name>.markers]: regexes over the agent's visible screen; empty keeps the built-in
@@ -67,6 +72,9 @@ func (e *KeyError) Unwrap() error { return e.Err }
 func Resolve(name string, o Override) (Profile, error) {
 	var errs []error
 	p, ok := Builtin(name)
+	if base, _, release := strings.Cut(name, "@"); !ok && release && o.Program != "" {
+		p, ok = Builtin(base)
+	}
 	if !ok {
 		if strings.TrimSpace(o.Command) == "" && (o.Runner != "exec" || strings.TrimSpace(o.Headless) == "") {
 			errs = append(errs, errUnknown(name))
@@ -126,6 +134,14 @@ func Resolve(name string, o Override) (Profile, error) {
 			p.Dialogs = append([]Dialog{{Name: "dialog", Match: re, Keys: []string{"Enter"}}}, p.Dialogs...)
 		default:
 			*m.dst = re
+		}
+	}
+	if o.Program != "" {
+		// The command its runner starts must be the release (codex's starts ace's codex-gh, which finds codex on
+		// PATH; a user's wrapper, its own program).
+		if p, _ = p.AtProgram(o.Program); p.Program() != o.Program {
+			errs = append(errs, &KeyError{Key: "command", Err: fmt.Errorf("does not start the CLI by its name: ace cannot run "+
+				"the release at %s with it", o.Program)})
 		}
 	}
 	if len(errs) > 0 {

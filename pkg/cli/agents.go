@@ -17,10 +17,10 @@ import (
 func newCmdAgents(app *App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "agents",
-		Short: "The agent CLIs ace drives: check the installed ones",
+		Short: "The agent CLIs ace drives: check the installed ones, install other releases",
 		Args:  cobra.NoArgs,
 	}
-	cmd.AddCommand(newCmdAgentsCheck(app))
+	cmd.AddCommand(newCmdAgentsCheck(app), newCmdAgentsInstall(app))
 	return cmd
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -19,13 +20,16 @@ import (
 type evalReportOptions struct {
 	Repo, Tasks, Dir, Format, By string
 	MinRuns                      int
+	// Compare is "A,B": B against A.
+	Compare string
 }
 
 // evalReport is `ace eval report --format json`'s output: the report and the agent it recommends.
 type evalReport struct {
 	eval.Report
-	MinRuns int          `json:"min_runs"`
-	Best    *eval.Choice `json:"best"`
+	MinRuns int              `json:"min_runs"`
+	Best    *eval.Choice     `json:"best"`
+	Compare *eval.Comparison `json:"compare,omitempty"`
 }
 
 func newCmdEvalReport(app *App) *cobra.Command {
@@ -37,7 +41,11 @@ func newCmdEvalReport(app *App) *cobra.Command {
 --agents named them, side by side): its scored runs, how many solved their task, the solve rate with its 95%
 interval (Wilson's), what its runs cost in all and per task solved, and their median wall time; then per task,
 how many of each agent's runs solved it; last, the agent with the best solve rate per dollar among those with at
-least --min-runs scored runs. --format csv prints the agents' table, or with --by task the tasks'.`,
+least --min-runs scored runs. --format csv prints the agents' table, or with --by task the tasks'.
+
+--compare A,B sets agent B against agent A — a canary of a new release, claude@2.1.331,claude@2.1.332: the
+difference in solve rate with its 95% interval (Newcombe's), in the cost of a run and in median time, and each
+task on which they differ.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runEvalReport(app, o) },
 	}
@@ -48,6 +56,7 @@ least --min-runs scored runs. --format csv prints the agents' table, or with --b
 	f.StringVar(&o.Format, "format", "text", "`text`, json or csv")
 	f.StringVar(&o.By, "by", "agent", "the table --format csv prints: `agent` or task")
 	f.IntVar(&o.MinRuns, "min-runs", 10, "scored runs an agent needs to be recommended")
+	f.StringVar(&o.Compare, "compare", "", "set agent B against agent A (`A,B`, as --agents named them): a release against the one before")
 	return cmd
 }
 
@@ -79,6 +88,17 @@ func runEvalReport(app *App, o evalReportOptions) error {
 	if c, ok := rep.Report.Best(o.MinRuns); ok {
 		rep.Best = &c
 	}
+	if o.Compare != "" {
+		a, b, ok := strings.Cut(o.Compare, ",")
+		if !ok || a == "" || b == "" || strings.Contains(b, ",") {
+			return flagErrorf("--compare %q: want A,B", o.Compare)
+		}
+		c, err := rep.Report.Compare(strings.TrimSpace(a), strings.TrimSpace(b))
+		if err != nil {
+			return flagErrorf("--compare: %v", err)
+		}
+		rep.Compare = &c
+	}
 	switch o.Format {
 	case "json":
 		enc := json.NewEncoder(app.Stdout)
@@ -88,6 +108,9 @@ func runEvalReport(app *App, o evalReportOptions) error {
 		return writeReportCSV(app.Stdout, rep.Report, o.By)
 	}
 	printReport(app.Stdout, rep.Report, dir)
+	if rep.Compare != nil {
+		printComparison(app.Stdout, *rep.Compare)
+	}
 	if rep.Best != nil {
 		fmt.Fprintf(app.Stdout, "\nbest per dollar: %s — %s\n", rep.Best.Agent, rep.Best.Why)
 	} else {
@@ -129,6 +152,32 @@ func printReport(w io.Writer, rep eval.Report, dir string) {
 		fmt.Fprintln(tw, strings.Join(append(row, orDash(strings.Join(t.SolvedBy, ", "))), "\t"))
 	}
 	tw.Flush()
+}
+
+// printComparison is B against A: each measure of both, and the difference.
+func printComparison(w io.Writer, c eval.Comparison) {
+	secs := func(s float64) time.Duration {
+		return time.Duration(s * float64(time.Second)).Round(100 * time.Millisecond)
+	}
+	fmt.Fprintf(w, "\n%s against %s:\n", c.B.Agent, c.A.Agent)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "  solve rate\t%.0f%% (%d/%d)\t%.0f%% (%d/%d)\t%+.0f points, 95%% interval %+.0f to %+.0f\n", 100*c.A.Rate, c.A.Solved, c.A.Runs,
+		100*c.B.Rate, c.B.Solved, c.B.Runs, 100*c.RateDiff, 100*c.RateLow, 100*c.RateHigh)
+	sign := "+"
+	if c.CostDiff < 0 {
+		sign = "-"
+	}
+	fmt.Fprintf(tw, "  cost a run\t$%.4f\t$%.4f\t%s$%.4f\n", c.CostPerRunA, c.CostPerRunB, sign, math.Abs(c.CostDiff))
+	fmt.Fprintf(tw, "  median time\t%s\t%s\t%+.1fs\n", secs(c.A.MedianSeconds), secs(c.B.MedianSeconds), c.MedianDiff)
+	tw.Flush()
+	if len(c.Tasks) == 0 {
+		fmt.Fprintln(w, "  tasks where they differ: none")
+		return
+	}
+	fmt.Fprintln(w, "  tasks where they differ (solved/runs):")
+	for _, t := range c.Tasks {
+		fmt.Fprintf(w, "    %s  %s %d/%d, %s %d/%d\n", t.InstanceID, c.A.Agent, t.SolvedA, t.RunsA, c.B.Agent, t.SolvedB, t.RunsB)
+	}
 }
 
 func writeReportCSV(w io.Writer, rep eval.Report, by string) error {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"maps"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -29,6 +30,9 @@ type evalRunOptions struct {
 	Dir    string
 	Keep   bool
 	JSON   bool
+	// Releases are directories holding CLI releases, besides [eval] releases; NoInstall refuses to install one.
+	Releases  []string
+	NoInstall bool
 }
 
 func newCmdEvalRun(app *App) *cobra.Command {
@@ -45,6 +49,11 @@ a box: the test patch applied on top of it, the check run.
 
 Each result (solved, tokens, cost, wall time, turns, nudges, the CLI's release, the model) is written as soon as
 it is scored, to --dir: run it again after a crash, or with more agents or runs, and it does only what is left.
+An agent named NAME@VERSION (claude@2.1.331) runs that release of its CLI, the built-in agent's commands started
+from it: found in a directory of --releases or [eval] releases (an install prefix, such as the repository's
+tools/agent-clis/newest), else among the releases ace keeps (ace agents install), else installed there now
+(unless --no-install). Two releases of one CLI make a canary: ace eval report --compare shows what changed.
+
 ace eval report sums the results up.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runEvalRun(cmd.Context(), app, o) },
@@ -58,6 +67,8 @@ ace eval report sums the results up.`,
 	f.StringVar(&o.Dir, "dir", "", "the eval's `directory`: its plan, results and runs (default: beside the task set, run/)")
 	f.BoolVar(&o.Keep, "keep", false, "keep each run's working copy once scored")
 	f.BoolVar(&o.JSON, "json", false, "print the results as JSON")
+	f.StringSliceVar(&o.Releases, "releases", nil, "`directories` holding CLI releases (install prefixes), looked in before eval.releases")
+	f.BoolVar(&o.NoInstall, "no-install", false, "refuse a release named in --agents that is not installed instead of installing it")
 	return cmd
 }
 
@@ -102,11 +113,14 @@ func runEvalRun(ctx context.Context, app *App, o evalRunOptions) error {
 	if set.Plan, err = eval.LoadPlan(dir); err != nil {
 		return err
 	}
+	ecfg := evalRunConfig(cfg, dir)
+	if err := evalReleases(ctx, app, ecfg, agents, o); err != nil {
+		return err
+	}
 	mirror, branch, err := evalMirror(ctx, app, repo, tasks)
 	if err != nil {
 		return err
 	}
-	ecfg := evalRunConfig(cfg, dir)
 	rws, err := eval.NewRunWorkspaces(dir, mirror, branch, set.Task, workspace.Options{AuthorName: cfg.Git.AuthorName,
 		AuthorEmail: cfg.Git.AuthorEmail, Logger: app.Logger, GitTimeout: cfg.Workspace.GitTimeout.Duration})
 	if err != nil {
@@ -127,17 +141,17 @@ func runEvalRun(ctx context.Context, app *App, o evalRunOptions) error {
 	}
 	defer svc.Close()
 	for _, a := range agents {
-		prof, err := svc.Profile(a.Name)
+		prof, err := svc.Profile(a.String())
 		if err != nil {
-			return flagErrorf("--agents: %s: %v", a.Name, err)
+			return flagErrorf("--agents: %s: %v", a, err)
 		}
 		if a.Version == "" {
 			continue
 		}
-		// A release is run as installed: one that is not would give runs that do not count (RunResult.Invalid).
+		// The release's program says its version as a run will: one that says another would give runs that do not
+		// count (RunResult.Invalid).
 		if in, err := prof.CheckInstalled(ctx); err != nil || in.Version != a.Version {
-			return flagErrorf("--agents: %s: the installed %s is %q (%v): ace eval runs the installed release and does not "+
-				"install another yet", a, a.Name, in.Version, err)
+			return flagErrorf("--agents: %s: its program %s is release %q (%v)", a, prof.Program(), in.Version, err)
 		}
 	}
 	if err := svc.StartQueue(ctx); err != nil {
@@ -261,6 +275,49 @@ func evalRunConfig(cfg *config.Config, dir string) *config.Config {
 		c.Agents[name] = a
 	}
 	return &c
+}
+
+// evalReleases makes an agent of each NAME@VERSION of agents in ecfg (ace eval run's configuration): NAME's
+// settings, its commands starting that release's program, found or installed (eval.Releases).
+func evalReleases(ctx context.Context, app *App, ecfg *config.Config, agents []eval.AgentSpec, o evalRunOptions) error {
+	rs := eval.Releases{Root: app.Config.Workspace.Root, Dirs: slices.Clone(app.Config.Eval.Releases), NoInstall: o.NoInstall}
+	for _, d := range o.Releases {
+		abs, err := filepath.Abs(d)
+		if err != nil {
+			return err
+		}
+		rs.Dirs = append([]string{abs}, rs.Dirs...)
+	}
+	for _, a := range agents {
+		if a.Version == "" {
+			continue
+		}
+		prof, err := service.Profile(app.Config, a.Name)
+		if err != nil {
+			return flagErrorf("--agents: %s: %v", a, err)
+		}
+		ad := prof.Adapter()
+		if ad == nil || ad.Package == "" {
+			return flagErrorf("--agents: %s: %s is no CLI ace installs from npm (claude, codex, gemini): it has no releases to name", a, a.Name)
+		}
+		rel, err := rs.Find(ctx, a.Name, a.Version, ad.Package, ad.CLI)
+		if err != nil {
+			return fmt.Errorf("--agents: %s: %w", a, err)
+		}
+		if !o.JSON {
+			fmt.Fprintf(app.Stdout, "%s runs %s\n", a, rel.Program)
+		}
+		if ecfg.Agents == nil {
+			ecfg.Agents = map[string]config.AgentConfig{}
+		}
+		ac := ecfg.Agents[a.Name]
+		ac.Program = rel.Program
+		ecfg.Agents[a.String()] = ac
+		if _, err := service.Profile(ecfg, a.String()); err != nil {
+			return flagErrorf("--agents: %s: %v", a, err)
+		}
+	}
+	return nil
 }
 
 // engineDriver drives an eval item's run through the engine of ace eval run's service.

@@ -180,8 +180,13 @@ func TestEvalRunScoresEachAgentAndSurvivesAKill(t *testing.T) {
 		t.Errorf("an agent that does not exist: %v\n%s", err, bogusErr)
 	}
 	pinned, _, pinnedErr := ew.ace(ctx, "eval", "run", "--tasks", ew.tasks, "--dir", ew.evalIn, "--agents", "fixer@9.9.9")
-	if err := pinned.Run(); err == nil || !strings.Contains(pinnedErr.String(), "--agents: fixer@9.9.9: the installed fixer is") {
-		t.Errorf("a release that is not installed: %v\n%s", err, pinnedErr)
+	if err := pinned.Run(); err == nil || !strings.Contains(pinnedErr.String(), "--agents: fixer@9.9.9: fixer is no CLI ace installs") {
+		t.Errorf("a release of a custom agent: %v\n%s", err, pinnedErr)
+	}
+	absent, _, absentErr := ew.ace(ctx, "eval", "run", "--tasks", ew.tasks, "--dir", ew.evalIn, "--agents", "claude@2.1.331",
+		"--no-install", "--releases", t.TempDir())
+	if err := absent.Run(); err == nil || !strings.Contains(absentErr.String(), "install it with ace agents install claude@2.1.331") {
+		t.Errorf("a release that is not installed, with --no-install: %v\n%s", err, absentErr)
 	}
 	first, out1, err1 := ew.ace(ctx, append(run, "--jobs", "1")...)
 	if err := first.Start(); err != nil {

@@ -50,6 +50,9 @@ type EvalConfig struct {
 	// CheckTimeout bounds one check (its setup included); 0 takes the repository workflow's verify_timeout, or
 	// 10 minutes for a --check command.
 	CheckTimeout Duration `toml:"check_timeout"`
+	// Releases are install prefixes (npm's --prefix: node_modules/<package> inside) where ace eval looks for a
+	// release named in --agents (claude@2.1.331) before the ones ace keeps under its root (ace agents install).
+	Releases []string `toml:"releases"`
 }
 
 // HostConfig names this machine among the ace hosts that share a store (a fleet on PostgreSQL).

@@ -50,6 +50,9 @@ func walk(t reflect.Type, prefix string, f func(string)) {
 			continue
 		}
 		key := strings.Split(fl.Tag.Get("toml"), ",")[0]
+		if key == "-" { // set by ace, never read from ace.toml (agents.Override's Program)
+			continue
+		}
 		full := strings.TrimPrefix(prefix+"."+key, ".")
 		switch {
 		case fl.Type == reflect.TypeOf(Duration{}):

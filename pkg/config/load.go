@@ -81,6 +81,9 @@ func Load(explicit string, getenv func(string) string) (*Config, string, error) 
 	cfg.Tracker.Path = expandHome(cfg.Tracker.Path, getenv)
 	cfg.Secrets.File = expandHome(cfg.Secrets.File, getenv)
 	cfg.expandSandboxHomes(getenv)
+	for i, d := range cfg.Eval.Releases {
+		cfg.Eval.Releases[i] = expandHome(d, getenv)
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, path, withFile(err, path, data, fromEnv)
 	}

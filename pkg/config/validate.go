@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
@@ -119,6 +120,11 @@ func (c *Config) Validate() error {
 	}
 	if c.Eval.CheckTimeout.Duration < 0 {
 		bad("eval.check_timeout", "must not be negative (0 takes the verify command's timeout), is %s", c.Eval.CheckTimeout.Duration)
+	}
+	for i, d := range c.Eval.Releases {
+		if !filepath.IsAbs(d) {
+			bad(fmt.Sprintf("eval.releases[%d]", i), "%q must be an absolute path", d)
+		}
 	}
 	if m.CompactThreshold < 0 {
 		bad("monitor.compact_threshold", "must not be negative (0 turns compaction off), is %d", m.CompactThreshold)

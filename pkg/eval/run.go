@@ -23,7 +23,8 @@ import (
 
 // Driver runs item n's issue of repo through ace's graph with agent until it ends: a new run, or the item's run
 // that a killed ace left unfinished (resumed where it stopped), or the one that ended before its result was
-// written.
+// written. agent is as --agents names it: NAME, or NAME@VERSION, the agent ace eval run makes to run that release
+// of NAME's CLI.
 type Driver interface {
 	Drive(ctx context.Context, repo string, n int, agent string) (RunEnd, error)
 }
@@ -217,7 +218,7 @@ func (o *RunOptions) item(ctx context.Context, it Item, c *Checker, work string)
 		return RunResult{}, err
 	}
 	spec, _ := ParseAgents(it.Agent)
-	end, err := o.Driver.Drive(ctx, o.Repo, it.N, spec[0].Name)
+	end, err := o.Driver.Drive(ctx, o.Repo, it.N, it.Agent)
 	if err != nil {
 		return RunResult{}, err
 	}
