@@ -197,3 +197,31 @@ func TestBranchName(t *testing.T) {
 		t.Errorf("got %q", got)
 	}
 }
+
+func TestCopiesOfOneIssueStandApart(t *testing.T) {
+	ctx := context.Background()
+	m, spec, _ := setup(t)
+	own, err := m.Prepare(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := spec
+	second.Copy, second.Branch = 2, spec.Branch+"-2"
+	ws, err := m.Prepare(ctx, second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ws.Dir != own.Dir+"-2" || ws.Branch != second.Branch {
+		t.Fatalf("copy 2 is %s on %s, want %s-2 on %s", ws.Dir, ws.Branch, own.Dir, second.Branch)
+	}
+	again, err := m.OpenCopy(ctx, spec.Repo, spec.Issue, 2)
+	if err != nil || again.Branch != second.Branch {
+		t.Fatalf("OpenCopy(2) = %v, %v: want the copy on %s", again, err, second.Branch)
+	}
+	if first, err := m.Open(ctx, spec.Repo, spec.Issue); err != nil || first.Branch != spec.Branch {
+		t.Fatalf("the issue's own copy after copy 2: %v, %v", first, err)
+	}
+	if p, err := m.CopyPath(spec.Repo, spec.Issue, -1); err == nil {
+		t.Errorf("CopyPath(-1) = %s, want an error", p)
+	}
+}
