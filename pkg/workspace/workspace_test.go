@@ -225,3 +225,24 @@ func TestCopiesOfOneIssueStandApart(t *testing.T) {
 		t.Errorf("CopyPath(-1) = %s, want an error", p)
 	}
 }
+
+func TestDiffSizeCountsTheBranchAgainstItsBase(t *testing.T) {
+	ctx := context.Background()
+	m, spec, _ := setup(t)
+	ws, err := m.Prepare(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, err := ws.DiffSize(ctx); err != nil || d != (DiffSize{}) {
+		t.Fatalf("DiffSize before any work = %+v, %v", d, err)
+	}
+	os.WriteFile(filepath.Join(ws.Dir, "a.txt"), []byte("1\n2\n3\n"), 0o644)
+	os.WriteFile(filepath.Join(ws.Dir, "b.bin"), []byte{0, 1, 2}, 0o644)
+	if _, _, err := ws.CommitAll(ctx, "work"); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(ws.Dir, "uncommitted.txt"), []byte("x\n"), 0o644)
+	if d, err := ws.DiffSize(ctx); err != nil || d != (DiffSize{Files: 2, Lines: 4}) {
+		t.Fatalf("DiffSize = %+v, %v; want 2 files, 4 lines (3 added, a binary file as 1)", d, err)
+	}
+}
