@@ -16,8 +16,7 @@ type Step string
 // The steps of ace's graph, in order.
 const (
 	StepClaim        Step = "claim"
-	// StepBestOf is a best-of-N parent's: its attempts work, it waits, then opens the pull request (bestof.go).
-	StepBestOf       Step = "best_of"
+	StepBestOf       Step = "best_of" // a best-of-N parent's: its attempts work, then its pull request (bestof.go)
 	StepPrepare      Step = "prepare_workspace"
 	StepWriteTask    Step = "write_task"
 	StepStartSession Step = "start_session"

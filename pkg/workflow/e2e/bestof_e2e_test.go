@@ -162,4 +162,3 @@ func (w *world) attempts(r *store.Run) []*store.Run {
 	}
 	return out
 }
-
