@@ -162,3 +162,40 @@ func (w *world) attempts(r *store.Run) []*store.Run {
 	}
 	return out
 }
+
+// TestBestOfResumesAfterRestart: an ace:best-of-3 label asks for three attempts (agent.attempts is 1); ace ends
+// while they work and a new ace takes over: the attempts go on where they were, none is started twice, and the
+// one pull request opens from attempt 2.
+func TestBestOfResumesAfterRestart(t *testing.T) {
+	t.Parallel()
+	w := bestOfWorld(t, "busy 1s\n"+bestOfScript, func(c *config.Config) { c.Agent.Attempts = 1 })
+	w.gh.Label(testRepo, testIssue, "ace:best-of-3", "alice")
+	working := func(r *store.Run) bool {
+		return r.Status.Terminal() || r.State.BestOf != nil && len(r.State.BestOf.Attempts) == 3
+	}
+	r := w.run(working)
+	if r.Status.Terminal() {
+		t.Fatalf("run ended %s before ace was restarted: %s", r.Status, r.Error)
+	}
+	w.stopQueue()
+	for _, a := range w.attempts(r) {
+		if a.Status.Terminal() {
+			t.Fatalf("attempt %d ended before ace was restarted", a.State.AttemptOf.K)
+		}
+	}
+	w.open() // the first ace ends between two steps; a new one works the same store
+	r = w.run(workflow.UntilSettled)
+	if r.Status != store.StatusDone || r.State.BestOf.Winner != 2 || r.State.BestOf.Why != "label ace:best-of-3" {
+		t.Fatalf("after the restart: %s (%s), winner %d\n%s", r.Status, r.Error, r.State.BestOf.Winner, w.eventLog(r))
+	}
+	runs, err := w.svc.Store.ListRuns(t.Context(), store.Filter{Repo: testRepo, Issue: testIssue})
+	if err != nil || len(runs) != 4 {
+		t.Fatalf("%d runs of the issue (%v), want the parent and its 3 attempts", len(runs), err)
+	}
+	if prs := w.gh.PRs(testRepo); len(prs) != 1 || prs[0].Head != w.attempts(r)[1].Branch {
+		t.Fatalf("pull requests %+v, want one from attempt 2's branch", prs)
+	}
+	if turns := w.turns(); len(turns) != 3 {
+		t.Errorf("%d turns of the agents, want one per attempt: %+v", len(turns), turns)
+	}
+}
