@@ -84,7 +84,7 @@ func TestBestOfThreeOpensOnePRFromThePassingAttempt(t *testing.T) {
 		"## Best of 3", "| **2 (this pull request)** | fake | passed | 2 file(s), 6 line(s) |",
 		"| 1 | fake | failed | 1 file(s), 1 line(s) |", "| 3 | fake | failed | 1 file(s), 7 line(s) |",
 		"`" + attempts[0].Branch + "`", "`" + attempts[2].Branch + "`", "Verified: `test -f FIXED` passed",
-		"All 3 attempts spent",
+		"All 3 attempts spent", "/" + testRepo + "/compare/main..." + attempts[2].Branch + ")",
 	} {
 		if !strings.Contains(pr.Body, want) {
 			t.Errorf("pull request body lacks %q:\n%s", want, pr.Body)
