@@ -109,6 +109,19 @@ func (e *Engine) bestOfBody(r *store.Run, bo *store.BestOfState) string {
 	return b.String()
 }
 
+// bestOfRow is the status comment's row of a best-of parent: how many attempts and why, and the one chosen.
+func bestOfRow(r *store.Run) string {
+	bo := r.State.BestOf
+	if bo == nil {
+		return ""
+	}
+	s := fmt.Sprintf("%d attempts (%s)", bo.N, bo.Why)
+	if bo.Winner > 0 && bo.Winner <= len(bo.Results) {
+		s += fmt.Sprintf("; attempt %d chosen: %s", bo.Winner, resultLine(bo.Results[bo.Winner-1]))
+	}
+	return "| best of | " + s + " |\n"
+}
+
 // resultLine says how an attempt came out, in one line.
 func resultLine(res store.AttemptResult) string {
 	s := fmt.Sprintf("%s, verify %s, %d line(s) in %d file(s)", res.Status, orDash(res.Verify), res.Lines, res.Files)

@@ -39,6 +39,7 @@ func (rp *reporter) renderStatus(run *store.Run, v statusView) string {
 	fmt.Fprintf(&b, "| state | `%s` |\n", stateLabel(r))
 	fmt.Fprintf(&b, "| attempt | %d |\n", r.Attempt)
 	fmt.Fprintf(&b, "| agent | %s |\n", strings.TrimSpace(r.Agent+" "+r.State.AgentCLI.String()))
+	b.WriteString(bestOfRow(r)) // bestof_pr.go
 	if h := handoversLine(r); h != "" {
 		fmt.Fprintf(&b, "| handed over | %s |\n", h) // limits_fallback.go
 	}

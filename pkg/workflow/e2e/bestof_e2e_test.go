@@ -99,8 +99,8 @@ func TestBestOfThreeOpensOnePRFromThePassingAttempt(t *testing.T) {
 	if judged.Tokens() != total.Tokens() {
 		t.Errorf("the parent counted %d tokens, its attempts spent %d", judged.Tokens(), total.Tokens())
 	}
-	if n := len(w.statusComments()); n != 1 {
-		t.Errorf("%d status comments, want the parent's one", n)
+	if sc := w.statusComments(); len(sc) != 1 || !strings.Contains(sc[0], "| best of | 3 attempts (agent.attempts = 3); attempt 2 chosen: done, verify passed") {
+		t.Errorf("status comments %q, want the parent's one naming the attempt chosen", sc)
 	}
 	if got := gittest.Run(t, w.remote, "show", pr.Head+":FIXED"); got != "yes" {
 		t.Errorf("the pull request's branch holds FIXED = %q", got)
