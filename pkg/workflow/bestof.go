@@ -147,17 +147,7 @@ func attemptBranch(branch string, k int) string { return fmt.Sprintf("%s-%d", br
 
 // stopAttempt moves an unfinished attempt to cancelled and wakes its job, which ends its agent there.
 func (e *Engine) stopAttempt(ctx context.Context, a *store.Run, why string) {
-	err := e.updateFresh(ctx, a, func(a *store.Run) (*store.Event, error) {
-		if a.Status.Terminal() || Step(a.Step) == StepCancelled {
-			return nil, errNoChange
-		}
-		a.Error = why
-		ev, err := transition(a, StepCancelled, store.StatusActive)
-		if ev != nil {
-			ev.Kind, ev.Message = "stop", why
-		}
-		return ev, err
-	})
+	err := e.updateFresh(ctx, a, cancelMove(why))
 	if err != nil && !errors.Is(err, errNoChange) {
 		e.log.WarnContext(ctx, "stop a best-of attempt", "run", a.ID, "err", err)
 		return

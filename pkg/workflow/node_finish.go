@@ -68,19 +68,24 @@ func (e *Engine) finalize(ctx context.Context, r *store.Run) (Result, error) {
 
 func (e *Engine) prBody(r *store.Run, commits int) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Closes #%d\n\n", r.Issue)
-	if s := r.State.Summary; s != "" {
-		b.WriteString("## Summary (from the agent)\n\n" + s + "\n\n")
-	}
-	if line, _ := verifyReport(r); line != "" {
-		b.WriteString(line + "\n\n")
-	}
+	prIntro(&b, r)
 	fmt.Fprintf(&b, "---\nMade by ace: agent `%s`, attempt %d, %d commit(s), %s.\n", r.Agent, r.Attempt, commits,
 		e.o.Now().Sub(r.CreatedAt).Round(time.Second))
 	if r.State.Usage != nil {
 		b.WriteString("Usage: " + UsageLine(r.State.Usage) + ".\n")
 	}
 	return b.String()
+}
+
+// prIntro is the start of a pull request's body: the issue it closes, the agent's summary, verify's line.
+func prIntro(b *strings.Builder, r *store.Run) {
+	fmt.Fprintf(b, "Closes #%d\n\n", r.Issue)
+	if s := r.State.Summary; s != "" {
+		b.WriteString("## Summary (from the agent)\n\n" + s + "\n\n")
+	}
+	if line, _ := verifyReport(r); line != "" {
+		b.WriteString(line + "\n\n")
+	}
 }
 
 // report ends a successful run: the agent's session is closed, labels and the status comment say done.
