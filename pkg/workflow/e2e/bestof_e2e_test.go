@@ -4,8 +4,10 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aceworks/ace/internal/gittest"
+	"github.com/aceworks/ace/internal/testkit"
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/workflow"
@@ -197,5 +199,42 @@ func TestBestOfResumesAfterRestart(t *testing.T) {
 	}
 	if turns := w.turns(); len(turns) != 3 {
 		t.Errorf("%d turns of the agents, want one per attempt: %+v", len(turns), turns)
+	}
+}
+
+// TestBestOfStopEndsEveryAttempt: ace stop on a best-of issue stops the parent and each attempt's agent with it.
+func TestBestOfStopEndsEveryAttempt(t *testing.T) {
+	t.Parallel()
+	w := bestOfWorld(t, "busy 60s\n"+bestOfScript, nil)
+	r := w.run(func(r *store.Run) bool {
+		if r.Status.Terminal() || r.State.BestOf == nil || len(r.State.BestOf.Attempts) < 3 {
+			return r.Status.Terminal()
+		}
+		for _, a := range w.attempts(r) {
+			if workflow.Step(a.Step) != workflow.StepMonitor {
+				return false
+			}
+		}
+		return true
+	})
+	if r.Status.Terminal() {
+		t.Fatalf("run ended %s before the stop: %s", r.Status, r.Error)
+	}
+	if err := w.svc.Engine.Stop(context.Background(), r, "stopped by hand"); err != nil {
+		t.Fatal(err)
+	}
+	testkit.WaitFor(t, "every attempt cancelled", 30*time.Second, func() bool {
+		for _, a := range w.attempts(r) {
+			if a.Status != store.StatusCancelled {
+				return false
+			}
+		}
+		return true
+	})
+	if r, _ = w.svc.Store.GetRun(context.Background(), r.ID); r.Status != store.StatusCancelled {
+		t.Errorf("parent %s, want cancelled", r.Status)
+	}
+	if prs := w.gh.PRs(testRepo); len(prs) != 0 {
+		t.Errorf("%d pull requests after the stop, want none", len(prs))
 	}
 }
