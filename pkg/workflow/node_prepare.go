@@ -32,12 +32,14 @@ func (e *Engine) claim(ctx context.Context, r *store.Run) (Result, error) {
 	if err := e.status.setLabels(ctx, r, []string{l.Running}, l.Failed, l.Done, l.NeedsInput); err != nil {
 		return Result{}, trackerErr(err)
 	}
-	if n, why := e.bestOfN(iss.Labels); n > 1 {
+	if n, why := e.bestOfN(iss.Labels); n > 1 && r.State.BestOf == nil && r.State.AttemptOf == nil {
 		r.State.BestOf = &store.BestOfState{N: n, Why: why} // bestof.go
+	}
+	if bo := r.State.BestOf; bo != nil { // (a parent moved to another host comes back here with its attempts)
 		if r.Branch == "" {
 			r.Branch = workspace.BranchName(e.cfg.PR.Branch, r.Issue, r.State.Title)
 		}
-		headline := fmt.Sprintf("on it — best of %d (%s): starting %d agents", n, why, n)
+		headline := fmt.Sprintf("on it — best of %d (%s): starting %d agents", bo.N, bo.Why, bo.N)
 		if err := e.status.postStatus(ctx, r, statusView{Headline: headline}); err != nil {
 			return Result{}, trackerErr(err)
 		}
