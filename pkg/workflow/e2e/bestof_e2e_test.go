@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/aceworks/ace/internal/testkit"
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/store"
+	"github.com/aceworks/ace/pkg/tmuxops"
 	"github.com/aceworks/ace/pkg/workflow"
 )
 
@@ -31,12 +33,23 @@ func bestOfWorld(t *testing.T, script string, tune func(*config.Config)) *world 
 		a.Headless = strings.Replace(a.Headless, " headless ", " headless --state .ace/script.state ", 1)
 		a.HeadlessResume = strings.Replace(a.HeadlessResume, " headless ", " headless --state .ace/script.state ", 1)
 		c.Agents["fake"] = a
-		c.Agent.Attempts = 3
-		c.PR.Follow, c.PR.MaxRounds = false, 0
-		if tune != nil {
-			tune(c)
-		}
+		bestOfThree(c, tune)
 	})
+	return withVerify(t, w)
+}
+
+// bestOfThree sets c for best of three with no verify rounds and no follow-through, then tunes it.
+func bestOfThree(c *config.Config, tune func(*config.Config)) {
+	c.Agent.Attempts = 3
+	c.PR.Follow, c.PR.MaxRounds = false, 0
+	if tune != nil {
+		tune(c)
+	}
+}
+
+// withVerify gives w's repository a verify command that wants FIXED.
+func withVerify(t *testing.T, w *world) *world {
+	t.Helper()
 	commitToRemote(t, w, map[string]string{".ace/workflow.toml": `verify = "test -f FIXED"
 verify_timeout = "30s"
 `})
@@ -114,6 +127,26 @@ func TestBestOfThreeOpensOnePRFromThePassingAttempt(t *testing.T) {
 const budgetScript = `sh case "$PWD" in *-3) ;; *-2) echo a > GREETING.md; echo yes > FIXED; git add -A; git commit -qm w; echo Done. > .ace/DONE;; *) echo hi > GREETING.md; git add -A; git commit -qm w; echo Done. > .ace/DONE;; esac
 idle
 `
+
+// TestBestOfInTmux: the attempts of the tmux runner run in sessions of their own beside each other, and the pull
+// request comes from the one that passed verify.
+func TestBestOfInTmux(t *testing.T) {
+	t.Parallel()
+	w := withVerify(t, newWorld(t, bestOfScript, func(c *config.Config) { bestOfThree(c, nil) }))
+	r := w.run(workflow.UntilSettled)
+	attempts := w.attempts(r)
+	if r.Status != store.StatusDone || len(attempts) != 3 || r.State.BestOf.Winner != 2 {
+		t.Fatalf("run %s (%s), %d attempts; want done from attempt 2\n%s", r.Status, r.Error, len(attempts), w.eventLog(r))
+	}
+	for k, a := range attempts {
+		if want := tmuxops.SessionName(testRepo, testIssue) + fmt.Sprintf("-%d", k+1); a.Session != want {
+			t.Errorf("attempt %d ran in session %q, want %q", k+1, a.Session, want)
+		}
+	}
+	if prs := w.gh.PRs(testRepo); len(prs) != 1 || prs[0].Head != attempts[1].Branch {
+		t.Fatalf("pull requests %+v, want one from attempt 2's branch", prs)
+	}
+}
 
 // TestBestOfBudgetCountsEveryAttempt: budget.run bounds the attempts together. One at a time (one slot), the
 // first two finish under the budget; the third reaches it at its first idle moment although it alone spent far
