@@ -19,8 +19,10 @@ type BestOfState struct {
 	Why string `json:"why,omitzero"`
 	// Attempts are the attempts' run IDs, attempt k at index k-1, each recorded once its run exists.
 	Attempts []int64 `json:"attempts,omitzero"`
-	// Since is when the attempts started: monitor.timeout bounds the wait for all of them from it.
+	// Since is when the attempts started: monitor.timeout bounds the wait for all of them from it. Ended is how
+	// many had ended when the status comment last said so.
 	Since time.Time `json:"since,omitzero"`
+	Ended int       `json:"ended,omitzero"`
 	// Results are the attempts as judged when the last ended (or the wait timed out), in order of k; Winner is
 	// the k the pull request came from (0: none could open one).
 	Results []AttemptResult `json:"results,omitzero"`

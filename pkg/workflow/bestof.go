@@ -65,14 +65,23 @@ func (e *Engine) bestOf(ctx context.Context, r *store.Run) (Result, error) {
 	limit := e.cfg.Monitor.Timeout.Duration
 	over := limit > 0 && e.since(bo.Since) > limit
 	var live int
+	var ended []string
 	for _, a := range attempts {
 		if a.Status.Terminal() {
+			ended = append(ended, fmt.Sprintf("attempt %d %s", a.State.AttemptOf.K, a.Status))
 			continue
 		}
 		live++
 		if over {
 			e.stopAttempt(ctx, a, fmt.Sprintf("best-of: the attempts did not all finish within monitor.timeout (%s)", limit))
 		}
+	}
+	if live > 0 && len(ended) != bo.Ended {
+		headline := fmt.Sprintf("best of %d: %d of %d attempts ended (%s)", bo.N, len(ended), bo.N, strings.Join(ended, ", "))
+		if err := e.status.postStatus(ctx, r, statusView{Headline: headline}); err != nil {
+			return Result{}, trackerErr(err)
+		}
+		bo.Ended = len(ended)
 	}
 	if live > 0 {
 		// An attempt that ends wakes this run (attemptEnded); the look every minute is for one that could not.
