@@ -8,7 +8,8 @@ import (
 )
 
 // MaxAttempts bounds agent.attempts and an ace:best-of-N label: each attempt is an agent working at once, with its
-// own working copy and slot, and its own spending.
+// own working copy and slot, and its own spending; and an attempt's stored number, -(10·A + k), holds k in one
+// digit (store.AttemptNumber).
 const MaxAttempts = 9
 
 // validateBestOf checks [agent] attempts and attempts_agents: a number of attempts from 1 (no best-of) to

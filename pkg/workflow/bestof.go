@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/store"
 )
 
@@ -27,7 +28,7 @@ func (e *Engine) bestOfN(labels []string) (n int, why string) {
 	if p := e.cfg.Labels.BestOfPrefix; p != "" {
 		for _, l := range labels {
 			if v, ok := strings.CutPrefix(l, p); ok {
-				if k, err := strconv.Atoi(v); err == nil && k >= 1 && k <= maxAttempts {
+				if k, err := strconv.Atoi(v); err == nil && k >= 1 && k <= config.MaxAttempts {
 					n, why = k, "label "+l
 				}
 			}
@@ -38,9 +39,6 @@ func (e *Engine) bestOfN(labels []string) (n int, why string) {
 	}
 	return n, why
 }
-
-// maxAttempts is config.MaxAttempts: an attempt's number, -(10·A + k), holds k in one digit.
-const maxAttempts = 9
 
 // bestOf is the parent's step: it starts the attempts not started yet, waits for them, then judges them and
 // opens the pull request from the best.
