@@ -15,8 +15,8 @@ import (
 	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/netns"
+	"github.com/aceworks/ace/pkg/runbox"
 	"github.com/aceworks/ace/pkg/service"
-	"github.com/aceworks/ace/pkg/workflow"
 )
 
 // Options configure a check.
@@ -99,8 +99,8 @@ func Run(ctx context.Context, o Options) (results []Result, dir string, err erro
 		fmt.Fprintf(o.Out, "checking %s …\n", name)
 		// The user's real setup, the way the agent's runs go (boxed where they are): a connection to each
 		// endpoint its configuration names, no request.
-		if reach, err := workflow.CheckReach(ctx, o.Config, prof, o.Executable); err != nil {
-			res.Reach = []workflow.ReachCheck{{Detail: "not checked: " + err.Error()}}
+		if reach, err := runbox.CheckReach(ctx, o.Config, prof, o.Executable); err != nil {
+			res.Reach = []runbox.ReachCheck{{Detail: "not checked: " + err.Error()}}
 		} else {
 			res.Reach = reach
 		}

@@ -9,7 +9,7 @@ package agentcheck
 import (
 	"time"
 
-	"github.com/aceworks/ace/pkg/workflow"
+	"github.com/aceworks/ace/pkg/runbox"
 )
 
 // Step is one thing the check verified, in the order a run meets them.
@@ -65,11 +65,11 @@ func (r Report) OK() bool {
 // Result is the check of one agent: its phases' reports, and whether it reaches what the user's configuration
 // names (the one thing checked online: a connection to each endpoint, no request).
 type Result struct {
-	Agent     string                `json:"agent"`
-	Version   string                `json:"version"`
-	CheckedAt time.Time             `json:"checked_at"`
-	Reports   []Report              `json:"reports"`
-	Reach     []workflow.ReachCheck `json:"reach,omitempty"`
+	Agent     string              `json:"agent"`
+	Version   string              `json:"version"`
+	CheckedAt time.Time           `json:"checked_at"`
+	Reports   []Report            `json:"reports"`
+	Reach     []runbox.ReachCheck `json:"reach,omitempty"`
 }
 
 // OK reports whether every phase held and the box keeps none of the agent's endpoints out (one the network

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/aceworks/ace/pkg/runbox"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/tmuxops"
 	"github.com/aceworks/ace/pkg/workflow"
@@ -69,7 +70,7 @@ func runClean(ctx context.Context, app *App, o cleanOptions) error {
 			if err := ws.Remove(ctx, r.Repo, r.Issue); err != nil {
 				return fmt.Errorf("remove the working copy of %s#%d: %w", r.Repo, r.Issue, err)
 			}
-			if err := workflow.RemoveBox(app.Config.Workspace.Root, r); err != nil {
+			if err := runbox.Clean(app.Config.Workspace.Root, r); err != nil {
 				return fmt.Errorf("remove the box of %s#%d: %w", r.Repo, r.Issue, err)
 			}
 		}

@@ -4,17 +4,17 @@ import (
 	"context"
 
 	"github.com/aceworks/ace/pkg/agents"
-	"github.com/aceworks/ace/pkg/workflow"
+	"github.com/aceworks/ace/pkg/runbox"
 )
 
 // checkReach says whether agent p reaches each endpoint its configuration names, the way its runs will: from a
-// box like theirs where they are boxed (workflow.CheckReach). What the box keeps out fails (its fix is a line of
+// box like theirs where they are boxed (runbox.CheckReach). What the box keeps out fails (its fix is a line of
 // ace.toml); what the network does not answer warns (a gateway down now may be up when the run starts).
 func checkReach(ctx context.Context, c *check, app *App, p agents.Profile) {
 	if a := p.Adapter(); a != nil && a.Internal {
 		return
 	}
-	res, err := workflow.CheckReach(ctx, app.Config, p, executable())
+	res, err := runbox.CheckReach(ctx, app.Config, p, executable())
 	if err != nil {
 		c.warn("reach "+p.Name, err.Error())
 		return

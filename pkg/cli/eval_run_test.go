@@ -125,7 +125,7 @@ func newEvalWorld(t *testing.T) *evalWorld {
 			a, base, base+" --resume {session_id}")
 	}
 	ew.cfg = fmt.Sprintf("[workspace]\nroot = %q\n[tracker]\nkind = \"local\"\npath = %q\n[agent]\ndefault = \"fixer\"\n%s"+
-		"[tmux]\nsocket = %q\n[monitor]\ninterval = \"200ms\"\nexec_idle_timeout = \"30s\"\nexec_turn_timeout = \"60s\"\ntimeout = \"1m\"\n"+
+		"[tmux]\nsocket = %q\n[monitor]\ninterval = \"200ms\"\nexec_idle_timeout = \"30s\"\nstuck_after = \"30s\"\nexec_turn_timeout = \"60s\"\ntimeout = \"1m\"\n"+
 		"[poll]\ninterval = \"200ms\"\nmax_concurrent = 3\n[budget.run]\nmax_tokens = 30\n[sandbox]\nmode = \"on\"\nread_only = [%q]\n",
 		root, folder, agents.String(), ew.socket, scripts)
 	if err := os.WriteFile(filepath.Join(dir, "ace.toml"), []byte(ew.cfg), 0o600); err != nil {

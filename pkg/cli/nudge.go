@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+
+	"github.com/aceworks/ace/pkg/workflow"
 )
 
 func newCmdNudge(app *App) *cobra.Command {
@@ -37,6 +39,11 @@ func runNudge(ctx context.Context, app *App, repo string, n int) error {
 	}
 	if err := svc.Engine.Nudge(ctx, r); err != nil {
 		return err
+	}
+	if q := workflow.Queued(r); q != "" {
+		// Its agent was released (stopped to free its slot): the text waits for its next start.
+		fmt.Fprintf(app.Stdout, "queued for the released agent of %s#%d: %s\n", r.Repo, r.Issue, q)
+		return nil
 	}
 	fmt.Fprintf(app.Stdout, "nudged %s\n", sessionLabel(r))
 	return nil

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/aceworks/ace/pkg/runbox"
 	"github.com/aceworks/ace/pkg/transcript"
 	"github.com/aceworks/ace/pkg/workflow"
 )
@@ -64,7 +65,7 @@ func runShow(ctx context.Context, app *App, repo string, n int) error {
 	field("nudges", fmt.Sprint(r.Nudges))
 	field("restarts", fmt.Sprint(r.Restarts))
 	field("usage", workflow.UsageLine(r.State.Usage))
-	field("sandbox", workflow.SandboxLine(r))
+	field("sandbox", runbox.Line(r))
 	field("refused", workflow.RefusedLine(r))
 	field("model", workflow.ReachHelp(r))
 	if !r.State.ResumeAt.IsZero() {

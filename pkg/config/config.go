@@ -277,7 +277,7 @@ func Default() *Config {
 		Tmux: TmuxConfig{Socket: "ace", Width: 220, Height: 50, HistoryLimit: 50000, EnterCount: 2,
 			EnterDelay: D(300 * time.Millisecond), SubmitRetries: 3, StartupTimeout: D(60 * time.Second)},
 		Monitor: MonitorConfig{Interval: D(time.Second), IdleAfter: D(3 * time.Minute), Settle: D(5 * time.Second), Nudge: "please continue",
-			MaxNudges: 3, MaxRestarts: 2, Timeout: D(2 * time.Hour), ExecIdleTimeout: D(120 * time.Second),
+			MaxNudges: 3, MaxRestarts: 2, Timeout: D(2 * time.Hour), ExecIdleTimeout: D(4 * time.Minute),
 			ExecTurnTimeout: D(300 * time.Second), CompactThreshold: 50 << 10, StuckAfter: D(3 * time.Minute),
 			UnreachableAfter: D(2 * time.Minute)},
 		Limits: defaultLimits(),

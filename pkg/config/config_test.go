@@ -256,3 +256,21 @@ func TestAgentTable(t *testing.T) {
 		t.Errorf("bad marker: %v", err)
 	}
 }
+
+// TestExecIdleTimeoutNotBelowStuckAfter: a silent headless turn with every sign of work flat is ended at
+// monitor.exec_idle_timeout; below monitor.stuck_after, ace would never get to ask a human about it. The defaults
+// hold it; a file that breaks it is told where.
+func TestExecIdleTimeoutNotBelowStuckAfter(t *testing.T) {
+	if m := Default().Monitor; m.ExecIdleTimeout.Duration < m.StuckAfter.Duration {
+		t.Errorf("default exec_idle_timeout %s is below stuck_after %s", m.ExecIdleTimeout.Duration, m.StuckAfter.Duration)
+	}
+	p := filepath.Join(t.TempDir(), "ace.toml")
+	if err := os.WriteFile(p, []byte("[monitor]\nstuck_after = \"3m\"\nexec_idle_timeout = \"120s\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := Load(p, func(string) string { return "" })
+	want := p + ":3: monitor.exec_idle_timeout: 2m0s is below monitor.stuck_after (3m0s)"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Load = %v, want %q", err, want)
+	}
+}

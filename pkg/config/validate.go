@@ -108,6 +108,13 @@ func (c *Config) Validate() error {
 			bad(k, "must be a positive duration, is %s", d.Duration)
 		}
 	}
+	if m.ExecIdleTimeout.Duration > 0 && m.ExecIdleTimeout.Duration < m.StuckAfter.Duration {
+		// A headless turn silent with every sign of work flat is ended at exec_idle_timeout: below stuck_after,
+		// liveness never gets to ask a human about it, as it does for the other runners.
+		bad("monitor.exec_idle_timeout", "%s is below monitor.stuck_after (%s): a silent turn with no sign of work "+
+			"would be ended before ace asks a human about it; make it at least stuck_after", m.ExecIdleTimeout.Duration,
+			m.StuckAfter.Duration)
+	}
 	if c.Eval.Jobs < 0 {
 		bad("eval.jobs", "must not be negative (0 takes poll.max_concurrent), is %d", c.Eval.Jobs)
 	}

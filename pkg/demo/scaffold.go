@@ -127,6 +127,7 @@ func scaffold(ctx context.Context, dir, exe string, headless bool) (string, erro
 		fake["headless_resume"] = base + " --resume {session_id}"
 		fake["headless_format"] = "claude"
 		cfg["monitor"].(map[string]any)["exec_idle_timeout"] = "30s"
+		cfg["monitor"].(map[string]any)["stuck_after"] = "30s" // exec_idle_timeout may not be below it
 		cfg["monitor"].(map[string]any)["exec_turn_timeout"] = "60s"
 	}
 	var buf bytes.Buffer

@@ -16,7 +16,8 @@
 //	ask TEXT            show an on-screen question (a numbered list, "Enter to select"); waits for a key or text
 //	approve TEXT        show a permission dialog ("Do you want to proceed?"); 1/y continues, 2/n/Esc ends the turn
 //	idle                do nothing; ends the turn
-//	hang                stay busy forever, ignoring input
+//	hang [N%]           stay busy forever, ignoring input; with N%, redraw the busy line ten times a second at N % of
+//	                    a core's CPU (gemini 0.61's "Thinking..." costs 11 %)
 //	stall TEXT          draw TEXT (\n escapes) where the composer was, as a dialog no CLI drew before, and then
 //	                    nothing: not busy, every key ignored, until killed (headless: TEXT on stderr, then silence)
 //	crash CODE          exit with CODE at once
@@ -35,6 +36,7 @@ package fakeagent
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -63,6 +65,7 @@ type options struct {
 	status        string
 	sessions      string
 	cont          bool
+	startWork     time.Duration
 }
 
 // Main runs the fake agent with command-line args and returns its exit code.
@@ -86,6 +89,7 @@ func Main(args []string) int {
 	fs.StringVar(&o.status, "status-line", "? for shortcuts", "status line when idle")
 	fs.StringVar(&o.sessions, "sessions", "", "keep each working directory's conversation under this `dir`")
 	fs.BoolVar(&o.cont, "continue", false, "go on with the working directory's last conversation (--sessions)")
+	fs.DurationVar(&o.startWork, "start-work", 0, "work this much CPU time before drawing anything (gemini 0.61's start, slow on a loaded machine)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -164,6 +168,7 @@ type agent struct {
 }
 
 func (a *agent) run() int {
+	workUntil(a.o.startWork) // drawing nothing meanwhile
 	fd := int(os.Stdin.Fd())
 	if term.IsTerminal(fd) {
 		old, err := term.MakeRaw(fd)
@@ -399,7 +404,10 @@ func (a *agent) do(act action, sigs chan os.Signal) (code int, exit, end bool) {
 			a.say("Wrote " + path)
 		}
 	case "sh":
-		out, err := exec.Command("/bin/sh", "-c", act.arg).CombinedOutput()
+		out, signalled, err := runShell(act.arg, sigs)
+		if signalled {
+			return 143, true, true
+		}
 		for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 			if l != "" {
 				a.say("  " + l)
@@ -465,6 +473,16 @@ func (a *agent) do(act action, sigs chan os.Signal) (code int, exit, end bool) {
 		}
 	case "hang":
 		a.draw()
+		share, _ := strconv.ParseFloat(strings.TrimSuffix(act.arg, "%"), 64)
+		for tick := time.Tick(100 * time.Millisecond); share > 0; {
+			select {
+			case <-sigs:
+				return 0, true, true
+			case <-tick:
+				workUntil(cpuTime() + time.Duration(share/100*float64(100*time.Millisecond)))
+				a.draw()
+			}
+		}
 		<-sigs
 		return 0, true, true
 	case "stall":
@@ -520,4 +538,51 @@ func writeFile(path, text string, flags int) error {
 func unescape(s string) string {
 	r := strings.NewReplacer(`\\`, `\`, `\n`, "\n", `\t`, "\t")
 	return r.Replace(s)
+}
+
+// runShell runs command with /bin/sh -c and returns its output. A signal meanwhile (a stop, a hangup: tmux
+// kill-server) is passed on to the command, which has a few seconds to end (a trap saving its work), and reported,
+// as a CLI ends its tool and itself: a fake agent that waited for its command instead outlived its session and went
+// on with its script.
+func runShell(command string, sigs <-chan os.Signal) (out []byte, signalled bool, err error) {
+	var buf bytes.Buffer
+	cmd := exec.Command("/bin/sh", "-c", command)
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	if err := cmd.Start(); err != nil {
+		return nil, false, err
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err = <-done:
+		return buf.Bytes(), false, err
+	case sig := <-sigs:
+		_ = cmd.Process.Signal(sig)
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+		return buf.Bytes(), true, nil
+	}
+}
+
+// workUntil works until this process has used cpu of CPU time: the wall time it takes is many times more on a
+// loaded machine than on an idle core.
+func workUntil(cpu time.Duration) {
+	for n := 0; cpuTime() < cpu; n++ {
+		for i := 0; i < 1e6; i++ {
+			n ^= i
+		}
+	}
+}
+
+// cpuTime is the CPU time this process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return time.Duration(1<<63 - 1)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

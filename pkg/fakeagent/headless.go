@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strconv"
@@ -168,7 +167,10 @@ func (h *headlessAgent) do(act action, sigs chan os.Signal) (code int, exit, end
 		}
 		h.tool("write", map[string]string{"file_path": path, "content": unescape(text)}, out, isErr)
 	case "sh":
-		out, err := exec.Command("/bin/sh", "-c", act.arg).CombinedOutput()
+		out, signalled, err := runShell(act.arg, sigs)
+		if signalled {
+			return 143, true, true
+		}
 		h.tool("shell", map[string]string{"command": act.arg}, string(out), err != nil)
 	case "done":
 		if err := writeFile(filepath.Join(".ace", "DONE"), act.arg+"\n", os.O_CREATE|os.O_WRONLY|os.O_TRUNC); err != nil {

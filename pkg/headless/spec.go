@@ -26,11 +26,16 @@ type Spec struct {
 	// SessionID is the conversation this turn resumes ("" for the first turn).
 	SessionID string `json:"session_id,omitempty"`
 	// Orphan is where the raw stream goes when it never names a session (a CLI that dies at start).
-	Orphan      string        `json:"orphan"`
-	StatusPath  string        `json:"status_path"`
-	Turn        int           `json:"turn"`
+	Orphan     string `json:"orphan"`
+	StatusPath string `json:"status_path"`
+	Turn       int    `json:"turn"`
+	// IdleTimeout ends a turn silent this long that shows no sign of work either: its process tree using CPU, or a
+	// touch of Pulse since the last look.
 	IdleTimeout time.Duration `json:"idle_timeout"`
 	TurnTimeout time.Duration `json:"turn_timeout"`
+	// Pulse is a file ace writes when it sees the agent work where the supervisor cannot (traffic through the run's
+	// proxy, its session files, its working copy); "" for none.
+	Pulse string `json:"pulse,omitempty"`
 	// KillGrace is how long the agent's process group has between SIGTERM and SIGKILL.
 	KillGrace time.Duration `json:"kill_grace"`
 	// ExitGrace is how long the agent may take to exit once its stream reported the turn's result; then it is
@@ -48,7 +53,7 @@ const (
 	OutcomeRunning     = "running"
 	OutcomeExited      = "exited"       // the agent exited on its own; ExitCode says how
 	OutcomeLingered    = "lingered"     // the agent reported its turn's result, then did not exit: ended
-	OutcomeIdleTimeout = "idle_timeout" // killed: no output for Spec.IdleTimeout
+	OutcomeIdleTimeout = "idle_timeout" // killed: no output nor sign of work for Spec.IdleTimeout
 	OutcomeTurnTimeout = "turn_timeout" // killed: the turn took longer than Spec.TurnTimeout
 	OutcomeStopped     = "stopped"      // killed: the supervisor was told to stop (SIGTERM)
 	OutcomeStartFailed = "start_failed" // the agent could not be started

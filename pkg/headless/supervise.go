@@ -96,6 +96,7 @@ func (s *supervisor) run() error {
 	go func() { exited <- cmd.Wait() }()
 
 	idle := time.NewTimer(s.spec.IdleTimeout)
+	quiet := s.look(agent.PID) // the agent's signs of work when its output last moved (idle.go)
 	turn := time.NewTimer(s.spec.TurnTimeout)
 	defer idle.Stop()
 	defer turn.Stop()
@@ -115,6 +116,7 @@ loop:
 			if s.resulted && lingered == nil {
 				lingered = time.After(exitGrace)
 			}
+			quiet = s.moved(quiet, agent.PID)
 			if !idle.Stop() {
 				select {
 				case <-idle.C:
@@ -123,8 +125,16 @@ loop:
 			}
 			idle.Reset(s.spec.IdleTimeout)
 		case <-idle.C:
+			now := s.look(agent.PID)
+			if why := working(quiet, now); why != "" {
+				// Silent but working (a build, a test run, a slow answer through its proxy): not idle.
+				fmt.Fprintf(s.log, "ace __headless: no output for %s, but %s: not idle\n", s.spec.IdleTimeout, why)
+				quiet = now
+				idle.Reset(s.spec.IdleTimeout)
+				continue
+			}
 			outcome = OutcomeIdleTimeout
-			fmt.Fprintf(s.log, "ace __headless: no output for %s: killing the agent\n", s.spec.IdleTimeout)
+			fmt.Fprintf(s.log, "ace __headless: no output nor sign of work for %s: killing the agent\n", s.spec.IdleTimeout)
 			break loop
 		case <-lingered:
 			// The turn is over by the agent's own word: ending the process loses nothing of it, where waiting

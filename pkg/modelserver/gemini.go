@@ -89,6 +89,11 @@ func (s *Server) gemini(w http.ResponseWriter, r *http.Request, raw []byte, req 
 		}
 	} else {
 		turn, ok := s.sc.turn(done)
+		if ok && turn.Kind == KindHang {
+			req.Turn = done
+			<-r.Context().Done()
+			return
+		}
 		req.Turn, req.Final = done, !ok
 		if !ok {
 			req.Turn = -1

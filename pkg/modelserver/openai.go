@@ -1,6 +1,7 @@
 package modelserver
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -55,7 +56,7 @@ func declare(tools []openaiTool, names *[]string, decl map[string]openaiTool) {
 }
 
 // openaiResponses answers POST /v1/responses (codex): one output item per turn, as Responses API SSE.
-func (s *Server) openaiResponses(w http.ResponseWriter, raw []byte, req *Request) {
+func (s *Server) openaiResponses(ctx context.Context, w http.ResponseWriter, raw []byte, req *Request) {
 	var in openaiRequest
 	if err := json.Unmarshal(raw, &in); err != nil {
 		writeJSON(w, http.StatusBadRequest, map[string]any{"error": map[string]any{
@@ -102,6 +103,11 @@ func (s *Server) openaiResponses(w http.ResponseWriter, raw []byte, req *Request
 		item = openaiMessage(s.sc.sideText(), done)
 	default:
 		turn, ok := s.sc.turn(done)
+		if ok && turn.Kind == KindHang {
+			req.Turn = done
+			<-ctx.Done()
+			return
+		}
 		req.Turn, req.Final = done, !ok
 		if !ok {
 			req.Turn = -1

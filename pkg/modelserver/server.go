@@ -43,8 +43,10 @@ type Request struct {
 	// (a file it read, a command's output, the human's answer to a question tool).
 	ToolOutputs []string
 
-	// At is when the request arrived: its handler began, before the body was read.
-	At time.Time
+	// At is when the request arrived: its handler began, before the body was read; Took is how long its handler
+	// ran (a streamed answer's last byte handed to the connection).
+	At   time.Time
+	Took time.Duration
 }
 
 // Server is a scripted model server on 127.0.0.1.
@@ -245,7 +247,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
-	defer func() { req.Status = rec.status; s.log(req) }()
+	defer func() { req.Status, req.Took = rec.status, time.Since(at); s.log(req) }()
 
 	path := r.URL.Path
 	switch {
@@ -263,7 +265,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			"message": "websockets are not supported here", "type": "invalid_request_error"}})
 	case strings.HasSuffix(path, "/responses") && r.Method == http.MethodPost:
 		req.Provider = "openai"
-		s.openaiResponses(rec, raw, &req)
+		s.openaiResponses(r.Context(), rec, raw, &req)
 	case strings.HasPrefix(path, "/v1beta/models/") || strings.HasPrefix(path, "/v1/models/") && strings.Contains(path, ":"):
 		req.Provider = "gemini"
 		s.gemini(rec, r, raw, &req)

@@ -280,11 +280,23 @@ func TestHangAndDrip(t *testing.T) {
 	}
 	second := `{"model":"m","stream":true,` + anthropicTools + `,"messages":[{"role":"user","content":"go"},` +
 		`{"role":"assistant","content":"slow"},{"role":"user","content":"more"}]}`
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL()+"/v1/messages", strings.NewReader(second))
-	if resp, err := http.DefaultClient.Do(req); err == nil {
-		resp.Body.Close()
-		t.Errorf("a hanging turn answered %d", resp.StatusCode)
+	// Each provider's second turn, after one model turn: anthropic, gemini, openai.
+	for path, body := range map[string]string{
+		"/v1/messages": second,
+		"/v1beta/models/m:streamGenerateContent": `{"contents":[{"role":"user","parts":[{"text":"go"}]},` +
+			`{"role":"model","parts":[{"text":"slow"}]},{"role":"user","parts":[{"text":"more"}]}],` +
+			`"tools":[{"functionDeclarations":[{"name":"write_file"}]}]}`,
+		"/v1/responses": `{"model":"m","stream":true,"tools":[{"type":"function","name":"shell"}],"input":[` +
+			`{"type":"message","role":"user","content":"go"},{"type":"message","role":"assistant","content":"slow"},` +
+			`{"type":"message","role":"user","content":"more"}]}`,
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL()+path, strings.NewReader(body))
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			t.Errorf("%s: a hanging turn answered %d: %s", path, resp.StatusCode, b)
+		}
+		cancel()
 	}
 }

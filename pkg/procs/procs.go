@@ -185,3 +185,17 @@ func (t Table) TreeCPU(pid int, withRoot bool) time.Duration {
 	}
 	return sum
 }
+
+// What counts as a process tree working: more CPU than BusyShare of one core over the time it was measured,
+// plus BusySlack. A CLI that only redraws its spinner (claude 2.1.332 waiting on a request that never answers used
+// 2.4 % of a core) or waits at a dialog stays below it; running a tool, a build or the model's stream through its
+// renderer goes far above.
+const (
+	BusyShare = 0.05
+	BusySlack = 100 * time.Millisecond
+)
+
+// Busy reports whether cpu, the CPU time a process tree used over a wall time of over, is work.
+func Busy(cpu, over time.Duration) bool {
+	return cpu > time.Duration(BusyShare*float64(over))+BusySlack
+}

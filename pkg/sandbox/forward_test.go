@@ -3,16 +3,20 @@ package sandbox_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/aceworks/ace/internal/testkit"
 	"github.com/aceworks/ace/pkg/egress"
 	"github.com/aceworks/ace/pkg/sandbox"
 )
@@ -63,6 +67,50 @@ func TestForward(t *testing.T) {
 	}
 	if e := got[otherPort]; e.Allowed || !errors.Is(e.Err, egress.ErrRefused) {
 		t.Errorf("the refused forward: %+v", e)
+	}
+}
+
+// TestForwardStreamsWhole: a model's streamed answers reach the box whole through the forwarded port and the
+// proxy, request after request on one kept-alive connection, each asked with a conversation-sized body, beside
+// busy loops — gemini 0.61 sat "Thinking..." after its model had answered, and the way between them was suspect.
+func TestForwardStreamsWhole(t *testing.T) {
+	h := host(t)
+	d := dirs(t, "wc", "home", "egress")
+	const size, n = 70 << 10, 200
+	model := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if b, _ := io.ReadAll(r.Body); len(b) != size {
+			http.Error(w, fmt.Sprintf("%d B of the body", len(b)), http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "data: %s", r.URL.Path) // one event, flushed, then the end of the stream
+		w.(http.Flusher).Flush()
+	}))
+	defer model.Close()
+	sock := filepath.Join(d[2], "egress.sock")
+	defer serveProxy(t, sock, model.Listener.Addr().String())()
+	box, err := h.Wrap(sandbox.Spec{WorkDir: d[0], Home: d[1], Self: self(t), ProxySocket: sock,
+		Forward: []int{model.Listener.Addr().(*net.TCPAddr).Port}}, []string{sandbox.SelfPath, "fetch", "post", strconv.Itoa(size)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testkit.LoadCPU(t, runtime.NumCPU())
+	var in, want strings.Builder
+	for i := range n {
+		fmt.Fprintf(&in, "%s/answer-%d\n", model.URL, i)
+		fmt.Fprintf(&want, "200 data: /answer-%d\n", i)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := box.Command(ctx)
+	cmd.Stdin = strings.NewReader(in.String())
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(out) != want.String() {
+		t.Fatalf("the boxed client's answers differ from the model's:\n%s", out)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -21,12 +22,22 @@ import (
 // port) and prints "status body" or "error".
 func fetchMain(args []string) int {
 	client := proxyClient("")
-	if len(args) > 0 && args[0] == "direct" {
+	get := client.Get
+	switch {
+	case len(args) > 0 && args[0] == "direct":
 		client = &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+		get = client.Get
+	case len(args) > 1 && args[0] == "post":
+		// As a CLI asks its model: a body the size of a conversation, one kept-alive connection for every request.
+		client = &http.Client{Timeout: 20 * time.Second, Transport: &http.Transport{}}
+		size, _ := strconv.Atoi(args[1])
+		get = func(u string) (*http.Response, error) {
+			return client.Post(u, "application/json", strings.NewReader(strings.Repeat("x", size)))
+		}
 	}
 	in := bufio.NewScanner(os.Stdin)
 	for in.Scan() {
-		resp, err := client.Get(in.Text())
+		resp, err := get(in.Text())
 		if err != nil {
 			fmt.Println("error")
 			continue

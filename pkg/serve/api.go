@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aceworks/ace/pkg/runbox"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/transcript"
 	"github.com/aceworks/ace/pkg/workflow"
@@ -68,7 +69,7 @@ type Run struct {
 	UpdatedAt  time.Time  `json:"updated_at"`
 	FinishedAt *time.Time `json:"finished_at,omitempty"`
 	Version    int64      `json:"version"`
-	// Sandbox says how the agent is boxed and what its proxy refused (workflow.SandboxLine).
+	// Sandbox says how the agent is boxed and what its proxy refused (runbox.Line).
 	Sandbox string `json:"sandbox,omitempty"`
 	// AgentLine says what the agent is to its host's slots: working, idle, released… (workflow.AgentLine).
 	AgentLine string `json:"agent_line,omitempty"`
@@ -82,7 +83,7 @@ func (s *Server) view(r *store.Run) Run {
 		Session: r.Session, Branch: r.Branch, PRNumber: r.PRNumber, PRURL: r.PRURL, Nudges: r.Nudges,
 		Restarts: r.Restarts, Question: r.State.Question, Summary: r.State.Summary, Error: r.Error,
 		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, FinishedAt: r.FinishedAt, Version: r.Version,
-		Sandbox: workflow.SandboxLine(r), AgentLine: workflow.AgentLine(r), Reach: workflow.ReachHelp(r)}
+		Sandbox: runbox.Line(r), AgentLine: workflow.AgentLine(r), Reach: workflow.ReachHelp(r)}
 	if r.PRURL != "" {
 		v.PRState = "open" // the store knows a pull request was opened; its later fate is GitHub's
 	}

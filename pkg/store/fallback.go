@@ -6,9 +6,11 @@ import (
 )
 
 // FallbackState is what ace did when the run's agent paused at a usage limit that resets too far away
-// (agent.fallback): each handover of the working copy to another agent, oldest first.
+// (agent.fallback): each handover of the working copy to another agent, oldest first, and the one decided on and
+// not yet made (the handover step makes it; a crash between leaves it here).
 type FallbackState struct {
 	Handovers []Handover `json:"handovers,omitzero"`
+	Pending   *Handover  `json:"pending,omitzero"`
 }
 
 // Handover is one change of a run's agent at a usage limit.

@@ -55,7 +55,7 @@ type RunState struct {
 	ExecState
 	LiveState
 
-	// Box is the run's sandbox: its agent's home, its proxy, what the proxy refused (box.go).
+	// Box is the run's sandbox: its agent's home, its proxy, what the proxy refused (package runbox).
 	Box *BoxState `json:"box,omitzero"`
 	// Reach is the agent failing to reach its model, while it does (reach.go).
 	Reach *ReachState `json:"reach,omitzero"`
@@ -207,6 +207,9 @@ type AgentState struct {
 	// that start gives it (an answer, the continue after a usage limit) in place of the resume prompt, once.
 	Released   bool   `json:"released,omitzero"`
 	ResumeWith string `json:"resume_with,omitzero"`
+	// Boot is the host's boot id (procs.BootID) when the agent last started: another one when it is found gone
+	// says the host restarted meanwhile (restart_cause.go).
+	Boot string `json:"boot,omitzero"`
 }
 
 // TmuxState is what the tmux runner keeps of the agent's terminal: the prompt's delivery and the dialogs
@@ -227,6 +230,9 @@ type TmuxState struct {
 	// PastedAt is when ace set out to paste the prompt, saved before the paste: an ace killed between the paste
 	// and saving that the prompt was delivered finds, when it comes back, an agent that may have taken it.
 	PastedAt time.Time `json:"pasted_at,omitzero"`
+	// TmuxServer is the PID of the tmux server the agent was started on: a session found gone on another server,
+	// or on none, went with its server (tmux kill-server, a crash, a server ace recovered).
+	TmuxServer int `json:"tmux_server,omitzero"`
 }
 
 // ExecState is what the headless runner keeps of the agent's conversation, turn by turn.

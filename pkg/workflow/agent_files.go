@@ -92,3 +92,11 @@ func refusedFilesRow(r *store.Run) string {
 	}
 	return fmt.Sprintf("| files | %s (`ace show %d`) |\n", listSome(quoted, 5), r.Issue)
 }
+
+// listSome joins the first n items, and says how many more there are.
+func listSome(items []string, n int) string {
+	if len(items) <= n {
+		return strings.Join(items, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(items[:n], ", "), len(items)-n)
+}

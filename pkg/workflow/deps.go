@@ -69,6 +69,7 @@ type Sessions interface {
 	Panes(ctx context.Context) ([]tmuxops.Pane, error)
 	PipeToFile(ctx context.Context, name, path string) error
 	Kill(ctx context.Context, name string) error
+	ServerPID(ctx context.Context) (int, error)
 }
 
 // Secrets resolves named secrets; values never leave memory except into an agent's environment.

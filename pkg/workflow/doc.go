@@ -13,7 +13,8 @@
 //
 // The monitor node is level-based: each tick looks at reality (session alive? pane dead? output activity? screen
 // markers? .ace/DONE or .ace/QUESTION present? issue closed?) and decides, so it never depends on having seen
-// every event.
+// every event. A usage limit is decided on there too (limits_decide.go: pause, fall back, resume): a run handed
+// to a fallback agent goes through handover (node_handover.go) to start_session with the new agent.
 //
 // Three runners share the graph (runner.go, one Runner interface): "tmux" (runner_tmux*.go) types into the
 // agent's interactive session and reads its screen; "exec" (runner_exec*.go, headless) skips deliver_prompt:
@@ -22,7 +23,8 @@
 // same conversation; "live" (runner_live*.go) keeps the CLI's own protocol open in a host process (pkg/livehost)
 // in a tmux pane, sending each message into the running conversation. Liveness (liveness*.go) reads what the
 // agent does — its model traffic, its transcript, the CPU of its process tree, its working copy — for every
-// runner; slots (slots.go) say who may have an agent alive; the box (box*.go) is where each agent process runs.
+// runner; slots (slots.go) say who may have an agent alive; the box (package runbox, through the engine's box
+// field) is where each agent process runs.
 //
 // The package declares the small interfaces it needs (Store, Tracker, Workspaces, Sessions, Secrets); the
 // packages that implement them return concrete types and never import workflow.

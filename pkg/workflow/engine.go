@@ -13,6 +13,7 @@ import (
 
 	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/config"
+	"github.com/aceworks/ace/pkg/runbox"
 	"github.com/aceworks/ace/pkg/sandbox"
 	"github.com/aceworks/ace/pkg/store"
 )
@@ -85,7 +86,7 @@ type Engine struct {
 	slots   *slots
 	agent   *runAgent
 	status  *reporter
-	box     *sandboxes
+	box     *runbox.Boxes
 	alive   *liveness
 	reach   *reach
 
@@ -137,6 +138,7 @@ func New(o Options) (*Engine, error) {
 		StepStartSession: e.startSession,
 		StepDeliver:      e.deliver,
 		StepMonitor:      e.monitor,
+		StepHandover:     e.handover,
 		StepWaitingInput: e.waitingInput,
 		StepFinalize:     e.finalize,
 		StepReport:       e.report,
@@ -152,11 +154,8 @@ func withParts(e *Engine) *Engine {
 	e.tmux, e.exec, e.live = newTmuxRunner(e, e.o.Sessions), &execRunner{e}, &liveRunner{e}
 	e.prompts, e.humans, e.limits, e.spend = &prompts{e}, &humans{e}, &usageLimits{e}, &spending{e}
 	e.follow, e.flow, e.memory, e.slots = &followThrough{e}, &repoFlow{e}, &memoryKeeper{e}, &slots{e}
-	boxes := e.o.Boxes
-	if boxes == nil {
-		boxes = sandbox.NewDetector()
-	}
-	e.agent, e.status, e.box = &runAgent{e}, &reporter{e}, &sandboxes{e: e, boxes: boxes}
+	e.agent, e.status = &runAgent{e}, &reporter{e}
+	e.box = newBoxes(e)
 	e.alive, e.reach = &liveness{e: e}, &reach{e}
 	return e
 }
@@ -269,7 +268,10 @@ func (e *Engine) Step(ctx context.Context, r *store.Run) (Result, error) {
 	if to != step {
 		e.notify(Progress{Run: r, Kind: EventStep, Step: to})
 	}
-	e.box.keep(ctx, r) // box_proxy.go: the run's proxy served while it is boxed, and what it saw counted
+	// The run's proxy served while it is boxed, and what it saw counted; what it saw of the model goes to the reach.
+	if seen, boxed := e.box.Keep(ctx, r); boxed && !r.Status.Terminal() {
+		e.reach.fromBox(ctx, r, seen)
+	}
 	if ev != nil || !reflect.DeepEqual(before, snapshot(r)) {
 		if err := e.o.Store.UpdateRun(ctx, r, ev); err != nil {
 			if errors.Is(err, store.ErrConflict) {

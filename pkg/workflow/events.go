@@ -4,6 +4,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/aceworks/ace/pkg/runbox"
 	"github.com/aceworks/ace/pkg/store"
 )
 
@@ -42,17 +43,18 @@ const (
 	EventRound       EventKind = "round"        // a follow-up round (CI, review, conflict, /ace) was sent
 	EventFenced      EventKind = "fenced"       // the host's fence stopped the agent; it starts again on the same host
 	EventReleased    EventKind = "released"     // an idle agent was stopped: its slot was needed, or pr.release_after passed
+	EventQueued      EventKind = "queued"       // text sent to a released agent waits for its next start (sent.go)
 	EventSlotWait    EventKind = "slot-wait"    // the run waits for a slot on its host (slots.go)
 	EventNeedsHuman  EventKind = "needs-human"  // follow-up rounds stopped: a human is needed on the PR
 	EventCleaned     EventKind = "cleaned"      // the working copy was removed after the merge
 	EventBestOf      EventKind = "best-of"      // a best-of-N attempt started, ended or was chosen (bestof.go)
 	// EventLiveFallback: the CLI's live protocol failed its handshake; the run goes on in the tmux runner.
 	EventLiveFallback EventKind = "live-fallback"
-	EventSandbox      EventKind = "sandbox" // the agent was started boxed, or unboxed and why (box.go)
-	EventEgress       EventKind = "egress"  // the box's proxy refused a connection, or let a destination out (box_proxy.go)
+	EventSandbox      EventKind = runbox.EventSandbox // the agent was started boxed, or unboxed and why
+	EventEgress       EventKind = runbox.EventEgress  // the box's proxy refused a connection, or let a destination out
 	// EventBoxFile: the box kept the agent from a path — hidden, a write outside its own, another process's /proc
-	// entry — or cannot record such attempts (box_files.go).
-	EventBoxFile EventKind = "box-file"
+	// entry — or cannot record such attempts (package runbox).
+	EventBoxFile EventKind = runbox.EventBoxFile
 	// EventFileRefused: ace would not read or write a file the agent controls — a link out of its tree, not a
 	// regular file, over its cap (agent_files.go).
 	EventFileRefused EventKind = "file-refused"

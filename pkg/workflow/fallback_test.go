@@ -46,23 +46,24 @@ func TestPickFallback(t *testing.T) {
 	}
 }
 
-// TestLeftAtLimit: a run that fell back from an agent at a limit it hit itself says when that agent is free;
-// one that left with a shared limit does not, nor one that never fell back.
+// TestLeftAtLimit: a run that fell back from an agent at a limit it hit itself says so, the handover it is about
+// to make included; one that left with a shared limit does not, nor one that never fell back.
 func TestLeftAtLimit(t *testing.T) {
-	t1, t2 := time.Unix(1000, 0), time.Unix(2000, 0)
+	t1, t2, t3 := time.Unix(1000, 0), time.Unix(2000, 0), time.Unix(3000, 0)
 	o := &store.Run{State: store.RunState{Fallback: &store.FallbackState{Handovers: []store.Handover{
 		{From: "claude", To: "codex", Until: t1, Message: "first"},
 		{From: "codex", To: "gemini", Until: t2, Shared: true},
 		{From: "claude", To: "gemini", Until: t2, Message: "second"},
-	}}}}
-	if u, m := leftAtLimit(o, "claude"); !u.Equal(t2) || m != "second" {
-		t.Errorf("claude: %v %q, want %v second", u, m, t2)
+	}, Pending: &store.Handover{From: "gemini", To: "qwen", Until: t3}}}}
+	var got []string
+	for _, h := range leftAtLimit(o) {
+		got = append(got, h.From+" "+h.Message)
 	}
-	if u, _ := leftAtLimit(o, "codex"); !u.IsZero() {
-		t.Errorf("codex (shared limit): %v, want zero", u)
+	if want := []string{"claude first", "claude second", "gemini "}; strings.Join(got, "; ") != strings.Join(want, "; ") {
+		t.Errorf("left at a limit: %q, want %q (the shared one left out)", got, want)
 	}
-	if u, _ := leftAtLimit(&store.Run{}, "claude"); !u.IsZero() {
-		t.Errorf("a run without handovers: %v", u)
+	if left := leftAtLimit(&store.Run{}); len(left) != 0 {
+		t.Errorf("a run without handovers: %v", left)
 	}
 }
 

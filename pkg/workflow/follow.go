@@ -195,7 +195,7 @@ func (ft *followThrough) endFollow(ctx context.Context, r *store.Run, merged boo
 			e.log.WarnContext(ctx, "remove the working copy", "run", r.ID, "err", err)
 		} else {
 			e.event(ctx, r, EventCleaned, "removed the working copy "+r.Workdir)
-			e.box.remove(ctx, r) // and the agent's home for the run, if it was boxed
+			e.box.Remove(ctx, r) // and the agent's home for the run, if it was boxed
 		}
 	}
 	e.finish(r)

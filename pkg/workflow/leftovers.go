@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/aceworks/ace/pkg/procs"
+	"github.com/aceworks/ace/pkg/runbox"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/tmuxops"
 )
@@ -129,7 +130,7 @@ func staleSockets(root string, runs []*store.Run) []Leftover {
 	for _, r := range runs {
 		byID[r.ID] = r
 		if b := r.State.Box; b != nil && b.Proxy != "" {
-			paths[b.Proxy], paths[reportSocket(b.Proxy)] = r, r
+			paths[b.Proxy], paths[runbox.ReportSocket(b.Proxy)] = r, r
 		}
 		if r.Runner == runnerLive {
 			if _, _, sock, _, err := liveFilesOf(root, r); err == nil {

@@ -3,6 +3,7 @@ package workflow
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/aceworks/ace/pkg/agents"
@@ -10,8 +11,9 @@ import (
 	"github.com/aceworks/ace/pkg/store"
 )
 
-// usageLimits pauses runs whose agent hit a usage limit, resumes them at the reset, and hands a run to a fallback
-// agent when the reset is far away (limits_fallback.go).
+// usageLimits acts on the usage-limit decision (limits_decide.go): it pauses runs whose agent hit a usage limit,
+// resumes them at the reset, and sends a run to the handover step (node_handover.go) when a fallback agent is to
+// take it.
 type usageLimits struct{ e *Engine }
 
 // Usage limits. An agent whose account hit a usage or rate limit is not idle: nudging it only walks into the
@@ -20,88 +22,146 @@ type usageLimits struct{ e *Engine }
 // the reset resumes the same conversation with a short message. A limit belongs to the account, i.e. the
 // agent: every run on it pauses with the first, and dispatch starts no run on it until the reset.
 
-// limitGate is the monitor's first look at limits: a paused run waits for its reset, then resumes; an active run
-// whose agent is paused by another run's limit pauses with it. ok is false when the monitor goes on as usual.
-func (ul *usageLimits) limitGate(ctx context.Context, r *store.Run) (res Result, ok bool, err error) {
-	e := ul.e
-	now := e.o.Now()
-	if r.Status == store.StatusPausedLimit {
-		if wait := r.State.ResumeAt.Sub(now); wait > 0 {
-			return ul.whilePaused(ctx, r, wait), true, nil // Stay(wait), unless a fallback agent takes the run
-		}
-		return ul.resumeFromLimit(ctx, r)
-	}
-	until, msg, err := ul.agentPausedUntil(ctx, r.Agent, r.ID)
-	if err != nil || !until.After(now) {
+// gate is the monitor's first look at limits: a paused run waits for its reset, then resumes; an active run
+// whose agent is at a limit by another run's account pauses with it. ok is false when the monitor goes on as
+// usual.
+func (ul *usageLimits) gate(ctx context.Context, r *store.Run) (res Result, ok bool, err error) {
+	d, err := ul.decide(ctx, r, nil)
+	if err != nil || d.Act == limitNone {
 		return Result{}, false, err
 	}
-	return ul.pauseAt(ctx, r, agents.Limit{Message: msg}, until, true, limitSeen(r)), true, nil
+	res, err = ul.act(ctx, r, d)
+	return res, true, err
 }
 
-// pause puts the run on hold until the limit's reset (plus limits.resume_margin), or a backoff when the agent
-// gave none or the reset has passed already (a resume refused again).
-func (ul *usageLimits) pause(ctx context.Context, r *store.Run, l agents.Limit, shared bool, seen int) Result {
-	e := ul.e
-	lc := e.cfg.Limits
-	now := e.o.Now()
-	at := l.ResetsAt.Add(lc.ResumeMargin.Duration)
-	if l.ResetsAt.IsZero() || !at.After(now) {
-		at = now.Add(limitBackoff(lc.Backoff.Duration, lc.MaxBackoff.Duration, limitState(r).Pauses))
-		limitState(r).Pauses++
+// reported acts on what a runner's look returned: a limit it saw (Result.limit) is decided on here; anything
+// else passes through.
+func (ul *usageLimits) reported(ctx context.Context, r *store.Run, res Result, err error) (Result, error) {
+	if err != nil || res.limit == nil {
+		return res, err
 	}
-	return ul.pauseAt(ctx, r, l, at, shared, seen)
+	d, err := ul.decide(ctx, r, res.limit)
+	if err != nil {
+		return Result{}, err
+	}
+	return ul.act(ctx, r, d)
 }
 
-func (ul *usageLimits) pauseAt(ctx context.Context, r *store.Run, l agents.Limit, at time.Time, shared bool, seen int) Result {
+// decide gathers what decideLimit needs — the other runs' limits, whether a fallback agent resolves — and asks it.
+func (ul *usageLimits) decide(ctx context.Context, r *store.Run, report *limitReport) (limitDecision, error) {
 	e := ul.e
-	if res, ok := ul.fallBack(ctx, r, l, at, shared); ok { // agent.fallback: another agent instead of a long wait
-		return res
+	others, err := ul.agentLimits(ctx, r.ID)
+	if err != nil {
+		return limitDecision{}, err
 	}
+	usable := func(agent string) error { _, err := e.o.Profile(agent); return err }
+	return decideLimit(limitCase{Run: r, Report: report, Now: e.o.Now(), Limits: e.cfg.Limits, Agent: e.cfg.Agent,
+		Others: others, Usable: usable}), nil
+}
+
+// act does what d says: the events, the status comment, the run's pause, resume or handover.
+func (ul *usageLimits) act(ctx context.Context, r *store.Run, d limitDecision) (Result, error) {
+	switch d.Act {
+	case limitResume:
+		return ul.resume(ctx, r)
+	case limitFallBack:
+		return ul.fallBack(r, d), nil
+	case limitPause:
+		if d.Paused {
+			return Stay(d.Wait), nil // the pause said why no fallback agent could take the run
+		}
+		if len(d.NoFallback) > 0 {
+			ul.e.event(ctx, r, EventFallback, fmt.Sprintf("%s, but no agent of agent.fallback can take the run (%s): it pauses",
+				limitWhy(r.Agent, d.Until, d.Shared), strings.Join(d.NoFallback, "; ")))
+		}
+		return ul.pause(ctx, r, d), nil
+	}
+	return Result{}, nil
+}
+
+// pause puts the run on hold until d.Until, at the monitor.
+func (ul *usageLimits) pause(ctx context.Context, r *store.Run, d limitDecision) Result {
+	e := ul.e
 	now := e.o.Now()
 	ls := limitState(r)
-	ls.Message, ls.Shared, ls.PausedAt, ls.Seen = l.Message, shared, now, seen
-	r.State.ResumeAt = at.UTC().Truncate(time.Second)
-	if r.State.ResumeAt.Before(at) {
-		r.State.ResumeAt = r.State.ResumeAt.Add(time.Second) // whole seconds, never before the reset
+	if d.Backoff {
+		ls.Pauses++
 	}
+	ls.Message, ls.Shared, ls.PausedAt, ls.Seen = d.Limit.Message, d.Shared, now, d.Seen
+	r.State.ResumeAt = resumeAt(d.Until)
 	why := fmt.Sprintf("%s hit a usage limit", r.Agent)
-	if shared {
+	if d.Shared {
 		why = fmt.Sprintf("another run on %s hit its usage limit", r.Agent)
 	}
 	when := r.State.ResumeAt.Format(time.RFC3339)
-	e.event(ctx, r, EventLimit, fmt.Sprintf("paused: %s (%q); resumes at %s", why, l.Message, when))
+	e.event(ctx, r, EventLimit, fmt.Sprintf("paused: %s (%q); resumes at %s", why, d.Limit.Message, when))
 	detail := ""
-	if l.Message != "" {
-		detail = "The agent said:\n\n" + quote(l.Message)
+	if d.Limit.Message != "" {
+		detail = "The agent said:\n\n" + quote(d.Limit.Message)
 	}
 	view := statusView{Status: store.StatusPausedLimit, Headline: fmt.Sprintf("paused: %s; resumes at %s", why, when), Detail: detail}
 	if err := e.status.postStatus(ctx, r, view); err != nil {
 		e.log.WarnContext(ctx, "status comment of a paused run", "run", r.ID, "err", err)
 	}
-	return Stay(ul.pausedWait(r.State.ResumeAt.Sub(now))).With(store.StatusPausedLimit) // limits_fallback.go
+	res := Stay(d.Wait).With(store.StatusPausedLimit)
+	if Step(r.Step) != StepMonitor {
+		res.Next = StepMonitor // a pause holds the agent at the monitor (a limit met delivering, a handover failed)
+	}
+	return res
 }
 
-// resumeFromLimit ends a pause at its reset: the same conversation gets limits.continue (typed into the tmux
-// session; the next turn of a headless one). A limit still there pauses the run again at the next look.
-func (ul *usageLimits) resumeFromLimit(ctx context.Context, r *store.Run) (Result, bool, error) {
+// fallBack sends the run to the handover step with the handover it is to make (State.Fallback.Pending): a crash
+// before it is made makes it at the next visit.
+func (ul *usageLimits) fallBack(r *store.Run, d limitDecision) Result {
+	ls := limitState(r) // the limit acted on, should the handover fail and the run pause (handoverFailed)
+	if d.Backoff {
+		ls.Pauses++
+	}
+	ls.Message, ls.Shared, ls.Seen = d.Limit.Message, d.Shared, d.Seen
+	if r.State.Fallback == nil {
+		r.State.Fallback = &store.FallbackState{}
+	}
+	r.State.Fallback.Pending = &store.Handover{From: r.Agent, To: d.To, Until: d.Until.UTC(), Message: d.Limit.Message,
+		Shared: d.Shared}
+	return Goto(StepHandover).With(store.StatusActive)
+}
+
+// handoverFailed pauses a run whose handover h could not be made, as it would have paused without a fallback
+// agent: at the monitor, until the reset it was to leave. A run that was paused already waits on, quietly.
+func (ul *usageLimits) handoverFailed(ctx context.Context, r *store.Run, h store.Handover, paused bool) Result {
+	e := ul.e
+	r.State.Fallback.Pending = nil
+	now := e.o.Now()
+	c := limitCase{Limits: e.cfg.Limits, Agent: e.cfg.Agent}
+	if paused {
+		return Result{Next: StepMonitor, Wait: c.pausedWait(r.State.ResumeAt.Sub(now)), Status: store.StatusPausedLimit}
+	}
+	d := limitDecision{Act: limitPause, Until: h.Until, Limit: agents.Limit{Message: h.Message}, Shared: h.Shared,
+		Seen: limitSeen(r), Wait: c.pausedWait(resumeAt(h.Until).Sub(now))}
+	return ul.pause(ctx, r, d)
+}
+
+// resume ends a pause at its reset: the same conversation gets limits.continue (typed into the tmux session; the
+// next turn of a headless one). A limit still there pauses the run again at the next look.
+func (ul *usageLimits) resume(ctx context.Context, r *store.Run) (Result, error) {
 	e := ul.e
 	// The agent works again: it takes its slot back first (slots.go), and starts again in its conversation, the
 	// continue its first message, when it was released meanwhile.
 	ok, err := e.slots.acquire(ctx, r)
 	if err != nil || !ok {
-		return Stay(e.slots.slotWait()), true, err
+		return Stay(e.slots.slotWait()), err
 	}
 	now := e.o.Now()
 	ls := limitState(r)
 	msg := e.cfg.Limits.Continue
 	next := Stay(e.cfg.Monitor.Interval.Duration)
 	if r.State.Released {
-		r.State.ResumeWith = msg
+		r.State.ResumeWith = joinMessages(r.State.ResumeWith, msg) // after what was sent to it meanwhile (sent.go)
 		if next, err = e.runner(r).FollowUp(ctx, r, msg, "resumed after the usage limit"); err != nil {
-			return Result{}, true, err
+			return Result{}, err
 		}
 	} else if err := e.runner(r).Continue(ctx, r, msg); err != nil {
-		return Result{}, true, err
+		return Result{}, err
 	}
 	if !r.State.MonitorSince.IsZero() && !ls.PausedAt.IsZero() {
 		r.State.MonitorSince = r.State.MonitorSince.Add(now.Sub(ls.PausedAt)) // a pause is not the agent's time
@@ -113,48 +173,86 @@ func (ul *usageLimits) resumeFromLimit(ctx context.Context, r *store.Run) (Resul
 	if err := e.status.postStatus(ctx, r, statusView{Status: store.StatusActive, Headline: "resumed after the usage limit; working"}); err != nil {
 		e.log.WarnContext(ctx, "status comment of a resumed run", "run", r.ID, "err", err)
 	}
-	return next.With(store.StatusActive), true, nil
+	return next.With(store.StatusActive), nil
 }
 
-// agentPausedUntil is the latest reset of the limits other runs on agent are paused at (the limit is the
-// account's), or left it at for another agent (agent.fallback), with what the agent said; zero when none is.
-func (ul *usageLimits) agentPausedUntil(ctx context.Context, agent string, except int64) (time.Time, string, error) {
+// agentLimits is, for each agent, the latest reset of the limits the runs other than except are paused at (the
+// limit is the account's), or left it at for another agent (agent.fallback), with what the agent said.
+func (ul *usageLimits) agentLimits(ctx context.Context, except int64) (map[string]agentLimit, error) {
 	e := ul.e
 	statuses := []store.Status{store.StatusPausedLimit}
 	if len(e.cfg.Agent.Fallback) > 0 {
-		statuses = append(statuses, store.StatusActive, store.StatusWaitingInput) // runs that fell back: limits_fallback.go
+		statuses = append(statuses, store.StatusActive, store.StatusWaitingInput) // runs that fell back
 	}
 	runs, err := e.o.Store.ListRuns(ctx, store.Filter{Statuses: statuses})
 	if err != nil {
-		return time.Time{}, "", fmt.Errorf("list paused runs: %w", err)
+		return nil, fmt.Errorf("list paused runs: %w", err)
 	}
-	var until time.Time
-	msg := ""
+	limits := map[string]agentLimit{}
+	later := func(agent string, until time.Time, msg string) {
+		if until.After(limits[agent].Until) {
+			limits[agent] = agentLimit{Until: until, Message: msg}
+		}
+	}
 	for _, o := range runs {
 		if o.ID == except {
 			continue
 		}
-		if u, m := leftAtLimit(o, agent); u.After(until) {
-			until, msg = u, m
+		for _, h := range leftAtLimit(o) {
+			later(h.From, h.Until, h.Message)
 		}
 		// Only a run that hit the limit itself says when it ends: runs paused with it do not extend it.
-		if o.Status != store.StatusPausedLimit || o.Agent != agent || o.State.Limit == nil || o.State.Limit.Shared {
-			continue
-		}
-		if o.State.ResumeAt.After(until) {
-			until, msg = o.State.ResumeAt, o.State.Limit.Message
+		if o.Status == store.StatusPausedLimit && o.State.Limit != nil && !o.State.Limit.Shared {
+			later(o.Agent, o.State.ResumeAt, o.State.Limit.Message)
 		}
 	}
-	return until, msg, nil
+	return limits, nil
 }
 
-// limitBackoff is base, doubled for each pause in a row, capped at most.
-func limitBackoff(base, most time.Duration, pauses int) time.Duration {
-	d := base
-	for i := 0; i < pauses && d < most; i++ {
-		d *= 2
+// leftAtLimit is the handovers by which run o left an agent at a usage limit it hit itself, the one it is about
+// to make included: the limit is the account's, and o no longer pauses to say so.
+func leftAtLimit(o *store.Run) []store.Handover {
+	f := o.State.Fallback
+	if f == nil {
+		return nil
 	}
-	return min(d, most)
+	var left []store.Handover
+	for _, h := range f.Handovers {
+		if !h.Shared {
+			left = append(left, h)
+		}
+	}
+	if h := f.Pending; h != nil && !h.Shared {
+		left = append(left, *h)
+	}
+	return left
+}
+
+// agentPaused reports whether the agent an issue's labels choose is paused at a usage limit: dispatch starts no
+// run on it until the reset.
+func (ul *usageLimits) agentPaused(ctx context.Context, repo string, labels []string) (bool, error) {
+	e := ul.e
+	agent, _ := e.labelChoice(labels)
+	if agent == "" {
+		agent = e.cfg.Agent.Default
+	}
+	if agent == config.AgentAuto {
+		agent, _ = e.autoAgent(ctx, repo)
+	}
+	limits, err := ul.agentLimits(ctx, 0)
+	if err != nil {
+		return false, err
+	}
+	return limits[agent].Until.After(e.o.Now()), nil
+}
+
+// limitWhy says why a run leaves (or would leave) its agent: its limit, or another run's on the same agent.
+func limitWhy(agent string, until time.Time, shared bool) string {
+	at := until.UTC().Format(time.RFC3339)
+	if shared {
+		return fmt.Sprintf("another run on %s hit its usage limit, which resets at %s", agent, at)
+	}
+	return fmt.Sprintf("%s hit a usage limit that resets at %s", agent, at)
 }
 
 func firstLineOf(s string) string {
@@ -172,27 +270,4 @@ func limitState(r *store.Run) *store.LimitState {
 		r.State.Limit = &store.LimitState{}
 	}
 	return r.State.Limit
-}
-
-// limitSeen is the limit ace last acted on: a count of screen messages (tmux) or a turn number (headless).
-func limitSeen(r *store.Run) int {
-	if r.State.Limit == nil {
-		return 0
-	}
-	return r.State.Limit.Seen
-}
-
-// agentPaused reports whether the agent an issue's labels choose is paused at a usage limit: dispatch starts no
-// run on it until the reset.
-func (ul *usageLimits) agentPaused(ctx context.Context, repo string, labels []string) (bool, error) {
-	e := ul.e
-	agent, _ := e.labelChoice(labels)
-	if agent == "" {
-		agent = e.cfg.Agent.Default
-	}
-	if agent == config.AgentAuto {
-		agent, _ = e.autoAgent(ctx, repo)
-	}
-	until, _, err := ul.agentPausedUntil(ctx, agent, 0)
-	return until.After(e.o.Now()), err
 }

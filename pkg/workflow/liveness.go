@@ -29,9 +29,11 @@ type liveness struct {
 	runs map[int64]*pulse
 }
 
-// pulse is what liveness knows of one run: the look at which its signals last moved, and the last look.
+// pulse is what liveness knows of one run: the look at which its signals last moved, and the last look; moved
+// names what moved at the last look, when look took it (nil when it answered from its record).
 type pulse struct {
 	first, last signals
+	moved       []string
 }
 
 // vitals is where a runner's agent shows its life.
@@ -63,7 +65,9 @@ func (lv *liveness) look(r *store.Run, v func() vitals) (p pulse, due bool) {
 	old := lv.runs[r.ID]
 	lv.mu.Unlock()
 	if old != nil && now.Sub(old.last.At) < lv.lookEvery() && !old.first.At.Before(r.State.MonitorSince) {
-		return *old, now.Sub(old.first.At) >= e.cfg.Monitor.StuckAfter.Duration
+		p := *old
+		p.moved = nil
+		return p, now.Sub(old.first.At) >= e.cfg.Monitor.StuckAfter.Duration
 	}
 	s := lv.sample(r, v())
 	lv.mu.Lock()
@@ -72,12 +76,16 @@ func (lv *liveness) look(r *store.Run, v func() vitals) (p pulse, due bool) {
 		lv.runs = map[int64]*pulse{}
 	}
 	q := lv.runs[r.ID]
+	var m []string
+	if q != nil {
+		m = moved(q.last, s)
+	}
 	switch {
-	case q == nil, q.first.At.Before(r.State.MonitorSince), len(moved(q.last, s)) > 0:
-		q = &pulse{first: s, last: s}
+	case q == nil, q.first.At.Before(r.State.MonitorSince), len(m) > 0:
+		q = &pulse{first: s, last: s, moved: m}
 		lv.runs[r.ID] = q
 	default:
-		q.last = s
+		q.last, q.moved = s, nil
 	}
 	return *q, s.At.Sub(q.first.At) >= e.cfg.Monitor.StuckAfter.Duration
 }
@@ -98,24 +106,13 @@ func (lv *liveness) forget(id int64) {
 // sample reads every signal of run r now.
 func (lv *liveness) sample(r *store.Run, v vitals) signals {
 	e := lv.e
-	s := signals{At: e.o.Now(), Files: sumFiles(v.files, v.dirs), Work: workPrint(r.Workdir), Screen: screenPrint(v.screen)}
-	s.Up, s.Down, s.Proxied = e.box.traffic(r.ID)
+	s := signals{At: e.o.Now(), Files: sumFiles(v.files, v.dirs), Work: workPrint(r.Workdir), Screen: screenPrint(v.screen),
+		Drawn: v.withRoot && v.screen != ""}
+	s.Up, s.Down, s.Proxied = e.box.Traffic(r.ID)
 	if v.root > 0 {
 		s.CPU = procs.TreeCPU(v.root, v.withRoot)
 	}
 	return s
-}
-
-// traffic is what the run's proxy relayed so far; ok is false when this process serves no proxy for it.
-func (sb *sandboxes) traffic(id int64) (up, down int64, ok bool) {
-	sb.mu.Lock()
-	p := sb.proxies[id]
-	sb.mu.Unlock()
-	if p == nil || p.px == nil {
-		return 0, 0, false
-	}
-	up, down = p.px.Traffic()
-	return up, down, true
 }
 
 // stuckData is a stuck event's Data: the signals when they last moved and now.

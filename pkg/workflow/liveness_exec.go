@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -32,6 +33,9 @@ func (x *execRunner) stuck(ctx context.Context, r *store.Run, st *headless.Statu
 		}
 		return v
 	})
+	if slices.ContainsFunc(p.moved, func(s string) bool { return s == sigTraffic || s == sigWork }) {
+		x.pulse(ctx, r, p.moved)
+	}
 	if !due || !x.execAlive(ctx, r) {
 		return Result{}, false, nil
 	}
@@ -50,6 +54,14 @@ func (x *execRunner) stuck(ctx context.Context, r *store.Run, st *headless.Statu
 	}
 	res, err := e.alive.toHuman(ctx, r, p, "headless", out)
 	return res, true, err
+}
+
+// pulse tells run r's supervisor that the agent works where it cannot see (headless.Spec.Pulse): its traffic
+// through the run's proxy, its working copy. A turn silent on its stream is then not idle.
+func (x *execRunner) pulse(ctx context.Context, r *store.Run, moved []string) {
+	if err := os.WriteFile(x.execPulsePath(r), []byte(strings.Join(moved, ", ")+"\n"), 0o600); err != nil {
+		x.e.log.WarnContext(ctx, "headless pulse", "run", r.ID, "err", err)
+	}
 }
 
 // fileTail is the end of the file at path, at most n bytes from a line's start ("" when it cannot be read).

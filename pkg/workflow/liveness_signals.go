@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/aceworks/ace/pkg/procs"
 )
 
 // signals is one look at what a run's agent does, as opposed to what it draws: each a measure that moves only
@@ -30,6 +32,8 @@ type signals struct {
 	Work uint64 `json:"work"`
 	// Screen fingerprints what the agent shows, its clocks and spinners left out (screenPrint); 0 without one.
 	Screen uint64 `json:"screen"`
+	// Drawn says the CLI draws its own screen (the tmux runner's): CPU counts as work above cpuDrawn, not cpuBusy.
+	Drawn bool `json:"drawn,omitempty"`
 }
 
 // fileSum is the size and newest change of a set of files.
@@ -47,14 +51,21 @@ func (f *fileSum) add(fi fs.FileInfo) {
 	}
 }
 
-// What counts as the agent's process tree working: more CPU than cpuBusy of one core over the time between two
-// looks, plus cpuSlack. A CLI that only redraws its spinner (claude 2.1.332 waiting on a request that never
-// answers used 2.4 % of a core) or waits at a dialog stays below it; running a tool, a build or the model's
-// stream through its renderer goes far above.
-const (
-	cpuBusy  = 0.05
-	cpuSlack = 100 * time.Millisecond
-)
+// cpuDrawn is what counts as the agent's process tree working where the CLI draws its own screen (tmux): more
+// than this share of a core between two looks (plus procs.BusySlack), not procs.BusyShare. A CLI that only
+// redraws its spinner and clock stays below it. Measured waiting on a request that never answers: claude 2.1.332
+// 2.4 % of a core, gemini 0.61 11 % ("Thinking..." redrawn by its React renderer, beside a load of 19 on 2
+// cores) — above procs.BusyShare, so that a gemini stalled at "Thinking..." looked at work for ever and never
+// went to a human.
+const cpuDrawn = 0.3
+
+// busyShare is the share of a core above which the tree's CPU is work, for what s was read from.
+func busyShare(s signals) float64 {
+	if s.Drawn {
+		return cpuDrawn
+	}
+	return procs.BusyShare
+}
 
 // The signals' names, in events and in what the human is told.
 const (
@@ -71,7 +82,7 @@ func moved(before, now signals) []string {
 	if now.Proxied && (now.Up != before.Up || now.Down != before.Down) {
 		out = append(out, sigTraffic)
 	}
-	if d := now.CPU - before.CPU; d > time.Duration(cpuBusy*float64(now.At.Sub(before.At)))+cpuSlack {
+	if d, over := now.CPU-before.CPU, now.At.Sub(before.At); d > time.Duration(busyShare(now)*float64(over))+procs.BusySlack {
 		out = append(out, sigCPU)
 	}
 	if now.Files != before.Files {
@@ -94,7 +105,7 @@ func flatLine(first, now signals) string {
 	} else {
 		parts = append(parts, "no proxy to count its traffic (unboxed)")
 	}
-	parts = append(parts, fmt.Sprintf("%.1f s CPU (under %.0f %% of a core)", (now.CPU-first.CPU).Seconds(), cpuBusy*100))
+	parts = append(parts, fmt.Sprintf("%.1f s CPU (under %.0f %% of a core)", (now.CPU-first.CPU).Seconds(), busyShare(now)*100))
 	parts = append(parts, fmt.Sprintf("its session files and transcript unchanged (%d files, %d B)", now.Files.Count, now.Files.Bytes))
 	parts = append(parts, "its working copy unchanged")
 	if now.Screen != 0 {

@@ -6,6 +6,9 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/aceworks/ace/pkg/config"
+	"github.com/aceworks/ace/pkg/store"
 )
 
 // TestScreenPrintIgnoresClocksAndSpinners: claude waiting for ever redraws its spinner, its clock and its token
@@ -87,5 +90,33 @@ func TestWorkPrint(t *testing.T) {
 	write("a.txt", "ab")
 	if workPrint(dir) == after {
 		t.Error("a file grown in the working copy did not move the print")
+	}
+}
+
+// TestLookNamesWhatMoved: a look that reads the signals names what moved since the look before (what the headless
+// runner passes to its supervisor as a pulse); one answered from the record names nothing, so that old news is
+// not passed on as new.
+func TestLookNamesWhatMoved(t *testing.T) {
+	cfg := config.Default()
+	now := time.Unix(1000, 0)
+	e := withParts(&Engine{cfg: cfg, o: Options{Config: cfg, Now: func() time.Time { return now }}})
+	r := &store.Run{ID: 7, Workdir: t.TempDir()}
+	none := func() vitals { return vitals{} }
+	if p, _ := e.alive.look(r, none); p.moved != nil {
+		t.Errorf("the first look names %v as moved", p.moved)
+	}
+	if err := os.WriteFile(filepath.Join(r.Workdir, "built.o"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(time.Minute)
+	if p, _ := e.alive.look(r, none); !slices.Equal(p.moved, []string{sigWork}) {
+		t.Errorf("after the working copy changed, moved = %v", p.moved)
+	}
+	if p, _ := e.alive.look(r, none); p.moved != nil {
+		t.Errorf("a look from the record names %v as moved", p.moved)
+	}
+	now = now.Add(time.Minute)
+	if p, _ := e.alive.look(r, none); p.moved != nil {
+		t.Errorf("a look with nothing changed names %v as moved", p.moved)
 	}
 }

@@ -48,6 +48,9 @@ func (e *Engine) followPR(ctx context.Context, r *store.Run) (Result, error) {
 		}
 		return e.follow.deliverRound(ctx, r)
 	}
+	if text := sentWaiting(r); text != "" {
+		return e.follow.sentRound(ctx, r, f, text) // sent.go: text for its released agent
+	}
 	before := cloneFollow(f) // what a round that must wait for a slot leaves as it was, to be collected again
 	rd, err := e.follow.collectRound(ctx, r, f, pr)
 	if err != nil {

@@ -11,7 +11,7 @@ func (e *Engine) monitor(ctx context.Context, r *store.Run) (Result, error) {
 	if next, ok := e.checkIssue(ctx, r); ok {
 		return next, nil
 	}
-	if res, ok, err := e.limits.limitGate(ctx, r); ok || err != nil { // usage limits: limits.go
+	if res, ok, err := e.limits.gate(ctx, r); ok || err != nil { // usage limits: limits.go
 		return res, err
 	}
 	if res, ok, err := e.reach.gate(ctx, r); ok || err != nil { // the model unreachable too long: reach.go
@@ -19,7 +19,7 @@ func (e *Engine) monitor(ctx context.Context, r *store.Run) (Result, error) {
 	}
 	rn := e.runner(r)
 	if res, busy, err := rn.Busy(ctx, r); busy || err != nil {
-		return res, err
+		return e.limits.reported(ctx, r, res, err) // a limit the runner saw: limits.go decides
 	}
 	if summary, ok := e.readProtocolFile(ctx, r, doneFile); ok {
 		r.State.Summary = summary
@@ -32,5 +32,6 @@ func (e *Engine) monitor(ctx context.Context, r *store.Run) (Result, error) {
 		}
 		return toHumanInWords(r), nil
 	}
-	return rn.Observe(ctx, r)
+	res, err := rn.Observe(ctx, r)
+	return e.limits.reported(ctx, r, res, err)
 }

@@ -15,6 +15,7 @@ func (e *Engine) startSession(ctx context.Context, r *store.Run) (Result, error)
 // given once: an agent restarted later gets the resume prompt.
 func (e *Engine) deliver(ctx context.Context, r *store.Run) (Result, error) {
 	res, err := e.runner(r).Deliver(ctx, r)
+	res, err = e.limits.reported(ctx, r, res, err) // a limit the live agent's first turn met
 	if r.State.PromptDelivered {
 		r.State.ResumeWith = ""
 	}

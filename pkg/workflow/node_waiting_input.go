@@ -31,6 +31,9 @@ func (e *Engine) waitingInput(ctx context.Context, r *store.Run) (Result, error)
 	if err != nil {
 		return Result{}, err
 	}
+	if sent := sentWaiting(r); sent != "" {
+		answer = joinMessages(sent, answer) // sent.go: ace send to its released agent
+	}
 	if answer == "" {
 		// A question of the agent's own that it took back (its turn interrupted, say) waits for nobody.
 		if q, ok := e.runner(r).(questionWatcher); ok {

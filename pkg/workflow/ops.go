@@ -49,13 +49,13 @@ func cancelMove(reason string) func(*store.Run) (*store.Event, error) {
 }
 
 // Nudge gives the agent the nudge text now, whatever its idle time (typed into its session, or the next turn of
-// its conversation).
+// its conversation); a released agent is started again in its conversation with it (sent.go: Queued says so).
 func (e *Engine) Nudge(ctx context.Context, r *store.Run) error {
 	rn := e.runner(r)
-	if err := rn.Live(ctx, r); err != nil {
-		return err
-	}
 	nudge := e.prompts.nudgePrompt()
+	if err := rn.Live(ctx, r); err != nil {
+		return e.releasedOr(ctx, r, err, nudge, "nudged by hand (ace nudge)")
+	}
 	if err := rn.Type(ctx, r, nudge); err != nil {
 		return fmt.Errorf("nudge: %w", err)
 	}
@@ -70,12 +70,13 @@ func (e *Engine) Nudge(ctx context.Context, r *store.Run) error {
 	return nil
 }
 
-// Send gives text to the agent exactly as given (typed into its session, or the next turn of its conversation).
-// A run waiting for input resumes monitoring.
+// Send gives text to the agent exactly as given (typed into its session, or the next turn of its conversation);
+// a released agent is started again in its conversation with it (sent.go: Queued says so). A run waiting for
+// input resumes monitoring.
 func (e *Engine) Send(ctx context.Context, r *store.Run, text string) error {
 	rn := e.runner(r)
 	if err := rn.Live(ctx, r); err != nil {
-		return err
+		return e.releasedOr(ctx, r, err, text, "sent with ace send")
 	}
 	if err := rn.Type(ctx, r, text); err != nil {
 		return err

@@ -35,7 +35,7 @@ func (pp *prompts) resumePrompt(r *store.Run) string {
 	// cannot continue): a round's prompt says where the task is, as the task's does.
 	lead := fmt.Sprintf("You were restarted after an interruption; your earlier work is committed on this branch. "+
 		"ACE_TASK.md in this folder describes the task, issue #%d of %s. ", r.Issue, r.Repo)
-	handover := e.limits.handoverLead(r) // another agent's run, handed over at a usage limit (limits_fallback.go)
+	handover := handoverLead(r) // another agent's run, handed over at a usage limit
 	if handover != "" {
 		lead = handover
 	}
@@ -50,6 +50,21 @@ func (pp *prompts) resumePrompt(r *store.Run) string {
 	}
 	return fmt.Sprintf("You were restarted after an interruption. Resume the task in ACE_TASK.md (issue #%d) from where "+
 		"the working copy stands: check git status and git log first. %s", r.Issue, doneProtocol)
+}
+
+// handoverLead opens the prompt of an agent that took the run over, while the handover is in the working copy;
+// "" otherwise.
+func handoverLead(r *store.Run) string {
+	h, ok := r.State.Fallback.Last()
+	if !ok || h.To != r.Agent || !hasWorkCopy(r) {
+		return ""
+	}
+	if !workCopy(r).Exists(handoverFile) {
+		return ""
+	}
+	return fmt.Sprintf("You take over issue #%d of %s from another agent (%s), which stopped at a usage limit. "+
+		"Read ACE_TASK.md for the task and %s for what was done so far; the work is in this working copy, committed or not. ",
+		r.Issue, r.Repo, h.From, handoverFile)
 }
 
 func (pp *prompts) nudgePrompt() string {

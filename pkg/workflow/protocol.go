@@ -15,6 +15,7 @@ import (
 const (
 	doneFile     = ".ace/DONE"
 	questionFile = ".ace/QUESTION"
+	handoverFile = ".ace/HANDOVER.md" // what an agent that takes a run over reads first (handover.go)
 )
 
 // leftWork reports whether the working copy holds work of the agent: commits ahead of the base, or changes.

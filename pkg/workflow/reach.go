@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aceworks/ace/pkg/runbox"
 	"github.com/aceworks/ace/pkg/store"
 )
 
@@ -14,7 +15,7 @@ import (
 // does not stop: its CLI retries the API for minutes (claude's api_retry, codex's "Reconnecting...", gemini's
 // "Retrying with backoff"), and to a watcher of its screen or its output it looks busy. The signs come from the
 // run's runner — its CLI's own retry reports, read by its agent's adapter from its stream, screen or stderr — and
-// from the box's proxy, which sees the connections to the model's endpoint fail (box_proxy.go). They make the
+// from the box's proxy, which sees the connections to the model's endpoint fail (package runbox). They make the
 // run's ReachState, which ace show, ace ls, the dashboard and the status comment show from the first sign on; it
 // goes to a human on the issue after monitor.unreachable_after, or as soon as the CLI gives up — never to a
 // timeout. A sign that the model answers again ends it.
@@ -57,7 +58,7 @@ func (rc *reach) note(ctx context.Context, r *store.Run, s reachSign) {
 		st.Dest, st.From = rc.modelDest(r)
 	}
 	if s.err != "" {
-		st.Error = printable(strings.TrimSpace(s.err), 300)
+		st.Error = runbox.Printable(strings.TrimSpace(s.err), 300)
 	}
 	st.Hint = reachHint(st)
 	if !fresh {
@@ -126,25 +127,25 @@ func (rc *reach) ask(ctx context.Context, r *store.Run, screen string) (Result, 
 	return toHuman(), true, nil
 }
 
-// fromBox takes in what the run's proxy saw of the model (box_proxy.go sync): a connection that worked ends the
+// fromBox takes in what the run's proxy saw of the model (runbox.Boxes.Keep): a connection that worked ends the
 // reach state; the model's endpoint failing twice or more since it last worked is a sign. Only while the agent
 // works: the steps before it start, and a wait for a human, have nothing to say of it.
-func (rc *reach) fromBox(ctx context.Context, r *store.Run, seen boxSeen) {
-	if seen.answered && len(seen.failing) == 0 {
+func (rc *reach) fromBox(ctx context.Context, r *store.Run, seen runbox.Seen) {
+	if seen.Answered && len(seen.Failing) == 0 {
 		rc.answered(ctx, r)
 		return
 	}
 	if Step(r.Step) != StepMonitor || r.Status != store.StatusActive {
 		return
 	}
-	var worst *failure
-	for i, f := range seen.failing {
-		if f.n >= 2 && (worst == nil || f.n > worst.n) {
-			worst = &seen.failing[i]
+	var worst *runbox.Failure
+	for i, f := range seen.Failing {
+		if f.N >= 2 && (worst == nil || f.N > worst.N) {
+			worst = &seen.Failing[i]
 		}
 	}
 	if worst != nil {
-		rc.note(ctx, r, reachSign{failed: worst.n, dest: worst.dest, from: seen.named[worst.dest], err: worst.err})
+		rc.note(ctx, r, reachSign{failed: worst.N, dest: worst.Dest, from: seen.Named[worst.Dest], err: worst.Err})
 	}
 }
 
@@ -154,10 +155,7 @@ func (rc *reach) modelDest(r *store.Run) (dest, from string) {
 	if err != nil {
 		return "", ""
 	}
-	if ds := modelDests(prof, rc.e.box.endpoints(prof)); len(ds) > 0 {
-		return ds[0].dest, ds[0].from
-	}
-	return "", ""
+	return rc.e.box.ModelDest(prof)
 }
 
 // ReachLine says that the run's agent cannot reach its model, where and how often it tried, and what was said of

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/aceworks/ace/pkg/config"
+	"github.com/aceworks/ace/pkg/runbox"
 	"github.com/aceworks/ace/pkg/sanitize"
 	"github.com/aceworks/ace/pkg/secrets"
 	"github.com/aceworks/ace/pkg/store"
@@ -305,11 +306,11 @@ func (fl *repoFlow) boxed(ctx context.Context, r *store.Run, argv, env []string)
 	if err != nil {
 		return nil, nil, err
 	}
-	p, err := e.box.plan(ctx, r, prof)
+	p, err := e.box.Plan(ctx, r, prof)
 	if err != nil || p == nil {
 		return argv, env, err
 	}
-	if err := os.MkdirAll(p.home, 0o700); err != nil { // setup runs before the agent's home is made
+	if err := os.MkdirAll(p.Home, 0o700); err != nil { // setup runs before the agent's home is made
 		return nil, nil, fmt.Errorf("the run's home: %w", err)
 	}
 	own := map[string]string{}
@@ -324,8 +325,7 @@ func (fl *repoFlow) boxed(ctx context.Context, r *store.Run, argv, env []string)
 			rw = append(rw, v) // a dependency cache of the repository's, under ace's root
 		}
 	}
-	b, err := e.box.wrap(ctx, r, prof, p, argv, launchEnv{env: own}, false,
-		&hosted{program: argv[0], readWrite: rw, inBox: argv})
+	b, err := e.box.Wrap(ctx, r, prof, p, runbox.Launch{Argv: argv, Env: own, ReadWrite: rw})
 	if err != nil {
 		return nil, nil, err
 	}

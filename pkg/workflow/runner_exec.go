@@ -108,6 +108,11 @@ func (x *execRunner) execStatusPath(r *store.Run) string {
 	return filepath.Join(e.o.Root, "run", "headless", execName(r)+".status.json")
 }
 
+func (x *execRunner) execPulsePath(r *store.Run) string {
+	e := x.e
+	return filepath.Join(e.o.Root, "run", "headless", execName(r)+".pulse")
+}
+
 func (x *execRunner) execLockPath(r *store.Run) string {
 	e := x.e
 	return filepath.Join(e.o.Root, "run", "headless", execName(r)+".lock")
@@ -192,7 +197,7 @@ func (x *execRunner) execTurn(ctx context.Context, r *store.Run, prompt string) 
 	if err := checkExecutable(argv[0], r.Workdir, prof); err != nil {
 		return Terminal(err)
 	}
-	cmd, err := e.box.command(ctx, r, prof, vars, argv, false)
+	cmd, err := e.agent.command(ctx, r, prof, vars, argv, false)
 	if err != nil {
 		return err
 	}
@@ -235,6 +240,7 @@ func (x *execRunner) execTurn(ctx context.Context, r *store.Run, prompt string) 
 		Turn:          turn,
 		IdleTimeout:   m.ExecIdleTimeout.Duration,
 		TurnTimeout:   m.ExecTurnTimeout.Duration,
+		Pulse:         x.execPulsePath(r), // liveness_exec.go: what ace sees of the agent's work, the supervisor not
 	}
 	proc, err := headless.Start(e.o.Supervisor, spec, runtimeDir, filepath.Join(logDir, execName(r)+".debug.log"), x.execLockPath(r))
 	if err != nil {
@@ -243,6 +249,7 @@ func (x *execRunner) execTurn(ctx context.Context, r *store.Run, prompt string) 
 	}
 	r.State.ExecProc = proc.String()
 	r.State.ExecTurn = turn
+	markStart(r)
 	r.State.ExecFormat = prof.HeadlessFormat
 	if startOver {
 		r.State.Limit.StartOver = false

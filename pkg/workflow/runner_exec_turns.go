@@ -134,7 +134,8 @@ func (x *execRunner) execIdle(ctx context.Context, r *store.Run, st *headless.St
 	return Stay(m.Interval.Duration), nil
 }
 
-// execExit is onAgentExit for a headless turn that failed.
+// execExit is onAgentExit for a headless turn that failed: a turn the host ended (turnCause) is resumed without
+// spending one of monitor.max_restarts.
 func (x *execRunner) execExit(ctx context.Context, r *store.Run, st *headless.Status) (Result, error) {
 	e := x.e
 	worked, err := e.leftWork(ctx, r)
@@ -146,13 +147,13 @@ func (x *execRunner) execExit(ctx context.Context, r *store.Run, st *headless.St
 		e.event(ctx, r, "agent-exited", how+"; finalizing what it did")
 		return Goto(StepFinalize), nil
 	}
-	if r.Restarts < e.cfg.Monitor.MaxRestarts {
+	c := turnCause(how, st, rebooted(r)) // restart_cause.go
+	if e.mayRestart(r, c) {
 		// Counted once the turn has started: a failed start is retried without using up a restart.
 		if err := x.execTurn(ctx, r, e.prompts.resumePrompt(r)); err != nil {
 			return Result{}, err
 		}
-		r.Restarts++
-		e.event(ctx, r, "agent-exited", fmt.Sprintf("%s without changes; resumed it (%d/%d)", how, r.Restarts, e.cfg.Monitor.MaxRestarts))
+		e.restarted(ctx, r, c, "resumed it")
 		return Stay(e.cfg.Monitor.Interval.Duration), nil
 	}
 	r.Error = how
@@ -194,7 +195,8 @@ func (x *execRunner) turnEnd(st *headless.Status) string {
 	case st == nil || !st.Done:
 		return "the headless supervisor disappeared before the turn ended"
 	case st.Outcome == headless.OutcomeIdleTimeout:
-		return fmt.Sprintf("the agent was killed after %s without output (monitor.exec_idle_timeout)", m.ExecIdleTimeout.Duration)
+		return fmt.Sprintf("the agent was killed after %s without output or any sign of work (monitor.exec_idle_timeout)",
+			m.ExecIdleTimeout.Duration)
 	case st.Outcome == headless.OutcomeTurnTimeout:
 		return fmt.Sprintf("the agent was killed after a turn of %s (monitor.exec_turn_timeout)", m.ExecTurnTimeout.Duration)
 	case st.Outcome == headless.OutcomeStopped:
@@ -276,7 +278,7 @@ func (x *execRunner) endExec(ctx context.Context, r *store.Run) error {
 	}
 	x.killAgent(st)
 	// The run is over: its turn files go (the transcript and the debug log stay, as a tmux transcript does).
-	for _, f := range []string{x.execStatusPath(r), x.execLockPath(r)} {
+	for _, f := range []string{x.execStatusPath(r), x.execLockPath(r), x.execPulsePath(r)} {
 		if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
 			e.log.WarnContext(ctx, "remove headless turn file", "run", r.ID, "file", f, "err", err)
 		}
@@ -363,5 +365,5 @@ func (x *execRunner) limitInTurn(ctx context.Context, r *store.Run, st *headless
 	if prof.Limits().UnsavedUntilReply && st.Turn == 1 && st.Usage.OutputTokens == 0 {
 		limitState(r).StartOver = true // the conversation the task's turn began was never saved: execTurn
 	}
-	return e.limits.pause(ctx, r, l, false, st.Turn), true, nil
+	return sawLimit(l, st.Turn), true, nil // the monitor decides (limits.go)
 }

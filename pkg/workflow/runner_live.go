@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/aceworks/ace/pkg/livehost"
+	"github.com/aceworks/ace/pkg/runbox"
 	"github.com/aceworks/ace/pkg/sandbox"
 	"github.com/aceworks/ace/pkg/store"
 )
@@ -51,7 +52,7 @@ func (*liveRunner) Delivery() string { return "given to the live conversation" }
 func (*liveRunner) IdleProcess() bool { return true }
 
 // liveFiles names a live run's host files, in a directory of the run's own (a boxed host writes there and
-// sees nothing else of ace's): its spec, its control socket (shortSocket, where the root is too deep for a socket
+// sees nothing else of ace's): its spec, its control socket (runbox.ShortSocket, where the root is too deep for a socket
 // path) and its transcript (kept after the run, like the tmux logs).
 func (l *liveRunner) liveFiles(r *store.Run) (dir, spec, socket, transcript string, err error) {
 	return liveFilesOf(l.e.o.Root, r)
@@ -60,7 +61,7 @@ func (l *liveRunner) liveFiles(r *store.Run) (dir, spec, socket, transcript stri
 // liveFilesOf is liveFiles under root.
 func liveFilesOf(root string, r *store.Run) (dir, spec, socket, transcript string, err error) {
 	dir = filepath.Join(root, "live", execName(r))
-	socket, err = shortSocket(root, filepath.Join(dir, "host.sock"), fmt.Sprintf("%d-live", r.ID), "host.sock")
+	socket, err = runbox.ShortSocket(root, filepath.Join(dir, "host.sock"), fmt.Sprintf("%d-live", r.ID), "host.sock")
 	return dir, filepath.Join(dir, "spec.json"), socket, filepath.Join(dir, "transcript.jsonl"), err
 }
 

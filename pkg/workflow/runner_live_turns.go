@@ -46,7 +46,7 @@ func (l *liveRunner) readTranscript(ctx context.Context, r *store.Run) (res Resu
 			e.event(ctx, r, kind, fmt.Sprintf("turn ended: %s%s", rec.Status, usageNote(rec.Usage)))
 		case livehost.KindLimit:
 			l := agents.Limit{Message: rec.Text, ResetsAt: rec.ResetsAt}
-			return e.limits.pause(ctx, r, l, false, int(rec.Seq)), true, nil
+			return sawLimit(l, int(rec.Seq)), true, nil // the node decides (limits.go)
 		case livehost.KindHandshakeFailed:
 			return l.fallBack(ctx, r, rec.Text)
 		}
@@ -158,7 +158,8 @@ func pendingQuestion(p livehost.Record) string {
 }
 
 // exited handles a host that is gone: what the agent did is kept (finalize), else the conversation is started
-// again a bounded number of times, else the run fails with the end of its screen.
+// again — a bounded number of times when its CLI ended by itself (restart_cause.go) — else the run fails with the
+// end of its screen.
 func (l *liveRunner) exited(ctx context.Context, r *store.Run) (Result, error) {
 	e := l.e
 	screen, _ := e.tmux.Screen(ctx, r, 0)
@@ -170,13 +171,16 @@ func (l *liveRunner) exited(ctx context.Context, r *store.Run) (Result, error) {
 		e.event(ctx, r, "agent-exited", "the live conversation ended; finalizing what the agent did")
 		return Goto(StepFinalize), nil
 	}
-	if r.Restarts < e.cfg.Monitor.MaxRestarts {
-		r.Restarts++
+	pane, found, err := e.tmux.pane(ctx, r.Session)
+	if err != nil {
+		return Result{}, err
+	}
+	c := liveCause(pane, found, func() string { return e.tmux.sessionGone(ctx, r) })
+	if e.mayRestart(r, c) {
 		if err := l.restart(ctx, r); err != nil {
 			return Result{}, err
 		}
-		e.event(ctx, r, "agent-exited", fmt.Sprintf("the live conversation ended without changes; resumed it (%d/%d)",
-			r.Restarts, e.cfg.Monitor.MaxRestarts))
+		e.restarted(ctx, r, c, "resumed it")
 		r.State.PromptDelivered, r.State.Resume = false, true
 		return Goto(StepDeliver), nil
 	}

@@ -93,9 +93,12 @@ func (t *tmuxRunner) deliverPrompt(ctx context.Context, r *store.Run) (Result, e
 		}
 		return toHuman(), nil
 	}
-	if waited := e.since(r.State.DeliverSince); waited > e.cfg.Tmux.StartupTimeout.Duration {
-		msg := fmt.Sprintf("The agent did not show its prompt within %s (tmux.startup_timeout), and ace does not "+
-			"know the screen it shows. Answer with the keys or text that pass it.", e.cfg.Tmux.StartupTimeout.Duration)
+	// The wait is bounded by the time the agent shows no sign of starting (runner_tmux_start.go).
+	timeout := e.cfg.Tmux.StartupTimeout.Duration
+	if t.startFlat(r, pane, screen) > timeout {
+		msg := fmt.Sprintf("The agent did not show its prompt, and for %s (tmux.startup_timeout) nothing of it moved: "+
+			"not its processes' CPU, not its screen. ace does not know the screen it shows. Answer with the keys or "+
+			"text that pass it.", timeout)
 		if err := e.humans.askHuman(ctx, r, msg, screen); err != nil {
 			return Result{}, err
 		}

@@ -8,8 +8,8 @@ import (
 	"github.com/aceworks/ace/pkg/store"
 )
 
-// limitOnScreen looks for a new limit on a tmux agent's screen (one more than ace has acted on) and answers the
-// menu a limit opens. ok is false when there is none.
+// limitOnScreen looks for a new limit on a tmux agent's screen (one more than ace has acted on), reported in res,
+// and answers the menu a limit opens. ok is false when there is none.
 func (t *tmuxRunner) limitOnScreen(ctx context.Context, r *store.Run, prof agents.Profile, o *observed) (Result, bool, error) {
 	e := t.e
 	if o.state == agents.StateBusy {
@@ -31,7 +31,7 @@ func (t *tmuxRunner) limitOnScreen(ctx context.Context, r *store.Run, prof agent
 		}
 		return Result{}, false, nil
 	}
-	return e.limits.pause(ctx, r, l, false, count), true, nil
+	return sawLimit(l, count), true, nil // the monitor decides (limits.go)
 }
 
 // answerLimitMenu answers the menu a limit opened on screen, if one is there, with the option that keeps the

@@ -24,6 +24,8 @@ type observed struct {
 	pasteIntent bool
 	// revisit is when the monitor means to act on a screen it saw and left for now (revisitAt).
 	revisit time.Time
+	// started is deliver_prompt's look at a starting agent at which its signs of starting last moved (startFlat).
+	started signals
 }
 
 // recaptureEvery bounds how stale a cached screen may get even when tmux reports no activity.
@@ -138,8 +140,8 @@ func (t *tmuxRunner) onIdle(ctx context.Context, r *store.Run, screen string) (R
 	return Stay(m.Interval.Duration), nil
 }
 
-// onAgentExit handles a dead pane (or a vanished session): keep what the agent committed, else restart it a
-// bounded number of times, else give up with its last screen.
+// onAgentExit handles a dead pane (or a vanished session): keep what the agent committed, else restart it — a
+// bounded number of times when it ended by itself (restart_cause.go) — else give up with its last screen.
 func (t *tmuxRunner) onAgentExit(ctx context.Context, r *store.Run, pane tmuxops.Pane, found bool) (Result, error) {
 	e := t.e
 	screen := ""
@@ -150,20 +152,13 @@ func (t *tmuxRunner) onAgentExit(ctx context.Context, r *store.Run, pane tmuxops
 	if err != nil {
 		return Result{}, err
 	}
-	how := "the agent's session disappeared"
-	if found {
-		how = fmt.Sprintf("the agent exited with status %d", pane.ExitStatus)
-		if pane.ExitStatus == tmuxops.ExitUnknown {
-			how = "the agent exited (tmux did not report its status)"
-		}
-	}
+	c := t.exitCause(ctx, r, pane, found)
 	if worked {
-		e.event(ctx, r, "agent-exited", how+"; finalizing what it did")
+		e.event(ctx, r, "agent-exited", c.how+"; finalizing what it did")
 		return Goto(StepFinalize), nil
 	}
-	if r.Restarts < e.cfg.Monitor.MaxRestarts {
-		r.Restarts++
-		e.event(ctx, r, "agent-exited", fmt.Sprintf("%s without changes; restarting it (%d/%d)", how, r.Restarts, e.cfg.Monitor.MaxRestarts))
+	if e.mayRestart(r, c) {
+		e.restarted(ctx, r, c, "restarting it")
 		t.forget(r.ID)
 		name, err := t.sessionName(ctx, r)
 		if err != nil {
@@ -176,9 +171,14 @@ func (t *tmuxRunner) onAgentExit(ctx context.Context, r *store.Run, pane tmuxops
 		r.State.PromptDelivered, r.State.Resume, r.State.Released = false, true, false
 		return Goto(StepDeliver), nil
 	}
-	r.Error = fmt.Sprintf("%s %d times without making changes", how, r.Restarts+1)
+	r.Error = fmt.Sprintf("%s %d times without making changes", c.how, r.Restarts+1)
 	r.State.LastScreen = screen
 	return Goto(StepFailed), nil
+}
+
+// exitCause reads why the agent is gone (paneCause).
+func (t *tmuxRunner) exitCause(ctx context.Context, r *store.Run, pane tmuxops.Pane, found bool) exitCause {
+	return paneCause("the agent", pane, found, func() string { return t.sessionGone(ctx, r) })
 }
 
 // look returns the session's screen and state, capturing only when needCapture says the screen may tell

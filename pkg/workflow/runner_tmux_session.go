@@ -73,6 +73,8 @@ func (t *tmuxRunner) open(ctx context.Context, r *store.Run, prof agents.Profile
 	}
 	r.Session = spec.Name
 	r.State.PastedAt, r.State.PastesLost = time.Time{}, 0 // a new agent process: nothing pasted into it yet
+	markStart(r)
+	r.State.TmuxServer, _ = t.tmux.ServerPID(ctx) // 0 when it cannot say: a session gone is then told less exactly
 	e.agent.recordCLIVersion(ctx, r, prof)
 	e.event(ctx, r, "session", fmt.Sprintf("%s %s in %s (attach: ace attach %d)", verb, prof.Name, spec.Name, r.Issue))
 	return nil
@@ -107,7 +109,7 @@ type sessionCommand struct {
 // run's box where it has one (boxed).
 func (t *tmuxRunner) sessionSpecOf(ctx context.Context, r *store.Run, prof agents.Profile, name string, argv []string, host *hosted) (sessionCommand, error) {
 	e := t.e
-	cmd, err := e.box.commandOf(ctx, r, prof, e.agent.vars(r, prof), argv, true, host)
+	cmd, err := e.agent.commandOf(ctx, r, prof, e.agent.vars(r, prof), argv, true, host)
 	if err != nil {
 		return sessionCommand{}, err
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aceworks/ace/pkg/runbox"
 	"github.com/aceworks/ace/pkg/store"
 )
 
@@ -41,7 +42,7 @@ func (rp *reporter) renderStatus(run *store.Run, v statusView) string {
 	fmt.Fprintf(&b, "| agent | %s |\n", strings.TrimSpace(r.Agent+" "+r.State.AgentCLI.String()))
 	b.WriteString(bestOfRow(r)) // bestof_pr.go
 	if h := handoversLine(r); h != "" {
-		fmt.Fprintf(&b, "| handed over | %s |\n", h) // limits_fallback.go
+		fmt.Fprintf(&b, "| handed over | %s |\n", h) // handover.go
 	}
 	if r.Branch != "" {
 		fmt.Fprintf(&b, "| branch | `%s` |\n", r.Branch)
@@ -55,7 +56,7 @@ func (rp *reporter) renderStatus(run *store.Run, v statusView) string {
 	if r.State.Usage != nil {
 		fmt.Fprintf(&b, "| usage | %s |\n", UsageLine(r.State.Usage))
 	}
-	b.WriteString(refusedLine(r))     // box_line.go
+	b.WriteString(runbox.StatusRow(r))
 	b.WriteString(refusedFilesRow(r)) // agent_files.go
 	b.WriteString(reachRow(r))        // reach.go
 	if r.Status == store.StatusPausedLimit {

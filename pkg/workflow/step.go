@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/aceworks/ace/pkg/agents"
+	"github.com/aceworks/ace/pkg/runbox"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/workspace"
 )
@@ -22,6 +24,7 @@ const (
 	StepStartSession Step = "start_session"
 	StepDeliver      Step = "deliver_prompt"
 	StepMonitor      Step = "monitor"
+	StepHandover     Step = "handover" // to a fallback agent at a usage limit (node_handover.go)
 	StepWaitingInput Step = "waiting_input"
 	StepFinalize     Step = "finalize"
 	StepReport       Step = "report"
@@ -37,6 +40,14 @@ type Result struct {
 	Next   Step
 	Wait   time.Duration
 	Status store.Status
+	// limit is a runner's report of a usage limit it saw: the node that asked the runner decides on it
+	// (usageLimits.reported); it moves nothing by itself.
+	limit *limitReport
+}
+
+// sawLimit is a runner's report of usage limit l, marked seen (limitReport).
+func sawLimit(l agents.Limit, seen int) Result {
+	return Result{limit: &limitReport{Limit: l, Seen: seen}}
 }
 
 // With is r with the run's status set to s.
@@ -72,10 +83,11 @@ func Terminal(err error) error {
 func Terminalf(format string, args ...any) error { return Terminal(fmt.Errorf(format, args...)) }
 
 // IsTerminal reports whether err (or anything it wraps) is a TerminalError, or ace's refusal of a working copy
-// as its agent left it (workspace.ErrRefused: trying again finds it the same).
+// as its agent left it (workspace.ErrRefused), or of a box the configuration asks for (runbox.ErrNoBox): trying
+// again finds it the same.
 func IsTerminal(err error) bool {
 	var t *TerminalError
-	return errors.As(err, &t) || errors.Is(err, workspace.ErrRefused)
+	return errors.As(err, &t) || errors.Is(err, workspace.ErrRefused) || errors.Is(err, runbox.ErrNoBox)
 }
 
 // stepTimeout bounds one visit of a step. Waiting steps only look and return (monitor, waiting_input); the

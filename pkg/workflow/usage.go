@@ -112,7 +112,7 @@ func (t *tmuxRunner) readUsage(ctx context.Context, r *store.Run) {
 	}
 	r.State.Usage = withEarlierAgents(r, &store.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
 		CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens,
-		CostUSD: e.spend.sessionCost(r, u)}) // limits_fallback.go: and the agents before it
+		CostUSD: e.spend.sessionCost(r, u)}) // handover.go: and the agents before it
 }
 
 // sessionCost is what a session usage cost: as the files recorded it, else priced model by model (in a fixed

@@ -19,6 +19,11 @@ import (
 //
 // Headless gemini refuses an untrusted folder (exit 55): --skip-trust trusts the working copy for that one
 // session, nothing broader (no trustedFolders.json entry, no parent folder).
+//
+// Timing (0.61, measured on 2 cores): its start draws nothing until the composer is ready, after about 3 s of CPU
+// (a 16 MB bundle parsed by a node that relaunches itself), 17–21 s of wall time beside a load of 30, boxed or
+// not; "Thinking..." is redrawn at about 11 % of a core while it waits; a model request unanswered for 60 s is
+// abandoned and sent again 6 s later.
 func Adapter() *agent.Adapter {
 	re := regexp.MustCompile
 	return &agent.Adapter{

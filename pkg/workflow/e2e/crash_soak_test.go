@@ -62,6 +62,7 @@ type soakFigures struct {
 	Runs, Issues, PRs                    int
 	Orphans, HalfExited                  int // control clients of killed aces still there; servers that did not exit
 	TmuxErrors, Failed, RunEvents        int // step errors naming tmux; runs not done; tmux events on runs
+	HostStarts, Counted                  int // agents started again for the host's doing; restarts counted
 	Left                                 []string
 }
 
@@ -69,9 +70,10 @@ func (f soakFigures) String() string {
 	return fmt.Sprintf("%s: %d kills (%d while tmux held output for ace's control client; then %d tmux kill-server, "+
 		"%d host restarts, %d servers half-exited by an older ace's client, %d of them recovered by the next ace), "+
 		"%d issues, %d runs, %d pull requests; %d orphaned control clients, %d servers that did not exit, "+
-		"%d step errors on tmux, %d runs not done, %d left behind; %d tmux events on runs",
+		"%d step errors on tmux, %d runs not done, %d left behind; %d tmux events on runs; %d agents started again "+
+		"for the host's doing, %d restarts counted against monitor.max_restarts",
 		f.Runner, f.Kills, f.Floods, f.KillServers, f.Restarts, f.OldOrphans, f.Recovered, f.Issues, f.Runs, f.PRs,
-		f.Orphans, f.HalfExited, f.TmuxErrors, f.Failed, len(f.Left), f.RunEvents)
+		f.Orphans, f.HalfExited, f.TmuxErrors, f.Failed, len(f.Left), f.RunEvents, f.HostStarts, f.Counted)
 }
 
 func TestCrashRestartSoak(t *testing.T) {
@@ -104,6 +106,7 @@ func TestCrashRestartSoak(t *testing.T) {
 			total.Issues, total.Runs, total.PRs = total.Issues+f.Issues, total.Runs+f.Runs, total.PRs+f.PRs
 			total.Orphans, total.HalfExited = total.Orphans+f.Orphans, total.HalfExited+f.HalfExited
 			total.TmuxErrors, total.Failed, total.RunEvents = total.TmuxErrors+f.TmuxErrors, total.Failed+f.Failed, total.RunEvents+f.RunEvents
+			total.HostStarts, total.Counted = total.HostStarts+f.HostStarts, total.Counted+f.Counted
 			total.Left = append(total.Left, f.Left...)
 		}
 		t.Logf("soak %s (seed %d)", total, seed)
@@ -147,9 +150,8 @@ func newSoak(t *testing.T, runner string, kills int, seed, stream uint64) *soak 
 	cfg.Sandbox.Mode = config.SandboxOff // the fake agent keeps its files beside the test's
 	cfg.Poll.MaxConcurrent = 3
 	cfg.Monitor.IdleAfter = config.D(30 * time.Second)
-	// Every kill-server and host restart takes the running agents with it: ace starts them again, each time
-	// spending one of monitor.max_restarts (the budget for agents that crash by themselves).
-	cfg.Monitor.MaxRestarts = 1000
+	// Every kill-server and host restart takes the running agents with it: ace starts them again without
+	// spending monitor.max_restarts (the budget for agents that crash by themselves), which keeps its default.
 	fake := cfg.Agents["fake"]
 	fake.Secrets = []string{"FAKE_AGENT_KEY"} // an env file with a secret for every start
 	env := []string{"GITHUB_TOKEN=" + botToken, "FAKE_AGENT_KEY=fake-agent-secret-value-42", "ANTHROPIC_API_KEY=sk-ant-test-not-a-key"}
@@ -565,6 +567,7 @@ func (s *soak) verify(ctx context.Context) {
 	perIssue := map[int]int{}
 	for _, r := range runs {
 		perIssue[r.Issue]++
+		s.fig.Counted += r.Restarts
 		if r.Status != store.StatusDone {
 			s.fig.Failed++
 			t.Errorf("#%d attempt %d ended %s at %s: %s", r.Issue, r.Attempt, r.Status, r.Step, r.Error)
@@ -580,6 +583,8 @@ func (s *soak) verify(ctx context.Context) {
 			switch {
 			case ev.Kind == string(workflow.EventTmux):
 				s.fig.RunEvents++
+			case ev.Kind == string(workflow.EventAgentExited) && strings.Contains(ev.Data, `"cause":"host"`):
+				s.fig.HostStarts++
 			case (ev.Kind == "retry" || ev.Kind == "error") && strings.Contains(ev.Message, "tmux"):
 				s.fig.TmuxErrors++
 				t.Errorf("#%d: a step failed on tmux: %s", r.Issue, ev.Message)

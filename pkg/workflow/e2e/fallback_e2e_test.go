@@ -66,7 +66,7 @@ func withAgents(t *testing.T, dir, first, second string) func(*config.Config) {
 				Approval: `Do you want to proceed\?`, Question: `Enter to select`}}}
 		c.Agents["fake2"] = headlessIf(a, second == "exec")
 		c.Agents["fake"] = headlessIf(c.Agents["fake"], first == "exec")
-		c.Monitor.ExecIdleTimeout = config.Duration{Duration: 30 * time.Second}
+		c.Monitor.ExecIdleTimeout = c.Monitor.StuckAfter // the least ace's processes take (config validation)
 		c.Monitor.ExecTurnTimeout = config.Duration{Duration: 60 * time.Second}
 		c.Agent.Fallback = []string{"fake", "fake2"} // fake has the run already: passed over
 		c.Agent.FallbackAfter = config.Duration{Duration: 10 * time.Minute}

@@ -32,6 +32,7 @@ func newHeadlessWorld(t *testing.T, format, script string, tune func(*config.Con
 		a.Headless, a.HeadlessResume = base, base+resume
 		c.Agents["fake"] = a
 		c.Monitor.ExecIdleTimeout = config.Duration{Duration: 30 * time.Second}
+		c.Monitor.StuckAfter = c.Monitor.ExecIdleTimeout // exec_idle_timeout may not be below it (ace's own processes check)
 		c.Monitor.ExecTurnTimeout = config.Duration{Duration: 60 * time.Second}
 		if tune != nil {
 			tune(c)

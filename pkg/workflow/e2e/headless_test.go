@@ -100,8 +100,30 @@ sh echo "$HOME" > ` + probe + `/home
 	}
 }
 
-// TestHeadlessSilentAgentKilledAtIdleTimeout: an agent that stops printing is killed at exec_idle_timeout, its
-// transcript so far is kept, and the failure is recorded on the run.
+// TestHeadlessSilentBusyAgentIsNotKilled: an agent silent on its stream for longer than exec_idle_timeout while
+// its process tree works (a test suite that prints only at its end) is not idle: its turn goes on to the pull
+// request, with no restart (max_restarts = 0 would fail the run on a kill). The same silence with nothing
+// working is killed (TestHeadlessSilentAgentKilledAtIdleTimeout).
+func TestHeadlessSilentBusyAgentIsNotKilled(t *testing.T) {
+	t.Parallel()
+	// Three idle timeouts of silence, each with two processes on the CPU: enough above the 5 % of a core that counts as
+	// work even on a machine loaded 15 times over.
+	spin := "timeout 9 sh -c 'while :; do :; done'"
+	w := newHeadlessWorld(t, "claude", "say Running the tests.\nsh "+spin+" & "+spin+"; wait\n"+workScript, func(c *config.Config) {
+		c.Monitor.ExecIdleTimeout = config.Duration{Duration: 3 * time.Second}
+		c.Monitor.MaxRestarts = 0
+	})
+	r := w.run(workflow.UntilSettled)
+	if r.Status != store.StatusDone {
+		t.Fatalf("run ended %s at %s: %q\n%s", r.Status, r.Step, r.Error, w.eventLog(r))
+	}
+	if log := w.eventLog(r); strings.Contains(log, "exec_idle_timeout") {
+		t.Errorf("the busy turn was killed as idle:\n%s", log)
+	}
+}
+
+// TestHeadlessSilentAgentKilledAtIdleTimeout: an agent that stops printing, with nothing else showing work, is
+// killed at exec_idle_timeout, its transcript so far is kept, and the failure is recorded on the run.
 func TestHeadlessSilentAgentKilledAtIdleTimeout(t *testing.T) {
 	t.Parallel()
 	w := newHeadlessWorld(t, "claude", "say Let me think about this.\nhang\n", func(c *config.Config) {
@@ -311,7 +333,7 @@ func TestHeadlessClosedIssueStopsAgent(t *testing.T) {
 }
 
 // TestHeadlessLostSupervisor: a supervisor killed with SIGKILL leaves its agent running and no end status; the
-// monitor ends that agent by PID and resumes the conversation.
+// monitor ends that agent by PID and resumes the conversation, spending no restart: the host took it.
 func TestHeadlessLostSupervisor(t *testing.T) {
 	t.Parallel()
 	gate := filepath.Join(t.TempDir(), "never")
@@ -323,8 +345,8 @@ func TestHeadlessLostSupervisor(t *testing.T) {
 		t.Fatal(err)
 	}
 	r = w.run(workflow.UntilSettled)
-	if r.Status != store.StatusDone || r.Restarts != 1 {
-		t.Fatalf("run ended %s after %d restarts: %s\n%s", r.Status, r.Restarts, r.Error, w.eventLog(r))
+	if r.Status != store.StatusDone || r.Restarts != 0 {
+		t.Fatalf("run ended %s after %d counted restarts: %s\n%s", r.Status, r.Restarts, r.Error, w.eventLog(r))
 	}
 	if (headless.Proc{PID: st.AgentPID, Start: st.AgentStart}).Alive() {
 		t.Error("the orphaned agent was not ended")

@@ -88,6 +88,9 @@ func openRealWorldOn(t *testing.T, c realcli.CLI, aceTOML, body string, sc model
 	cfg.Monitor.Interval = config.Duration{Duration: 250 * time.Millisecond}
 	cfg.Monitor.IdleAfter = config.Duration{Duration: 2 * time.Minute} // the script never idles: a nudge is a bug
 	cfg.Monitor.Timeout = config.Duration{Duration: 3 * time.Minute}
+	// A CLI that stalls (gemini 0.61 at "Thinking..." after its model had answered) goes to a human well within a
+	// case's 2–3 minute drive, and its report says which signs stayed flat, rather than a bare deadline.
+	cfg.Monitor.StuckAfter = config.Duration{Duration: 90 * time.Second}
 	cfg.Monitor.ExecIdleTimeout = config.Duration{Duration: 90 * time.Second}
 	cfg.Monitor.ExecTurnTimeout = config.Duration{Duration: 3 * time.Minute}
 	cfg.Poll.Interval = config.Duration{Duration: 250 * time.Millisecond}
@@ -101,6 +104,13 @@ func openRealWorldOn(t *testing.T, c realcli.CLI, aceTOML, body string, sc model
 
 	for _, f := range tune {
 		f(cfg)
+	}
+	if os.Getenv("ACE_REALCLI_SCREENS") != "" && cli == "gemini" {
+		// gemini's debug log in the run's home (writable in its box), shown by report: its requests, retries and
+		// errors, which its screen never shows.
+		a := cfg.Agents[cli]
+		a.Env = map[string]string{"GEMINI_DEBUG_LOG_FILE": filepath.Join(root, "boxes", "1", "homes", cli, "debug.log")}
+		cfg.Agents[cli] = a
 	}
 	if err := cfg.Validate(); err != nil {
 		t.Fatalf("config: %v", err)
@@ -165,7 +175,8 @@ func (w *realWorld) report(r *store.Run) string {
 	}
 	b.WriteString("model requests:\n")
 	for _, q := range w.srv.Requests() {
-		fmt.Fprintf(&b, "  %s %s status=%d side=%v turn=%d final=%v tools=%d\n", q.Method, q.Path, q.Status, q.Side, q.Turn, q.Final, len(q.Tools))
+		fmt.Fprintf(&b, "  %s %s %s status=%d side=%v turn=%d final=%v tools=%d took=%s\n", q.At.Format("15:04:05.000"), q.Method, q.Path,
+			q.Status, q.Side, q.Turn, q.Final, len(q.Tools), q.Took.Round(time.Millisecond))
 	}
 	fmt.Fprintf(&b, "user texts: %q\ntool outputs: %q\n", w.srv.UserTexts(), w.srv.ToolOutputs())
 	if r.Session != "" {
@@ -175,6 +186,13 @@ func (w *realWorld) report(r *store.Run) string {
 	}
 	if r.State.LastScreen != "" {
 		b.WriteString("last screen:\n" + r.State.LastScreen)
+	}
+	if a, ok := w.cfg.Agents[w.cli]; ok && a.Env["GEMINI_DEBUG_LOG_FILE"] != "" {
+		if log, err := os.ReadFile(a.Env["GEMINI_DEBUG_LOG_FILE"]); err == nil {
+			b.WriteString("\ngemini's debug log:\n" + string(log[max(0, len(log)-20000):]))
+		} else {
+			b.WriteString("\ngemini's debug log: " + err.Error())
+		}
 	}
 	return b.String()
 }

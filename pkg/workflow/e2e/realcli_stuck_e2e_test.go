@@ -75,11 +75,19 @@ func TestRealCLIBehindAGateway(t *testing.T) {
 // tmux, its clock and spinner still move), its conversation shows the turn running — goes to a human within
 // stuck_after; the same claude with a model that answers one byte at a time, for several times stuck_after,
 // is never called stuck and gets to its pull request.
+//
+// gemini in tmux at "Thinking..." on a model that never answers goes to a human too, with stuck_after long enough
+// that the looks are seconds apart, as a user's are: its renderer redraws the line at about 11 % of a core, which
+// liveness took for work for ever (3 minutes without a stuck event). gemini 0.61 abandons the request after 60 s
+// and asks again 6 s later: stuck_after stays under that.
 func TestRealCLIStuckOrSlow(t *testing.T) {
 	const stuckAfter = 4 * time.Second
-	for _, c := range pinnedClaude(t) {
+	for _, c := range append(pinnedClaude(t), realcli.Pinned(t, "gemini")...) {
 		for _, runner := range []string{"tmux", "live"} {
 			for _, model := range []string{"hang", "drip"} {
+				if c.Name == "gemini" && (runner != "tmux" || model != "hang") {
+					continue // the model server drips Anthropic answers only
+				}
 				t.Run(c.Label()+"/"+runner+"/"+model, func(t *testing.T) {
 					t.Parallel()
 					realcli.Require(t, c)
@@ -95,8 +103,13 @@ func TestRealCLIStuckOrSlow(t *testing.T) {
 						work[0] = work[0].Dripping(250*time.Millisecond, 60)
 						turns = append(turns, work...)
 					}
-					w := startRealWorld(t, c, claudeTOML(runner), modelserver.Scenario{Turns: turns},
-						func(cfg *config.Config) { cfg.Monitor.StuckAfter = config.D(stuckAfter) })
+					toml, after := claudeTOML(runner), stuckAfter
+					if c.Name == "gemini" {
+						toml = "[agent]\ndefault = \"gemini\"\n\n[agents.gemini]\nauto_approve = true\n"
+						after = 40 * time.Second // looks 5 s apart: the spinner's CPU shows above cpuSlack
+					}
+					w := startRealWorld(t, c, toml, modelserver.Scenario{Turns: turns},
+						func(cfg *config.Config) { cfg.Monitor.StuckAfter = config.D(after) })
 					r := w.drive(workflow.UntilSettled, 3*time.Minute)
 					evs := w.events(r)
 					if model == "drip" {

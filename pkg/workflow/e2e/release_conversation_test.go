@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -22,23 +23,7 @@ import (
 func TestReleasedRunsRoundResumesItsConversation(t *testing.T) {
 	t.Parallel()
 	out := t.TempDir()
-	sessions := filepath.Join(t.TempDir(), "sessions")
-	w := newWorld(t, followScript(out), func(c *config.Config) {
-		c.PR.Follow = true
-		c.PR.ReleaseAfter = config.Duration{Duration: time.Second}
-		fake := c.Agents["fake"]
-		fake.Command += " --sessions " + sessions
-		fake.ContinueCommand = fake.Command + " --continue"
-		c.Agents["fake"] = fake
-	})
-	w.gh.SetGitDir(testRepo, w.remote)
-	r := w.run(workflow.UntilSettled)
-	if r.Step != string(workflow.StepFollowPR) {
-		t.Fatalf("run at %s (%s)", r.Step, r.Error)
-	}
-	r = w.waitRun(r, "the agent is released", func(r *store.Run) bool {
-		return workflow.AgentReleased(r)
-	})
+	w, r := releasedFollowing(t, out)
 	w.gh.AddCheckRun(testRepo, fakegithub.CheckRun{HeadSHA: w.gh.HeadSHA(testRepo, r.PRNumber), Name: "build",
 		Conclusion: "failure", Title: "does not compile"})
 	r = w.waitRun(r, "round 1 pushed", func(r *store.Run) bool { return roundDone(r, 1) })
@@ -107,4 +92,58 @@ idle
 	if _, err := os.Stat(ended); err != nil {
 		t.Errorf("the agent was released before its turn ended: %v", err)
 	}
+}
+
+// TestSendToReleasedAgentResumesItsConversation: `ace send` to a run whose agent was released (pr.release_after)
+// queues the text as the agent's next first message, says so, and wakes the run: it takes a slot, its agent starts
+// again in its conversation with the text, byte-exact, does what it asks, and the round is pushed to the pull
+// request.
+func TestSendToReleasedAgentResumesItsConversation(t *testing.T) {
+	t.Parallel()
+	out := t.TempDir()
+	w, r := releasedFollowing(t, out)
+
+	// `ace send` is a process of its own, as a user's: it queues the text and wakes the run this ace works.
+	text := "Please write a test for the greeting:\n  it must say hello."
+	said, err := w.aceCmd("send", "193", text).CombinedOutput()
+	if err != nil || !strings.Contains(string(said), "queued for the released agent of acme/widgets#193: it starts again in its conversation") {
+		t.Fatalf("ace send to the released agent: %v\n%s", err, said)
+	}
+	r = w.waitRun(r, "the sent round pushed", func(r *store.Run) bool { return roundDone(r, 1) })
+
+	// The text was the first message of the resumed conversation, as sent; the agent went on with its script.
+	if h, ok := w.historyOf(text); !ok || h < 1 || !slices.Contains(w.prompts(), text) {
+		t.Fatalf("the sent text reached the agent with %d earlier prompts in its conversation (found %v), want it "+
+			"exactly, with the task's before it: prompts %q", h, ok, w.prompts())
+	}
+	if b, err := os.ReadFile(filepath.Join(out, "round1.md")); err != nil || !strings.Contains(string(b), "it must say hello") {
+		t.Errorf("the resumed agent did not go on with its script, the message in its round's file: %q, %v", b, err)
+	}
+	if r.State.ResumeWith != "" {
+		t.Errorf("the sent text is still queued after its delivery: %q", r.State.ResumeWith)
+	}
+	if !w.hasEvent(r, workflow.EventQueued, "ace send") || !w.hasEvent(r, workflow.EventRound, "a message sent to the agent") {
+		t.Error("no event says the text was queued, then sent as a round")
+	}
+}
+
+// releasedFollowing runs issue 193 with the follow script (its rounds' files copied to out) to its pull request,
+// and waits until its agent is released (pr.release_after); the fake agent keeps its conversation for a resume.
+func releasedFollowing(t *testing.T, out string) (*world, *store.Run) {
+	t.Helper()
+	sessions := filepath.Join(t.TempDir(), "sessions")
+	w := newWorld(t, followScript(out), func(c *config.Config) {
+		c.PR.Follow = true
+		c.PR.ReleaseAfter = config.Duration{Duration: time.Second}
+		fake := c.Agents["fake"]
+		fake.Command += " --sessions " + sessions
+		fake.ContinueCommand = fake.Command + " --continue"
+		c.Agents["fake"] = fake
+	})
+	w.gh.SetGitDir(testRepo, w.remote)
+	r := w.run(workflow.UntilSettled)
+	if r.Step != string(workflow.StepFollowPR) {
+		t.Fatalf("run at %s (%s)", r.Step, r.Error)
+	}
+	return w, w.waitRun(r, "the agent is released", workflow.AgentReleased)
 }

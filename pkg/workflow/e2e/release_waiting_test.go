@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -137,4 +138,39 @@ func testBinary(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return exe
+}
+
+// TestNudgeReachesAReleasedAgentWaitingForAnAnswer: `ace nudge` to a run whose agent asked in words and was
+// released is the answer it waits for: queued as the agent's next first message, the run takes the slot back and
+// starts the agent in its conversation with the nudge, and the agent goes on to the pull request.
+func TestNudgeReachesAReleasedAgentWaitingForAnAnswer(t *testing.T) {
+	t.Parallel()
+	script := "question Should the greeting be formal or casual?\nbusy 200ms\nwrite GREETING.md Good day.\\n\n" +
+		"sh git add GREETING.md && git commit -q -m \"Add formal GREETING.md\"\ndone Added a greeting.\n"
+	w := newWorld(t, script, withOther(t, nil))
+	r := w.run(workflow.UntilSettled)
+	if r.Status != store.StatusWaitingInput {
+		t.Fatalf("run %s at %s (%s), want waiting_input", r.Status, r.Step, r.Error)
+	}
+	r = w.waitRun(r, "the asking agent idles", func(r *store.Run) bool { return r.Slot == store.SlotIdle })
+	r = w.takeTheSlot(r)
+	if err := w.svc.Engine.Nudge(context.Background(), r); err != nil {
+		t.Fatalf("nudge the released agent: %v", err)
+	}
+	if workflow.Queued(r) == "" {
+		t.Error("after the nudge, Queued says nothing waits for the released agent")
+	}
+	r = w.waitRun(r, "the run ends", func(r *store.Run) bool { return r.Status.Terminal() })
+	if r.Status != store.StatusDone {
+		t.Fatalf("after the nudge the run ended %s at %s: %s", r.Status, r.Step, r.Error)
+	}
+	if p := w.prompts(); len(p) != 2 || !strings.HasPrefix(p[1], w.cfg.Monitor.Nudge) {
+		t.Errorf("prompts %q, want the nudge as the second", p)
+	}
+	if h, ok := w.historyOf(w.prompts()[1]); !ok || h < 1 {
+		t.Errorf("the nudge reached the agent with %d earlier prompts in its conversation (found %v)", h, ok)
+	}
+	if !w.hasEvent(r, workflow.EventQueued, "ace nudge") || !w.hasEvent(r, workflow.EventSession, "resumed the conversation of") {
+		t.Error("no event says the nudge was queued, then the conversation resumed")
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/aceworks/ace/internal/gittest"
 	"github.com/aceworks/ace/internal/realcli"
 	"github.com/aceworks/ace/pkg/config"
+	"github.com/aceworks/ace/pkg/runbox"
 	"github.com/aceworks/ace/pkg/sandbox/sandboxtest"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/workflow"
@@ -160,7 +161,7 @@ func (e escapee) check(t *testing.T, w *world, r *store.Run) {
 		!strings.Contains(status[0], "; kept the agent from ") || !strings.Contains(status[0], "`/usr/pwned`") {
 		t.Errorf("status comment %q, want a sandbox row naming the refusal and the file attempts", status)
 	}
-	if line := workflow.SandboxLine(r); !strings.HasPrefix(line, "boxed; refused") || !strings.Contains(line, "; kept the agent from ") {
+	if line := runbox.Line(r); !strings.HasPrefix(line, "boxed; refused") || !strings.Contains(line, "; kept the agent from ") {
 		t.Errorf("sandbox line %q", line)
 	}
 }
@@ -226,7 +227,7 @@ func TestSandboxRealCLIs(t *testing.T) {
 						t.Errorf("events lack %q:\n%s", want, ev)
 					}
 				}
-				if b := r.State.Box; b == nil || b.Home == "" || !strings.HasPrefix(workflow.SandboxLine(r), "boxed") {
+				if b := r.State.Box; b == nil || b.Home == "" || !strings.HasPrefix(runbox.Line(r), "boxed") {
 					t.Errorf("box state %+v", r.State.Box)
 				}
 			})

@@ -3,10 +3,13 @@ package e2e_test
 import (
 	"context"
 	"encoding/json"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/aceworks/ace/internal/testkit"
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/workflow"
@@ -115,6 +118,31 @@ func TestStuckRunsGoToAHuman(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSpinningStuckAgentGoesToAHuman: an agent that says "esc to interrupt" for ever while its renderer redraws
+// the busy line at 15 % of a core — gemini 0.61 at "Thinking..." after its model had answered, 11 % — with
+// nothing else moving, beside busy loops, goes to a human: a spinner's redraws are no work. stuck_after is long
+// enough here that the looks are seconds apart, as a user's are (within seconds, cpuSlack covers any spinner).
+func TestSpinningStuckAgentGoesToAHuman(t *testing.T) {
+	t.Parallel()
+	const stuckAfter = 16 * time.Second
+	w := newWorld(t, "say working on it\nbusy 1s\nhang 15%", func(c *config.Config) {
+		stuckTune(c)
+		c.Monitor.StuckAfter = config.D(stuckAfter)
+	})
+	testkit.LoadCPU(t, runtime.NumCPU())
+	start := time.Now()
+	r := w.run(workflow.UntilSettled)
+	evs, err := w.svc.Store.Events(context.Background(), r.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stuck := slices.ContainsFunc(evs, func(e store.Event) bool { return e.Kind == string(workflow.EventStuck) })
+	if r.Status != store.StatusWaitingInput || !stuck {
+		t.Fatalf("run %s at %s (%s), want it waiting for a human, stuck: %+v", r.Status, r.Step, r.Error, evs)
+	}
+	t.Logf("asked a human %s after the start (stuck_after %s)", time.Since(start).Round(time.Millisecond), stuckAfter)
 }
 
 // TestWorkingAgentIsNeverStuck: an agent whose screen says working while its working copy changes now and then

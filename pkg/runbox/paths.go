@@ -1,4 +1,4 @@
-package workflow
+package runbox
 
 import (
 	"context"
@@ -17,23 +17,23 @@ import (
 
 // runDir is where a run's box keeps what ace makes for it (the agent's home, the proxy's socket directory): under
 // ace's root, which the box does not see except for what is mounted from there.
-func (sb *sandboxes) runDir(id int64) string { return boxDir(sb.e.o.Root, id) }
+func (sb *Boxes) runDir(id int64) string { return boxDir(sb.o.Root, id) }
 
 func boxDir(root string, id int64) string {
 	return filepath.Join(root, "boxes", strconv.FormatInt(id, 10))
 }
 
-// remove deletes what the run's box left, once its working copy is gone too.
-func (sb *sandboxes) remove(ctx context.Context, r *store.Run) {
+// Remove deletes what the run's box left, once its working copy is gone too.
+func (sb *Boxes) Remove(ctx context.Context, r *store.Run) {
 	sb.stop(r.ID)
-	if err := RemoveBox(sb.e.o.Root, r); err != nil {
-		sb.e.log.WarnContext(ctx, "remove the run's box", "run", r.ID, "err", err)
+	if err := Clean(sb.o.Root, r); err != nil {
+		sb.o.Logger.WarnContext(ctx, "remove the run's box", "run", r.ID, "err", err)
 	}
 }
 
-// RemoveBox deletes what a finished run's box left under root (its agent's home, its socket's directory): ace
+// Clean deletes what a finished run's box left under root (its agent's home, its socket's directory): ace
 // clean removes it with the working copy.
-func RemoveBox(root string, r *store.Run) error {
+func Clean(root string, r *store.Run) error {
 	dirs := []string{boxDir(root, r.ID)}
 	if b := r.State.Box; b != nil && b.Proxy != "" {
 		dirs = append(dirs, filepath.Dir(b.Proxy))
@@ -49,15 +49,15 @@ func RemoveBox(root string, r *store.Run) error {
 const maxSocketPath = 107
 
 // socketPath is where the run's proxy listens: <root>/boxes/<run>/egress/egress.sock, alone in its directory
-// (the box sees the directory); shortSocket where that is too long.
-func (sb *sandboxes) socketPath(id int64) (string, error) {
-	return shortSocket(sb.e.o.Root, filepath.Join(sb.runDir(id), "egress", "egress.sock"), strconv.FormatInt(id, 10), "egress.sock")
+// (the box sees the directory); ShortSocket where that is too long.
+func (sb *Boxes) socketPath(id int64) (string, error) {
+	return ShortSocket(sb.o.Root, filepath.Join(sb.runDir(id), "egress", "egress.sock"), strconv.FormatInt(id, 10), "egress.sock")
 }
 
-// shortSocket is preferred, or where a root is too deep for a socket's path, under[...] in a directory of the
+// ShortSocket is preferred, or where a root is too deep for a socket's path, under[...] in a directory of the
 // user's own under the first of $XDG_RUNTIME_DIR, the temporary directory and /tmp short enough, named after the
 // root, so that a restarted ace finds the same path.
-func shortSocket(root, preferred string, under ...string) (string, error) {
+func ShortSocket(root, preferred string, under ...string) (string, error) {
 	if len(preferred) <= maxSocketPath {
 		return preferred, nil
 	}

@@ -1,4 +1,4 @@
-package workflow
+package runbox
 
 import (
 	"encoding/json"
@@ -16,7 +16,7 @@ import (
 // counted with the connections the proxy could not make.
 
 // connAttempts counts the network attempts of a box's report and returns their events.
-func (sb *sandboxes) connAttempts(p *runProxy, attempts []sandbox.Attempt) []store.Event {
+func (sb *Boxes) connAttempts(p *runProxy, attempts []sandbox.Attempt) []store.Event {
 	var events []store.Event
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -36,7 +36,7 @@ func (sb *sandboxes) connAttempts(p *runProxy, attempts []sandbox.Attempt) []sto
 		host, port, _ := net.SplitHostPort(a.Path)
 		n, _ := strconv.Atoi(port)
 		data, _ := json.Marshal(egressData{Method: "connect", Host: host, Port: n})
-		events = append(events, store.Event{Kind: string(EventEgress), Message: connMessage(a, dest), Data: string(data)})
+		events = append(events, store.Event{Kind: EventEgress, Message: connMessage(a, dest), Data: string(data)})
 	}
 	return events
 }
@@ -50,7 +50,7 @@ func connMessage(a sandbox.Attempt, dest string) string {
 	_, port, _ := net.SplitHostPort(a.Path)
 	who := "the agent"
 	if a.Prog != "" {
-		who = "the agent's " + printable(a.Prog, 20)
+		who = "the agent's " + Printable(a.Prog, 20)
 	}
 	switch a.Kind {
 	case sandbox.AttemptLoopback:
@@ -64,5 +64,5 @@ func connMessage(a sandbox.Attempt, dest string) string {
 		return fmt.Sprintf("%s looked a name up itself (%s%s), which a box cannot: names go to ace's proxy "+
 			"(HTTPS_PROXY in its environment), which resolves them", who, dest, times)
 	}
-	return fmt.Sprintf("%s's connection to %s cannot succeed in its box (%s)%s", who, dest, printable(string(a.Kind), 20), times)
+	return fmt.Sprintf("%s's connection to %s cannot succeed in its box (%s)%s", who, dest, Printable(string(a.Kind), 20), times)
 }

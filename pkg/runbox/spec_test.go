@@ -1,6 +1,7 @@
-package workflow
+package runbox
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/sandbox"
 	"github.com/aceworks/ace/pkg/store"
+	"github.com/aceworks/ace/pkg/tracker/github"
 )
 
 func writeExec(t *testing.T, path, content string) {
@@ -143,8 +145,11 @@ func mkdir(t *testing.T, parts ...string) string {
 func TestBoxAllowList(t *testing.T) {
 	t.Parallel()
 	cfg := config.Default()
-	e := &Engine{cfg: cfg, o: Options{Config: cfg, Root: t.TempDir(), Tracker: gitHubTracker(t, "ghs_allowListToken")}}
-	sb := &sandboxes{e: e}
+	gh, err := github.New(context.Background(), github.Options{Token: "ghs_allowListToken"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb := New(Options{Config: cfg, Root: t.TempDir(), Tracker: gh})
 	prof, _ := agents.Builtin("claude")
 	prof.Env = map[string]string{"ANTHROPIC_BASE_URL": "http://gateway.corp.example:8080/v1"}
 	r := &store.Run{State: store.RunState{RemoteURL: "https://git.example/acme/widgets.git"}}
@@ -167,8 +172,7 @@ func TestBoxAllowList(t *testing.T) {
 func TestBoxForwardsLoopback(t *testing.T) {
 	t.Parallel()
 	cfg := config.Default()
-	e := &Engine{cfg: cfg, o: Options{Config: cfg, Root: t.TempDir()}}
-	sb := &sandboxes{e: e}
+	sb := New(Options{Config: cfg, Root: t.TempDir()})
 	prof, _ := agents.Builtin("claude")
 	prof.Env = map[string]string{"ANTHROPIC_BASE_URL": "http://localhost:4000"}
 	r := &store.Run{State: store.RunState{RemoteURL: "http://127.0.0.1:9418/acme/widgets.git"}}
@@ -239,11 +243,11 @@ func TestSettingsEndpoints(t *testing.T) {
 // one, the same for every call.
 func TestSocketPath(t *testing.T) {
 	t.Parallel()
-	short := &sandboxes{e: &Engine{o: Options{Root: "/srv/ace"}}}
+	short := New(Options{Root: "/srv/ace"})
 	if p, err := short.socketPath(7); err != nil || p != "/srv/ace/boxes/7/egress/egress.sock" {
 		t.Errorf("socketPath = %q, %v", p, err)
 	}
-	deep := &sandboxes{e: &Engine{o: Options{Root: "/srv/" + strings.Repeat("a-very-long-directory-name/", 5) + "root"}}}
+	deep := New(Options{Root: "/srv/" + strings.Repeat("a-very-long-directory-name/", 5) + "root"})
 	p, err := deep.socketPath(7)
 	if err != nil || len(p) > maxSocketPath || !strings.HasPrefix(p, "/") || !strings.HasSuffix(p, "/7/egress.sock") {
 		t.Fatalf("socketPath for a deep root = %q, %v", p, err)
@@ -258,19 +262,19 @@ func TestSocketPath(t *testing.T) {
 	}
 }
 
-// TestSandboxLines: ace show's line and the status comment's row say what the proxy refused.
-func TestSandboxLines(t *testing.T) {
+// TestLines: ace show's line and the status comment's row say what the proxy refused.
+func TestLines(t *testing.T) {
 	t.Parallel()
 	r := &store.Run{Issue: 9, State: store.RunState{Box: &store.BoxState{Proxy: "/x/egress.sock", Refused: 3,
 		RefusedTo: []string{"evil.test:443", "paste.example:443"}, Reached: []string{"api.anthropic.com:443"}}}}
-	if got := SandboxLine(r); got != "boxed; refused 3 connections to `evil.test:443`, `paste.example:443`; reached api.anthropic.com:443" {
-		t.Errorf("SandboxLine = %q", got)
+	if got := Line(r); got != "boxed; refused 3 connections to `evil.test:443`, `paste.example:443`; reached api.anthropic.com:443" {
+		t.Errorf("Line = %q", got)
 	}
-	if got := refusedLine(r); !strings.HasPrefix(got, "| sandbox | refused 3 connections to `evil.test:443`, `paste.example:443` (`ace show 9`") {
-		t.Errorf("refusedLine = %q", got)
+	if got := StatusRow(r); !strings.HasPrefix(got, "| sandbox | refused 3 connections to `evil.test:443`, `paste.example:443` (`ace show 9`") {
+		t.Errorf("StatusRow = %q", got)
 	}
 	r.State.Box = &store.BoxState{Unboxed: "sandbox unavailable: bubblewrap (bwrap) is not installed"}
-	if got := SandboxLine(r); !strings.HasPrefix(got, "unboxed: ") || refusedLine(r) != "" {
-		t.Errorf("unboxed: %q %q", got, refusedLine(r))
+	if got := Line(r); !strings.HasPrefix(got, "unboxed: ") || StatusRow(r) != "" {
+		t.Errorf("unboxed: %q %q", got, StatusRow(r))
 	}
 }

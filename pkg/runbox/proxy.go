@@ -1,4 +1,4 @@
-package workflow
+package runbox
 
 import (
 	"context"
@@ -19,11 +19,11 @@ import (
 )
 
 // One egress proxy per boxed run, served by the ace process that works the run: started when the agent starts,
-// by the first step of the run after this process took its host's runs over (StartProxies), again if its
+// by the first step of the run after this process took its host's runs over (the engine's StartProxies), again if its
 // allow list changed. Every connection is reported to the run's events — each refusal, each destination let out
 // once — and counted into the run's BoxState at the run's next step, which the status comment and ace show read.
 // Beside the proxy's socket the same process serves the report socket its boxes report their file attempts to
-// (box_files.go).
+// (files.go).
 
 // runProxy is one run's proxy and what it saw since the run's state last took it in.
 type runProxy struct {
@@ -31,7 +31,7 @@ type runProxy struct {
 	allow  string // the list it serves, joined: another list means a new proxy
 	cancel context.CancelFunc
 	done   chan struct{}
-	px     *egress.Proxy // its live traffic counts (liveness.go)
+	px     *egress.Proxy // its live traffic counts (Traffic)
 
 	// named says what named each destination of the allow list; model are the model's destinations (a loopback
 	// one at 127.0.0.1, where the box's forwarder tunnels), by what named them. Both are fixed once it serves.
@@ -44,16 +44,16 @@ type runProxy struct {
 	newRefused     []string        // refused destinations since the last sync, one per connection
 	newUnreachable []string
 	newReached     []string
-	failing        map[string]*failure // destinations whose connections fail, since they last worked
+	failing        map[string]*Failure // destinations whose connections fail, since they last worked
 	modelAnswered  bool                // a connection to the model worked since the last sync
-	files          *fileRecords        // the boxes' file attempts (box_files.go)
+	files          *fileRecords        // the boxes' file attempts (files.go)
 }
 
-// failure is a destination's connections failing since it last worked: how many, the last error.
-type failure struct {
-	dest string
-	n    int
-	err  string
+// Failure is a destination's connections failing since it last worked: how many, the last error.
+type Failure struct {
+	Dest string
+	N    int
+	Err  string
 }
 
 const (
@@ -68,19 +68,18 @@ const (
 	maxReached   = 100
 )
 
-// ensure serves the run's proxy, unless this process serves it already with the run's allow list.
-func (sb *sandboxes) ensure(ctx context.Context, r *store.Run) error {
-	e := sb.e
+// Ensure serves the run's proxy, unless this process serves it already with the run's allow list.
+func (sb *Boxes) Ensure(ctx context.Context, r *store.Run) error {
 	box := r.State.Box
 	if box == nil || box.Proxy == "" {
 		return nil
 	}
-	prof, err := e.agent.profile(r)
+	prof, err := sb.o.Profile(r)
 	if err != nil {
 		return err
 	}
-	list := sb.allowed(r, prof, e.cfg.SandboxFor(r.Agent, r.Repo))
-	allow := sb.allow(r, prof, e.cfg.SandboxFor(r.Agent, r.Repo))
+	list := sb.allowed(r, prof, sb.o.Config.SandboxFor(r.Agent, r.Repo))
+	allow := sb.allow(r, prof, sb.o.Config.SandboxFor(r.Agent, r.Repo))
 	key := strings.Join(allow, " ")
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
@@ -104,13 +103,13 @@ func (sb *sandboxes) ensure(ctx context.Context, r *store.Run) error {
 	if err != nil {
 		return fmt.Errorf("egress proxy of run %d: %w", r.ID, err)
 	}
-	rln, err := egress.ListenUnix(reportSocket(box.Proxy))
+	rln, err := egress.ListenUnix(ReportSocket(box.Proxy))
 	if err != nil {
 		ln.Close()
 		return fmt.Errorf("report socket of run %d: %w", r.ID, err)
 	}
 	p := &runProxy{sock: box.Proxy, allow: key, done: make(chan struct{}), reached: map[string]bool{}, refusals: map[string]int{},
-		unreachable: map[string]int{}, failing: map[string]*failure{}, named: map[string]string{}, model: map[string]string{},
+		unreachable: map[string]int{}, failing: map[string]*Failure{}, named: map[string]string{}, model: map[string]string{},
 		files: newFileRecords(box)}
 	for _, a := range list {
 		if _, ok := p.named[a.dest]; !ok {
@@ -127,7 +126,7 @@ func (sb *sandboxes) ensure(ctx context.Context, r *store.Run) error {
 	if err != nil {
 		ln.Close()
 		rln.Close()
-		return Terminal(fmt.Errorf("egress proxy of run %d: %w", r.ID, err))
+		return &noBox{fmt.Errorf("egress proxy of run %d: %w", r.ID, err)}
 	}
 	p.px = px
 	// The proxy lives as long as the run is boxed in this process, not as long as the step that started it.
@@ -138,11 +137,11 @@ func (sb *sandboxes) ensure(ctx context.Context, r *store.Run) error {
 		var wg sync.WaitGroup
 		wg.Go(func() {
 			if err := sandbox.ServeReports(pctx, rln, sb.fileReport(p, r.ID)); err != nil {
-				e.log.Warn("the box's report socket stopped", "run", r.ID, "err", err)
+				sb.o.Logger.Warn("the box's report socket stopped", "run", r.ID, "err", err)
 			}
 		})
 		if err := px.Serve(pctx, ln); err != nil {
-			e.log.Warn("egress proxy stopped", "run", r.ID, "err", err)
+			sb.o.Logger.Warn("egress proxy stopped", "run", r.ID, "err", err)
 		}
 		cancel() // the proxy gone, the box reports to nobody: end both alike
 		wg.Wait()
@@ -151,7 +150,7 @@ func (sb *sandboxes) ensure(ctx context.Context, r *store.Run) error {
 		sb.proxies = map[int64]*runProxy{}
 	}
 	sb.proxies[r.ID] = p
-	e.log.DebugContext(ctx, "egress proxy serving", "run", r.ID, "socket", box.Proxy, "allow", allow)
+	sb.o.Logger.DebugContext(ctx, "egress proxy serving", "run", r.ID, "socket", box.Proxy, "allow", allow)
 	return nil
 }
 
@@ -162,7 +161,7 @@ func (p *runProxy) stop() {
 
 // report records each connection of run id's proxy: every refusal (up to maxRefusalEvents per destination), every
 // destination it could not reach (up to maxUnreachableEvents each), each destination let out once.
-func (sb *sandboxes) report(p *runProxy, id int64) func(egress.Event) {
+func (sb *Boxes) report(p *runProxy, id int64) func(egress.Event) {
 	return func(ev egress.Event) {
 		dest := ev.Addr()
 		p.mu.Lock()
@@ -180,12 +179,12 @@ func (sb *sandboxes) report(p *runProxy, id int64) func(egress.Event) {
 			record = n <= maxUnreachableEvents
 			f := p.failing[dest]
 			if f == nil {
-				f = &failure{dest: dest}
+				f = &Failure{Dest: dest}
 				p.failing[dest] = f
 			}
-			f.n++
+			f.N++
 			if ev.Err != nil {
-				f.err = ev.Err.Error()
+				f.Err = ev.Err.Error()
 			}
 		default:
 			delete(p.failing, dest)
@@ -206,8 +205,8 @@ func (sb *sandboxes) report(p *runProxy, id int64) func(egress.Event) {
 			Status: ev.Status, Up: ev.Up, Down: ev.Down, Millis: ev.Duration.Milliseconds()})
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		if err := sb.e.o.Store.AppendEvent(ctx, id, store.Event{Kind: string(EventEgress), Message: egressMessage(ev, n, p.named[dest]), Data: string(data)}); err != nil {
-			sb.e.log.Warn("record a connection of the box", "run", id, "err", err)
+		if err := sb.o.Store.AppendEvent(ctx, id, store.Event{Kind: EventEgress, Message: egressMessage(ev, n, p.named[dest]), Data: string(data)}); err != nil {
+			sb.o.Logger.Warn("record a connection of the box", "run", id, "err", err)
 		}
 	}
 }
@@ -255,7 +254,7 @@ func egressMessage(ev egress.Event, n int, named string) string {
 			msg += ": " + named
 		}
 		msg += fmt.Sprintf("): %v", ev.Err)
-		if hint := unreachableHint(ev.Addr(), fmt.Sprint(ev.Err)); hint != "" {
+		if hint := UnreachableHint(ev.Addr(), fmt.Sprint(ev.Err)); hint != "" {
 			msg += " — " + hint
 		}
 		if n == maxUnreachableEvents {
@@ -268,50 +267,49 @@ func egressMessage(ev egress.Event, n int, named string) string {
 	return fmt.Sprintf("reached %s (%d, %d B up, %d B down; later connections to it are not recorded)", what, ev.Status, ev.Up, ev.Down)
 }
 
-// keep is the proxies' part of every step (Engine.Step): the run's state takes in what its proxy saw, a boxed
-// unfinished run has its proxy (served by this process), a finished one has none.
-func (sb *sandboxes) keep(ctx context.Context, r *store.Run) {
+// Keep is the proxies' part of every step of a run (the engine's): the run's state takes in what its proxy saw,
+// a boxed unfinished run has its proxy (served by this process), a finished one has none. It returns what the
+// proxy saw of the model, for the run's reach state; boxed is false for a run that never had a box.
+func (sb *Boxes) Keep(ctx context.Context, r *store.Run) (seen Seen, boxed bool) {
 	box := r.State.Box
 	if box == nil {
-		return
+		return Seen{}, false
 	}
-	seen := sb.sync(r)
-	if !r.Status.Terminal() {
-		sb.e.reach.fromBox(ctx, r, seen) // reach.go: the model's endpoint failing, or answering again
-	}
+	seen = sb.sync(r)
 	if r.Status.Terminal() || box.Proxy == "" {
 		sb.stop(r.ID)
-		return
+		return seen, true
 	}
-	if err := sb.ensure(ctx, r); err != nil {
-		sb.e.log.WarnContext(ctx, "serve the box's egress proxy", "run", r.ID, "err", err)
+	if err := sb.Ensure(ctx, r); err != nil {
+		sb.o.Logger.WarnContext(ctx, "serve the box's egress proxy", "run", r.ID, "err", err)
 	}
+	return seen, true
 }
 
-// boxSeen is what a run's proxy saw of the model since the last sync: whether a connection to it worked, and the
+// Seen is what a run's proxy saw of the model since the last sync: whether a connection to it worked, and the
 // model's destinations whose connections fail (what the box knows of the agent reaching its model).
-type boxSeen struct {
-	answered bool
-	failing  []failure
-	named    map[string]string // what named each failing destination
+type Seen struct {
+	Answered bool
+	Failing  []Failure
+	Named    map[string]string // what named each failing destination
 }
 
 // sync adds what the run's proxy saw since the last sync to its BoxState, and returns what it saw of the model.
-func (sb *sandboxes) sync(r *store.Run) boxSeen {
+func (sb *Boxes) sync(r *store.Run) Seen {
 	sb.mu.Lock()
 	p := sb.proxies[r.ID]
 	sb.mu.Unlock()
 	if p == nil {
-		return boxSeen{}
+		return Seen{}
 	}
 	p.mu.Lock()
 	refused, reached, unreachable := p.newRefused, p.newReached, p.newUnreachable
 	p.newRefused, p.newReached, p.newUnreachable = nil, nil, nil
-	seen := boxSeen{answered: p.modelAnswered, named: p.model}
+	seen := Seen{Answered: p.modelAnswered, Named: p.model}
 	p.modelAnswered = false
 	for _, f := range p.failing {
-		if _, ok := p.model[f.dest]; ok {
-			seen.failing = append(seen.failing, *f)
+		if _, ok := p.model[f.Dest]; ok {
+			seen.Failing = append(seen.Failing, *f)
 		}
 	}
 	p.mu.Unlock()
@@ -336,7 +334,7 @@ func addSome(list, more []string, max int) []string {
 }
 
 // stop ends the run's proxy, if this process serves it.
-func (sb *sandboxes) stop(id int64) {
+func (sb *Boxes) stop(id int64) {
 	sb.mu.Lock()
 	p := sb.proxies[id]
 	delete(sb.proxies, id)
@@ -346,9 +344,9 @@ func (sb *sandboxes) stop(id int64) {
 	}
 }
 
-// close ends every proxy this process serves (the process is going; the boxes stay, and a restarted ace serves
+// Close ends every proxy this process serves (the process is going; the boxes stay, and a restarted ace serves
 // their proxies anew at the same sockets).
-func (sb *sandboxes) close() {
+func (sb *Boxes) Close() {
 	sb.mu.Lock()
 	ps := sb.proxies
 	sb.proxies, sb.closed = nil, true
@@ -358,22 +356,14 @@ func (sb *sandboxes) close() {
 	}
 }
 
-// StartProxies serves the proxies of this host's unfinished boxed runs: called when this process starts working
-// the host's runs, so that a box that outlived the last ace reaches the network again before its run's next step.
-func (e *Engine) StartProxies(ctx context.Context) error {
-	runs, err := e.o.Store.ListRuns(ctx, store.Filter{Host: e.o.Host, Statuses: []store.Status{store.StatusActive,
-		store.StatusWaitingInput, store.StatusPausedLimit}})
-	if err != nil {
-		return fmt.Errorf("list the host's runs: %w", err)
+// Traffic is what the run's proxy relayed so far; ok is false when this process serves no proxy for it.
+func (sb *Boxes) Traffic(id int64) (up, down int64, ok bool) {
+	sb.mu.Lock()
+	p := sb.proxies[id]
+	sb.mu.Unlock()
+	if p == nil || p.px == nil {
+		return 0, 0, false
 	}
-	var errs []error
-	for _, r := range runs {
-		if err := e.box.ensure(ctx, r); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
+	up, down = p.px.Traffic()
+	return up, down, true
 }
-
-// Close ends what the engine serves in this process: the boxes' proxies.
-func (e *Engine) Close() { e.box.close() }

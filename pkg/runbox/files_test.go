@@ -1,8 +1,7 @@
-package workflow
+package runbox
 
 import (
 	"fmt"
-	"log/slog"
 	"strings"
 	"testing"
 
@@ -19,8 +18,7 @@ func TestFileReports(t *testing.T) {
 	t.Parallel()
 	cfg := config.Default()
 	st := &eventsOnly{}
-	e := &Engine{cfg: cfg, log: slog.New(slog.DiscardHandler), o: Options{Config: cfg, Store: st}}
-	sb := &sandboxes{e: e}
+	sb := New(Options{Config: cfg, Store: st})
 	r := &store.Run{ID: 1, Issue: 9, State: store.RunState{Box: &store.BoxState{Proxy: "/x/egress.sock"}}}
 	p := &runProxy{files: newFileRecords(r.State.Box)}
 	report := sb.fileReport(p, r.ID)
@@ -39,7 +37,7 @@ func TestFileReports(t *testing.T) {
 
 	var file []string
 	for _, ev := range st.events {
-		if ev.Kind == string(EventBoxFile) {
+		if ev.Kind == EventBoxFile {
 			file = append(file, ev.Message)
 		}
 	}
@@ -64,11 +62,11 @@ func TestFileReports(t *testing.T) {
 	if want := 2 + 1 + 2 + maxFileEvents + 10 + 7; b.Blocked != want || len(b.BlockedAt) != maxBlockedAt || b.BlockedAt[0] != key.Path {
 		t.Errorf("box state: blocked %d at %q; want %d at the first %d paths", b.Blocked, b.BlockedAt, want, maxBlockedAt)
 	}
-	if got := SandboxLine(r); !strings.HasPrefix(got, fmt.Sprintf("boxed; kept the agent from %d file attempts at `/home/u/.ssh/id_ed25519`, `/usr/x'\\|?[31m?red`, `/opt/d0`", b.Blocked)) ||
+	if got := Line(r); !strings.HasPrefix(got, fmt.Sprintf("boxed; kept the agent from %d file attempts at `/home/u/.ssh/id_ed25519`, `/usr/x'\\|?[31m?red`, `/opt/d0`", b.Blocked)) ||
 		!strings.Contains(got, "; file attempts not all recorded: process 12") {
-		t.Errorf("SandboxLine = %q", got)
+		t.Errorf("Line = %q", got)
 	}
-	row := refusedLine(r)
+	row := StatusRow(r)
 	if !strings.HasPrefix(row, "| sandbox | kept the agent from") || strings.Count(row, "\n") != 1 || strings.Count(row, "`")%2 != 0 ||
 		strings.Contains(row, "allow with") || strings.Count(strings.ReplaceAll(row, `\|`, ""), "|") != 3 {
 		t.Errorf("status row %q: want one row, code spans closed, the cell whole", row)

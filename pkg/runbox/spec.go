@@ -1,4 +1,4 @@
-package workflow
+package runbox
 
 import (
 	"maps"
@@ -69,7 +69,7 @@ type allowed struct {
 // server), the package
 // registries, the forwarded loopback ports, and [sandbox] allow. It is computed from the run and the
 // configuration alone (the user's, never the run's home), so that an ace restarted serves the same list.
-func (sb *sandboxes) allow(r *store.Run, prof agents.Profile, cfg config.SandboxConfig) []string {
+func (sb *Boxes) allow(r *store.Run, prof agents.Profile, cfg config.SandboxConfig) []string {
 	var list []string
 	for _, a := range sb.allowed(r, prof, cfg) {
 		list = append(list, a.dest)
@@ -79,8 +79,7 @@ func (sb *sandboxes) allow(r *store.Run, prof agents.Profile, cfg config.Sandbox
 }
 
 // allowed is the allow list with what named each destination, in the order named.
-func (sb *sandboxes) allowed(r *store.Run, prof agents.Profile, cfg config.SandboxConfig) []allowed {
-	e := sb.e
+func (sb *Boxes) allowed(r *store.Run, prof agents.Profile, cfg config.SandboxConfig) []allowed {
 	var list []allowed
 	add := func(from string, dests ...string) {
 		for _, d := range dests {
@@ -98,8 +97,8 @@ func (sb *sandboxes) allowed(r *store.Run, prof agents.Profile, cfg config.Sandb
 	}
 	add(prof.Name+"'s own endpoints", prof.Endpoints()...)
 	addURL("the git remote", r.State.RemoteURL)
-	if e.o.Tracker != nil { // CheckReach opens no tracker: it probes the model's endpoints
-		for _, ep := range e.o.Tracker.Endpoints() {
+	if sb.o.Tracker != nil { // CheckReach opens no tracker: it probes the model's endpoints
+		for _, ep := range sb.o.Tracker.Endpoints() {
 			addURL(ep.From, ep.URL)
 		}
 	}
@@ -118,8 +117,8 @@ func (sb *sandboxes) allowed(r *store.Run, prof agents.Profile, cfg config.Sandb
 // endpoints are the endpoints the run's agent is pointed at: the *_BASE_URL variables it gets (those of ace's
 // environment that pass into a box, the CLI's box variables, its env in ace.toml) and what its CLI's own settings
 // name, read where the run's home copies them from (agents.SettingsEndpoints).
-func (sb *sandboxes) endpoints(prof agents.Profile) []agents.Endpoint {
-	return endpointsOf(prof, sb.e.o.Root, agents.CurrentUser())
+func (sb *Boxes) endpoints(prof agents.Profile) []agents.Endpoint {
+	return endpointsOf(prof, sb.o.Root, agents.CurrentUser())
 }
 
 // endpointsOf is endpoints for user, whose settings a run's home copies.
@@ -160,6 +159,15 @@ func modelDests(prof agents.Profile, eps []agents.Endpoint) []allowed {
 		out = append(out, allowed{dest: prof.ModelAPI(), from: prof.Name + "'s API"})
 	}
 	return out
+}
+
+// ModelDest is where prof's agent sends its model requests, as its configuration names it, and what named it
+// ("" for a custom agent pointed nowhere).
+func (sb *Boxes) ModelDest(prof agents.Profile) (dest, from string) {
+	if ds := modelDests(prof, sb.endpoints(prof)); len(ds) > 0 {
+		return ds[0].dest, ds[0].from
+	}
+	return "", ""
 }
 
 // forwarded is a loopback port of this machine that a box forwards, and what named it.
@@ -221,11 +229,10 @@ func urlDest(raw string) string {
 }
 
 // readOnly are the host paths a box shows read-only besides the system, and the links it makes: the agent's
-// program and what it needs to run (box_install.go), ace's helper scripts (codex-gh), the mirror objects the
+// program and what it needs to run (install.go), ace's helper scripts (codex-gh), the mirror objects the
 // working copy borrows, and [sandbox] read_only — those that exist: a package cache not made yet must not stop
 // the agent.
-func (sb *sandboxes) readOnly(r *store.Run, prof agents.Profile, cfg config.SandboxConfig, exe, path string) ([]string, []sandbox.Link) {
-	e := sb.e
+func (sb *Boxes) readOnly(r *store.Run, prof agents.Profile, cfg config.SandboxConfig, exe, path string) ([]string, []sandbox.Link) {
 	var out []string
 	var links []sandbox.Link
 	add := func(paths ...string) {
@@ -250,7 +257,7 @@ func (sb *sandboxes) readOnly(r *store.Run, prof agents.Profile, cfg config.Sand
 		}
 		links = append(links, in.links...)
 	}
-	add(filepath.Join(e.o.Root, "bin"))
+	add(filepath.Join(sb.o.Root, "bin"))
 	add(sb.mirrorObjects(r)...)
 	add(cfg.ReadOnly...)
 	return out, links
@@ -258,32 +265,24 @@ func (sb *sandboxes) readOnly(r *store.Run, prof agents.Profile, cfg config.Sand
 
 // hidden are the host paths a box must not see even where a read-only path holds them: ace's root, the user's
 // home, the secrets file.
-func (sb *sandboxes) hidden() []string {
-	e := sb.e
-	out := []string{e.o.Root}
+func (sb *Boxes) hidden() []string {
+	out := []string{sb.o.Root}
 	if h, err := os.UserHomeDir(); err == nil && h != "/" {
 		out = append(out, h)
 	}
-	if f := e.cfg.Secrets.File; f != "" {
+	if f := sb.o.Config.Secrets.File; f != "" {
 		out = append(out, f)
 	}
 	return out
 }
 
-// objectLender is a Workspaces that says where a repository's working copies borrow objects from (the workspace
-// manager).
-type objectLender interface {
-	MirrorObjects(repo string) (string, error)
-}
-
 // mirrorObjects are the object directories a working copy borrows — its repository's mirror's, which git inside
 // the box reads — as ace knows them, never as the copy's objects/info/alternates (the agent's to write) says.
-func (sb *sandboxes) mirrorObjects(r *store.Run) []string {
-	m, ok := sb.e.o.Workspaces.(objectLender)
-	if !ok {
+func (sb *Boxes) mirrorObjects(r *store.Run) []string {
+	if sb.o.Mirrors == nil {
 		return nil
 	}
-	objects, err := m.MirrorObjects(r.Repo)
+	objects, err := sb.o.Mirrors.MirrorObjects(r.Repo)
 	if err != nil {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package workflow
+package runbox
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/aceworks/ace/pkg/agents"
@@ -40,8 +41,8 @@ const reachDialTimeout = 5 * time.Second
 // CLI's own settings; else its CLI's API) and the MCP servers its settings name — as its runs will: boxed where
 // cfg boxes them here (self is ace's executable, the box's first process), else from this machine.
 func CheckReach(ctx context.Context, cfg *config.Config, prof agents.Profile, self string) ([]ReachCheck, error) {
-	// The engine's allow list needs nothing of an engine but its configuration and root.
-	sb := &sandboxes{e: &Engine{cfg: cfg, o: Options{Config: cfg, Root: cfg.Workspace.Root}}}
+	// The allow list needs nothing but the configuration and the root: no run, no tracker.
+	sb := New(Options{Config: cfg, Root: cfg.Workspace.Root})
 	targets := reachTargets(prof, sb.endpoints(prof))
 	if len(targets) == 0 {
 		return nil, nil
@@ -91,7 +92,7 @@ func dialFromHere(ctx context.Context, targets []allowed) []ReachCheck {
 			conn.Close()
 			c.OK, c.Detail = true, "reached from this machine (the agent runs unboxed)"
 		} else {
-			c.Detail, c.Fix = err.Error(), unreachableHint(t.dest, err.Error())
+			c.Detail, c.Fix = err.Error(), UnreachableHint(t.dest, err.Error())
 		}
 		out[i] = c
 	}
@@ -100,7 +101,7 @@ func dialFromHere(ctx context.Context, targets []allowed) []ReachCheck {
 
 // probeFromBox connects to each target from a box like the agent's runs': its allow list (without a run's git
 // remote), its forwarded ports, a proxy served here for the probe.
-func probeFromBox(ctx context.Context, sb *sandboxes, host *sandbox.Host, prof agents.Profile, scfg config.SandboxConfig,
+func probeFromBox(ctx context.Context, sb *Boxes, host *sandbox.Host, prof agents.Profile, scfg config.SandboxConfig,
 	self string, targets []allowed) ([]ReachCheck, error) {
 	dir, err := os.MkdirTemp("", "ace-reach-") // short: the proxy's socket path must fit a unix address
 	if err != nil {
@@ -150,6 +151,31 @@ func probeFromBox(ctx context.Context, sb *sandboxes, host *sandbox.Host, prof a
 	return out, nil
 }
 
+// What would mend a destination the agent cannot reach, said from the destination and the error: the words a
+// user needs next to the failure (the event, the status comment, the question on the issue, ace doctor).
+
+// UnreachableHint says what would mend a destination the box's proxy, or a probe, could not connect to; "" when
+// the error says nothing ace can help with.
+func UnreachableHint(dest, err string) string {
+	e := strings.ToLower(err)
+	host, _, _ := net.SplitHostPort(dest)
+	switch {
+	case strings.Contains(e, "not on the allow list") || strings.Contains(e, "403"):
+		return fmt.Sprintf("to allow it, add to ace.toml: [sandbox] allow = [%q]", dest)
+	case loopbackPort(dest) != 0 && (strings.Contains(e, "refused") || strings.Contains(e, "reset")):
+		return fmt.Sprintf("nothing answers on this machine's %s: is its server (your gateway, your local model) running?", dest)
+	case strings.Contains(e, "no such host") || strings.Contains(e, "server misbehaving") ||
+		strings.Contains(e, "lookup ") && strings.Contains(e, "network is unreachable"):
+		return fmt.Sprintf("%s does not resolve on this machine: check the name, or this machine's DNS", host)
+	case strings.Contains(e, "refused"):
+		return fmt.Sprintf("%s refuses the connection: is its server up?", dest)
+	case strings.Contains(e, "timeout") || strings.Contains(e, "unreachable") || strings.Contains(e, "no route"):
+		return fmt.Sprintf("this machine cannot reach %s: check its network (ace's proxy connects from this machine, "+
+			"not through another proxy)", dest)
+	}
+	return ""
+}
+
 // boxedCheck says what a probe from the box found, and what would mend it.
 func boxedCheck(r sandbox.Reach, from string) ReachCheck {
 	c := ReachCheck{Dest: r.Dest, From: from, OK: r.OK, Boxed: true}
@@ -170,7 +196,7 @@ func boxedCheck(r sandbox.Reach, from string) ReachCheck {
 		c.Detail, c.Config = r.Error, true
 		c.Fix = "add to ace.toml: [sandbox] forward = [" + port + "]"
 	default:
-		c.Detail, c.Fix = r.Error, unreachableHint(r.Dest, r.Error)
+		c.Detail, c.Fix = r.Error, UnreachableHint(r.Dest, r.Error)
 	}
 	return c
 }

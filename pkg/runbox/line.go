@@ -1,4 +1,4 @@
-package workflow
+package runbox
 
 import (
 	"fmt"
@@ -7,9 +7,9 @@ import (
 	"github.com/aceworks/ace/pkg/store"
 )
 
-// SandboxLine says how the run's agent is boxed and what its proxy saw, for ace show and the dashboard; "" when
-// the run's agent never started.
-func SandboxLine(r *store.Run) string {
+// Line says how the run's agent is boxed and what its proxy saw, for ace show and the dashboard; "" when the
+// run's agent never started.
+func Line(r *store.Run) string {
 	b := r.State.Box
 	switch {
 	case b == nil:
@@ -38,9 +38,9 @@ func SandboxLine(r *store.Run) string {
 	return line
 }
 
-// refusedLine is the status comment's row when the run's proxy refused something, or its box kept the agent
+// StatusRow is the status comment's row when the run's proxy refused something, or its box kept the agent
 // from a path: a human should know that the agent tried, and may need to allow a destination.
-func refusedLine(r *store.Run) string {
+func StatusRow(r *store.Run) string {
 	b := r.State.Box
 	if b == nil || (b.Refused == 0 && b.Blocked == 0 && b.Unreachable == 0) {
 		return ""
@@ -100,4 +100,11 @@ func listSome(items []string, n int) string {
 		return strings.Join(items, ", ")
 	}
 	return fmt.Sprintf("%s and %d more", strings.Join(items[:n], ", "), len(items)-n)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

@@ -1,4 +1,4 @@
-package workflow
+package runbox
 
 import (
 	"context"
@@ -51,10 +51,10 @@ func newFileRecords(box *store.BoxState) *fileRecords {
 
 // fileReport records what a box of run id reports: each new path as an event (up to maxFileEvents, with a last
 // one saying that further paths are only counted), why attempts go unrecorded once per reason.
-func (sb *sandboxes) fileReport(p *runProxy, id int64) func(sandbox.Report) {
+func (sb *Boxes) fileReport(p *runProxy, id int64) func(sandbox.Report) {
 	return func(rep sandbox.Report) {
 		f := p.files
-		events := sb.connAttempts(p, rep.Attempts) // box_conns.go: the connections that cannot succeed in the box
+		events := sb.connAttempts(p, rep.Attempts) // conns.go: the connections that cannot succeed in the box
 		f.mu.Lock()
 		for _, a := range rep.Attempts {
 			if a.Kind.Network() {
@@ -80,16 +80,16 @@ func (sb *sandboxes) fileReport(p *runProxy, id int64) func(sandbox.Report) {
 		f.newBlocked += rep.More
 		if rep.Unrecorded != "" && rep.Unrecorded != f.unrecorded {
 			f.unrecorded = rep.Unrecorded
-			events = append(events, store.Event{Kind: string(EventBoxFile),
-				Message: "file attempts in the box are not all recorded: " + printable(rep.Unrecorded, 400) +
+			events = append(events, store.Event{Kind: EventBoxFile,
+				Message: "file attempts in the box are not all recorded: " + Printable(rep.Unrecorded, 400) +
 					" (the box still keeps the agent from them)"})
 		}
 		f.mu.Unlock()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		for _, ev := range events {
-			if err := sb.e.o.Store.AppendEvent(ctx, id, ev); err != nil {
-				sb.e.log.Warn("record a file attempt of the box", "run", id, "err", err)
+			if err := sb.o.Store.AppendEvent(ctx, id, ev); err != nil {
+				sb.o.Logger.Warn("record a file attempt of the box", "run", id, "err", err)
 			}
 		}
 	}
@@ -119,12 +119,12 @@ func fileEvent(a sandbox.Attempt, path, more string) store.Event {
 	case sandbox.AttemptProc:
 		msg = fmt.Sprintf("kept the agent from %s (%s): a process outside the box", path, a.Op)
 	default:
-		msg = fmt.Sprintf("kept the agent from %s (%s, %s)", path, a.Op, printable(string(a.Kind), 20))
+		msg = fmt.Sprintf("kept the agent from %s (%s, %s)", path, a.Op, Printable(string(a.Kind), 20))
 	}
 	if a.Count > 1 {
 		msg += fmt.Sprintf(", %d times", a.Count)
 	}
-	return store.Event{Kind: string(EventBoxFile), Message: msg + more, Data: string(data)}
+	return store.Event{Kind: EventBoxFile, Message: msg + more, Data: string(data)}
 }
 
 // sync adds the file attempts since the last sync to the run's BoxState.
@@ -138,23 +138,23 @@ func (f *fileRecords) sync(box *store.BoxState) {
 		}
 	}
 	if f.unrecorded != "" {
-		box.FilesUnrecorded = printable(f.unrecorded, 400)
+		box.FilesUnrecorded = Printable(f.unrecorded, 400)
 	}
 	f.newBlocked, f.newPaths = 0, nil
 }
 
-// reportSocket is where a run's boxes report their file attempts: beside the proxy's socket, in the directory
+// ReportSocket is where a run's boxes report their file attempts: beside the proxy's socket, in the directory
 // they see.
-func reportSocket(proxy string) string {
+func ReportSocket(proxy string) string {
 	return filepath.Join(filepath.Dir(proxy), sandbox.ReportSocketName)
 }
 
 // shownPath is a path from the box as ace shows it: the agent chose it, so it is cut short and rid of what a
 // terminal or Markdown would act on.
-func shownPath(p string) string { return printable(p, maxShownPath) }
+func shownPath(p string) string { return Printable(p, maxShownPath) }
 
-// printable is s with control characters as '?', cut to n runes (with an ellipsis).
-func printable(s string, n int) string {
+// Printable is s with control characters as '?', cut to n runes (with an ellipsis).
+func Printable(s string, n int) string {
 	s = strings.Map(func(r rune) rune {
 		if unicode.IsControl(r) || r == unicode.ReplacementChar {
 			return '?'

@@ -1,0 +1,202 @@
+package e2e_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aceworks/ace/internal/testkit"
+	"github.com/aceworks/ace/pkg/agents"
+	"github.com/aceworks/ace/pkg/config"
+	"github.com/aceworks/ace/pkg/headless"
+	"github.com/aceworks/ace/pkg/store"
+	"github.com/aceworks/ace/pkg/workflow"
+)
+
+// hostKills is how often the host takes the agent in these cases: several times monitor.max_restarts (1).
+const hostKills = 3
+
+// TestHostKillsDoNotSpendMaxRestarts: an agent the host takes — its tmux server killed (`tmux kill-server`), its
+// headless supervisor killed -9 — three times with monitor.max_restarts = 1 is started again each time and its run
+// reaches its pull request with no restart spent; an agent that then crashes by itself is still stopped after one
+// restart. The agent's first starts announce themselves in a file and wait until they are taken.
+func TestHostKillsDoNotSpendMaxRestarts(t *testing.T) {
+	t.Parallel()
+	for _, runner := range []string{"tmux", "exec"} {
+		for _, then := range []string{"works", "crashes"} {
+			t.Run(runner+"/"+then, func(t *testing.T) {
+				t.Parallel()
+				hostKillsCase(t, runner, then)
+			})
+		}
+	}
+}
+
+// TestLiveHostKillsDoNotSpendMaxRestarts is TestHostKillsDoNotSpendMaxRestarts for the live runner: its host goes
+// with the tmux server. Not parallel: the `claude` on PATH is this test's own (the fake speaking its protocol).
+func TestLiveHostKillsDoNotSpendMaxRestarts(t *testing.T) {
+	for _, then := range []string{"works", "crashes"} {
+		t.Run(then, func(t *testing.T) { hostKillsCase(t, "live", then) })
+	}
+}
+
+// hostKillsCase is one case of the host-kill tests: runner's agent taken hostKills times, then working to the pull
+// request or crashing by itself.
+func hostKillsCase(t *testing.T, runner, then string) {
+	dir := t.TempDir()
+	script := blockingStarts(dir, hostKills) + workScript
+	if then == "crashes" {
+		script = blockingStarts(dir, hostKills) + "crash 3\ncrash 3\n" // a headless or live conversation goes on
+	}
+	tune := func(c *config.Config) { c.Monitor.MaxRestarts = 1 }
+	var w *world
+	switch runner {
+	case "exec":
+		w = newHeadlessWorld(t, "claude", script, tune)
+	case "live":
+		bin := t.TempDir()
+		t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+		w = newWorld(t, script, func(c *config.Config) {
+			tune(c)
+			fake := c.Agents["fake"]
+			c.Agents["claude"] = config.AgentConfig{Override: agents.Override{Command: fake.Command, Env: fake.Env, Runner: "live"}}
+			c.Agent.Default = "claude"
+		})
+		// Its place in the script is kept in the working copy (git-excluded .ace/): a resumed conversation goes on.
+		shim := fmt.Sprintf("#!/bin/sh\nexec %s demo-agent live --script %s --record %s --state .ace/fake.state \"$@\"\n",
+			w.bin, w.script, w.record)
+		if err := os.WriteFile(filepath.Join(bin, "claude"), []byte(shim), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	default:
+		w = newWorld(t, script, tune)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, p := range w.progress() {
+				t.Logf("%s %s: %s", p.Step, p.Kind, p.Message)
+			}
+		}
+	})
+	ran := w.runAsync()
+	for k := range hostKills {
+		testkit.WaitFor(t, fmt.Sprintf("start %d of the agent", k+1), 60*time.Second, func() bool {
+			_, err := os.Stat(filepath.Join(dir, fmt.Sprint("started-", k)))
+			return err == nil
+		})
+		w.takeAgent(runner)
+	}
+	r := <-ran
+	if r == nil {
+		t.FailNow() // runAsync said why
+	}
+	host, own := w.restartCauses(r)
+	if host != hostKills {
+		t.Errorf("%d restarts recorded as the host's, want %d:\n%s", host, hostKills, w.eventLog(r))
+	}
+	switch then {
+	case "works":
+		if r.Status != store.StatusDone || r.Restarts != 0 || own != 0 {
+			t.Fatalf("run ended %s after %d counted restarts (%s), want done with none:\n%s",
+				r.Status, r.Restarts, r.Error, w.eventLog(r))
+		}
+		if n := len(w.gh.PRs(testRepo)); n != 1 {
+			t.Errorf("%d pull requests, want 1", n)
+		}
+	case "crashes":
+		if r.Status != store.StatusFailed || r.Restarts != 1 || own != 1 {
+			t.Fatalf("run ended %s after %d counted restarts (%s), want failed after 1:\n%s",
+				r.Status, r.Restarts, r.Error, w.eventLog(r))
+		}
+	}
+}
+
+// blockingStarts are a script's first actions: the agent's first n starts touch dir/started-N and wait until the
+// agent is gone (their parent, the fake agent, no longer there), the later ones go on at once. There are n of
+// them, as a resumed headless conversation goes on with the action after the one its process was killed in. The
+// files live outside the working copy: nothing there looks like work.
+func blockingStarts(dir string, n int) string {
+	count := filepath.Join(dir, "starts")
+	block := fmt.Sprintf("sh n=$(cat %[1]s 2>/dev/null || echo 0); echo $((n+1)) > %[1]s; "+
+		"if [ $n -lt %[2]d ]; then touch %[3]s/started-$n; while kill -0 $PPID 2>/dev/null; do sleep 0.05; done; fi\n",
+		count, n, dir)
+	return strings.Repeat(block, n)
+}
+
+// takeAgent ends the agent of the world's run as the host would: `tmux kill-server` for a tmux agent or a live
+// host, SIGKILL to its supervisor for a headless one.
+func (w *world) takeAgent(runner string) {
+	w.t.Helper()
+	if runner != "exec" {
+		if out, err := exec.Command("tmux", "-L", w.cfg.Tmux.Socket, "kill-server").CombinedOutput(); err != nil {
+			w.t.Fatalf("tmux kill-server: %v: %s", err, out)
+		}
+		return
+	}
+	files, _ := filepath.Glob(filepath.Join(w.cfg.Workspace.Root, "run", "headless", "*.status.json"))
+	if len(files) != 1 {
+		w.t.Fatalf("%d headless status files, want 1", len(files))
+	}
+	st, err := headless.ReadStatus(files[0])
+	if err != nil || st.Done {
+		w.t.Fatalf("the running turn's status: %+v, %v", st, err)
+	}
+	if err := (headless.Proc{PID: st.SupervisorPID, Start: st.SupervisorStart}).Signal(syscall.SIGKILL); err != nil {
+		w.t.Fatalf("kill the supervisor: %v", err)
+	}
+}
+
+// runAsync drives issue 193 until it has ended, in the background; the channel gives the run, or nil after
+// reporting why it could not.
+func (w *world) runAsync() <-chan *store.Run {
+	out := make(chan *store.Run, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+		defer cancel()
+		r, err := w.svc.Engine.Open(ctx, workflow.Request{Repo: testRepo, Issue: testIssue, NewAttempt: true})
+		if err == nil {
+			if err = w.svc.Engine.Follow(ctx, r, untilEnded); err != nil {
+				err = fmt.Errorf("%w (run at %s, %s)", err, r.Step, r.Error)
+			}
+		}
+		if err != nil {
+			w.t.Errorf("drive: %v", err)
+			r = nil
+		}
+		out <- r
+	}()
+	return out
+}
+
+// restartCauses counts the run's restarts by their recorded cause: the host's and the agent's own.
+func (w *world) restartCauses(r *store.Run) (host, own int) {
+	w.t.Helper()
+	evs, err := w.svc.Store.Events(context.Background(), r.ID)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	for _, ev := range evs {
+		var d struct {
+			Cause   string `json:"cause"`
+			Counted bool   `json:"counted"`
+		}
+		if ev.Kind != string(workflow.EventAgentExited) || !strings.HasPrefix(ev.Data, "{") ||
+			json.Unmarshal([]byte(ev.Data), &d) != nil {
+			continue
+		}
+		switch {
+		case d.Cause == "host" && !d.Counted:
+			host++
+		case d.Cause == "agent" && d.Counted:
+			own++
+		}
+	}
+	return host, own
+}
