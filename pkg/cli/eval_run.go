@@ -261,6 +261,7 @@ func evalMirror(ctx context.Context, app *App, repo string, tasks []eval.Task) (
 func evalRunConfig(cfg *config.Config, dir string) *config.Config {
 	c := *cfg
 	c.Agent.Default, c.Agent.Fallback = "", nil
+	c.Agent.Attempts, c.Agent.AttemptsAgents, c.Labels.BestOfPrefix = 1, nil, "" // an item measures one agent: no best-of
 	c.Workspace.Root = filepath.Join(dir, "ace")
 	c.Store.URL = ""
 	c.Tmux.Socket = cfg.Tmux.Socket + "-eval"

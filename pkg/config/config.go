@@ -129,6 +129,8 @@ type LabelsConfig struct {
 	Failed      string `toml:"failed"`
 	AgentPrefix string `toml:"agent_prefix"`
 	ModelPrefix string `toml:"model_prefix"`
+	// BestOfPrefix followed by N (ace:best-of-3) works the issue best-of-N, whatever agent.attempts says.
+	BestOfPrefix string `toml:"best_of_prefix"`
 }
 
 // AgentDefaults chooses the agent when an issue does not, and the agents a run falls back to at a usage limit.
@@ -144,6 +146,11 @@ type AgentDefaults struct {
 	// Empty: the run waits for the reset.
 	Fallback      []string `toml:"fallback"`
 	FallbackAfter Duration `toml:"fallback_after"`
+	// Attempts > 1 works each issue best-of-N (bestof.go): N agents in N working copies, the pull request from the
+	// best; AttemptsAgents are their agents in turn (empty: the issue's agent N times). An ace:best-of-N label
+	// (Labels.BestOfPrefix) sets N for one issue.
+	Attempts       int      `toml:"attempts"`
+	AttemptsAgents []string `toml:"attempts_agents"`
 }
 
 // AgentConfig is [agents.<name>]: the agent's settings, which agents.Resolve lays over its built-in profile
@@ -267,8 +274,8 @@ func Default() *Config {
 		Tracker:   TrackerConfig{Kind: "github"},
 		Trigger:   TriggerConfig{Label: "ace", MinPermission: "write"},
 		Labels: LabelsConfig{Running: "ace:running", NeedsInput: "ace:needs-input", Done: "ace:done", Failed: "ace:failed",
-			AgentPrefix: "ace:agent:", ModelPrefix: "ace:model:"},
-		Agent:  AgentDefaults{Default: "codex", FallbackAfter: D(30 * time.Minute), AutoMinRuns: 10},
+			AgentPrefix: "ace:agent:", ModelPrefix: "ace:model:", BestOfPrefix: "ace:best-of-"},
+		Agent:  AgentDefaults{Default: "codex", FallbackAfter: D(30 * time.Minute), AutoMinRuns: 10, Attempts: 1},
 		Agents: map[string]AgentConfig{},
 		Tmux: TmuxConfig{Socket: "ace", Width: 220, Height: 50, HistoryLimit: 50000, EnterCount: 2,
 			EnterDelay: D(300 * time.Millisecond), SubmitRetries: 3, StartupTimeout: D(60 * time.Second)},

@@ -91,3 +91,39 @@ min_permission = "owner"
 		t.Errorf("monitor.interval, not in the file, got line %d (poll's interval)", b)
 	}
 }
+
+// TestBestOfKeys: attempts and attempts_agents are read, the agents cycled; a bad count, an unknown agent and
+// "auto" are refused with the file, the line and the key.
+func TestBestOfKeys(t *testing.T) {
+	t.Parallel()
+	cfg, _, err := loadFile(t, `[agent]
+attempts = 3
+attempts_agents = ["claude", "codex"]
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for k := 1; k <= cfg.Agent.Attempts; k++ {
+		got = append(got, cfg.AttemptAgent("gemini", k))
+	}
+	if !slices.Equal(got, []string{"claude", "codex", "claude"}) {
+		t.Errorf("attempts' agents %v, want claude, codex, claude", got)
+	}
+	if d := Default(); d.Agent.Attempts != 1 || d.AttemptAgent("gemini", 2) != "gemini" || d.Labels.BestOfPrefix != "ace:best-of-" {
+		t.Errorf("default: %d attempts, attempt 2 with %s, label %q", d.Agent.Attempts, d.AttemptAgent("gemini", 2), d.Labels.BestOfPrefix)
+	}
+	_, path, err := loadFile(t, `[agent]
+attempts = 12
+attempts_agents = ["claude", "cluade", "auto"]
+`)
+	for _, want := range []string{
+		path + `:2: agent.attempts: must be 1 (one agent per issue) to 9, is 12`,
+		path + `:3: agent.attempts_agents[1]: "cluade" is neither`,
+		path + `:3: agent.attempts_agents[2]: "auto" chooses one agent per issue`,
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Load error:\n%v\nwant it to contain %q", err, want)
+		}
+	}
+}

@@ -27,6 +27,7 @@ func (c *Config) Validate() error {
 	c.Limits.validate(bad)
 	c.Budget.validate(bad)
 	c.validateFallback(bad)
+	c.validateBestOf(bad)
 	validatePrices(c.Prices, bad)
 	if strings.TrimSpace(c.Workspace.Root) == "" {
 		bad("workspace.root", "empty")

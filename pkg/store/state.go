@@ -85,6 +85,10 @@ type RunState struct {
 	// budget — and not on a screen only its process shows (a dialog, a permission, a menu): its idle agent may be
 	// stopped for its slot, and the answer is the first message of its conversation continued (slots.go).
 	InWords bool `json:"in_words,omitzero"`
+
+	// BestOf is set on a best-of-N parent, AttemptOf on each of its attempts (bestof.go).
+	BestOf    *BestOfState  `json:"best_of,omitzero"`
+	AttemptOf *AttemptState `json:"attempt_of,omitzero"`
 }
 
 // LimitState is what ace knows of a usage limit that paused a run.

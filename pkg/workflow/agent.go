@@ -120,7 +120,7 @@ func (ag *runAgent) writeProjectMCP(ctx context.Context, r *store.Run, prof agen
 	if !prof.ReadsProjectMCP() {
 		return nil
 	}
-	ws, err := e.o.Workspaces.Open(ctx, r.Repo, r.Issue)
+	ws, err := e.openWork(ctx, r)
 	if err != nil {
 		return fmt.Errorf("open working copy: %w", err)
 	}

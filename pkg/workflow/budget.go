@@ -25,9 +25,19 @@ func (sp *spending) budgetStop(ctx context.Context, r *store.Run, last string) (
 		return Result{}, false, nil
 	}
 	sp.refreshUsage(ctx, r, true) // usage.go: the figure of this moment, not one up to 30 s old
-	u := r.State.Usage
+	// A best-of attempt counts what all N attempts spent (bestof_attempt.go).
+	u, err := sp.attemptsSpent(ctx, r)
+	if err != nil {
+		return Result{}, false, err
+	}
 	if u == nil || !b.Reached(u.CostUSD, u.Tokens(), r.State.BudgetGrants+1) {
 		return Result{}, false, nil
+	}
+	if r.State.AttemptOf != nil {
+		// No human is asked for one attempt of several: it stops, and what it has is pushed and judged.
+		e.event(ctx, r, EventBudget, fmt.Sprintf("the best-of attempts together spent %s (budget.run: %s): attempt %d stops "+
+			"here, its work so far judged with the others'", spent(u.CostUSD, u.Tokens()), budgetLine(b, 1), r.State.AttemptOf.K))
+		return Goto(StepFinalize), true, nil
 	}
 	msg := fmt.Sprintf("The run reached its budget: it spent %s (budget.run: %s). The agent is idle and was not "+
 		"nudged on. Reply to let it go on for one more budget, or stop it (`ace stop %d`, or remove the %q label).",

@@ -132,6 +132,7 @@ func New(o Options) (*Engine, error) {
 	withParts(e)
 	e.nodes = map[Step]Node{
 		StepClaim:        e.claim,
+		StepBestOf:       e.bestOf,
 		StepPrepare:      e.prepareWorkspace,
 		StepWriteTask:    e.writeTask,
 		StepStartSession: e.startSession,
@@ -286,6 +287,9 @@ func (e *Engine) Step(ctx context.Context, r *store.Run) (Result, error) {
 			return Result{}, fmt.Errorf("save run %d: %w", r.ID, err)
 		}
 		e.signal()
+		if r.Status.Terminal() {
+			e.attemptEnded(ctx, r) // bestof_attempt.go: its best-of parent looks at once
+		}
 	}
 	if left := e.slots.settle(ctx, r); left > 0 && res.Wait > left {
 		res.Wait = left // an idle agent is kept pr.release_after at most

@@ -47,6 +47,7 @@ const (
 	EventSlotWait    EventKind = "slot-wait"    // the run waits for a slot on its host (slots.go)
 	EventNeedsHuman  EventKind = "needs-human"  // follow-up rounds stopped: a human is needed on the PR
 	EventCleaned     EventKind = "cleaned"      // the working copy was removed after the merge
+	EventBestOf      EventKind = "best-of"      // a best-of-N attempt started, ended or was chosen (bestof.go)
 	// EventLiveFallback: the CLI's live protocol failed its handshake; the run goes on in the tmux runner.
 	EventLiveFallback EventKind = "live-fallback"
 	EventSandbox      EventKind = runbox.EventSandbox // the agent was started boxed, or unboxed and why

@@ -14,7 +14,7 @@ import (
 // finalize commits what the agent left uncommitted, pushes the branch and finds or opens the pull request.
 func (e *Engine) finalize(ctx context.Context, r *store.Run) (Result, error) {
 	e.spend.refreshUsage(ctx, r, true) // usage.go: the pull request's body shows it
-	ws, err := e.o.Workspaces.Open(ctx, r.Repo, r.Issue)
+	ws, err := e.openWork(ctx, r)
 	if err != nil {
 		return Result{}, fmt.Errorf("open working copy: %w", err)
 	}
@@ -40,6 +40,9 @@ func (e *Engine) finalize(ctx context.Context, r *store.Run) (Result, error) {
 		return Result{}, fmt.Errorf("push %s: %w", r.Branch, err)
 	}
 	e.event(ctx, r, "pushed", fmt.Sprintf("pushed %s (%d commits)", r.Branch, ahead))
+	if r.State.AttemptOf != nil {
+		return e.attemptPushed(ctx, r, ws) // a best-of attempt opens no pull request (bestof_attempt.go)
+	}
 	if r.State.Follow != nil && r.PRNumber != 0 {
 		return Goto(StepReport), nil // a follow-up round: the push updated the pull request (node_follow.go)
 	}
@@ -65,13 +68,7 @@ func (e *Engine) finalize(ctx context.Context, r *store.Run) (Result, error) {
 
 func (e *Engine) prBody(r *store.Run, commits int) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Closes #%d\n\n", r.Issue)
-	if s := r.State.Summary; s != "" {
-		b.WriteString("## Summary (from the agent)\n\n" + s + "\n\n")
-	}
-	if line, _ := verifyReport(r); line != "" {
-		b.WriteString(line + "\n\n")
-	}
+	prIntro(&b, r)
 	fmt.Fprintf(&b, "---\nMade by ace: agent `%s`, attempt %d, %d commit(s), %s.\n", r.Agent, r.Attempt, commits,
 		e.o.Now().Sub(r.CreatedAt).Round(time.Second))
 	if r.State.Usage != nil {
@@ -80,8 +77,22 @@ func (e *Engine) prBody(r *store.Run, commits int) string {
 	return b.String()
 }
 
+// prIntro is the start of a pull request's body: the issue it closes, the agent's summary, verify's line.
+func prIntro(b *strings.Builder, r *store.Run) {
+	fmt.Fprintf(b, "Closes #%d\n\n", r.Issue)
+	if s := r.State.Summary; s != "" {
+		b.WriteString("## Summary (from the agent)\n\n" + s + "\n\n")
+	}
+	if line, _ := verifyReport(r); line != "" {
+		b.WriteString(line + "\n\n")
+	}
+}
+
 // report ends a successful run: the agent's session is closed, labels and the status comment say done.
 func (e *Engine) report(ctx context.Context, r *store.Run) (Result, error) {
+	if r.State.AttemptOf != nil {
+		return e.attemptDone(ctx, r) // bestof_attempt.go
+	}
 	if res, ok, err := e.follow.reportFollow(ctx, r); ok {
 		return res, err // the pull request is followed until it is merged (node_follow.go)
 	}
@@ -102,6 +113,7 @@ func (e *Engine) report(ctx context.Context, r *store.Run) (Result, error) {
 
 // failed reports why a run failed, with the agent's last screen, and closes its session; the working copy stays.
 func (e *Engine) failed(ctx context.Context, r *store.Run) (Result, error) {
+	e.stopAttempts(ctx, r, "its best-of run failed: "+r.Error) // bestof.go
 	if r.State.LastScreen == "" {
 		if s, err := e.runner(r).Screen(ctx, r, 0); err == nil {
 			r.State.LastScreen = s // a headless run's last words were kept as its turn ended
@@ -130,6 +142,7 @@ func (e *Engine) failed(ctx context.Context, r *store.Run) (Result, error) {
 
 // cancelled stops the agent of an issue that was closed, unlabelled or stopped by `ace stop`.
 func (e *Engine) cancelled(ctx context.Context, r *store.Run) (Result, error) {
+	e.stopAttempts(ctx, r, "its best-of run was cancelled: "+r.Error) // bestof.go
 	if err := e.endSession(ctx, r); err != nil {
 		return Result{}, err
 	}

@@ -33,7 +33,7 @@ func (e *Engine) handover(ctx context.Context, r *store.Run) (Result, error) {
 		return pause("")
 	}
 	// What the old agent did, read before it is stopped (its screen); what cannot be read is said in its place.
-	ws, err := e.o.Workspaces.Open(ctx, r.Repo, r.Issue)
+	ws, err := e.openWork(ctx, r)
 	if err != nil {
 		err = fmt.Errorf("open working copy: %w", err)
 	} else {

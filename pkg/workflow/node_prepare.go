@@ -32,6 +32,19 @@ func (e *Engine) claim(ctx context.Context, r *store.Run) (Result, error) {
 	if err := e.status.setLabels(ctx, r, []string{l.Running}, l.Failed, l.Done, l.NeedsInput); err != nil {
 		return Result{}, trackerErr(err)
 	}
+	if n, why := e.bestOfN(iss.Labels); n > 1 && r.State.BestOf == nil && r.State.AttemptOf == nil {
+		r.State.BestOf = &store.BestOfState{N: n, Why: why} // bestof.go
+	}
+	if bo := r.State.BestOf; bo != nil { // (a parent moved to another host comes back here with its attempts)
+		if r.Branch == "" {
+			r.Branch = workspace.BranchName(e.cfg.PR.Branch, r.Issue, r.State.Title)
+		}
+		headline := fmt.Sprintf("on it — best of %d (%s): starting %d agents", bo.N, bo.Why, bo.N)
+		if err := e.status.postStatus(ctx, r, statusView{Headline: headline}); err != nil {
+			return Result{}, trackerErr(err)
+		}
+		return Goto(StepBestOf), nil
+	}
 	if err := e.status.postStatus(ctx, r, statusView{Headline: "on it — preparing a working copy"}); err != nil {
 		return Result{}, trackerErr(err)
 	}
@@ -52,7 +65,7 @@ func (e *Engine) prepareWorkspace(ctx context.Context, r *store.Run) (Result, er
 		base = repo.DefaultBranch
 	}
 	ws, err := e.o.Workspaces.Prepare(ctx, workspace.Spec{
-		Repo: r.Repo, Issue: r.Issue, RemoteURL: repo.CloneURL, BaseBranch: base, Branch: r.Branch,
+		Repo: r.Repo, Issue: r.Issue, RemoteURL: repo.CloneURL, BaseBranch: base, Branch: r.Branch, Copy: attemptCopy(r),
 	})
 	if err != nil {
 		return Result{}, fmt.Errorf("prepare working copy: %w", err)

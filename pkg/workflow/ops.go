@@ -15,17 +15,7 @@ var ErrNoSession = errors.New("the run has no live agent session")
 // issue says so. The working copy is kept. A visit of the run in progress (a long clone, say) is interrupted; the
 // cancelled step then runs as the run's job, in whichever ace process works this host's queue.
 func (e *Engine) Stop(ctx context.Context, r *store.Run, reason string) error {
-	err := e.updateFresh(ctx, r, func(r *store.Run) (*store.Event, error) {
-		if r.Status.Terminal() {
-			return nil, errNoChange
-		}
-		r.Error = reason
-		ev, err := transition(r, StepCancelled, store.StatusActive)
-		if ev != nil {
-			ev.Kind, ev.Message = "stop", reason
-		}
-		return ev, err
-	})
+	err := e.updateFresh(ctx, r, cancelMove(reason))
 	if errors.Is(err, errNoChange) {
 		return nil
 	}
@@ -40,6 +30,22 @@ func (e *Engine) Stop(ctx context.Context, r *store.Run, reason string) error {
 		return err
 	}
 	return e.Follow(ctx, r, UntilSettled)
+}
+
+// cancelMove is the change that sends an unfinished run to its cancelled step for reason, for updateFresh (ace
+// stop, a best-of parent stopping its attempts); errNoChange when the run has ended.
+func cancelMove(reason string) func(*store.Run) (*store.Event, error) {
+	return func(r *store.Run) (*store.Event, error) {
+		if r.Status.Terminal() {
+			return nil, errNoChange
+		}
+		r.Error = reason
+		ev, err := transition(r, StepCancelled, store.StatusActive)
+		if ev != nil {
+			ev.Kind, ev.Message = "stop", reason
+		}
+		return ev, err
+	}
 }
 
 // Nudge gives the agent the nudge text now, whatever its idle time (typed into its session, or the next turn of

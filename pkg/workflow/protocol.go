@@ -20,7 +20,7 @@ const (
 
 // leftWork reports whether the working copy holds work of the agent: commits ahead of the base, or changes.
 func (e *Engine) leftWork(ctx context.Context, r *store.Run) (bool, error) {
-	ws, err := e.o.Workspaces.Open(ctx, r.Repo, r.Issue)
+	ws, err := e.openWork(ctx, r)
 	if err != nil {
 		return false, fmt.Errorf("open working copy: %w", err)
 	}

@@ -335,7 +335,7 @@ func (fl *repoFlow) boxed(ctx context.Context, r *store.Run, argv, env []string)
 // workflowLog is the run's log of setup and verify output, next to its transcript.
 func (fl *repoFlow) workflowLog(r *store.Run) string {
 	e := fl.e
-	return filepath.Join(e.o.Root, "logs", tmuxops.SessionName(r.Repo, r.Issue)+".workflow.log")
+	return filepath.Join(e.o.Root, "logs", tmuxops.SessionName(r.Repo, r.Issue)+attemptSuffix(r)+".workflow.log")
 }
 
 func (fl *repoFlow) appendWorkflowLog(r *store.Run, text string) {

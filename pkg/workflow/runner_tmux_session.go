@@ -23,14 +23,14 @@ func (t *tmuxRunner) sessionName(ctx context.Context, r *store.Run) (string, err
 	if r.Session != "" {
 		return r.Session, nil
 	}
-	name := tmuxops.SessionName(r.Repo, r.Issue)
+	name := tmuxops.SessionName(r.Repo, r.Issue) + attemptSuffix(r)
 	runs, err := e.o.Store.ListRuns(ctx, store.Filter{Statuses: []store.Status{store.StatusActive, store.StatusWaitingInput, store.StatusPausedLimit}})
 	if err != nil {
 		return "", fmt.Errorf("list active runs: %w", err)
 	}
 	for _, o := range runs {
 		if o.Session == name && o.Repo != r.Repo {
-			return tmuxops.QualifiedSessionName(r.Repo, r.Issue), nil
+			return tmuxops.QualifiedSessionName(r.Repo, r.Issue) + attemptSuffix(r), nil
 		}
 	}
 	return name, nil

@@ -37,6 +37,8 @@ func waits(r *store.Run) bool {
 		return true
 	case r.Status == store.StatusWaitingInput:
 		return r.State.InWords // a screen only its process shows (a dialog, a permission) keeps it working
+	case Step(r.Step) == StepBestOf:
+		return true // a best-of parent has no agent: its attempts hold a slot each (bestof.go)
 	}
 	return Step(r.Step) == StepFollowPR && (r.State.Follow == nil || !r.State.Follow.InRound)
 }

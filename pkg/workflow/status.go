@@ -40,6 +40,7 @@ func (rp *reporter) renderStatus(run *store.Run, v statusView) string {
 	fmt.Fprintf(&b, "| state | `%s` |\n", stateLabel(r))
 	fmt.Fprintf(&b, "| attempt | %d |\n", r.Attempt)
 	fmt.Fprintf(&b, "| agent | %s |\n", strings.TrimSpace(r.Agent+" "+r.State.AgentCLI.String()))
+	b.WriteString(bestOfRow(r)) // bestof_pr.go
 	if h := handoversLine(r); h != "" {
 		fmt.Fprintf(&b, "| handed over | %s |\n", h) // handover.go
 	}
@@ -79,6 +80,9 @@ func stateLabel(r *store.Run) string {
 // so a crash between posting and saving the comment's id never leaves two.
 func (rp *reporter) postStatus(ctx context.Context, r *store.Run, v statusView) error {
 	e := rp.e
+	if r.State.AttemptOf != nil {
+		return nil // a best-of attempt: its parent owns the issue's comment and labels (bestof.go)
+	}
 	e.spend.refreshUsage(ctx, r, true) // usage.go: the comment shows what the agent spent up to now
 	body := rp.renderStatus(r, v)
 	if r.StatusCommentID == 0 {
@@ -108,6 +112,9 @@ func (rp *reporter) postStatus(ctx context.Context, r *store.Run, v statusView) 
 // setLabels adds and removes labels on the issue; both are idempotent in every tracker.
 func (rp *reporter) setLabels(ctx context.Context, r *store.Run, add []string, remove ...string) error {
 	e := rp.e
+	if r.State.AttemptOf != nil {
+		return nil
+	}
 	if len(add) > 0 {
 		if err := e.o.Tracker.AddLabels(ctx, r.Repo, r.Issue, add...); err != nil {
 			return fmt.Errorf("add labels %v: %w", add, err)

@@ -18,6 +18,7 @@ type Step string
 // The steps of ace's graph, in order.
 const (
 	StepClaim        Step = "claim"
+	StepBestOf       Step = "best_of" // a best-of-N parent's: its attempts work, then its pull request (bestof.go)
 	StepPrepare      Step = "prepare_workspace"
 	StepWriteTask    Step = "write_task"
 	StepStartSession Step = "start_session"

@@ -107,6 +107,9 @@ type Spec struct {
 	RemoteURL  string // https URL, file URL or local path
 	BaseBranch string
 	Branch     string
+	// Copy numbers one of several working copies of the issue (a best-of-N attempt, 1…N), beside the issue's
+	// own: <issue>-<copy>. 0 is the issue's own copy.
+	Copy int
 }
 
 var nameRe = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
@@ -132,7 +135,10 @@ func (m *Manager) under(elems ...string) (string, error) {
 }
 
 // Path is where the working copy of repo's issue lives.
-func (m *Manager) Path(repo string, issue int) (string, error) {
+func (m *Manager) Path(repo string, issue int) (string, error) { return m.CopyPath(repo, issue, 0) }
+
+// CopyPath is working copy k of repo's issue (Spec.Copy): <issue>-<k>, or Path's for 0.
+func (m *Manager) CopyPath(repo string, issue, k int) (string, error) {
 	owner, name, err := repoParts(repo)
 	if err != nil {
 		return "", err
@@ -140,7 +146,14 @@ func (m *Manager) Path(repo string, issue int) (string, error) {
 	if issue <= 0 {
 		return "", fmt.Errorf("issue number %d: must be positive", issue)
 	}
-	return m.under("worktrees", owner, name, strconv.Itoa(issue))
+	if k < 0 {
+		return "", fmt.Errorf("working copy %d of issue %d: must not be negative", k, issue)
+	}
+	leaf := strconv.Itoa(issue)
+	if k > 0 {
+		leaf += "-" + strconv.Itoa(k)
+	}
+	return m.under("worktrees", owner, name, leaf)
 }
 
 // MirrorPath is repo's bare mirror: ace reads what a repository asks of it (its workflow file) from there, never
@@ -169,7 +182,7 @@ func (m *Manager) credentialFor(rawURL string) (user, secret string) {
 // Prepare returns the working copy for spec, creating or reusing it. Local commits of an existing copy are
 // never thrown away; a broken copy is moved aside, not deleted.
 func (m *Manager) Prepare(ctx context.Context, spec Spec) (*Workspace, error) {
-	dir, err := m.Path(spec.Repo, spec.Issue)
+	dir, err := m.CopyPath(spec.Repo, spec.Issue, spec.Copy)
 	if err != nil {
 		return nil, err
 	}
@@ -181,7 +194,7 @@ func (m *Manager) Prepare(ctx context.Context, spec Spec) (*Workspace, error) {
 		return nil, err
 	}
 	if _, err := os.Stat(dir); err == nil {
-		ws, err := m.Open(ctx, spec.Repo, spec.Issue)
+		ws, err := m.OpenCopy(ctx, spec.Repo, spec.Issue, spec.Copy)
 		if err == nil {
 			m.o.Logger.InfoContext(ctx, "reusing working copy", "dir", dir)
 			// A copy an older ace made excludes its files in .git/info/exclude, which hides them from agents.
@@ -207,7 +220,7 @@ func (m *Manager) Prepare(ctx context.Context, spec Spec) (*Workspace, error) {
 	if err := m.makeCopy(ctx, spec, mirror, dir); err != nil {
 		return nil, err
 	}
-	return m.Open(ctx, spec.Repo, spec.Issue)
+	return m.OpenCopy(ctx, spec.Repo, spec.Issue, spec.Copy)
 }
 
 // DefaultExcludes are ace's files in a working copy: never committed, never in .gitignore.
@@ -225,7 +238,12 @@ func redactURL(u string) string {
 
 // Open returns the existing working copy of repo's issue, as ace's record says it is (record.go).
 func (m *Manager) Open(ctx context.Context, repo string, issue int) (*Workspace, error) {
-	dir, err := m.Path(repo, issue)
+	return m.OpenCopy(ctx, repo, issue, 0)
+}
+
+// OpenCopy is Open of the issue's working copy k (Spec.Copy).
+func (m *Manager) OpenCopy(ctx context.Context, repo string, issue, k int) (*Workspace, error) {
+	dir, err := m.CopyPath(repo, issue, k)
 	if err != nil {
 		return nil, err
 	}

@@ -197,3 +197,52 @@ func TestBranchName(t *testing.T) {
 		t.Errorf("got %q", got)
 	}
 }
+
+func TestCopiesOfOneIssueStandApart(t *testing.T) {
+	ctx := context.Background()
+	m, spec, _ := setup(t)
+	own, err := m.Prepare(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := spec
+	second.Copy, second.Branch = 2, spec.Branch+"-2"
+	ws, err := m.Prepare(ctx, second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ws.Dir != own.Dir+"-2" || ws.Branch != second.Branch {
+		t.Fatalf("copy 2 is %s on %s, want %s-2 on %s", ws.Dir, ws.Branch, own.Dir, second.Branch)
+	}
+	again, err := m.OpenCopy(ctx, spec.Repo, spec.Issue, 2)
+	if err != nil || again.Branch != second.Branch {
+		t.Fatalf("OpenCopy(2) = %v, %v: want the copy on %s", again, err, second.Branch)
+	}
+	if first, err := m.Open(ctx, spec.Repo, spec.Issue); err != nil || first.Branch != spec.Branch {
+		t.Fatalf("the issue's own copy after copy 2: %v, %v", first, err)
+	}
+	if p, err := m.CopyPath(spec.Repo, spec.Issue, -1); err == nil {
+		t.Errorf("CopyPath(-1) = %s, want an error", p)
+	}
+}
+
+func TestDiffSizeCountsTheBranchAgainstItsBase(t *testing.T) {
+	ctx := context.Background()
+	m, spec, _ := setup(t)
+	ws, err := m.Prepare(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, err := ws.DiffSize(ctx); err != nil || d != (DiffSize{}) {
+		t.Fatalf("DiffSize before any work = %+v, %v", d, err)
+	}
+	os.WriteFile(filepath.Join(ws.Dir, "a.txt"), []byte("1\n2\n3\n"), 0o644)
+	os.WriteFile(filepath.Join(ws.Dir, "b.bin"), []byte{0, 1, 2}, 0o644)
+	if _, _, err := ws.CommitAll(ctx, "work"); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(ws.Dir, "uncommitted.txt"), []byte("x\n"), 0o644)
+	if d, err := ws.DiffSize(ctx); err != nil || d != (DiffSize{Files: 2, Lines: 4}) {
+		t.Fatalf("DiffSize = %+v, %v; want 2 files, 4 lines (3 added, a binary file as 1)", d, err)
+	}
+}

@@ -3,6 +3,7 @@ package github
 import (
 	"context"
 	"errors"
+	"net/url"
 	"strings"
 
 	gh "github.com/google/go-github/v62/github"
@@ -52,4 +53,15 @@ func (c *Client) CreatePR(ctx context.Context, repo string, pr tracker.NewPR) (*
 		}
 	}
 	return nil, werr
+}
+
+// CompareURL is GitHub's page of the change from base to head in repo (a best-of pull request links the attempts
+// it did not come from).
+func (c *Client) CompareURL(repo, base, head string) string {
+	host := GitHost(c.o.APIURL)
+	if host == "" {
+		return ""
+	}
+	u := url.URL{Scheme: "https", Host: host, Path: "/" + repo + "/compare/" + base + "..." + head}
+	return u.String()
 }

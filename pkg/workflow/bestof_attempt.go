@@ -1,0 +1,120 @@
+package workflow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/aceworks/ace/pkg/store"
+	"github.com/aceworks/ace/pkg/workspace"
+)
+
+// A best-of attempt's side of the graph (bestof.go): its own working copy and session, a push and no pull
+// request, its end waking its parent.
+
+// attemptCopy is the run's working copy number (workspace.Spec.Copy): k for best-of attempt k, else 0.
+func attemptCopy(r *store.Run) int {
+	if a := r.State.AttemptOf; a != nil {
+		return a.K
+	}
+	return 0
+}
+
+// attemptSuffix tells an attempt's session and logs from its parent's and its siblings': "-<k>", or "".
+func attemptSuffix(r *store.Run) string {
+	if k := attemptCopy(r); k > 0 {
+		return "-" + strconv.Itoa(k)
+	}
+	return ""
+}
+
+// copyOpener is the Workspaces that hold numbered copies of an issue beside its own (workspace.Manager).
+type copyOpener interface {
+	OpenCopy(ctx context.Context, repo string, issue, k int) (*workspace.Workspace, error)
+}
+
+// openWork opens the run's working copy: the issue's own, or its attempt's.
+func (e *Engine) openWork(ctx context.Context, r *store.Run) (*workspace.Workspace, error) {
+	k := attemptCopy(r)
+	if k == 0 {
+		return e.o.Workspaces.Open(ctx, r.Repo, r.Issue)
+	}
+	co, ok := e.o.Workspaces.(copyOpener)
+	if !ok {
+		return nil, Terminalf("best-of attempt %d: these working copies hold one per issue", k)
+	}
+	return co.OpenCopy(ctx, r.Repo, r.Issue, k)
+}
+
+// attemptPushed ends an attempt's finalize: its change is measured for the judging, and it ends without a pull
+// request.
+func (e *Engine) attemptPushed(ctx context.Context, r *store.Run, ws *workspace.Workspace) (Result, error) {
+	d, err := ws.DiffSize(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	a := *r.State.AttemptOf
+	a.Pushed, a.Files, a.Lines = true, d.Files, d.Lines
+	r.State.AttemptOf = &a
+	line, _ := verifyReport(r)
+	e.event(ctx, r, EventBestOf, fmt.Sprintf("attempt %d pushed %s: %d file(s), %d line(s) changed. %s", a.K, r.Branch, d.Files, d.Lines, line))
+	return Goto(StepReport), nil
+}
+
+// attemptDone ends an attempt that pushed its branch: its agent goes, the issue is its parent's to report on.
+func (e *Engine) attemptDone(ctx context.Context, r *store.Run) (Result, error) {
+	if err := e.endSession(ctx, r); err != nil {
+		return Result{}, err
+	}
+	e.memory.remember(ctx, r, fmt.Sprintf("best-of attempt %d: pushed %s", r.State.AttemptOf.K, r.Branch))
+	e.finish(r)
+	return Goto(StepDone).With(store.StatusDone), nil
+}
+
+// attemptEnded wakes the parent of an attempt that just ended (its end is saved): it judges once all have.
+func (e *Engine) attemptEnded(ctx context.Context, r *store.Run) {
+	a := r.State.AttemptOf
+	if a == nil {
+		return
+	}
+	p, err := e.o.Store.GetRun(ctx, a.Parent)
+	if err != nil {
+		if !errors.Is(err, store.ErrNotFound) {
+			e.log.WarnContext(ctx, "wake a best-of parent", "run", r.ID, "parent", a.Parent, "err", err)
+		}
+		return
+	}
+	e.event(ctx, p, EventBestOf, fmt.Sprintf("attempt %d (run %d, %s) ended %s", a.K, r.ID, r.Agent, r.Status))
+	e.wake(ctx, p)
+}
+
+// attemptsSpent is what every attempt of r's best-of parent spent so far (r's own figure when r is no attempt):
+// budget.run bounds the N attempts together.
+func (sp *spending) attemptsSpent(ctx context.Context, r *store.Run) (*store.Usage, error) {
+	a := r.State.AttemptOf
+	if a == nil {
+		return r.State.Usage, nil
+	}
+	p, err := sp.e.o.Store.GetRun(ctx, a.Parent)
+	if err != nil {
+		return nil, fmt.Errorf("read the best-of parent of run %d: %w", r.ID, err)
+	}
+	var runs []*store.Run
+	if bo := p.State.BestOf; bo != nil {
+		if runs, err = sp.e.attemptRuns(ctx, bo); err != nil {
+			return nil, err
+		}
+	}
+	own := false
+	for i, x := range runs {
+		if x.ID == r.ID {
+			runs[i], own = r, true // its own figure as of this moment, not as last saved
+		}
+	}
+	if !own {
+		runs = append(runs, r) // the parent died before it recorded r
+	}
+	sum := spentByAttempts(runs)
+	return &sum, nil
+}

@@ -1,0 +1,133 @@
+package workflow
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/aceworks/ace/pkg/sanitize"
+	"github.com/aceworks/ace/pkg/store"
+	"github.com/aceworks/ace/pkg/tracker"
+)
+
+// comparer is a tracker that can link the change between two branches (GitHub's compare view). Optional: without
+// it the pull request names each attempt's branch only.
+type comparer interface {
+	CompareURL(repo, base, head string) string
+}
+
+// openBestPR takes the best attempt's branch for the parent's own and opens (or finds) the one pull request from
+// it; with no attempt that pushed work, the run fails (or is cancelled, when every attempt was).
+func (e *Engine) openBestPR(ctx context.Context, r *store.Run, bo *store.BestOfState) (Result, error) {
+	bo.Winner = best(bo.Results)
+	if bo.Winner == 0 {
+		cancelled := true
+		var why []string
+		for _, res := range bo.Results {
+			cancelled = cancelled && res.Status == store.StatusCancelled
+			why = append(why, fmt.Sprintf("attempt %d (%s): %s", res.K, res.Agent, orDash(res.Error)))
+		}
+		r.Error = fmt.Sprintf("none of the %d best-of attempts pushed work — %s", bo.N, strings.Join(why, "; "))
+		if cancelled {
+			return Goto(StepCancelled), nil
+		}
+		return Goto(StepFailed), nil
+	}
+	win := bo.Results[bo.Winner-1]
+	w, err := e.o.Store.GetRun(ctx, win.Run)
+	if err != nil {
+		return Result{}, fmt.Errorf("read the chosen attempt: %w", err)
+	}
+	// The parent carries on as the winner's run: its branch, agent and verify outcome (a follow-up round of the
+	// pull request starts the winner's agent in a working copy of that branch).
+	r.Branch, r.BaseBranch, r.Agent, r.Runner = w.Branch, w.BaseBranch, w.Agent, w.Runner
+	r.State.Summary, r.State.Workflow = w.State.Summary, cloneWorkflowState(w.State.Workflow)
+	e.event(ctx, r, EventBestOf, fmt.Sprintf("chose attempt %d of %d (run %d, %s): %s", win.K, bo.N, win.Run, win.Agent, resultLine(win)))
+	pr, err := e.o.Tracker.FindPR(ctx, r.Repo, r.Branch)
+	if err != nil {
+		return Result{}, trackerErr(fmt.Errorf("look for an open pull request: %w", err))
+	}
+	if pr == nil {
+		pr, err = e.o.Tracker.CreatePR(ctx, r.Repo, tracker.NewPR{
+			Title: sanitize.Line(r.State.Title), Body: e.bestOfBody(r, bo), Head: r.Branch, Base: r.BaseBranch,
+			Draft: e.cfg.PR.Draft || win.Verify == "failed",
+		})
+		if err != nil {
+			return Result{}, trackerErr(fmt.Errorf("open the pull request: %w", err))
+		}
+		e.event(ctx, r, EventPullRequest, "opened "+pr.URL)
+		e.flow.labelPR(ctx, r, pr.Number)
+	}
+	r.PRNumber, r.PRURL = pr.Number, pr.URL
+	return Goto(StepReport), nil
+}
+
+// bestOfBody is the pull request's body: the winner's summary and verify line, then every attempt.
+func (e *Engine) bestOfBody(r *store.Run, bo *store.BestOfState) string {
+	var b strings.Builder
+	prIntro(&b, r) // node_finish.go
+	fmt.Fprintf(&b, "## Best of %d\n\n", bo.N)
+	b.WriteString("| attempt | agent | verify | change | cost | branch |\n|---|---|---|---|---|---|\n")
+	cmpr, _ := e.o.Tracker.(comparer)
+	var total store.Usage
+	for _, res := range bo.Results {
+		k := fmt.Sprint(res.K)
+		if res.K == bo.Winner {
+			k = "**" + k + " (this pull request)**"
+		}
+		var change string
+		if res.Pushed {
+			change = fmt.Sprintf("%d file(s), %d line(s)", res.Files, res.Lines)
+		} else {
+			change = "nothing pushed (" + string(res.Status) + ")"
+		}
+		branch := "–"
+		if res.Pushed {
+			branch = "`" + res.Branch + "`"
+			if cmpr != nil && res.K != bo.Winner {
+				if u := cmpr.CompareURL(r.Repo, r.BaseBranch, res.Branch); u != "" {
+					branch += " ([diff](" + u + "))"
+				}
+			}
+		}
+		cost := "–"
+		if res.Usage != nil {
+			cost = spent(res.Usage.CostUSD, res.Usage.Tokens())
+			total.Add(*res.Usage)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", k, res.Agent, orDash(res.Verify), change, cost, branch)
+	}
+	fmt.Fprintf(&b, "\nChosen by: verify passed, then the smallest change, then the cheapest (%s). All %d attempts spent %s.\n",
+		bo.Why, bo.N, spent(total.CostUSD, total.Tokens()))
+	fmt.Fprintf(&b, "\n---\nMade by ace: best of %d, attempt %d with agent `%s`.\n", bo.N, bo.Winner, r.Agent)
+	return b.String()
+}
+
+// bestOfRow is the status comment's row of a best-of parent: how many attempts and why, and the one chosen.
+func bestOfRow(r *store.Run) string {
+	bo := r.State.BestOf
+	if bo == nil {
+		return ""
+	}
+	s := fmt.Sprintf("%d attempts (%s)", bo.N, bo.Why)
+	if bo.Winner > 0 && bo.Winner <= len(bo.Results) {
+		s += fmt.Sprintf("; attempt %d chosen: %s", bo.Winner, resultLine(bo.Results[bo.Winner-1]))
+	}
+	return "| best of | " + s + " |\n"
+}
+
+// resultLine says how an attempt came out, in one line.
+func resultLine(res store.AttemptResult) string {
+	s := fmt.Sprintf("%s, verify %s, %d line(s) in %d file(s)", res.Status, orDash(res.Verify), res.Lines, res.Files)
+	if res.Usage != nil {
+		s += ", " + spent(res.Usage.CostUSD, res.Usage.Tokens())
+	}
+	return s
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "–"
+	}
+	return s
+}
