@@ -13,8 +13,9 @@ import (
 	"github.com/aceworks/ace/pkg/atomicfile"
 )
 
-// writeResult writes item r.N's result whole or not at all: a result that exists is a scored item.
-func writeResult(dir string, r RunResult) error {
+// WriteResult writes item r.N's result into the eval directory dir whole or not at all: a result that exists is a
+// scored item.
+func WriteResult(dir string, r RunResult) error {
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return err

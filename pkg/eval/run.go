@@ -247,7 +247,7 @@ func (o *RunOptions) item(ctx context.Context, it Item, c *Checker, work string)
 		}
 	}
 	r.ScoredAt = time.Now().UTC()
-	if err := writeResult(o.Dir, r); err != nil {
+	if err := WriteResult(o.Dir, r); err != nil {
 		return RunResult{}, err
 	}
 	if !o.Keep {

@@ -35,6 +35,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/v1/events", s.events)
 	m.HandleFunc("GET /api/v1/agents/checks", s.agentChecks)
 	m.HandleFunc("GET /api/v1/hosts", s.getHosts)
+	m.HandleFunc("GET /api/v1/evals", s.evals)
 	m.HandleFunc("POST /webhook/github", s.webhook)
 	m.HandleFunc("GET /{$}", s.dashboard)
 	m.HandleFunc("/login", s.login)

@@ -203,11 +203,59 @@
     es.addEventListener("run", (ev) => update(JSON.parse(ev.data)));
     es.addEventListener("progress", (ev) => { const p = JSON.parse(ev.data); if (p.run) update(p.run, p.kind); });
   }
+  // Agents on this repository: each repository's latest eval, an agent a row, its solve rate a bar with the 95%
+  // interval as an error bar. Hidden while no repository has an eval.
+  const svgNS = "http://www.w3.org/2000/svg";
+  function svg(tag, attrs) {
+    const e = document.createElementNS(svgNS, tag);
+    for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+    return e;
+  }
+  const pct = (x) => Math.round(100 * x) + "%";
+  function secs(s) {
+    if (s < 60) return s.toFixed(1) + "s";
+    const m = Math.floor(s / 60);
+    return m + "m" + String(Math.round(s - 60 * m)).padStart(2, "0") + "s";
+  }
+  function rateChart(a) {
+    const w = 160, h = 14, x = (v) => (w * Math.min(1, Math.max(0, v))).toFixed(1);
+    const g = svg("svg", { class: "chart", width: w, height: h, viewBox: `0 0 ${w} ${h}`, role: "img",
+      "aria-label": `solve rate ${pct(a.solve_rate)}, 95% interval ${pct(a.solve_rate_low)} to ${pct(a.solve_rate_high)}` });
+    g.append(svg("rect", { class: "track", x: 0, y: 2, width: w, height: h - 4 }),
+      svg("rect", { class: "bar", x: 0, y: 2, width: x(a.solve_rate), height: h - 4 }),
+      svg("line", { class: "err", x1: x(a.solve_rate_low), x2: x(a.solve_rate_high), y1: h / 2, y2: h / 2 }),
+      svg("line", { class: "err lo", x1: x(a.solve_rate_low), x2: x(a.solve_rate_low), y1: 1, y2: h - 1 }),
+      svg("line", { class: "err hi", x1: x(a.solve_rate_high), x2: x(a.solve_rate_high), y1: 1, y2: h - 1 }));
+    return g;
+  }
+  function agentRow(a) {
+    const versions = [a.cli_versions, a.models].filter(Boolean).map((l) => l.join(" ")).join(" · ");
+    return el("tr", { class: "agent", "data-agent": a.agent },
+      el("td", { class: "name", text: a.agent, title: versions }), el("td", {}, rateChart(a)),
+      el("td", { class: "num rate", text: `${pct(a.solve_rate)} (${pct(a.solve_rate_low)}–${pct(a.solve_rate_high)})` }),
+      el("td", { class: "num solved", text: `${a.solved}/${a.runs}` }),
+      el("td", { class: "num per-solved", text: a.cost_per_solved_usd == null ? "—" : "$" + a.cost_per_solved_usd.toFixed(4) }),
+      el("td", { class: "num median", text: secs(a.median_seconds) }));
+  }
+  async function loadEvals() {
+    const res = await api("/api/v1/evals");
+    if (!res.ok) return;
+    const d = await res.json();
+    const body = $("#evals-body");
+    body.replaceChildren(...d.evals.map((e) => el("div", { class: "eval", "data-repo": e.repo },
+      el("h4", { text: e.repo + " " }, el("small", { text: `${e.runs} runs of ${(e.tasks || []).length} tasks · ${age(e.scored_at)} ago` })),
+      el("table", {}, el("thead", {}, el("tr", {}, ...["Agent", "Solve rate", "Rate (95% interval)", "Solved", "Per solved", "Median time"].map((t) => el("th", { text: t })))),
+        el("tbody", {}, ...(e.agents || []).map(agentRow))))));
+    $("#evals").hidden = d.evals.length === 0;
+    $("#evals").dataset.loaded = "true";
+  }
+
   setInterval(() => document.querySelectorAll("td.age").forEach((td) => { td.textContent = age(td.dataset.t); }), 5000);
 
   load().then(() => {
     const m = location.hash.match(/^#run-(\d+)$/);
     if (m && runs.has(Number(m[1]))) select(Number(m[1]), false);
   }).catch(() => {});
+  loadEvals().catch(() => {});
   connect();
 })();

@@ -1,0 +1,21 @@
+package serve
+
+import (
+	"net/http"
+
+	"github.com/aceworks/ace/pkg/eval"
+)
+
+// evals is GET /api/v1/evals: "Agents on this repository" — per repository with an eval, its latest one summed up
+// by agent (solve rate with its 95% interval, cost per solved task, median time), as ace eval report sums it.
+// A repository whose results cannot be read is left out and logged; the others are still shown.
+func (s *Server) evals(w http.ResponseWriter, r *http.Request) {
+	evals, err := eval.LatestAll(s.o.Root)
+	if err != nil {
+		s.log.WarnContext(r.Context(), "read the evals", "err", err)
+	}
+	if evals == nil {
+		evals = []eval.Latest{}
+	}
+	s.writeJSON(w, http.StatusOK, map[string]any{"evals": evals})
+}
