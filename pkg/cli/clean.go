@@ -24,7 +24,7 @@ func newCmdClean(app *App) *cobra.Command {
 		Use:   "clean",
 		Short: "Remove working copies of finished runs, tmux sessions no run owns and what crashed aces left",
 		Long: `Clean removes the working copy of every issue whose latest run is done (its branch is pushed, so nothing
-is lost), and ends ace tmux sessions that no unfinished run owns. With --all it also removes the working
+is lost), with the working copies of its best-of attempts, and ends ace tmux sessions that no unfinished run owns. With --all it also removes the working
 copies of failed and cancelled runs, which may hold work that was never pushed. The store, transcripts and
 mirrors are kept.
 
@@ -75,6 +75,18 @@ func runClean(ctx context.Context, app *App, o cleanOptions) error {
 			}
 		}
 		fmt.Fprintf(app.Stdout, "%s %s (%s#%d, %s)\n", verb, r.Workdir, r.Repo, r.Issue, r.Status)
+	}
+	for _, r := range workflow.FinishedAttempts(runs, o.All) {
+		a := r.State.AttemptOf
+		if !o.DryRun {
+			if err := ws.RemoveCopy(ctx, r.Repo, r.Issue, a.K); err != nil {
+				return fmt.Errorf("remove the working copy of %s#%d's attempt %d: %w", r.Repo, r.Issue, a.K, err)
+			}
+			if err := runbox.Clean(app.Config.Workspace.Root, r); err != nil {
+				return fmt.Errorf("remove the box of %s#%d's attempt %d: %w", r.Repo, r.Issue, a.K, err)
+			}
+		}
+		fmt.Fprintf(app.Stdout, "%s %s (%s#%d, best-of attempt %d, %s)\n", verb, r.Workdir, r.Repo, r.Issue, a.K, r.Status)
 	}
 	left, err := workflow.CrashLeftovers(ctx, app.Config.Workspace.Root, tmuxops.New(app.Config.Tmux.Socket), runs, !o.DryRun)
 	for _, l := range left {

@@ -165,3 +165,23 @@ func staleSockets(root string, runs []*store.Run) []Leftover {
 	slices.SortFunc(out, func(a, b Leftover) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
+
+// FinishedAttempts are the best-of attempts whose working copies (<issue>-<k>) ace clean removes with their
+// parent's: attempts that are over, of a parent that is its issue's latest run and is done — or, with all, failed
+// or cancelled, whose attempts may hold work that was never pushed. An older parent's attempts are left to the
+// latest run's: a later best-of run of the issue makes its attempts in the same copies.
+func FinishedAttempts(runs []*store.Run, all bool) []*store.Run {
+	finished := map[int64]bool{}
+	for _, r := range store.LatestPerIssue(runs) {
+		if r.State.BestOf != nil && r.Status.Terminal() && (r.Status == store.StatusDone || all) {
+			finished[r.ID] = true
+		}
+	}
+	var out []*store.Run
+	for _, r := range runs {
+		if a := r.State.AttemptOf; a != nil && finished[a.Parent] && r.Status.Terminal() && r.Workdir != "" {
+			out = append(out, r)
+		}
+	}
+	return out
+}

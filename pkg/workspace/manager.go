@@ -266,8 +266,13 @@ func (m *Manager) OpenCopy(ctx context.Context, repo string, issue, k int) (*Wor
 }
 
 // Remove deletes the working copy of repo's issue.
-func (m *Manager) Remove(_ context.Context, repo string, issue int) error {
-	dir, err := m.Path(repo, issue)
+func (m *Manager) Remove(ctx context.Context, repo string, issue int) error {
+	return m.RemoveCopy(ctx, repo, issue, 0)
+}
+
+// RemoveCopy deletes working copy k of repo's issue (CopyPath) and its record.
+func (m *Manager) RemoveCopy(_ context.Context, repo string, issue, k int) error {
+	dir, err := m.CopyPath(repo, issue, k)
 	if err != nil {
 		return err
 	}
