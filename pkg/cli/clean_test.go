@@ -21,12 +21,8 @@ import (
 // kept, and those of one that failed only with --all.
 func TestCleanRemovesTheAttemptsOfAFinishedBestOf(t *testing.T) {
 	t.Parallel()
-	root := t.TempDir()
-	cfg := config.Default()
-	cfg.Workspace.Root = root
-	cfg.Tmux.Socket = fmt.Sprintf("ace-clean-bestof-%d-%d", os.Getpid(), time.Now().UnixNano()%1e6)
-	ctx := context.Background()
-	t.Cleanup(func() { _ = tmuxops.New(cfg.Tmux.Socket).KillServer(context.Background()) })
+	cfg, _ := cleanConfig(t)
+	root, ctx := cfg.Workspace.Root, context.Background()
 	db, err := store.Open(ctx, filepath.Join(root, "ace.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -111,4 +107,15 @@ func TestCleanRemovesTheAttemptsOfAFinishedBestOf(t *testing.T) {
 			t.Errorf("ace clean --all removed %s, of a best-of run that works on", dir)
 		}
 	}
+}
+
+// cleanConfig is ace's configuration on a fresh root, with a tmux server of the test's own that ends with it.
+func cleanConfig(t *testing.T) (*config.Config, *tmuxops.Client) {
+	t.Helper()
+	cfg := config.Default()
+	cfg.Workspace.Root = t.TempDir()
+	cfg.Tmux.Socket = fmt.Sprintf("ace-clean-test-%d-%d", os.Getpid(), time.Now().UnixNano()%1e6)
+	tmux := tmuxops.New(cfg.Tmux.Socket)
+	t.Cleanup(func() { _ = tmux.KillServer(context.Background()) })
+	return cfg, tmux
 }

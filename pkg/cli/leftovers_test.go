@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/procs"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/tmuxops"
@@ -24,13 +23,8 @@ import (
 // each named by ace doctor and removed by ace clean; what a live ace or an unfinished run still uses is left.
 func TestDoctorNamesAndCleanRemovesWhatACrashLeft(t *testing.T) {
 	t.Parallel()
-	root := t.TempDir()
-	cfg := config.Default()
-	cfg.Workspace.Root = root
-	cfg.Tmux.Socket = fmt.Sprintf("ace-clean-test-%d-%d", os.Getpid(), time.Now().UnixNano()%1e6)
-	ctx := context.Background()
-	tmux := tmuxops.New(cfg.Tmux.Socket)
-	t.Cleanup(func() { _ = tmux.KillServer(context.Background()) })
+	cfg, tmux := cleanConfig(t)
+	root, ctx := cfg.Workspace.Root, context.Background()
 
 	// A process that has ended: the ace that wrote the env file and named the control session.
 	dead := exec.Command("sleep", "60")
