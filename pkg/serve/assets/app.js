@@ -198,7 +198,7 @@
   function connect() {
     const es = new EventSource("/api/v1/events");
     const state = (s, t) => { $("#live").dataset.state = s; $("#live-text").textContent = t; };
-    es.onopen = () => { state("live", "live"); load().catch(() => {}); };
+    es.onopen = () => { state("live", "live"); load().catch(() => {}); loadEvals().catch(() => {}); };
     es.onerror = () => state("down", "reconnecting…");
     es.addEventListener("run", (ev) => update(JSON.parse(ev.data)));
     es.addEventListener("progress", (ev) => { const p = JSON.parse(ev.data); if (p.run) update(p.run, p.kind); });
