@@ -23,6 +23,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/aceworks/ace/pkg/procs"
 	"github.com/aceworks/ace/pkg/workspace"
 )
 
@@ -147,12 +148,12 @@ func measure(methods []method, n int) (times, cpus map[string][]time.Duration, e
 	for i := 0; i < n; i++ {
 		for _, m := range methods {
 			syscall.Sync()
-			cpu0, start := cpuTime(), time.Now()
+			cpu0, start := procs.OwnCPU(), time.Now()
 			if err := m.f(i); err != nil {
 				return nil, nil, fmt.Errorf("%s: %w", m.name, err)
 			}
 			times[m.name] = append(times[m.name], time.Since(start))
-			cpus[m.name] = append(cpus[m.name], cpuTime()-cpu0)
+			cpus[m.name] = append(cpus[m.name], procs.OwnCPU()-cpu0)
 		}
 	}
 	return times, cpus, nil
@@ -168,17 +169,4 @@ func table(what string, methods []method, times, cpus map[string][]time.Duration
 		}
 		fmt.Println()
 	}
-}
-
-// cpuTime is the user and system time of this process and of the children it has waited for: unlike wall
-// time, it does not grow when other processes load the machine.
-func cpuTime() time.Duration {
-	var total time.Duration
-	for _, who := range []int{syscall.RUSAGE_SELF, syscall.RUSAGE_CHILDREN} {
-		var ru syscall.Rusage
-		if syscall.Getrusage(who, &ru) == nil {
-			total += time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-		}
-	}
-	return total
 }

@@ -11,13 +11,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/eval"
+	"github.com/aceworks/ace/pkg/procs"
 	"github.com/aceworks/ace/pkg/secrets"
 	"github.com/aceworks/ace/pkg/service"
 	"github.com/aceworks/ace/pkg/workspace"
@@ -163,7 +163,7 @@ func runEvalBuild(ctx context.Context, app *App, o evalBuildOptions) error {
 	if err := eval.WriteTasks(out, sum.Tasks); err != nil {
 		return fmt.Errorf("write the task set: %w", err)
 	}
-	cpu := cpuTime()
+	cpu := procs.OwnCPU()
 	if sum.Unboxed == "" {
 		cpu += sum.CheckCPUNanos // a box's processes never reach ace's rusage; unboxed, they are in it already
 	}
@@ -205,18 +205,6 @@ func parseDate(s string) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("%q is neither 2006-01-02 nor an RFC 3339 time", s)
 	}
 	return t, nil
-}
-
-// cpuTime is the CPU this process and the children it waited for used: ace, git, and the checks that ran unboxed.
-func cpuTime() time.Duration {
-	var total time.Duration
-	for _, who := range []int{syscall.RUSAGE_SELF, syscall.RUSAGE_CHILDREN} {
-		var ru syscall.Rusage
-		if syscall.Getrusage(who, &ru) == nil {
-			total += time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-		}
-	}
-	return total
 }
 
 // evalWhat names a candidate's source: "PR #12 (closes #11)" or "commit 0123456789ab".
