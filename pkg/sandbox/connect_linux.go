@@ -24,10 +24,15 @@ import (
 func (n *notifier) connect(req *seccompNotif) {
 	tid, args := int(req.Pid), req.Data.Args
 	kind, dest, ok := n.connection(tid, int(int32(args[0])), args[1], int(args[2]))
+	var comm []byte
+	if ok {
+		// Read while the call waits: once it goes on, the program may end before its name is read (a short
+		// dialer did on a loaded machine, and its connection was recorded as made by nobody).
+		comm, _ = os.ReadFile("/proc/" + strconv.Itoa(tgid(tid)) + "/comm")
+	}
 	valid := ok && notifValid(n.fd, req.ID)
 	notifContinue(n.fd, req.ID)
 	if valid {
-		comm, _ := os.ReadFile("/proc/" + strconv.Itoa(tgid(tid)) + "/comm")
 		n.rec.add(Attempt{Kind: kind, Op: "connect", Path: dest, Prog: strings.TrimSpace(string(comm))})
 	}
 }
