@@ -121,7 +121,7 @@ func (t *tmuxRunner) submitPrompt(ctx context.Context, r *store.Run, prof agents
 		Pasted:        pasted,
 		PasteTimeout:  pasteShowWait,
 		ReadyTimeout:  max(2*tc.EnterDelay.Duration, deliverPoll(e.cfg.Monitor.Interval.Duration)), // ready a moment ago
-		EnterCount:    tc.EnterCount,
+		EnterCount:    enterCount(tc.EnterCount, prof),
 		EnterDelay:    tc.EnterDelay.Duration,
 		SubmitRetries: tc.SubmitRetries,
 	})
@@ -310,4 +310,13 @@ func (t *tmuxRunner) setPasteIntent(id int64, intent bool) bool {
 	was := o.pasteIntent
 	o.pasteIntent = intent
 	return was
+}
+
+// enterCount is how many Enters submit a paste into prof's CLI at first: tmux.enter_count, or one where a second
+// could submit the text again (Profile.OneEnter).
+func enterCount(configured int, prof agents.Profile) int {
+	if prof.OneEnter {
+		return 1
+	}
+	return configured
 }

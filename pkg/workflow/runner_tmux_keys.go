@@ -273,7 +273,7 @@ func (t *tmuxRunner) type_(ctx context.Context, r *store.Run, text string) error
 		Submitted:    func(before, after string) bool { return prof.Submitted(before, after, text) },
 		// The agent was looked at a moment ago; a short wait covers a turn that is just ending.
 		ReadyTimeout:  min(tc.StartupTimeout.Duration, 10*time.Second),
-		EnterCount:    tc.EnterCount,
+		EnterCount:    enterCount(tc.EnterCount, prof),
 		EnterDelay:    tc.EnterDelay.Duration,
 		SubmitRetries: tc.SubmitRetries,
 	}

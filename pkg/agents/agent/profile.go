@@ -88,9 +88,14 @@ type Profile struct {
 	HeadlessResume string
 	HeadlessFormat string
 	InstallHint    string
-	Home           string // "" or "isolated"
-	AutoApprove    bool
-	Env            map[string]string
+	// OneEnter says the CLI takes a pasted prompt's Enter by the screen it last drew: a second Enter pressed
+	// before it has redrawn submits the same text again (gemini 0.61 on a loaded machine took an answer twice, and
+	// then stalled). Such a CLI gets one Enter, and another only after a submit retry's wait (tmux.enter_count
+	// is for the others).
+	OneEnter    bool
+	Home        string // "" or "isolated"
+	AutoApprove bool
+	Env         map[string]string
 	// Secrets are required: a run fails without them. A built-in agent's sign-in secrets are not listed
 	// here; its adapter resolves them when present (see SignIn).
 	Secrets []string

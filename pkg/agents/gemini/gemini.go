@@ -91,6 +91,7 @@ func profile() agent.Profile {
 			agent.Permission("approval", approval, `^Allow once`),
 		},
 		Approve: regexp.MustCompile(`^Allow once`), ComposerStays: true, CompactCommand: "/compress", ContextFile: "GEMINI.md",
+		OneEnter: true,
 		// -p makes gemini headless and is appended to the prompt read from stdin, so it only points back at it.
 		Headless:       "gemini -p \"Do what the text above asks.\" --skip-trust --output-format stream-json --approval-mode yolo --model {model}",
 		HeadlessResume: "gemini --resume {session_id} -p \"Do what the text above asks.\" --skip-trust --output-format stream-json --approval-mode yolo --model {model}",
