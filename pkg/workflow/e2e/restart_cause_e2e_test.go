@@ -91,6 +91,9 @@ func hostKillsCase(t *testing.T, runner, then string) {
 			_, err := os.Stat(filepath.Join(dir, fmt.Sprint("started-", k)))
 			return err == nil
 		})
+		if err := os.WriteFile(filepath.Join(dir, "kills"), []byte(fmt.Sprint(k+1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		w.takeAgent(runner)
 	}
 	r := <-ran
@@ -118,16 +121,19 @@ func hostKillsCase(t *testing.T, runner, then string) {
 	}
 }
 
-// blockingStarts are a script's first actions: the agent's first n starts touch dir/started-N and wait until the
-// agent is gone (their parent, the fake agent, no longer there), the later ones go on at once. There are n of
-// them, as a resumed headless conversation goes on with the action after the one its process was killed in. The
-// files live outside the working copy: nothing there looks like work.
+// blockingStarts are a script's first actions: while the test has taken the agent fewer than n times (the count
+// it writes to dir/kills before each take), a start touches dir/started-K, K that count, and waits until the agent
+// is gone (its parent, the fake agent, no longer there); once it has taken it n times they go on at once. The
+// count is the test's, not the script's: where a resumed conversation goes on (the action after the one its
+// process was killed in, as the fake agent saved it — late, under load) or a new process starts the script
+// afresh, whichever block comes next waits for the right take. There are 2n of them, so that one is left however
+// far a resume went. The files live outside the working copy: nothing there looks like work.
 func blockingStarts(dir string, n int) string {
-	count := filepath.Join(dir, "starts")
-	block := fmt.Sprintf("sh n=$(cat %[1]s 2>/dev/null || echo 0); echo $((n+1)) > %[1]s; "+
-		"if [ $n -lt %[2]d ]; then touch %[3]s/started-$n; while kill -0 $PPID 2>/dev/null; do sleep 0.05; done; fi\n",
-		count, n, dir)
-	return strings.Repeat(block, n)
+	kills := filepath.Join(dir, "kills")
+	block := fmt.Sprintf("sh k=$(cat %[1]s 2>/dev/null || echo 0); "+
+		"if [ $k -lt %[2]d ]; then touch %[3]s/started-$k; while kill -0 $PPID 2>/dev/null; do sleep 0.05; done; fi\n",
+		kills, n, dir)
+	return strings.Repeat(block, 2*n)
 }
 
 // takeAgent ends the agent of the world's run as the host would: `tmux kill-server` for a tmux agent or a live
