@@ -123,7 +123,8 @@ func (ft *followThrough) deliverRound(ctx context.Context, r *store.Run) (Result
 func (ft *followThrough) deliverFollowUp(ctx context.Context, r *store.Run, prompt, delivered string) (Result, error) {
 	e := ft.e
 	r.State.MonitorSince = e.o.Now()
-	return e.runner(r).FollowUp(ctx, r, prompt, delivered)
+	res, err := e.runner(r).FollowUp(ctx, r, prompt, delivered)
+	return e.reported(ctx, r, res, err)
 }
 
 // needsHuman stops sending rounds: the issue gets the needs-human label and a comment saying what was tried.

@@ -34,8 +34,8 @@ func (ul *usageLimits) gate(ctx context.Context, r *store.Run) (res Result, ok b
 	return res, true, err
 }
 
-// reported acts on what a runner's look returned: a limit it saw (Result.limit) is decided on here; anything
-// else passes through.
+// reported acts on a limit a runner saw (Result.limit), for Engine.reported (node_reports.go); anything else
+// passes through.
 func (ul *usageLimits) reported(ctx context.Context, r *store.Run, res Result, err error) (Result, error) {
 	if err != nil || res.limit == nil {
 		return res, err
@@ -157,7 +157,8 @@ func (ul *usageLimits) resume(ctx context.Context, r *store.Run) (Result, error)
 	next := Stay(e.cfg.Monitor.Interval.Duration)
 	if r.State.Released {
 		r.State.ResumeWith = joinMessages(r.State.ResumeWith, msg) // after what was sent to it meanwhile (sent.go)
-		if next, err = e.runner(r).FollowUp(ctx, r, msg, "resumed after the usage limit"); err != nil {
+		next, err = e.runner(r).FollowUp(ctx, r, msg, "resumed after the usage limit")
+		if next, err = e.reported(ctx, r, next, err); err != nil {
 			return Result{}, err
 		}
 	} else if err := e.runner(r).Continue(ctx, r, msg); err != nil {

@@ -19,7 +19,7 @@ func (e *Engine) monitor(ctx context.Context, r *store.Run) (Result, error) {
 	}
 	rn := e.runner(r)
 	if res, busy, err := rn.Busy(ctx, r); busy || err != nil {
-		return e.limits.reported(ctx, r, res, err) // a limit the runner saw: limits.go decides
+		return e.reported(ctx, r, res, err) // what the runner saw: node_reports.go decides
 	}
 	if summary, ok := e.readProtocolFile(ctx, r, doneFile); ok {
 		r.State.Summary = summary
@@ -27,11 +27,8 @@ func (e *Engine) monitor(ctx context.Context, r *store.Run) (Result, error) {
 		return Goto(StepFinalize), nil
 	}
 	if q, ok := e.readProtocolFile(ctx, r, questionFile); ok && q != "" {
-		if err := e.humans.askHuman(ctx, r, q, ""); err != nil {
-			return Result{}, err
-		}
-		return toHumanInWords(r), nil
+		return e.reported(ctx, r, askInWords(q, ""), nil)
 	}
 	res, err := rn.Observe(ctx, r)
-	return e.limits.reported(ctx, r, res, err)
+	return e.reported(ctx, r, res, err)
 }

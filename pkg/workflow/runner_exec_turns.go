@@ -120,10 +120,7 @@ func (x *execRunner) execIdle(ctx context.Context, r *store.Run, st *headless.St
 	}
 	if r.Nudges >= m.MaxNudges {
 		msg := fmt.Sprintf("The agent ended %d turns without finishing (%d nudges). Its last message:", r.Nudges+1, r.Nudges)
-		if err := e.humans.askHuman(ctx, r, msg, lastWords(st)); err != nil {
-			return Result{}, err
-		}
-		return toHumanInWords(r), nil
+		return askInWords(msg, lastWords(st)), nil
 	}
 	if err := x.execTurn(ctx, r, e.prompts.nudgePrompt()); err != nil {
 		return Result{}, fmt.Errorf("nudge: %w", err)

@@ -168,11 +168,8 @@ func (l *liveRunner) Deliver(ctx context.Context, r *store.Run) (Result, error) 
 			return Stay(poll), nil
 		}
 		screen, _ := e.tmux.Screen(ctx, r, 0)
-		if err := e.humans.askHuman(ctx, r, fmt.Sprintf("The live conversation did not start within %s (tmux.startup_timeout).",
-			e.cfg.Tmux.StartupTimeout.Duration), screen); err != nil {
-			return Result{}, err
-		}
-		return toHuman(), nil
+		return askFor(fmt.Sprintf("The live conversation did not start within %s (tmux.startup_timeout).",
+			e.cfg.Tmux.StartupTimeout.Duration), screen), nil
 	} else if err != nil {
 		return Result{}, err
 	}

@@ -100,11 +100,7 @@ func (l *liveRunner) Observe(ctx context.Context, r *store.Run) (Result, error) 
 		if p.ID == r.State.LiveAsked {
 			return Stay(m.Interval.Duration), nil // asked already; the human's answer comes through waiting_input
 		}
-		if err := e.humans.askHuman(ctx, r, pendingQuestion(p), ""); err != nil {
-			return Result{}, err
-		}
-		r.State.LiveAsked = p.ID
-		return toHuman(), nil
+		return askFor(pendingQuestion(p), "").then(func() { r.State.LiveAsked = p.ID }), nil
 	}
 	if st.Busy {
 		return Stay(m.Interval.Duration), nil
@@ -121,10 +117,7 @@ func (l *liveRunner) Observe(ctx context.Context, r *store.Run) (Result, error) 
 	}
 	if r.Nudges >= m.MaxNudges {
 		msg := fmt.Sprintf("The agent ended %d turns without finishing (%d nudges). Its conversation:", r.Nudges+1, r.Nudges)
-		if err := e.humans.askHuman(ctx, r, msg, screen); err != nil {
-			return Result{}, err
-		}
-		return toHuman(), nil
+		return askFor(msg, screen), nil
 	}
 	if err := l.client(r).Send(ctx, e.prompts.nudgePrompt()); err != nil {
 		return Result{}, fmt.Errorf("nudge: %w", err)

@@ -88,10 +88,7 @@ func (t *tmuxRunner) deliverPrompt(ctx context.Context, r *store.Run) (Result, e
 		if res, ok := t.autoApprove(ctx, r, prof, screen, poll); ok {
 			return res, nil
 		}
-		if err := e.humans.askHuman(ctx, r, "Before it took its task, the agent asks on its screen:", screen); err != nil {
-			return Result{}, err
-		}
-		return toHuman(), nil
+		return askFor("Before it took its task, the agent asks on its screen:", screen), nil
 	}
 	// The wait is bounded by the time the agent shows no sign of starting (runner_tmux_start.go).
 	timeout := e.cfg.Tmux.StartupTimeout.Duration
@@ -99,11 +96,8 @@ func (t *tmuxRunner) deliverPrompt(ctx context.Context, r *store.Run) (Result, e
 		msg := fmt.Sprintf("The agent did not show its prompt, and for %s (tmux.startup_timeout) nothing of it moved: "+
 			"not its processes' CPU, not its screen. ace does not know the screen it shows. Answer with the keys or "+
 			"text that pass it.", timeout)
-		if err := e.humans.askHuman(ctx, r, msg, screen); err != nil {
-			return Result{}, err
-		}
-		r.State.DeliverSince = time.Time{} // a human's answer starts the wait afresh
-		return toHuman(), nil
+		// A human's answer starts the wait afresh.
+		return askFor(msg, screen).then(func() { r.State.DeliverSince = time.Time{} }), nil
 	}
 	return Stay(poll), nil
 }
@@ -181,10 +175,7 @@ func (t *tmuxRunner) pasteLost(ctx context.Context, r *store.Run, screen string)
 		msg := fmt.Sprintf("ace pasted the task prompt %d times, but the agent never showed it. Answer with the keys "+
 			"or text that make its composer take input.", r.State.PastesLost)
 		r.State.PastesLost = 0
-		if err := e.humans.askHuman(ctx, r, msg, screen); err != nil {
-			return Result{}, err
-		}
-		return toHuman(), nil
+		return askFor(msg, screen), nil
 	}
 	e.event(ctx, r, "prompt", fmt.Sprintf("the agent did not show the pasted prompt (%d/%d); pasting it again once "+
 		"its composer is ready", r.State.PastesLost, pasteAttempts))
@@ -220,19 +211,12 @@ func (t *tmuxRunner) answerDialog(ctx context.Context, r *store.Run, prof agents
 	if st.DialogAnswers >= dialogAnswers {
 		msg := fmt.Sprintf("ace answered the agent's %s dialog %d times, but it is still there. Answer with the keys "+
 			"or text that pass it.", name, st.DialogAnswers)
-		if err := e.humans.askHuman(ctx, r, msg, screen); err != nil {
-			return Result{}, err
-		}
-		clearDialog(r)
-		return toHuman(), nil
+		return askFor(msg, screen).then(func() { clearDialog(r) }), nil
 	}
 	if err := t.answerDialogOnce(ctx, r, d, screen); errOptionMissing(err) {
-		if err := e.humans.askHuman(ctx, r, fmt.Sprintf("The agent shows its %s dialog, but ace found none of its options "+
-			"that means what it wants (%s). Answer with the keys or text that pass it.", name, d.Choose), screen); err != nil {
-			return Result{}, err
-		}
-		clearDialog(r)
-		return toHuman(), nil
+		msg := fmt.Sprintf("The agent shows its %s dialog, but ace found none of its options that means what it "+
+			"wants (%s). Answer with the keys or text that pass it.", name, d.Choose)
+		return askFor(msg, screen).then(func() { clearDialog(r) }), nil
 	} else if err != nil {
 		return Result{}, fmt.Errorf("answer the %s dialog: %w", name, err)
 	}

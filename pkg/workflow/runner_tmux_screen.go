@@ -87,21 +87,12 @@ func (t *tmuxRunner) observeScreen(ctx context.Context, r *store.Run) (Result, e
 			if !errOptionMissing(err) {
 				return Result{}, fmt.Errorf("approve: %w", err)
 			}
-			if err := e.humans.askHuman(ctx, r, "The agent asks for permission, and ace (auto_approve) found no option "+
-				"that allows it once:", o.screen); err != nil {
-				return Result{}, err
-			}
-			return toHuman(), nil
+			return askFor("The agent asks for permission, and ace (auto_approve) found no option that allows it once:",
+				o.screen), nil
 		}
-		if err := e.humans.askHuman(ctx, r, "The agent asks for permission:", o.screen); err != nil {
-			return Result{}, err
-		}
-		return toHuman(), nil
+		return askFor("The agent asks for permission:", o.screen), nil
 	case agents.StateQuestion:
-		if err := e.humans.askHuman(ctx, r, "The agent asks a question on its screen:", o.screen); err != nil {
-			return Result{}, err
-		}
-		return toHuman(), nil
+		return askFor("The agent asks a question on its screen:", o.screen), nil
 	case agents.StateDialog:
 		return t.answerDialog(ctx, r, prof, o.screen, m.Interval.Duration)
 	case agents.StateReady:
@@ -126,10 +117,7 @@ func (t *tmuxRunner) onIdle(ctx context.Context, r *store.Run, screen string) (R
 	}
 	if r.Nudges >= m.MaxNudges {
 		msg := fmt.Sprintf("The agent has been idle for %s after %d nudges without finishing. Its screen:", m.IdleAfter.Duration, r.Nudges)
-		if err := e.humans.askHuman(ctx, r, msg, screen); err != nil {
-			return Result{}, err
-		}
-		return toHuman(), nil
+		return askFor(msg, screen), nil
 	}
 	if err := t.type_(ctx, r, e.prompts.nudgePrompt()); err != nil {
 		return Result{}, fmt.Errorf("nudge: %w", err)

@@ -40,9 +40,11 @@ type Result struct {
 	Next   Step
 	Wait   time.Duration
 	Status store.Status
-	// limit is a runner's report of a usage limit it saw: the node that asked the runner decides on it
-	// (usageLimits.reported); it moves nothing by itself.
+	// limit and ask are a runner's reports, of a usage limit it saw and of a human its agent waits for: the
+	// node that asked the runner decides on them (Engine.reported, node_reports.go); they move nothing by
+	// themselves.
 	limit *limitReport
+	ask   *humanAsk
 }
 
 // sawLimit is a runner's report of usage limit l, marked seen (limitReport).
