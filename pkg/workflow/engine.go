@@ -151,7 +151,8 @@ func New(o Options) (*Engine, error) {
 
 // withParts gives e its runners and the parts its steps share.
 func withParts(e *Engine) *Engine {
-	e.tmux, e.exec, e.live = newTmuxRunner(e, e.o.Sessions), &execRunner{e}, &liveRunner{e}
+	p := newPanes(e, e.o.Sessions) // the tmux and the live runner's sessions
+	e.tmux, e.exec, e.live = newTmuxRunner(e, p), &execRunner{e: e}, &liveRunner{e: e, panes: p}
 	e.prompts, e.humans, e.limits, e.spend = &prompts{e}, &humans{e}, &usageLimits{e}, &spending{e}
 	e.follow, e.flow, e.memory, e.slots = &followThrough{e}, &repoFlow{e}, &memoryKeeper{e}, &slots{e}
 	e.agent, e.status = &runAgent{e}, &reporter{e}

@@ -16,13 +16,13 @@ func (l *liveRunner) stuck(ctx context.Context, r *store.Run) (Result, bool, err
 	p, due := e.alive.look(r, func() vitals {
 		_, _, _, transcript, _ := l.liveFiles(r)
 		v := vitals{files: []string{transcript}}
-		if pane, ok, err := e.tmux.pane(ctx, r.Session); err == nil && ok {
+		if pane, ok, err := l.panes.pane(ctx, r.Session); err == nil && ok {
 			v.root = pane.PID // the host, whose own CPU answers ace's looks: only the CLI below it counts
 		}
 		if prof, err := e.agent.profile(r); err == nil {
 			v.dirs = e.sessionDirs(r, prof)
 		}
-		v.screen, _ = e.tmux.Screen(ctx, r, 0)
+		v.screen, _ = l.panes.screen(ctx, r, 0)
 		return v
 	})
 	if !due {
@@ -33,7 +33,7 @@ func (l *liveRunner) stuck(ctx context.Context, r *store.Run) (Result, bool, err
 		e.alive.forget(r.ID)
 		return Result{}, false, nil // gone, idle or asking: Observe takes it
 	}
-	screen, _ := e.tmux.Screen(ctx, r, 0)
+	screen, _ := l.panes.screen(ctx, r, 0)
 	res, err := e.alive.toHuman(ctx, r, p, "busy", screen)
 	return res, true, err
 }

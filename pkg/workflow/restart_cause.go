@@ -145,12 +145,12 @@ func rebooted(r *store.Run) bool {
 
 // sessionGone says what ended the tmux session of run r's agent, which is not there: the host restarted, its
 // tmux server went (the one it started on, by PID), or only the session was ended.
-func (t *tmuxRunner) sessionGone(ctx context.Context, r *store.Run) string {
+func (p *panes) sessionGone(ctx context.Context, r *store.Run) string {
 	if rebooted(r) {
 		return "the host restarted: its boot id changed"
 	}
 	was := r.State.TmuxServer
-	now, err := t.tmux.ServerPID(ctx)
+	now, err := p.tmux.ServerPID(ctx)
 	switch {
 	case err != nil && was > 0:
 		return fmt.Sprintf("its tmux server (pid %d) is gone: tmux kill-server, a crash, a host restart or a server ace recovered", was)

@@ -22,8 +22,11 @@ import (
 // answer to a permission or a question) and reads its transcript (turns ended with their usage, limits, what waits
 // for an answer). A CLI whose protocol handshake fails falls back to the tmux runner.
 
-// liveRunner drives live runs; their tmux sessions are the tmux runner's.
-type liveRunner struct{ e *Engine }
+// liveRunner drives live runs; it holds their tmux sessions with the tmux runner (panes, runner_panes.go).
+type liveRunner struct {
+	e     *Engine
+	panes *panes
+}
 
 func (*liveRunner) Name() string { return runnerLive }
 
@@ -73,11 +76,11 @@ func (l *liveRunner) client(r *store.Run) *livehost.Client {
 // Start opens the run's tmux session with the live host in it, or re-attaches to the one a previous ace left.
 func (l *liveRunner) Start(ctx context.Context, r *store.Run) (Result, error) {
 	e := l.e
-	name, err := e.tmux.sessionName(ctx, r)
+	name, err := l.panes.sessionName(ctx, r)
 	if err != nil {
 		return Result{}, err
 	}
-	pane, found, err := e.tmux.pane(ctx, name)
+	pane, found, err := l.panes.pane(ctx, name)
 	if err != nil {
 		return Result{}, err
 	}
@@ -123,7 +126,7 @@ func (l *liveRunner) launch(ctx context.Context, r *store.Run, name string, resp
 	}
 	host := &hosted{program: argv[0], readWrite: rw,
 		inBox: []string{sandbox.SelfPath, livehost.ChildArg, specPath}}
-	cmd, err := e.tmux.sessionSpecOf(ctx, r, prof, name,
+	cmd, err := l.panes.sessionSpecOf(ctx, r, prof, name,
 		append(append([]string(nil), e.o.LiveHost...), specPath), host)
 	if err != nil {
 		return err
@@ -141,7 +144,7 @@ func (l *liveRunner) launch(ctx context.Context, r *store.Run, name string, resp
 	if r.AgentSessionID != "" {
 		verb = "resumed the live conversation of"
 	}
-	return e.tmux.open(ctx, r, prof, cmd.spec, respawn, verb)
+	return l.panes.open(ctx, r, prof, cmd.spec, respawn, verb)
 }
 
 // Deliver sends the task (or, after a restart, the resume prompt) once the host answers on its socket. A host
@@ -160,14 +163,14 @@ func (l *liveRunner) Deliver(ctx context.Context, r *store.Run) (Result, error) 
 	}
 	poll := deliverPoll(e.cfg.Monitor.Interval.Duration)
 	if _, err := l.client(r).Status(ctx); errors.Is(err, livehost.ErrNotRunning) {
-		if pane, found, perr := e.tmux.pane(ctx, r.Session); perr == nil && (!found || pane.Dead) {
+		if pane, found, perr := l.panes.pane(ctx, r.Session); perr == nil && (!found || pane.Dead) {
 			e.event(ctx, r, "agent-exited", "the live host exited before it took the prompt")
 			return Goto(StepMonitor), nil // the monitor decides: restart or give up
 		}
 		if e.since(r.State.DeliverSince) < e.cfg.Tmux.StartupTimeout.Duration {
 			return Stay(poll), nil
 		}
-		screen, _ := e.tmux.Screen(ctx, r, 0)
+		screen, _ := l.panes.screen(ctx, r, 0)
 		return askFor(fmt.Sprintf("The live conversation did not start within %s (tmux.startup_timeout).",
 			e.cfg.Tmux.StartupTimeout.Duration), screen), nil
 	} else if err != nil {
@@ -272,13 +275,11 @@ func (l *liveRunner) FollowUp(ctx context.Context, r *store.Run, prompt, deliver
 
 // restart starts the host again in the run's session, in the same conversation.
 func (l *liveRunner) restart(ctx context.Context, r *store.Run) error {
-	e := l.e
-	e.tmux.forget(r.ID)
-	name, err := e.tmux.sessionName(ctx, r)
+	name, err := l.panes.sessionName(ctx, r)
 	if err != nil {
 		return err
 	}
-	_, found, err := e.tmux.pane(ctx, name)
+	_, found, err := l.panes.pane(ctx, name)
 	if err != nil {
 		return err
 	}
@@ -301,7 +302,7 @@ func (l *liveRunner) Continue(ctx context.Context, r *store.Run, msg string) err
 // Stop ends the host's session and everything in it. A host killed outright (a host restart, or SIGKILL after the
 // grace) leaves its control socket behind: it goes too, as nothing listens on it until a host starts anew.
 func (l *liveRunner) Stop(ctx context.Context, r *store.Run) error {
-	if err := l.e.tmux.Stop(ctx, r); err != nil {
+	if err := l.panes.stop(ctx, r); err != nil {
 		return err
 	}
 	if _, _, sock, _, err := l.liveFiles(r); err == nil {
@@ -320,7 +321,7 @@ func (l *liveRunner) Live(ctx context.Context, r *store.Run) error {
 
 // Screen is the host's pane: the conversation as it goes.
 func (l *liveRunner) Screen(ctx context.Context, r *store.Run, historyLines int) (string, error) {
-	return l.e.tmux.Screen(ctx, r, historyLines)
+	return l.panes.screen(ctx, r, historyLines)
 }
 
 // Abandon: a host started by a lost visit is found again by its session's name (Start re-attaches to it).

@@ -68,7 +68,7 @@ func usageNote(u *store.Usage) string {
 // copy, with a warning on the run: the CLI works, only not live (a version, a setting).
 func (l *liveRunner) fallBack(ctx context.Context, r *store.Run, why string) (Result, bool, error) {
 	e := l.e
-	if err := e.tmux.Stop(ctx, r); err != nil {
+	if err := l.panes.stop(ctx, r); err != nil {
 		return Result{}, true, err
 	}
 	r.Runner, r.Session, r.AgentSessionID = runnerTmux, "", ""
@@ -111,7 +111,7 @@ func (l *liveRunner) Observe(ctx context.Context, r *store.Run) (Result, error) 
 	if r.State.LiveIdleSince.IsZero() || !r.State.LiveIdleSince.After(r.State.NudgedAt) {
 		return Stay(m.Interval.Duration), nil // no turn has ended since the last nudge
 	}
-	screen, _ := e.tmux.Screen(ctx, r, 0)
+	screen, _ := l.panes.screen(ctx, r, 0)
 	if res, ok, err := e.spend.budgetStop(ctx, r, screen); ok {
 		return res, err
 	}
@@ -155,7 +155,7 @@ func pendingQuestion(p livehost.Record) string {
 // end of its screen.
 func (l *liveRunner) exited(ctx context.Context, r *store.Run) (Result, error) {
 	e := l.e
-	screen, _ := e.tmux.Screen(ctx, r, 0)
+	screen, _ := l.panes.screen(ctx, r, 0)
 	worked, err := e.leftWork(ctx, r)
 	if err != nil {
 		return Result{}, err
@@ -164,11 +164,11 @@ func (l *liveRunner) exited(ctx context.Context, r *store.Run) (Result, error) {
 		e.event(ctx, r, "agent-exited", "the live conversation ended; finalizing what the agent did")
 		return Goto(StepFinalize), nil
 	}
-	pane, found, err := e.tmux.pane(ctx, r.Session)
+	pane, found, err := l.panes.pane(ctx, r.Session)
 	if err != nil {
 		return Result{}, err
 	}
-	c := liveCause(pane, found, func() string { return e.tmux.sessionGone(ctx, r) })
+	c := liveCause(pane, found, func() string { return l.panes.sessionGone(ctx, r) })
 	if e.mayRestart(r, c) {
 		if err := l.restart(ctx, r); err != nil {
 			return Result{}, err
@@ -203,6 +203,6 @@ func (l *liveRunner) lumped(r *store.Run) bool {
 // readUsage reads a lumped CLI's usage from its session files (see lumped); the others' comes with each turn.
 func (l *liveRunner) readUsage(ctx context.Context, r *store.Run) {
 	if l.lumped(r) {
-		l.e.tmux.readUsage(ctx, r)
+		l.e.spend.sessionUsage(ctx, r)
 	}
 }

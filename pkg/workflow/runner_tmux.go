@@ -1,13 +1,9 @@
 package workflow
 
 import (
-	"sync"
-	"time"
-
 	"context"
 	"fmt"
-
-	"github.com/aceworks/ace/pkg/tmuxops"
+	"sync"
 
 	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/store"
@@ -18,18 +14,17 @@ import (
 // as a paste or, at a menu, as keys (node_input.go).
 type tmuxRunner struct {
 	e *Engine
-	// tmux is the tmux server the agents run in; nothing else in ace's graph talks to it.
-	tmux Sessions
+	// panes are the agents' tmux sessions (runner_panes.go), shared with the live runner; tmux is their client,
+	// through which this runner reads its agents' screens and types into them.
+	panes *panes
+	tmux  Sessions
 
-	mu       sync.Mutex
-	seen     map[int64]*observed // per-run screen cache: what the monitor saw last (an optimisation, never the truth)
-	panes    []tmuxops.Pane      // the last pane list, shared by runs ticked close together
-	panesAt  time.Time
-	panesGen uint64 // counts invalidations: a listing begun before one must not be cached after it
+	mu   sync.Mutex
+	seen map[int64]*observed // per-run screen cache: what the monitor saw last (an optimisation, never the truth)
 }
 
-func newTmuxRunner(e *Engine, tmux Sessions) *tmuxRunner {
-	return &tmuxRunner{e: e, tmux: tmux, seen: map[int64]*observed{}}
+func newTmuxRunner(e *Engine, p *panes) *tmuxRunner {
+	return &tmuxRunner{e: e, panes: p, tmux: p.tmux, seen: map[int64]*observed{}}
 }
 
 func (*tmuxRunner) Name() string { return runnerTmux }
@@ -59,11 +54,11 @@ func (*tmuxRunner) IdleProcess() bool { return true }
 // Start opens the agent's tmux session, or re-attaches to the one a previous ace process left running.
 func (t *tmuxRunner) Start(ctx context.Context, r *store.Run) (Result, error) {
 	e := t.e
-	name, err := t.sessionName(ctx, r)
+	name, err := t.panes.sessionName(ctx, r)
 	if err != nil {
 		return Result{}, err
 	}
-	pane, found, err := t.pane(ctx, name)
+	pane, found, err := t.panes.pane(ctx, name)
 	if err != nil {
 		return Result{}, err
 	}
@@ -115,13 +110,13 @@ func (*tmuxRunner) Queue(*store.Run, string) {}
 // working copy, and the resume prompt (deliver_prompt) says what the round is about.
 func (t *tmuxRunner) FollowUp(ctx context.Context, r *store.Run, prompt, delivered string) (Result, error) {
 	e := t.e
-	pane, found, err := t.pane(ctx, r.Session)
+	pane, found, err := t.panes.pane(ctx, r.Session)
 	if err != nil {
 		return Result{}, err
 	}
 	if r.Session == "" || !found || pane.Dead {
 		t.forget(r.ID)
-		name, err := t.sessionName(ctx, r)
+		name, err := t.panes.sessionName(ctx, r)
 		if err != nil {
 			return Result{}, err
 		}
@@ -186,24 +181,8 @@ func (t *tmuxRunner) Continue(ctx context.Context, r *store.Run, msg string) err
 
 // Stop kills the agent's session and everything it started, if it is still there.
 func (t *tmuxRunner) Stop(ctx context.Context, r *store.Run) error {
-	e := t.e
 	t.forget(r.ID)
-	if r.Session == "" {
-		return nil
-	}
-	alive, err := t.tmux.HasSession(ctx, r.Session)
-	if err != nil {
-		return fmt.Errorf("look for session %s: %w", r.Session, err)
-	}
-	if alive {
-		err := t.tmux.Kill(ctx, r.Session)
-		t.invalidatePanes()
-		if err != nil {
-			return fmt.Errorf("stop session %s: %w", r.Session, err)
-		}
-		e.event(ctx, r, "session", "closed "+r.Session)
-	}
-	return nil
+	return t.panes.stop(ctx, r)
 }
 
 func (t *tmuxRunner) Working(ctx context.Context, r *store.Run) bool {
@@ -218,26 +197,14 @@ func (t *tmuxRunner) Working(ctx context.Context, r *store.Run) bool {
 	return err == nil && prof.IsBusy(screen)
 }
 
-func (t *tmuxRunner) Live(ctx context.Context, r *store.Run) error {
-	if r.Session == "" {
-		return fmt.Errorf("%s#%d: %w", r.Repo, r.Issue, ErrNoSession)
-	}
-	ok, err := t.tmux.HasSession(ctx, r.Session)
-	if err != nil {
-		return fmt.Errorf("look for session %s: %w", r.Session, err)
-	}
-	if !ok {
-		return fmt.Errorf("%s#%d (session %s is gone): %w", r.Repo, r.Issue, r.Session, ErrNoSession)
-	}
-	return nil
-}
+func (t *tmuxRunner) Live(ctx context.Context, r *store.Run) error { return t.panes.live(ctx, r) }
 
 func (t *tmuxRunner) Screen(ctx context.Context, r *store.Run, historyLines int) (string, error) {
-	if err := t.Live(ctx, r); err != nil {
-		return "", err
-	}
-	return t.tmux.Capture(ctx, r.Session, historyLines)
+	return t.panes.screen(ctx, r, historyLines)
 }
 
 // Abandon: a tmux session started by a lost visit is found again by its name (Start re-attaches to it).
 func (*tmuxRunner) Abandon(mine, fresh *store.Run) {}
+
+// readUsage: the agent's CLI records what it spent in its session files (usageReader).
+func (t *tmuxRunner) readUsage(ctx context.Context, r *store.Run) { t.e.spend.sessionUsage(ctx, r) }

@@ -31,7 +31,7 @@ func (t *tmuxRunner) deliverPrompt(ctx context.Context, r *store.Run) (Result, e
 	if err != nil {
 		return Result{}, err
 	}
-	pane, found, err := t.pane(ctx, r.Session)
+	pane, found, err := t.panes.pane(ctx, r.Session)
 	if err != nil {
 		return Result{}, err
 	}
@@ -124,7 +124,7 @@ func (t *tmuxRunner) submitPrompt(ctx context.Context, r *store.Run, prof agents
 		return t.pasteLost(ctx, r, lost.Screen)
 	}
 	if err != nil {
-		if pane, found, perr := t.pane(ctx, r.Session); perr == nil && (!found || pane.Dead) {
+		if pane, found, perr := t.panes.pane(ctx, r.Session); perr == nil && (!found || pane.Dead) {
 			e.event(ctx, r, "agent-exited", "the agent exited before it took the prompt")
 			return Goto(StepMonitor), nil
 		}

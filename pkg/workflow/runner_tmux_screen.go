@@ -36,7 +36,7 @@ const recaptureEvery = 30 * time.Second
 func (t *tmuxRunner) observeScreen(ctx context.Context, r *store.Run) (Result, error) {
 	e := t.e
 	m := e.cfg.Monitor
-	pane, found, err := t.pane(ctx, r.Session)
+	pane, found, err := t.panes.pane(ctx, r.Session)
 	if err != nil {
 		return Result{}, err
 	}
@@ -148,7 +148,7 @@ func (t *tmuxRunner) onAgentExit(ctx context.Context, r *store.Run, pane tmuxops
 	if e.mayRestart(r, c) {
 		e.restarted(ctx, r, c, "restarting it")
 		t.forget(r.ID)
-		name, err := t.sessionName(ctx, r)
+		name, err := t.panes.sessionName(ctx, r)
 		if err != nil {
 			return Result{}, err
 		}
@@ -166,7 +166,7 @@ func (t *tmuxRunner) onAgentExit(ctx context.Context, r *store.Run, pane tmuxops
 
 // exitCause reads why the agent is gone (paneCause).
 func (t *tmuxRunner) exitCause(ctx context.Context, r *store.Run, pane tmuxops.Pane, found bool) exitCause {
-	return paneCause("the agent", pane, found, func() string { return t.sessionGone(ctx, r) })
+	return paneCause("the agent", pane, found, func() string { return t.panes.sessionGone(ctx, r) })
 }
 
 // look returns the session's screen and state, capturing only when needCapture says the screen may tell

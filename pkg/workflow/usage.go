@@ -81,14 +81,14 @@ func (sp *spending) refreshUsage(ctx context.Context, r *store.Run, force bool) 
 	}
 }
 
-// readUsage sets the run's usage to what its agent's sessions in the working copy spent since the run was
+// sessionUsage sets the run's usage to what its agent's sessions in the working copy spent since the run was
 // created, read from the session files the CLI wrote in the agent's home (agents.Profile.SessionUsage). The
 // files hold totals, so the figure replaces the one before: reading again never counts anything twice. The
 // cost is the one the files record, else the tokens are priced by model ([prices], built-in defaults; a model
 // without a price at the run's model's). An agent whose files ace cannot read, or that wrote none yet, leaves
 // the usage as it is.
-func (t *tmuxRunner) readUsage(ctx context.Context, r *store.Run) {
-	e := t.e
+func (sp *spending) sessionUsage(ctx context.Context, r *store.Run) {
+	e := sp.e
 	prof, err := e.agent.profile(r)
 	if err != nil || r.Workdir == "" {
 		return
