@@ -23,7 +23,10 @@ var ErrHeadless = errors.New("the run is headless (runner exec): there is no scr
 
 // execRunner is the headless runner: each turn runs under its own supervisor, the monitor reads the turn's
 // status file, and text for the agent waits in the run (State.ExecPending) for the next turn.
-type execRunner struct{ e *Engine }
+type execRunner struct {
+	runnerDefaults // Type: a headless agent takes text only as a new turn (Queue)
+	e              *Engine
+}
 
 func (*execRunner) Name() string { return runnerExec }
 
@@ -60,9 +63,6 @@ func (x *execRunner) Busy(ctx context.Context, r *store.Run) (Result, bool, erro
 func (x *execRunner) Observe(ctx context.Context, r *store.Run) (Result, error) {
 	return x.execTurnEnded(ctx, r)
 }
-
-// Type: a headless agent takes text only as a new turn (Queue).
-func (*execRunner) Type(context.Context, *store.Run, string) error { return nil }
 
 func (*execRunner) Queue(r *store.Run, text string) { queueExec(r, text) }
 

@@ -24,6 +24,9 @@ import (
 
 // liveRunner drives live runs; it holds their tmux sessions with the tmux runner (panes, runner_panes.go).
 type liveRunner struct {
+	// Queue: text sent to a live conversation needs no keeping; Abandon: a host started by a lost visit is found
+	// again by its session's name (Start re-attaches to it).
+	runnerDefaults
 	e     *Engine
 	panes *panes
 }
@@ -251,9 +254,6 @@ func (l *liveRunner) Type(ctx context.Context, r *store.Run, text string) error 
 	return c.Send(ctx, text)
 }
 
-// Queue: text sent to a live conversation needs no keeping.
-func (*liveRunner) Queue(*store.Run, string) {}
-
 // FollowUp sends the round's prompt to the conversation; a host gone between rounds (a released run) is started
 // again in the same conversation and told what the round is about (deliver_prompt's resume prompt).
 func (l *liveRunner) FollowUp(ctx context.Context, r *store.Run, prompt, delivered string) (Result, error) {
@@ -323,9 +323,6 @@ func (l *liveRunner) Live(ctx context.Context, r *store.Run) error {
 func (l *liveRunner) Screen(ctx context.Context, r *store.Run, historyLines int) (string, error) {
 	return l.panes.screen(ctx, r, historyLines)
 }
-
-// Abandon: a host started by a lost visit is found again by its session's name (Start re-attaches to it).
-func (*liveRunner) Abandon(mine, fresh *store.Run) {}
 
 func (l *liveRunner) Working(ctx context.Context, r *store.Run) bool {
 	st, err := l.client(r).Status(ctx)

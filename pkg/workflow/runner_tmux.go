@@ -13,6 +13,10 @@ import (
 // and verified on its screen (runner_tmux_deliver.go), the monitor reads its screen (node_monitor.go), and text goes in
 // as a paste or, at a menu, as keys (node_input.go).
 type tmuxRunner struct {
+	// Busy: a tmux agent's screen tells busy from idle, and Observe reads it; Queue: text typed into a live
+	// session needs no keeping; Abandon: a tmux session started by a lost visit is found again by its name
+	// (Start re-attaches to it).
+	runnerDefaults
 	e *Engine
 	// panes are the agents' tmux sessions (runner_panes.go), shared with the live runner; tmux is their client,
 	// through which this runner reads its agents' screens and types into them.
@@ -86,11 +90,6 @@ func (t *tmuxRunner) Deliver(ctx context.Context, r *store.Run) (Result, error) 
 	return t.deliverPrompt(ctx, r)
 }
 
-// Busy: a tmux agent's screen tells busy from idle; Observe reads it.
-func (*tmuxRunner) Busy(context.Context, *store.Run) (Result, bool, error) {
-	return Result{}, false, nil
-}
-
 func (t *tmuxRunner) Observe(ctx context.Context, r *store.Run) (Result, error) {
 	t.e.spend.refreshUsage(ctx, r, false) // usage.go: what the agent spent so far, for ace ls and budgets
 	return t.observeScreen(ctx, r)
@@ -102,9 +101,6 @@ func (t *tmuxRunner) Type(ctx context.Context, r *store.Run, text string) error 
 	}
 	return nil
 }
-
-// Queue: text typed into a live session needs no keeping.
-func (*tmuxRunner) Queue(*store.Run, string) {}
 
 // FollowUp types the round's prompt into the session; an agent gone between rounds is restarted in the same
 // working copy, and the resume prompt (deliver_prompt) says what the round is about.
@@ -202,9 +198,6 @@ func (t *tmuxRunner) Live(ctx context.Context, r *store.Run) error { return t.pa
 func (t *tmuxRunner) Screen(ctx context.Context, r *store.Run, historyLines int) (string, error) {
 	return t.panes.screen(ctx, r, historyLines)
 }
-
-// Abandon: a tmux session started by a lost visit is found again by its name (Start re-attaches to it).
-func (*tmuxRunner) Abandon(mine, fresh *store.Run) {}
 
 // readUsage: the agent's CLI records what it spent in its session files (usageReader).
 func (t *tmuxRunner) readUsage(ctx context.Context, r *store.Run) { t.e.spend.sessionUsage(ctx, r) }
