@@ -119,9 +119,9 @@ func (p phase) run(ctx context.Context) (rep Report) {
 		rep.Error = fmt.Sprintf("prepare a fresh home: %v", err)
 		return rep
 	}
-	runner := "tmux"
+	runner := store.RunnerTmux
 	if p.name == PhaseLive {
-		runner = "live"
+		runner = store.RunnerLive
 	}
 	cfg, err := w.config(user, p.agent, runner, p.startup)
 	if err != nil {

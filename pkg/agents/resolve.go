@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/aceworks/ace/pkg/store"
 )
 
 // Override is one agent's table of ace.toml, [agents.<name>]: the one spelling of a per-agent setting. Its tags
@@ -21,7 +23,7 @@ type Override struct {
 	// Secrets are the secrets the agent requires, injected into its environment; Env plain variables.
 	Secrets []string          `toml:"secrets"`
 	Env     map[string]string `toml:"env"`
-	// Runner is "tmux", "exec" or "live"; "" is tmux.
+	// Runner is store.RunnerTmux, RunnerExec or RunnerLive; "" is tmux.
 	Runner string `toml:"runner"`
 	Home   string `toml:"home"`
 	// AutoApprove answers permission dialogs with the profile's "yes" key (true turns it on; false keeps the
@@ -76,7 +78,7 @@ func Resolve(name string, o Override) (Profile, error) {
 		p, ok = Builtin(base)
 	}
 	if !ok {
-		if strings.TrimSpace(o.Command) == "" && (o.Runner != "exec" || strings.TrimSpace(o.Headless) == "") {
+		if strings.TrimSpace(o.Command) == "" && (o.Runner != store.RunnerExec || strings.TrimSpace(o.Headless) == "") {
 			errs = append(errs, errUnknown(name))
 		}
 		p = Profile{Name: name}
@@ -103,7 +105,7 @@ func Resolve(name string, o Override) (Profile, error) {
 	set(&p.Runner, o.Runner)
 	set(&p.GitHubMCP, o.GitHubMCP)
 	if p.Runner == "" {
-		p.Runner = "tmux"
+		p.Runner = store.RunnerTmux
 	}
 	if o.AutoApprove {
 		p.AutoApprove = true

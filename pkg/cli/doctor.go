@@ -53,7 +53,7 @@ func (c *check) fail(what, detail string) {
 // headlessOnly reports whether every agent the configuration uses runs with the headless runner.
 func headlessOnly(app *App) bool {
 	for _, name := range app.Config.AgentNames() {
-		if p, err := service.Profile(app.Config, name); err != nil || p.Runner != "exec" {
+		if p, err := service.Profile(app.Config, name); err != nil || p.Runner != store.RunnerExec {
 			return false
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/aceworks/ace/pkg/agents"
+	"github.com/aceworks/ace/pkg/store"
 )
 
 var permissions = []string{"read", "triage", "write", "maintain", "admin"}
@@ -181,23 +182,23 @@ func (c *Config) validateAgent(name string, a AgentConfig, bad func(key, format 
 	builtin := isBuiltin(name)
 	// A custom agent lives in ace.toml alone: a command for tmux, or only the headless command when it runs
 	// headless.
-	if !builtin && strings.TrimSpace(a.Command) == "" && !(a.Runner == "exec" && strings.TrimSpace(a.Headless) != "") {
+	if !builtin && strings.TrimSpace(a.Command) == "" && !(a.Runner == store.RunnerExec && strings.TrimSpace(a.Headless) != "") {
 		bad(key+".command", "empty (or runner = \"exec\" with headless and headless_format)")
 	}
 	switch a.Runner {
-	case "", "tmux", "exec":
-	case "live":
+	case "", store.RunnerTmux, store.RunnerExec:
+	case store.RunnerLive:
 		if p, ok := agents.Builtin(name); !ok || p.Live == "" {
 			bad(key+".runner", "\"live\" is for the built-in agents with a live protocol (claude, codex, gemini)")
 		}
 	default:
-		bad(key+".runner", "%q is not \"tmux\", \"exec\" or \"live\"", a.Runner)
+		bad(key+".runner", "%q is not %q, %q or %q", a.Runner, store.RunnerTmux, store.RunnerExec, store.RunnerLive)
 	}
 	formats := agents.Parsers().Formats()
 	if a.HeadlessFormat != "" && !slices.Contains(formats, a.HeadlessFormat) {
 		bad(key+".headless_format", "%q is not one of %s", a.HeadlessFormat, strings.Join(formats, ", "))
 	}
-	if a.Runner == "exec" && !builtinHeadless(name) {
+	if a.Runner == store.RunnerExec && !builtinHeadless(name) {
 		// A custom agent has no built-in headless command or stream shape to fall back on.
 		if strings.TrimSpace(a.Headless) == "" {
 			bad(key+".headless", "empty (runner \"exec\" needs the headless command)")

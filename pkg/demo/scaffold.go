@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/aceworks/ace/pkg/store"
 )
 
 // The issue the demo asks the agent to resolve.
@@ -122,7 +124,7 @@ func scaffold(ctx context.Context, dir, exe string, headless bool) (string, erro
 		fake := cfg["agents"].(map[string]any)["fake"].(map[string]any)
 		// Its place in the script is kept in the working copy (git-excluded .ace/): a box sees the script read-only.
 		base := shellQuote(exe) + " demo-agent headless --format claude --script " + shellQuote(script) + " --state .ace/demo-agent.state"
-		fake["runner"] = "exec"
+		fake["runner"] = store.RunnerExec
 		fake["headless"] = base
 		fake["headless_resume"] = base + " --resume {session_id}"
 		fake["headless_format"] = "claude"

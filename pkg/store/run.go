@@ -100,7 +100,7 @@ func (s *Store) CreateRun(ctx context.Context, r *Run) error {
 		r.TriggeredAt = now
 	}
 	if r.Runner == "" {
-		r.Runner = "tmux"
+		r.Runner = RunnerTmux
 	}
 	state, err := json.Marshal(r.State)
 	if err != nil {

@@ -33,7 +33,7 @@ func TestAnswerClearsOnlyTheAnsweredQuestion(t *testing.T) {
 				t.Fatal(err)
 			}
 			// Not waiting (an ace send to a working agent): no tracker is needed.
-			r := &store.Run{Workdir: dir, Status: store.StatusActive, Runner: runnerLive}
+			r := &store.Run{Workdir: dir, Status: store.StatusActive, Runner: store.RunnerLive}
 			r.State.Question = tc.asked
 			if _, err := e.humans.recordAnswer(context.Background(), r, "1"); err != nil {
 				t.Fatal(err)

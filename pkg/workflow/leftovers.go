@@ -132,13 +132,13 @@ func staleSockets(root string, runs []*store.Run) []Leftover {
 		if b := r.State.Box; b != nil && b.Proxy != "" {
 			paths[b.Proxy], paths[runbox.ReportSocket(b.Proxy)] = r, r
 		}
-		if r.Runner == runnerLive {
+		if r.Runner == store.RunnerLive {
 			if _, _, sock, _, err := liveFilesOf(root, r); err == nil {
 				paths[sock] = r
 			}
 		}
 	}
-	for _, pattern := range []string{filepath.Join(root, "boxes", "*", "egress", "*"), filepath.Join(root, "live", "*", "host.sock")} {
+	for _, pattern := range []string{filepath.Join(root, "boxes", "*", "egress", "*"), filepath.Join(root, liveDir, "*", hostSocket)} {
 		found, _ := filepath.Glob(pattern)
 		for _, p := range found {
 			if _, ok := paths[p]; !ok {

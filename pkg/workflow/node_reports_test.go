@@ -22,7 +22,7 @@ func (downTracker) FindComment(context.Context, string, int, string) (*tracker.C
 func TestAskNotAskedChangesNothing(t *testing.T) {
 	t.Parallel()
 	e := withParts(&Engine{o: Options{Tracker: downTracker{}}})
-	r := &store.Run{ID: 1, Issue: 7, Runner: runnerLive, Status: store.StatusActive, Step: string(StepMonitor)}
+	r := &store.Run{ID: 1, Issue: 7, Runner: store.RunnerLive, Status: store.StatusActive, Step: string(StepMonitor)}
 	res, err := e.reported(context.Background(), r, askFor("May it run the tests?", "").then(func() { r.State.LiveAsked = "p1" }), nil)
 	if err == nil || res.Next != "" || r.State.LiveAsked != "" || r.State.Questions != 0 {
 		t.Errorf("asking failed: err %v, next %q, marked asked %q, questions %d; want the error and the run as it was",

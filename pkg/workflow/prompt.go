@@ -25,7 +25,7 @@ func (pp *prompts) resumePrompt(r *store.Run) string {
 	if w := r.State.ResumeWith; w != "" {
 		// A released agent's first message (an answer, the continue after a usage limit), byte-exact where its
 		// conversation goes on; an agent that cannot continue one is told where the task stands first.
-		if prof, err := e.agent.profile(r); err == nil && (prof.ContinueCommand != "" || Describe(r).Name() == runnerLive) {
+		if prof, err := e.agent.profile(r); err == nil && (prof.ContinueCommand != "" || Describe(r).Name() == store.RunnerLive) {
 			return w
 		}
 		return fmt.Sprintf("You were restarted after an interruption. Resume the task in ACE_TASK.md (issue #%d) from "+

@@ -10,8 +10,11 @@ import (
 // Runner drives a run's agent. ace has three: the tmux runner (runner_tmux*.go: the agent's own terminal UI in a
 // tmux session, read from its screen), the headless runner (runner_exec*.go: one turn at a time through the
 // agent's JSON stream, under a supervisor) and the live runner (runner_live*.go: one long-lived conversation over
-// the CLI's own protocol, held by a host in the run's tmux session). The graph's nodes and ace's commands never ask which one a run has:
-// they call these methods. A new runner is one file implementing Runner and one case in runnerFor.
+// the CLI's own protocol, held by a host in the run's tmux session). The graph's nodes and ace's commands never
+// ask which one a run has: they call these methods. A runner reports what it saw that is not its own business —
+// a usage limit, a human to ask (Result.limit, Result.ask) — and the node that called it decides
+// (node_reports.go). A new runner is its files implementing Runner, runnerDefaults embedded for the methods it
+// has nothing to do in, and a line in runnerKinds.
 type Runner interface {
 	Describer
 	// Start opens the agent for the run, or re-attaches to the one a previous ace process left running (the
@@ -23,11 +26,11 @@ type Runner interface {
 	// .ace/DONE or its last commit). busy false lets the monitor go on.
 	Busy(ctx context.Context, r *store.Run) (res Result, busy bool, err error)
 	// Observe is the monitor's look once neither .ace/DONE nor .ace/QUESTION is there: the agent idle, at a
-	// dialog, asking on its screen, at a usage limit, or gone — and what to do about it (nudge, answer, ask a
-	// human, restart, compact).
+	// dialog, asking on its screen, at a usage limit, or gone — and what to do about it (nudge, answer, restart,
+	// compact), or what the monitor is to act on (a human to ask, a limit: node_reports.go).
 	Observe(ctx context.Context, r *store.Run) (Result, error)
 	// Type gives text to the live agent now; Queue keeps it in the run for the agent's next turn. A runner does
-	// one or the other (the other is a no-op), so that callers do both: Type once, Queue in a change of the run
+	// one or the other (the other is runnerDefaults' no-op), so that callers do both: Type once, Queue in a change of the run
 	// that may be redone on a fresh copy (updateFresh).
 	Type(ctx context.Context, r *store.Run, text string) error
 	Queue(r *store.Run, text string)
@@ -70,30 +73,43 @@ type Describer interface {
 	IdleProcess() bool
 }
 
-// The runners' names, as in config and the store.
-const (
-	runnerTmux = "tmux"
-	runnerExec = "exec"
-	runnerLive = "live"
-)
+// runnerKind is a line of the runners' list: a runner's name, and the runner of that name working for an engine
+// (of(nil): one for descriptions alone, which needs none).
+type runnerKind struct {
+	name string
+	of   func(e *Engine) Runner
+}
 
-// runnerFor returns the runner named name working for e (nil: for descriptions only). A run stored without a
-// runner is a tmux run, as every run was before there was a choice.
-func runnerFor(name string, e *Engine) Runner {
-	switch {
-	case name == runnerExec && e != nil:
-		return e.exec
-	case name == runnerExec:
-		return &execRunner{}
-	case name == runnerLive && e != nil:
-		return e.live
-	case name == runnerLive:
-		return &liveRunner{}
-	case e != nil:
-		return e.tmux
-	default:
-		return &tmuxRunner{}
+// runnerKinds lists ace's runners by name (store.RunnerTmux…), the default first: a run stored without a runner,
+// or with one this ace does not know, is a tmux run, as every run was before there was a choice. A new runner is
+// its files and a line here.
+func runnerKinds() []runnerKind {
+	return []runnerKind{
+		kind(&tmuxRunner{}, func(e *Engine) *tmuxRunner { return e.tmux }),
+		kind(&execRunner{}, func(e *Engine) *execRunner { return e.exec }),
+		kind(&liveRunner{}, func(e *Engine) *liveRunner { return e.live }),
 	}
+}
+
+// kind is a line of runnerKinds: blank is the runner for descriptions (its Name names it), mine the engine's.
+func kind[R Runner](blank R, mine func(*Engine) R) runnerKind {
+	return runnerKind{name: blank.Name(), of: func(e *Engine) Runner {
+		if e == nil {
+			return blank
+		}
+		return mine(e)
+	}}
+}
+
+// runnerFor returns the runner named name working for e (nil: for descriptions only).
+func runnerFor(name string, e *Engine) Runner {
+	kinds := runnerKinds()
+	for _, k := range kinds {
+		if k.name == name {
+			return k.of(e)
+		}
+	}
+	return kinds[0].of(e)
 }
 
 // runnerOf names the runner an agent's profile asks for.

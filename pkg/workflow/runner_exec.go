@@ -28,7 +28,7 @@ type execRunner struct {
 	e              *Engine
 }
 
-func (*execRunner) Name() string { return runnerExec }
+func (*execRunner) Name() string { return store.RunnerExec }
 
 func (*execRunner) Where(r *store.Run) string {
 	if r.AgentSessionID != "" {

@@ -31,7 +31,7 @@ type liveRunner struct {
 	panes *panes
 }
 
-func (*liveRunner) Name() string { return runnerLive }
+func (*liveRunner) Name() string { return store.RunnerLive }
 
 func (*liveRunner) Where(r *store.Run) string {
 	if r.Session == "" {
@@ -57,6 +57,10 @@ func (*liveRunner) Delivery() string { return "given to the live conversation" }
 
 func (*liveRunner) IdleProcess() bool { return true }
 
+// liveDir is where the live runs' host files are under ace's root, a directory a run (liveFilesOf); hostSocket
+// is a host's control socket in it (leftovers.go finds those a killed host left).
+const liveDir, hostSocket = "live", "host.sock"
+
 // liveFiles names a live run's host files, in a directory of the run's own (a boxed host writes there and
 // sees nothing else of ace's): its spec, its control socket (runbox.ShortSocket, where the root is too deep for a socket
 // path) and its transcript (kept after the run, like the tmux logs).
@@ -66,8 +70,8 @@ func (l *liveRunner) liveFiles(r *store.Run) (dir, spec, socket, transcript stri
 
 // liveFilesOf is liveFiles under root.
 func liveFilesOf(root string, r *store.Run) (dir, spec, socket, transcript string, err error) {
-	dir = filepath.Join(root, "live", execName(r))
-	socket, err = runbox.ShortSocket(root, filepath.Join(dir, "host.sock"), fmt.Sprintf("%d-live", r.ID), "host.sock")
+	dir = filepath.Join(root, liveDir, execName(r))
+	socket, err = runbox.ShortSocket(root, filepath.Join(dir, hostSocket), fmt.Sprintf("%d-live", r.ID), hostSocket)
 	return dir, filepath.Join(dir, "spec.json"), socket, filepath.Join(dir, "transcript.jsonl"), err
 }
 

@@ -27,7 +27,7 @@ func TestLivePromptNotSentTwice(t *testing.T) {
 	t.Cleanup(func() { _ = st.Close() })
 	e := withParts(&Engine{o: Options{Root: t.TempDir(), Store: st, Now: time.Now}, log: slog.New(slog.DiscardHandler)})
 	intent := time.Now()
-	r := &store.Run{Repo: "acme/widgets", Issue: 193, Runner: runnerLive, Step: string(StepDeliver), Status: store.StatusActive}
+	r := &store.Run{Repo: "acme/widgets", Issue: 193, Runner: store.RunnerLive, Step: string(StepDeliver), Status: store.StatusActive}
 	if err := st.CreateRun(ctx, r); err != nil {
 		t.Fatal(err)
 	}

@@ -71,7 +71,7 @@ func (l *liveRunner) fallBack(ctx context.Context, r *store.Run, why string) (Re
 	if err := l.panes.stop(ctx, r); err != nil {
 		return Result{}, true, err
 	}
-	r.Runner, r.Session, r.AgentSessionID = runnerTmux, "", ""
+	r.Runner, r.Session, r.AgentSessionID = store.RunnerTmux, "", ""
 	r.State.PromptDelivered, r.State.DeliverSince = false, time.Time{}
 	e.event(ctx, r, EventLiveFallback, "the CLI's live protocol failed its handshake ("+firstLine(why)+
 		"): the run goes on in the tmux runner")

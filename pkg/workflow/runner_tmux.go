@@ -31,7 +31,7 @@ func newTmuxRunner(e *Engine, p *panes) *tmuxRunner {
 	return &tmuxRunner{e: e, panes: p, tmux: p.tmux, seen: map[int64]*observed{}}
 }
 
-func (*tmuxRunner) Name() string { return runnerTmux }
+func (*tmuxRunner) Name() string { return store.RunnerTmux }
 
 func (*tmuxRunner) Where(r *store.Run) string {
 	if r.Session == "" {

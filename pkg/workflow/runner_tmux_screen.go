@@ -341,7 +341,7 @@ type Held struct {
 // instead while the pane watch looks at its agent (a monitored tmux run that waits the usual monitor.interval),
 // and what it holds.
 func (e *Engine) Holdable(r *store.Run, wait time.Duration) (quiet time.Duration, h Held, ok bool) {
-	if Step(r.Step) != StepMonitor || Describe(r).Name() != runnerTmux || r.Session == "" ||
+	if Step(r.Step) != StepMonitor || Describe(r).Name() != store.RunnerTmux || r.Session == "" ||
 		wait != e.cfg.Monitor.Interval.Duration {
 		return wait, Held{}, false
 	}

@@ -26,7 +26,7 @@ func (e *Engine) TmuxRecovered(rec tmuxops.Recovery) {
 		return
 	}
 	for _, r := range runs {
-		if (r.Runner == runnerTmux || r.Runner == runnerLive) && r.Session != "" {
+		if (r.Runner == store.RunnerTmux || r.Runner == store.RunnerLive) && r.Session != "" {
 			e.event(ctx, r, EventTmux, rec.String())
 		}
 	}

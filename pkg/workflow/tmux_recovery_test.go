@@ -28,11 +28,11 @@ func TestTmuxRecoveredTellsTheRunsOnThatServer(t *testing.T) {
 		name, runner, host, session string
 		status                      store.Status
 	}{
-		{"tmux", runnerTmux, "h1", "ace-widgets-1", store.StatusActive},
-		{"live", runnerLive, "h1", "ace-widgets-2", store.StatusWaitingInput},
-		{"exec", runnerExec, "h1", "", store.StatusActive},
-		{"done", runnerTmux, "h1", "ace-widgets-4", store.StatusDone},
-		{"elsewhere", runnerTmux, "h2", "ace-widgets-5", store.StatusActive},
+		{"tmux", store.RunnerTmux, "h1", "ace-widgets-1", store.StatusActive},
+		{"live", store.RunnerLive, "h1", "ace-widgets-2", store.StatusWaitingInput},
+		{"exec", store.RunnerExec, "h1", "", store.StatusActive},
+		{"done", store.RunnerTmux, "h1", "ace-widgets-4", store.StatusDone},
+		{"elsewhere", store.RunnerTmux, "h2", "ace-widgets-5", store.StatusActive},
 	} {
 		r := &store.Run{Repo: "acme/widgets", Issue: i + 1, Attempt: 1, Agent: "fake", Runner: c.runner, Step: "monitor",
 			Status: c.status, Session: c.session, Host: c.host}

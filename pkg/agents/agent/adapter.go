@@ -9,6 +9,7 @@ import (
 
 	"github.com/aceworks/ace/pkg/headless"
 	"github.com/aceworks/ace/pkg/live"
+	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/untrusted"
 )
 
@@ -127,7 +128,7 @@ func (p Profile) WrappedCLI(exe string) string {
 // executable (the headless command's for runner exec), or the CLI behind ace's wrapper.
 func (p Profile) Program() string {
 	exe := p.Executable()
-	if p.Runner == "exec" {
+	if p.Runner == store.RunnerExec {
 		exe = p.HeadlessExecutable()
 	}
 	if cli := p.WrappedCLI(exe); cli != "" {

@@ -99,7 +99,7 @@ type Profile struct {
 	// Secrets are required: a run fails without them. A built-in agent's sign-in secrets are not listed
 	// here; its adapter resolves them when present (see SignIn).
 	Secrets []string
-	Runner  string // "tmux" or "exec"
+	Runner  string // store.RunnerTmux, RunnerExec or RunnerLive
 	// GitHubMCP is the URL of a GitHub MCP server to give the agent ("" = none), authenticated with the
 	// GitHub token ace injects as GITHUB_TOKEN.
 	GitHubMCP string
