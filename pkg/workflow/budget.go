@@ -16,8 +16,9 @@ type spending struct{ e *Engine }
 // that ended without finishing) the issue is asked whether to go on, and each answer grants one more budget. A
 // day at budget.day dispatches no new run until the next day (UTC); runs already going keep their own budget.
 
-// budgetStop is asked at a run's idle moment, before a nudge: ok when the run reached its budget and waits for a
-// human now. last is what the human gets to see of the agent (its screen, its last words).
+// budgetStop is asked at a run's idle moment, before a nudge: ok when the run reached its budget, and res the
+// report that a human is to be asked now (the node asks: node_reports.go) — or a best-of attempt's way to
+// finalize. last is what the human gets to see of the agent (its screen, its last words).
 func (sp *spending) budgetStop(ctx context.Context, r *store.Run, last string) (Result, bool, error) {
 	e := sp.e
 	b := e.cfg.Budget.Run
@@ -42,12 +43,10 @@ func (sp *spending) budgetStop(ctx context.Context, r *store.Run, last string) (
 	msg := fmt.Sprintf("The run reached its budget: it spent %s (budget.run: %s). The agent is idle and was not "+
 		"nudged on. Reply to let it go on for one more budget, or stop it (`ace stop %d`, or remove the %q label).",
 		spent(u.CostUSD, u.Tokens()), budgetLine(b, r.State.BudgetGrants+1), r.Issue, e.cfg.Trigger.Label)
-	if err := e.humans.askHuman(ctx, r, msg, last); err != nil {
-		return Result{}, true, err
-	}
-	r.State.BudgetAsked = true
-	e.event(ctx, r, EventBudget, "stopped at its budget: "+spent(u.CostUSD, u.Tokens()))
-	return toHumanInWords(r), true, nil
+	return askInWords(msg, last).then(func() { // the node asks (node_reports.go)
+		r.State.BudgetAsked = true
+		e.event(ctx, r, EventBudget, "stopped at its budget: "+spent(u.CostUSD, u.Tokens()))
+	}), true, nil
 }
 
 // budgetGranted is recordAnswer's part: an answer to the budget question lets the run spend one more budget.

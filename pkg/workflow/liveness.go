@@ -123,9 +123,9 @@ type stuckData struct {
 	Screen string  `json:"screen_state"`
 }
 
-// toHuman asks a human on the issue about run r, whose signals have been flat since p.first while its agent's
-// screen said state ("busy", or "unknown": nothing ace knows), with what the agent shows, and records the stuck
-// event.
+// toHuman reports that a human on the issue is to be asked about run r, whose signals have been flat since
+// p.first while its agent's screen said state ("busy", or "unknown": nothing ace knows), with what the agent
+// shows; once asked (node_reports.go), the stuck event is recorded.
 func (lv *liveness) toHuman(ctx context.Context, r *store.Run, p pulse, state, screen string) (Result, error) {
 	e := lv.e
 	flat := e.o.Now().Sub(p.first.At).Round(time.Second)
@@ -142,13 +142,11 @@ func (lv *liveness) toHuman(ctx context.Context, r *store.Run, p pulse, state, s
 		q = fmt.Sprintf("The agent shows a screen ace does not know, and nothing has moved for %s: %s. Answer with "+
 			"the keys or text that pass it.", flat, why)
 	}
-	if err := e.humans.askHuman(ctx, r, q, screen); err != nil {
-		return Result{}, err
-	}
-	data, _ := json.Marshal(stuckData{Flat: why, Since: p.first, Now: p.last, Screen: state})
-	e.eventData(ctx, r, EventStuck, fmt.Sprintf("stuck: no sign of work for %s (%s); asked a human", flat, why), string(data))
-	lv.forget(r.ID)
-	return toHuman(), nil
+	return askFor(q, screen).then(func() { // the node asks (node_reports.go)
+		data, _ := json.Marshal(stuckData{Flat: why, Since: p.first, Now: p.last, Screen: state})
+		e.eventData(ctx, r, EventStuck, fmt.Sprintf("stuck: no sign of work for %s (%s); asked a human", flat, why), string(data))
+		lv.forget(r.ID)
+	}), nil
 }
 
 // sessionDirs are the directories of the CLI's own session files for run r, where they are the run's alone: the

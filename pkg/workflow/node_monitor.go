@@ -15,7 +15,7 @@ func (e *Engine) monitor(ctx context.Context, r *store.Run) (Result, error) {
 		return res, err
 	}
 	if res, ok, err := e.reach.gate(ctx, r); ok || err != nil { // the model unreachable too long: reach.go
-		return res, err
+		return e.reported(ctx, r, res, err)
 	}
 	rn := e.runner(r)
 	if res, busy, err := rn.Busy(ctx, r); busy || err != nil {

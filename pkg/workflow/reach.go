@@ -100,19 +100,21 @@ func (rc *reach) gate(ctx context.Context, r *store.Run) (Result, bool, error) {
 	case e.since(st.Since) < e.cfg.Monitor.UnreachableAfter.Duration:
 		return Result{}, false, nil
 	}
-	return rc.ask(ctx, r, "")
+	return rc.ask(r, "")
 }
 
 // gaveUp is the runner's word that the agent stopped trying (its turn ended, it sits at its prompt): while it
-// could not reach its model, a human is asked at once, with what the agent showed last — not nudged, not restarted.
-func (rc *reach) gaveUp(ctx context.Context, r *store.Run, lastWords string) (Result, bool, error) {
+// could not reach its model, a human is to be asked at once, with what the agent showed last — not nudged, not
+// restarted.
+func (rc *reach) gaveUp(r *store.Run, lastWords string) (Result, bool, error) {
 	if st := r.State.Reach; st == nil || st.Asked {
 		return Result{}, false, nil
 	}
-	return rc.ask(ctx, r, lastWords)
+	return rc.ask(r, lastWords)
 }
 
-func (rc *reach) ask(ctx context.Context, r *store.Run, screen string) (Result, bool, error) {
+// ask is the report that a human is to be asked about the agent not reaching its model, with screen.
+func (rc *reach) ask(r *store.Run, screen string) (Result, bool, error) {
 	e := rc.e
 	st := r.State.Reach
 	q := fmt.Sprintf("%s, for %s.", ReachLine(r), e.o.Now().Sub(st.Since).Round(time.Second))
@@ -120,11 +122,7 @@ func (rc *reach) ask(ctx context.Context, r *store.Run, screen string) (Result, 
 		q += "\n\n" + st.Hint
 	}
 	q += "\n\nOnce it answers, reply here: ace passes your reply to the agent, which keeps trying meanwhile."
-	if err := e.humans.askHuman(ctx, r, q, screen); err != nil {
-		return Result{}, true, err
-	}
-	st.Asked = true
-	return toHuman(), true, nil
+	return askFor(q, screen).then(func() { st.Asked = true }), true, nil // the node asks (node_reports.go)
 }
 
 // fromBox takes in what the run's proxy saw of the model (runbox.Boxes.Keep): a connection that worked ends the

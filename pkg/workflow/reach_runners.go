@@ -37,7 +37,7 @@ func (t *tmuxRunner) retryOnScreen(ctx context.Context, r *store.Run, prof agent
 	case agents.StateReady:
 		// Still for a while (the pane too: a screen read before the CLI's spinner started is stale).
 		if e.o.Now().Sub(latest(o.changedAt, activity)) >= e.cfg.Monitor.Settle.Duration {
-			return e.reach.gaveUp(ctx, r, o.screen)
+			return e.reach.gaveUp(r, o.screen)
 		}
 	}
 	return Result{}, false, nil
@@ -75,7 +75,7 @@ func (l *liveRunner) retryRecord(ctx context.Context, r *store.Run, rec livehost
 			}
 			break
 		}
-		return e.reach.gaveUp(ctx, r, rec.Text)
+		return e.reach.gaveUp(r, rec.Text)
 	}
 	return Result{}, false, nil
 }

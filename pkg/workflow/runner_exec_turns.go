@@ -99,7 +99,7 @@ func (x *execRunner) execTurnEnded(ctx context.Context, r *store.Run) (Result, e
 		r.State.ExecPending = ""
 		return Stay(interval), nil
 	}
-	if res, ok, err := e.reach.gaveUp(ctx, r, lastWords(st)); ok || err != nil { // the model unreachable: reach.go
+	if res, ok, err := e.reach.gaveUp(r, lastWords(st)); ok || err != nil { // the model unreachable: reach.go
 		return res, err
 	}
 	if endedWell(st) {
