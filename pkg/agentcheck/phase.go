@@ -142,7 +142,7 @@ func (p phase) run(ctx context.Context) (rep Report) {
 	case PhaseLimit:
 		rep.Steps = d.limit(ctx)
 	case PhaseLive:
-		rep.Steps = []Step{sumUp(StepLive, `over the CLI's live protocol (runner "live")`, d.issueToPR(ctx, prof))}
+		rep.Steps = []Step{sumUp(StepLive, fmt.Sprintf("over the CLI's live protocol (runner %q)", store.RunnerLive), d.issueToPR(ctx, prof))}
 	case PhaseGateway:
 		rep.Steps = []Step{sumUp(StepGateway, "behind a gateway that does not pass the CLI's side requests", d.issueToPR(ctx, prof))}
 	default:

@@ -20,6 +20,7 @@ import (
 	"github.com/aceworks/ace/pkg/agents/codex"
 	"github.com/aceworks/ace/pkg/agents/gemini"
 	"github.com/aceworks/ace/pkg/headless"
+	"github.com/aceworks/ace/pkg/store"
 )
 
 // adapters lists the built-in agents; each call builds them afresh, so nothing here is shared mutable state.
@@ -110,8 +111,8 @@ func errUnknown(name string) error {
 			builtin = append(builtin, a.Name)
 		}
 	}
-	return fmt.Errorf("unknown agent %q: give it a command in [agents.%s] (or runner = \"exec\" with headless and headless_format; built in: %s)",
-		name, name, strings.Join(builtin, ", "))
+	return fmt.Errorf("unknown agent %q: give it a command in [agents.%s] (or runner = %q with headless and headless_format; built in: %s)",
+		name, name, store.RunnerExec, strings.Join(builtin, ", "))
 }
 
 // The types of package agent, which the agents' folders fill, under the names the rest of ace knows them by.

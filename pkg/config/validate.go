@@ -183,13 +183,13 @@ func (c *Config) validateAgent(name string, a AgentConfig, bad func(key, format 
 	// A custom agent lives in ace.toml alone: a command for tmux, or only the headless command when it runs
 	// headless.
 	if !builtin && strings.TrimSpace(a.Command) == "" && !(a.Runner == store.RunnerExec && strings.TrimSpace(a.Headless) != "") {
-		bad(key+".command", "empty (or runner = \"exec\" with headless and headless_format)")
+		bad(key+".command", "empty (or runner = %q with headless and headless_format)", store.RunnerExec)
 	}
 	switch a.Runner {
 	case "", store.RunnerTmux, store.RunnerExec:
 	case store.RunnerLive:
 		if p, ok := agents.Builtin(name); !ok || p.Live == "" {
-			bad(key+".runner", "\"live\" is for the built-in agents with a live protocol (claude, codex, gemini)")
+			bad(key+".runner", "%q is for the built-in agents with a live protocol (claude, codex, gemini)", store.RunnerLive)
 		}
 	default:
 		bad(key+".runner", "%q is not %q, %q or %q", a.Runner, store.RunnerTmux, store.RunnerExec, store.RunnerLive)
@@ -201,10 +201,10 @@ func (c *Config) validateAgent(name string, a AgentConfig, bad func(key, format 
 	if a.Runner == store.RunnerExec && !builtinHeadless(name) {
 		// A custom agent has no built-in headless command or stream shape to fall back on.
 		if strings.TrimSpace(a.Headless) == "" {
-			bad(key+".headless", "empty (runner \"exec\" needs the headless command)")
+			bad(key+".headless", "empty (runner %q needs the headless command)", store.RunnerExec)
 		}
 		if a.HeadlessFormat == "" {
-			bad(key+".headless_format", "empty (runner \"exec\" needs the stream format: %s)", strings.Join(formats, ", "))
+			bad(key+".headless_format", "empty (runner %q needs the stream format: %s)", store.RunnerExec, strings.Join(formats, ", "))
 		}
 	}
 	if a.HeadlessResume != "" && !strings.Contains(a.HeadlessResume, "{session_id}") {

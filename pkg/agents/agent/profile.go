@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/aceworks/ace/pkg/secrets"
+	"github.com/aceworks/ace/pkg/store"
 )
 
 // State is what an agent's screen says it is doing.
@@ -146,7 +147,7 @@ func (p Profile) argvOf(template string, v Vars) ([]string, error) {
 // LiveArgv expands the live template (AskArgs added as for Argv), or says why the agent has none.
 func (p Profile) LiveArgv(v Vars) ([]string, error) {
 	if p.Live == "" {
-		return nil, fmt.Errorf("agent %s has no live mode (runner \"live\" is for claude, codex and gemini)", p.Name)
+		return nil, fmt.Errorf("agent %s has no live mode (runner %q is for claude, codex and gemini)", p.Name, store.RunnerLive)
 	}
 	return p.argvOf(p.Live, v)
 }
