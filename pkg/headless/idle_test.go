@@ -1,28 +1,27 @@
 package headless_test
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/aceworks/ace/internal/testkit"
 	"github.com/aceworks/ace/pkg/headless"
 )
 
-// burn is a script action that keeps two processes of the agent's tree on the CPU for secs seconds without a line
-// of output: a build or a test suite that prints only when it ends.
+// burn is a script action that keeps a process of the agent's tree working on the CPU for secs seconds without a
+// line of output: a build or a test suite that prints only when it ends.
 func burn(secs int) string {
-	spin := fmt.Sprintf("timeout %d sh -c 'while :; do :; done'", secs)
-	return "sh " + spin + " & " + spin + "; wait\n"
+	return "sh " + testkit.BusyShell(time.Duration(secs)*time.Second) + "\n"
 }
 
 // TestSupervisorSilentButBusyIsNotIdle: a turn silent on its stream for longer than its idle timeout while its
 // process tree works is not ended; it says what it found in the debug log, and the turn ends as the agent ends it.
 func TestSupervisorSilentButBusyIsNotIdle(t *testing.T) {
 	t.Parallel()
-	// Two idle timeouts of silence with two processes on the CPU: well above 5 % of a core on a loaded machine.
+	// Two idle timeouts of silence with a process working on the CPU: above 5 % of a core on a loaded machine.
 	tu := newTurn(t, "claude", "say Building.\n"+burn(7)+"say Built.\n")
 	tu.spec.IdleTimeout = 3 * time.Second
 	st := tu.wait(tu.start())

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/aceworks/ace/internal/gittest"
+	"github.com/aceworks/ace/internal/testkit"
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/headless"
 	"github.com/aceworks/ace/pkg/store"
@@ -106,10 +107,9 @@ sh echo "$HOME" > ` + probe + `/home
 // working is killed (TestHeadlessSilentAgentKilledAtIdleTimeout).
 func TestHeadlessSilentBusyAgentIsNotKilled(t *testing.T) {
 	t.Parallel()
-	// Three idle timeouts of silence, each with two processes on the CPU: enough above the 5 % of a core that counts as
-	// work even on a machine loaded 15 times over.
-	spin := "timeout 9 sh -c 'while :; do :; done'"
-	w := newHeadlessWorld(t, "claude", "say Running the tests.\nsh "+spin+" & "+spin+"; wait\n"+workScript, func(c *config.Config) {
+	// Three idle timeouts of silence with a process working on the CPU (a quarter of a core when it has it): above
+	// the 5 % of a core that counts as work, even on a loaded machine.
+	w := newHeadlessWorld(t, "claude", "say Running the tests.\nsh "+testkit.BusyShell(9*time.Second)+"\n"+workScript, func(c *config.Config) {
 		c.Monitor.ExecIdleTimeout = config.Duration{Duration: 3 * time.Second}
 		c.Monitor.MaxRestarts = 0
 	})
