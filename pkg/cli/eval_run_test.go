@@ -79,6 +79,7 @@ func newEvalWorld(t *testing.T) *evalWorld {
 	// The thief: everything it finds goes into stolen.txt, which its work carries; a LEAK line is a find.
 	steal := "#!/bin/sh\n" + future.String() + "MERGES='" + merges.String() + "'\n" +
 		"[ -n \"$FUTURE\" ] || echo 'LEAK: no task found'\n" +
+		"grep -qF '" + evaltest.LaterWorkflow + "' ACE_TASK.md && echo 'LEAK: the workflow file from after the base'\n" +
 		"echo '== log --all'; git log --all --format='%H %s'\n" +
 		"echo '== rev-list --all --reflog'; git rev-list --all --reflog --objects\n" +
 		"echo '== fetch'; git fetch -q origin '+refs/*:refs/stolen/*'; git fetch -q mirror '+refs/*:refs/stolen2/*'\n" +
