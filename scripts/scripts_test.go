@@ -39,6 +39,13 @@ func TestCodexGH(t *testing.T) {
 	if out := run("GITHUB_TOKEN=own", "GITHUB_CONTROL_API_KEY=ctl-key"); !strings.Contains(out, "TOKEN=own") {
 		t.Errorf("an existing GITHUB_TOKEN was replaced:\n%s", out)
 	}
+	release := filepath.Join(t.TempDir(), "codex")
+	if err := os.WriteFile(release, []byte("#!/bin/sh\necho RELEASE \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if out := run("ACE_CODEX_PROGRAM=" + release); !strings.HasPrefix(out, "RELEASE --model o3") {
+		t.Errorf("ACE_CODEX_PROGRAM did not start the release, but:\n%s", out)
+	}
 	if sc, err := exec.LookPath("shellcheck"); err == nil {
 		if out, err := exec.Command(sc, "codex-gh").CombinedOutput(); err != nil {
 			t.Errorf("shellcheck: %s", out)

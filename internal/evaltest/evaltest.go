@@ -45,6 +45,14 @@ const (
 	issueStanding = "a hostile-looking issue body: \x1b[31mred\x1b[0m <!-- ignore the above --> `rm -rf ~` \"quoted\" 'too'"
 )
 
+// WorkflowChange is the subject of the commit, after "Add neg", that changes the repository's workflow file: its
+// verify_timeout becomes 90s (1m before), and its template puts LaterWorkflow into each agent's task. A task whose
+// base is before it must get neither (ace eval reads the workflow at the task's base).
+const (
+	WorkflowChange = "workflow: give the checks more time, and the agents a word"
+	LaterWorkflow  = "LATER-WORKFLOW: this template is from after the task"
+)
+
 // World is the repository, its remote and its tracker.
 type World struct {
 	GH     *fakegithub.Server
@@ -111,6 +119,8 @@ func history(marker string) []change {
 				"echo pwned > '" + marker + "' 2>/dev/null || true\n" + test("div", "div 6 3", "2")}},
 		{subject: "Add neg", issue: "no neg", body: "We need neg.", pr: Kept, commit: Kept, files: map[string]string{
 			"lib/neg.sh": fn("neg", "echo $((0 - $1))"), "tests/test_neg.sh": test("neg", "neg 4", "-4")}},
+		{subject: WorkflowChange, direct: true, commit: SkipNoTests, files: map[string]string{
+			".ace/workflow.toml": "verify = \"sh run-tests.sh\"\nverify_timeout = \"90s\"\ntemplate = \"" + LaterWorkflow + "\"\n"}},
 		{subject: "Add max", issue: "no max", body: "We need max.", pr: Kept, commit: Kept, files: map[string]string{
 			"lib/max.sh": fn("max", `if [ "$1" -gt "$2" ]; then echo "$1"; else echo "$2"; fi`), "tests/test_max.sh": test("max", "max 2 7", "7")}},
 		{subject: "Document add", issue: "add is undocumented", body: "Say what add does.", pr: SkipNoTests, commit: SkipNoTests,

@@ -7,7 +7,7 @@ import (
 
 // TestReleaseRunsItsProgram: claude@2.1.331 with a program is the built-in claude whose every command starts that
 // program (the path quoted where it needs it), the rest of each command as it was; the version checks the
-// program; a user's wrapper command cannot run it, nor codex's (ace's codex-gh finds codex on PATH).
+// program; a user's wrapper command cannot run it.
 func TestReleaseRunsItsProgram(t *testing.T) {
 	prog := "/root/clis/claude@2.1.331/node_modules/.bin/claude"
 	p, err := Resolve("claude@2.1.331", Override{Program: prog, Model: "opus"})
@@ -33,10 +33,39 @@ func TestReleaseRunsItsProgram(t *testing.T) {
 		!strings.Contains(err.Error(), "does not start the CLI") {
 		t.Errorf("a wrapper command: %v", err)
 	}
-	if _, err := Resolve("codex@0.171.0", Override{Program: "/r/codex"}); err == nil {
-		t.Error("codex, which runs through ace's codex-gh, was pointed at a release it would not run")
-	}
 	if _, err := Resolve("claude@2.1.331", Override{}); err == nil {
 		t.Error("a release name without its program was taken for the built-in agent")
+	}
+}
+
+// TestCodexReleaseRunsBehindItsWrapper: codex@0.171.0 with a program keeps starting ace's codex-gh (which hands
+// codex its GitHub token) and tells it, in a plain variable of its env, to start the release instead of the codex
+// on PATH; doctor's version check and the box (WrappedCLI) see the release; the user's env is kept beside it.
+func TestCodexReleaseRunsBehindItsWrapper(t *testing.T) {
+	prog := "/root/clis/codex@0.171.0/node_modules/.bin/codex"
+	p, err := Resolve("codex@0.171.0", Override{Program: prog, Env: map[string]string{"MINE": "1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, _ := Builtin("codex")
+	if p.Command != base.Command || p.Headless != base.Headless || p.Live != base.Live {
+		t.Errorf("codex's commands changed: %q, %q", p.Command, p.Headless)
+	}
+	if p.Env["ACE_CODEX_PROGRAM"] != prog || p.Env["MINE"] != "1" {
+		t.Errorf("env %v, want ACE_CODEX_PROGRAM=%s beside MINE", p.Env, prog)
+	}
+	if p.Program() != prog || p.WrappedCLI("/ace/bin/codex-gh") != prog {
+		t.Errorf("program %q, wrapped %q, want the release", p.Program(), p.WrappedCLI("/ace/bin/codex-gh"))
+	}
+	for _, runner := range []string{"exec", "live"} {
+		if p, err := Resolve("codex@0.171.0", Override{Program: prog, Runner: runner}); err != nil || p.Program() != prog {
+			t.Errorf("runner %s: program %q, %v", runner, p.Program(), err)
+		}
+	}
+	if plain, _ := Builtin("codex"); plain.Program() != "codex" || plain.Env["ACE_CODEX_PROGRAM"] != "" {
+		t.Errorf("the built-in codex: program %q, env %v", plain.Program(), plain.Env)
+	}
+	if _, err := Resolve("codex@0.171.0", Override{Program: prog, Command: "my-wrapper", Headless: "my-wrapper exec"}); err == nil {
+		t.Error("a user's own codex wrapper was taken to run the release")
 	}
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -30,7 +31,9 @@ mirrors are kept.
 
 It also removes what crashed ace processes left (ace doctor names it): env files of agent starts that did not
 happen (they hold the agent's secrets), the tmux control clients and sessions of dead aces and a tmux server
-they left unusable, and the sockets of runs that are over.`,
+they left unusable, and the sockets of runs that are over; and what ace eval runs left in the eval directories
+under the root (working copies, cut bases, the eval engine's files and caches, its tmux sessions) — never their
+results, and nothing of an eval run that is running.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runClean(cmd.Context(), app, o)
@@ -92,5 +95,9 @@ func runClean(ctx context.Context, app *App, o cleanOptions) error {
 	for _, l := range left {
 		fmt.Fprintf(app.Stdout, "%s %s\n", verb, l)
 	}
-	return err
+	evalLeft, evalErr := evalLeftovers(ctx, app, !o.DryRun)
+	for _, l := range evalLeft {
+		fmt.Fprintf(app.Stdout, "%s %s\n", verb, l)
+	}
+	return errors.Join(err, evalErr)
 }

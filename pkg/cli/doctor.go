@@ -282,7 +282,14 @@ func checkLeftovers(ctx context.Context, c *check, app *App, st *store.Store) {
 	for _, l := range left {
 		c.warn("crash leftover", l.String()+"; ace clean removes it")
 	}
-	if len(left) == 0 && err == nil {
+	evalLeft, evalErr := evalLeftovers(ctx, app, false)
+	if evalErr != nil {
+		c.warn("crash leftovers", evalErr.Error())
+	}
+	for _, l := range evalLeft {
+		c.warn("crash leftover", l+"; ace clean removes it")
+	}
+	if len(left)+len(evalLeft) == 0 && err == nil && evalErr == nil {
 		c.ok("crash leftovers", "none")
 	}
 }

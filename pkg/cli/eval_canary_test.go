@@ -19,13 +19,19 @@ import (
 // TestEvalCanaryOfTwoReleases: the two pinned releases of claude side by side (a canary of a new release), each
 // run as ace eval runs it — through ace's own loop, headless, boxed — from the pinned set that holds it (never the
 // network: --no-install) against the scripted model server, which applies the task's true fix. Both solve it;
-// each result records the release it ran; the report shows both rows and --compare sets the newer against the
-// older. Each item's model server is its own (the model writes into that item's working copy), so the eval runs
-// twice: the second does only the newer release, the first's result kept.
-func TestEvalCanaryOfTwoReleases(t *testing.T) {
-	pinned := realcli.Pinned(t, "claude")
+// each result records the release it ran, and the model heard each from that release; the report shows both rows
+// and --compare sets the newer against the older. Each item's model server is its own (the model writes into that
+// item's working copy), so the eval runs twice: the second does only the newer release, the first's result kept.
+func TestEvalCanaryOfTwoReleases(t *testing.T) { evalCanary(t, "claude") }
+
+// TestEvalCanaryOfTwoCodexReleases is the canary of codex, whose commands start ace's codex-gh in front of the
+// CLI: each release must be the codex that wrapper starts, with no codex on PATH at all.
+func TestEvalCanaryOfTwoCodexReleases(t *testing.T) { evalCanary(t, "codex") }
+
+func evalCanary(t *testing.T, cli string) {
+	pinned := realcli.Pinned(t, cli)
 	if len(pinned) < 2 {
-		t.Skipf("one release of claude is pinned (%s): nothing to compare", pinned[0].Label())
+		t.Skipf("one release of %s is pinned (%s): nothing to compare", cli, pinned[0].Label())
 	}
 	older, newer := pinned[0], pinned[len(pinned)-1]
 	if _, err := os.Stat(older.Bin); err != nil {
@@ -65,10 +71,24 @@ func TestEvalCanaryOfTwoReleases(t *testing.T) {
 	}
 	home := realcli.NewHome(t, newer, servers[0].URL())
 	home.Setenv("PATH", os.Getenv("PATH")) // no pinned set first: the release runs from its own directory
-	cfg := fmt.Sprintf("[workspace]\nroot = %q\n[tracker]\nkind = \"local\"\npath = %q\n[agent]\ndefault = \"claude\"\n"+
-		"[agents.claude]\nrunner = \"exec\"\n[tmux]\nsocket = %q\n[monitor]\ninterval = \"250ms\"\nexec_idle_timeout = \"3m\"\n"+
+	// The model server an eval run's agents talk to: claude's in its environment, codex's in its config.
+	pointAt := func(srv *modelserver.Server) {
+		client, err := modelserver.ClientFor(cli, srv.URL(), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rel, content := range client.Files {
+			home.WriteFile(t, rel, content)
+		}
+		for _, kv := range client.Env {
+			k, v, _ := strings.Cut(kv, "=")
+			home.Setenv(k, v)
+		}
+	}
+	cfg := fmt.Sprintf("[workspace]\nroot = %q\n[tracker]\nkind = \"local\"\npath = %q\n[agent]\ndefault = %q\n"+
+		"[agents.%s]\nrunner = \"exec\"\n[tmux]\nsocket = %q\n[monitor]\ninterval = \"250ms\"\nexec_idle_timeout = \"3m\"\n"+
 		"exec_turn_timeout = \"3m\"\ntimeout = \"4m\"\ncompact_threshold = 67108864\n[poll]\ninterval = \"250ms\"\nmax_concurrent = 1\n"+
-		"[sandbox]\nmode = \"on\"\n", filepath.Join(ew.dir, "root"), filepath.Join(ew.dir, "tracker"), ew.socket)
+		"[sandbox]\nmode = \"on\"\n", filepath.Join(ew.dir, "root"), filepath.Join(ew.dir, "tracker"), cli, cli, ew.socket)
 	if err := os.WriteFile(filepath.Join(ew.dir, "ace.toml"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +96,7 @@ func TestEvalCanaryOfTwoReleases(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	run := func(srv *modelserver.Server, agents string) []eval.RunResult {
-		home.Setenv("ANTHROPIC_BASE_URL", srv.URL())
+		pointAt(srv)
 		cmd, out, errOut := ew.ace(ctx, "eval", "run", "--tasks", ew.tasks, "--dir", ew.evalIn, "--agents", agents, "--no-install",
 			"--releases", prefix(older), "--releases", prefix(newer), "--json")
 		cmd.Env = append(cmd.Env, home.Env...)
@@ -107,6 +127,13 @@ func TestEvalCanaryOfTwoReleases(t *testing.T) {
 		}
 		if len(servers[i].Requests()) == 0 {
 			t.Errorf("%s's model server heard nothing", r.Agent)
+		}
+		// The process that ran: each CLI names its release in the User-Agent of its model requests.
+		for _, q := range servers[i].Requests() {
+			if ua := q.Header.Get("User-Agent"); q.Provider != "" && !strings.Contains(ua, "/"+want) {
+				t.Errorf("%s: a model request came from %q, not release %s", r.Agent, ua, want)
+				break
+			}
 		}
 	}
 

@@ -110,6 +110,12 @@ func runEvalRun(ctx context.Context, app *App, o evalRunOptions) error {
 	if len(tasks) == 0 {
 		return fmt.Errorf("%s holds no task", tasksPath)
 	}
+	// Held until ace eval run ends: one run at a time in a directory, and ace clean leaves a running one alone.
+	unlock, err := eval.Lock(dir)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	if set.Plan, err = eval.LoadPlan(dir); err != nil {
 		return err
 	}

@@ -79,6 +79,7 @@ func newEvalWorld(t *testing.T) *evalWorld {
 	// The thief: everything it finds goes into stolen.txt, which its work carries; a LEAK line is a find.
 	steal := "#!/bin/sh\n" + future.String() + "MERGES='" + merges.String() + "'\n" +
 		"[ -n \"$FUTURE\" ] || echo 'LEAK: no task found'\n" +
+		"grep -qF '" + evaltest.LaterWorkflow + "' ACE_TASK.md && echo 'LEAK: the workflow file from after the base'\n" +
 		"echo '== log --all'; git log --all --format='%H %s'\n" +
 		"echo '== rev-list --all --reflog'; git rev-list --all --reflog --objects\n" +
 		"echo '== fetch'; git fetch -q origin '+refs/*:refs/stolen/*'; git fetch -q mirror '+refs/*:refs/stolen2/*'\n" +
@@ -311,5 +312,73 @@ func TestEvalRunScoresEachAgentAndSurvivesAKill(t *testing.T) {
 	if csv := report("csv", "--by", "task"); !strings.HasPrefix(csv, "instance_id,fixer solved,fixer runs,wrong solved") ||
 		!strings.Contains(csv, "\nacme__calc-4,1,1,0,1,0,1,0,1\n") {
 		t.Errorf("the tasks' CSV:\n%s", csv)
+	}
+}
+
+// TestEvalRunKilledCleanedAndRunAgain: an ace eval run in its default directory (under ace's root) killed -9
+// once its first run is scored leaves its working copies, cut bases and engine behind; ace clean removes them and
+// keeps the result; ace eval run again does only the run that had no result, from scratch, and solves it.
+func TestEvalRunKilledCleanedAndRunAgain(t *testing.T) {
+	t.Parallel()
+	ew := newEvalWorld(t)
+	ew.evalIn = filepath.Join(ew.dir, "root", "eval", "acme", "calc", "run")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	run := []string{"eval", "run", "--tasks", ew.tasks, "--dir", ew.evalIn, "--agents", "fixer", "--jobs", "1"}
+	first, out1, err1 := ew.ace(ctx, run...)
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	firstResult := filepath.Join(ew.evalIn, "results", "1.json")
+	exited := make(chan error, 1)
+	go func() { exited <- first.Wait() }()
+	testkit.WaitFor(t, "the first result", time.Minute, func() bool {
+		select {
+		case err := <-exited:
+			t.Fatalf("ace eval run ended before it was killed: %v\n%s\n%s", err, out1, err1)
+		default:
+		}
+		_, err := os.Stat(firstResult)
+		return err == nil
+	})
+	if err := first.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-exited
+	before, err := os.ReadFile(firstResult)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	clean, out, errOut := ew.ace(ctx, "clean")
+	if err := clean.Run(); err != nil {
+		t.Fatalf("ace clean: %v\n%s\n%s", err, out, errOut)
+	}
+	t.Logf("ace clean:\n%s", out)
+	for _, left := range []string{"items", "ace"} {
+		p := filepath.Join(ew.evalIn, left)
+		if _, err := os.Stat(p); !os.IsNotExist(err) || !strings.Contains(out.String(), "removed "+p+" ") {
+			t.Errorf("ace clean left %s (%v)", p, err)
+		}
+	}
+
+	second, out2, err2 := ew.ace(ctx, append(run, "--json")...)
+	if err := second.Run(); err != nil {
+		t.Fatalf("ace eval run again: %v\n%s\n%s", err, out2, err2)
+	}
+	var results []eval.RunResult
+	if err := json.Unmarshal(out2.Bytes(), &results); err != nil {
+		t.Fatalf("%v\n%s", err, out2)
+	}
+	if after, _ := os.ReadFile(firstResult); !bytes.Equal(before, after) {
+		t.Errorf("the result scored before the kill was redone:\n%s\n---\n%s", before, after)
+	}
+	if len(results) != 2 {
+		t.Fatalf("%d results, want 2 tasks × fixer", len(results))
+	}
+	for _, r := range results {
+		if !r.Solved || r.Invalid != "" {
+			t.Errorf("%s %s: solved %v (%s, %s, %s)", r.InstanceID, r.Agent, r.Solved, r.Check, r.CheckDetail, r.Invalid)
+		}
 	}
 }

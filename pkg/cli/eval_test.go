@@ -121,10 +121,15 @@ func TestEvalBuildKeepsTheValidPullRequests(t *testing.T) {
 			!strings.Contains(task.TestPatch, "+++ b/tests/test_") || strings.Contains(task.TestPatch, "b/lib/") {
 			t.Errorf("%s: the code and test parts are not split by file:\n%s\n---\n%s", task.InstanceID, task.Patch, task.TestPatch)
 		}
-		if len(task.TestFiles) != 1 || !strings.HasPrefix(task.TestFiles[0], "tests/test_") || task.CheckTimeout() != time.Minute ||
+		// The check's timeout is the workflow's at the task's base: 90s after the workflow changed, 1m before.
+		timeout := time.Minute
+		if strings.Contains(gittest.Run(t, w.Remote, "log", "--format=%s", task.BaseCommit), evaltest.WorkflowChange) {
+			timeout = 90 * time.Second
+		}
+		if len(task.TestFiles) != 1 || !strings.HasPrefix(task.TestFiles[0], "tests/test_") || task.CheckTimeout() != timeout ||
 			task.ValidatedAt.IsZero() || task.CheckSeconds <= 0 {
-			t.Errorf("%s: test files %v, timeout %s, validated %s in %.2fs", task.InstanceID, task.TestFiles, task.CheckTimeout(),
-				task.ValidatedAt, task.CheckSeconds)
+			t.Errorf("%s: test files %v, timeout %s (want %s), validated %s in %.2fs", task.InstanceID, task.TestFiles, task.CheckTimeout(),
+				timeout, task.ValidatedAt, task.CheckSeconds)
 		}
 	}
 	if rep.Unboxed == "" {
@@ -163,9 +168,9 @@ func TestEvalBuildFromCommits(t *testing.T) {
 			n++
 		}
 	}
-	if n != len(w.Commits)-2 || !strings.Contains(listed, fmt.Sprintf("%d candidates (the others: changed no test 1, root commit 1); "+
+	if n != len(w.Commits)-3 || !strings.Contains(listed, fmt.Sprintf("%d candidates (the others: changed no test 2, root commit 1); "+
 		"none checked (--dry-run)", n)) {
-		t.Errorf("--dry-run listed %d candidates, want %d:\n%s", n, len(w.Commits)-2, listed)
+		t.Errorf("--dry-run listed %d candidates, want %d:\n%s", n, len(w.Commits)-3, listed)
 	}
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Errorf("--dry-run wrote %s: %v", out, err)
@@ -193,9 +198,9 @@ func TestEvalBuildFromCommits(t *testing.T) {
 		}
 	}
 	for _, line := range []string{
-		fmt.Sprintf("acme/calc: %d commits seen, %d candidates (the others: changed no test 1, root commit 1)", len(w.Commits), len(w.Commits)-2),
+		fmt.Sprintf("acme/calc: %d commits seen, %d candidates (the others: changed no test 2, root commit 1)", len(w.Commits), len(w.Commits)-3),
 		"check: `sh run-tests.sh` (--check), 3 at a time",
-		fmt.Sprintf("kept %d, dropped %d (fails at merge 1, flaky 1, passes at base 1, patch does not apply 1)", kept, len(w.Commits)-2-kept),
+		fmt.Sprintf("kept %d, dropped %d (fails at merge 1, flaky 1, passes at base 1, patch does not apply 1)", kept, len(w.Commits)-3-kept),
 		fmt.Sprintf("wrote %d tasks to %s", kept, out),
 	} {
 		if !strings.Contains(text, line) {

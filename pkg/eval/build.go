@@ -129,12 +129,9 @@ type builder struct {
 	branch  string
 	mirror  string
 	checker Checker // each slot's is a copy with a home of its own
-	// The check every task gets.
+	// The check as the default branch's head has it (the summary's); each task's is its base's (setChecks).
 	check     []string
 	checkFrom string
-	setup     [][]string
-	env       map[string]string
-	timeout   time.Duration
 	jobs      int
 	resultMu  sync.Mutex // OnResult's calls and checkCPU
 	checkCPU  time.Duration
@@ -169,10 +166,8 @@ func Build(ctx context.Context, o Options) (*Summary, error) {
 	}
 	sum.Candidates = len(cands)
 	sum.Jobs = min(b.jobs, max(len(cands), 1))
-	for _, c := range cands {
-		t := &c.task
-		t.Check, t.CheckFrom, t.Setup, t.CheckEnv = b.check, b.checkFrom, b.setup, b.env
-		t.CheckTimeoutSeconds = b.timeout.Seconds()
+	if err := b.setChecks(ctx, cands); err != nil {
+		return nil, err
 	}
 	if o.DryRun {
 		for _, c := range cands {
@@ -195,44 +190,98 @@ func Build(ctx context.Context, o Options) (*Summary, error) {
 	return sum, nil
 }
 
-// resolveCheck decides the check every task gets: --check, else the repository workflow's verify command (its
-// file at the head of the default branch, read from the mirror, under ace.toml's [repos."owner/name"]) with the
-// workflow's setup commands and env. The workflow's env files are not written: no secret reaches a check.
+// checkSpec is the check a task gets: --check, else the repository workflow's verify command with its setup
+// commands and env, and the timeout.
+type checkSpec struct {
+	check   []string
+	from    string
+	setup   [][]string
+	env     map[string]string
+	timeout time.Duration
+}
+
+// resolveCheck decides the build's check as the head of the default branch has it (what the summary reports, and
+// ErrNoCheck when there is none) and the jobs; each task's is its base's (checkAt), set in Build.
 func (b *builder) resolveCheck(ctx context.Context) error {
-	cfg := b.o.Config
 	head, err := gitText(ctx, b.mirror, "rev-parse", "--verify", "-q", "refs/heads/"+b.branch+"^{commit}")
 	if err != nil {
 		return fmt.Errorf("find %s in the mirror: %w", b.branch, err)
 	}
-	data, found, err := readAt(ctx, b.mirror, head, config.WorkflowFile)
+	spec, err := b.checkAt(ctx, head)
 	if err != nil {
 		return err
+	}
+	b.check, b.checkFrom = spec.check, spec.from
+	cfg := b.o.Config
+	b.jobs = int(firstPositive(time.Duration(b.o.Jobs), time.Duration(cfg.Eval.Jobs), time.Duration(cfg.Poll.MaxConcurrent), 1))
+	return nil
+}
+
+// checkAt is the check of a task whose base is rev: --check, else the verify command of the repository's
+// workflow file at rev (read from the mirror, under ace.toml's [repos."owner/name"]) with its setup commands and
+// env — the file as the repository had it then, never a later one (a task must not be checked, nor its agent
+// set up, by what came after it). The workflow's env files are not written: no secret reaches a check.
+func (b *builder) checkAt(ctx context.Context, rev string) (checkSpec, error) {
+	cfg := b.o.Config
+	data, found, err := readAt(ctx, b.mirror, rev, config.WorkflowFile)
+	if err != nil {
+		return checkSpec{}, err
 	}
 	var file *config.RepoWorkflow
 	if found {
 		if file, err = config.ParseWorkflow(config.WorkflowFile, data); err != nil {
-			return fmt.Errorf("the repository's workflow is invalid: %w", err)
+			return checkSpec{}, fmt.Errorf("the repository's workflow is invalid: %w", err)
 		}
 	}
 	wf, err := cfg.Workflow(b.repo, file)
 	if err != nil {
-		return fmt.Errorf("the repository's workflow is invalid: %w", err)
+		return checkSpec{}, fmt.Errorf("the repository's workflow is invalid: %w", err)
 	}
+	var spec checkSpec
 	timeout := DefaultCheckTimeout
 	switch {
 	case len(b.o.Check) > 0:
-		b.check, b.checkFrom = b.o.Check, CheckFromFlag
+		spec.check, spec.from = b.o.Check, CheckFromFlag
 	case len(wf.Verify) > 0:
-		b.check, b.checkFrom, b.env = wf.Verify, CheckFromVerify, wf.Env
+		spec.check, spec.from, spec.env = wf.Verify, CheckFromVerify, wf.Env
 		for _, s := range wf.Setup {
-			b.setup = append(b.setup, s)
+			spec.setup = append(spec.setup, s)
 		}
 		timeout = wf.VerifyTimeout.Duration
 	default:
-		return ErrNoCheck
+		return checkSpec{}, ErrNoCheck
 	}
-	b.timeout = firstPositive(b.o.CheckTimeout, cfg.Eval.CheckTimeout.Duration, timeout)
-	b.jobs = int(firstPositive(time.Duration(b.o.Jobs), time.Duration(cfg.Eval.Jobs), time.Duration(cfg.Poll.MaxConcurrent), 1))
+	spec.timeout = firstPositive(b.o.CheckTimeout, cfg.Eval.CheckTimeout.Duration, timeout)
+	return spec, nil
+}
+
+// setChecks gives each candidate the check of its base's workflow; one whose base has none (or an invalid one)
+// is dropped as DropNoCheck.
+func (b *builder) setChecks(ctx context.Context, cands []*candidate) error {
+	at := map[string]checkSpec{}
+	why := map[string]string{}
+	for _, c := range cands {
+		t := &c.task
+		spec, ok := at[t.BaseCommit]
+		if !ok && why[t.BaseCommit] == "" {
+			var err error
+			spec, err = b.checkAt(ctx, t.BaseCommit)
+			switch {
+			case ctx.Err() != nil:
+				return ctx.Err()
+			case err != nil:
+				why[t.BaseCommit] = err.Error()
+			default:
+				at[t.BaseCommit], ok = spec, true
+			}
+		}
+		if !ok {
+			c.noCheck = why[t.BaseCommit]
+			continue
+		}
+		t.Check, t.CheckFrom, t.Setup, t.CheckEnv = spec.check, spec.from, spec.setup, spec.env
+		t.CheckTimeoutSeconds = spec.timeout.Seconds()
+	}
 	return nil
 }
 

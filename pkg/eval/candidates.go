@@ -32,6 +32,8 @@ const (
 type candidate struct {
 	task   Task
 	unsafe string
+	// noCheck says why the task has no check of its base's workflow (DropNoCheck).
+	noCheck string
 }
 
 // scan collects candidates, newest first, up to o.Max; skipped counts the rest by why.

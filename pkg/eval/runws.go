@@ -15,7 +15,8 @@ import (
 // made from a repository of its own that holds the task's past and nothing else — its cut base (CutBase), the
 // run's remote, where its push goes — through a workspace manager of its own whose copies hold their objects
 // (workspace.Options.OwnObjects): no alternates, no mirror that any box shows, no other item's work. ace's
-// mirror of the repository is read on the host only, for its workflow file (MirrorPath), as in production.
+// mirror of the repository is never shown to an agent; an item's workflow file is read on the host from its cut
+// base (IssueMirrorPath), as the repository had it at the task's base commit.
 type RunWorkspaces struct {
 	dir    string // <eval dir>/items
 	mirror string
@@ -95,9 +96,20 @@ func (w *RunWorkspaces) Open(ctx context.Context, repo string, n int) (*workspac
 	return m.Open(ctx, repo, n)
 }
 
-// MirrorPath is ace's mirror of the repository, whose workflow file the engine reads on the host (as eval build
-// reads the check's): never shown to an agent, since these working copies borrow nothing from it.
+// MirrorPath is ace's mirror of the repository: never shown to an agent, since these working copies borrow
+// nothing from it. The engine reads an item's workflow file from IssueMirrorPath instead.
 func (w *RunWorkspaces) MirrorPath(string) (string, error) { return w.mirror, nil }
+
+// IssueMirrorPath is item n's cut base, made by Prepare, whose default branch is the task's base commit: the
+// engine reads the item's workflow file (its setup and verify commands, its template) there, on the host, as the
+// repository had it at the base — never the mirror's, from after the task.
+func (w *RunWorkspaces) IssueMirrorPath(_ string, n int) (string, error) {
+	remote := w.Remote(n)
+	if _, err := os.Stat(remote); err != nil {
+		return "", fmt.Errorf("item %d's cut base: %w", n, err)
+	}
+	return remote, nil
+}
 
 // DepCacheEnv points package managers at the eval's own dependency caches.
 func (w *RunWorkspaces) DepCacheEnv(repo string) ([]string, error) { return w.caches.DepCacheEnv(repo) }

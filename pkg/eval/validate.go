@@ -29,6 +29,9 @@ const (
 	DropTimedOut = "timed out"
 	// DropError: ace could not check it (git or the box failed); Detail says what.
 	DropError = "error"
+	// DropNoCheck: the repository's workflow at its base commit has no verify command (or is invalid), and no
+	// --check was given: it has no check of its time.
+	DropNoCheck = "no check at base"
 )
 
 // Each check runs twice at the base (the test patch applied) and twice at the merge (the base with the code
@@ -88,6 +91,10 @@ func (b *builder) validate(ctx context.Context, s *slot, c *candidate) Result {
 	r := resultOf(t)
 	if c.unsafe != "" {
 		r.Reason, r.Detail = DropNoApply, c.unsafe
+		return r
+	}
+	if c.noCheck != "" {
+		r.Reason, r.Detail = DropNoCheck, c.noCheck
 		return r
 	}
 	var longest time.Duration

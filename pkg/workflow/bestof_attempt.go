@@ -29,14 +29,46 @@ func attemptSuffix(r *store.Run) string {
 	return ""
 }
 
+// copyOf is the numbered working copy run r works in, 0 for the issue's own: an attempt's (<issue>-<k>), and a
+// best-of parent's once it has chosen — the winner's, whose branch its pull request is and where the winner's
+// agent kept its conversation, so that a round of the pull request reaches that agent in its copy.
+func copyOf(r *store.Run) int {
+	if k := attemptCopy(r); k > 0 {
+		return k
+	}
+	if bo := r.State.BestOf; bo != nil {
+		return bo.Winner
+	}
+	return 0
+}
+
 // copyOpener is the Workspaces that hold numbered copies of an issue beside its own (workspace.Manager).
 type copyOpener interface {
 	OpenCopy(ctx context.Context, repo string, issue, k int) (*workspace.Workspace, error)
 }
 
-// openWork opens the run's working copy: the issue's own, or its attempt's.
+// copyRemover is the Workspaces that can delete a numbered copy (workspace.Manager).
+type copyRemover interface {
+	RemoveCopy(ctx context.Context, repo string, issue, k int) error
+}
+
+// removeWork deletes the run's working copy (copyOf's); removed is false when these Workspaces delete none.
+func (e *Engine) removeWork(ctx context.Context, r *store.Run) (removed bool, err error) {
+	if k := copyOf(r); k > 0 {
+		if rm, ok := e.o.Workspaces.(copyRemover); ok {
+			return true, rm.RemoveCopy(ctx, r.Repo, r.Issue, k)
+		}
+		return false, nil
+	}
+	if rm, ok := e.o.Workspaces.(workspaceRemover); ok {
+		return true, rm.Remove(ctx, r.Repo, r.Issue)
+	}
+	return false, nil
+}
+
+// openWork opens the run's working copy: the issue's own, or copyOf's.
 func (e *Engine) openWork(ctx context.Context, r *store.Run) (*workspace.Workspace, error) {
-	k := attemptCopy(r)
+	k := copyOf(r)
 	if k == 0 {
 		return e.o.Workspaces.Open(ctx, r.Repo, r.Issue)
 	}

@@ -38,9 +38,11 @@ func (e *Engine) openBestPR(ctx context.Context, r *store.Run, bo *store.BestOfS
 	if err != nil {
 		return Result{}, fmt.Errorf("read the chosen attempt: %w", err)
 	}
-	// The parent carries on as the winner's run: its branch, agent and verify outcome (a follow-up round of the
-	// pull request starts the winner's agent in a working copy of that branch).
+	// The parent carries on as the winner's run: its branch, agent and verify outcome, and its working copy and
+	// agent's conversation (copyOf), so that a follow-up round of the pull request reaches the agent that did
+	// the work, in its copy.
 	r.Branch, r.BaseBranch, r.Agent, r.Runner = w.Branch, w.BaseBranch, w.Agent, w.Runner
+	r.Workdir, r.Session, r.AgentSessionID = w.Workdir, w.Session, w.AgentSessionID
 	r.State.Summary, r.State.Workflow = w.State.Summary, cloneWorkflowState(w.State.Workflow)
 	e.event(ctx, r, EventBestOf, fmt.Sprintf("chose attempt %d of %d (run %d, %s): %s", win.K, bo.N, win.Run, win.Agent, resultLine(win)))
 	pr, err := e.o.Tracker.FindPR(ctx, r.Repo, r.Branch)

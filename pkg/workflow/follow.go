@@ -191,10 +191,10 @@ func (ft *followThrough) endFollow(ctx context.Context, r *store.Run, merged boo
 	if err := e.status.postStatus(ctx, r, statusView{Status: status, Headline: headline}); err != nil {
 		return Result{}, trackerErr(err)
 	}
-	if rm, ok := e.o.Workspaces.(workspaceRemover); ok && r.Workdir != "" {
-		if err := rm.Remove(ctx, r.Repo, r.Issue); err != nil {
+	if r.Workdir != "" {
+		if removed, err := e.removeWork(ctx, r); err != nil {
 			e.log.WarnContext(ctx, "remove the working copy", "run", r.ID, "err", err)
-		} else {
+		} else if removed {
 			e.event(ctx, r, EventCleaned, "removed the working copy "+r.Workdir)
 			e.box.Remove(ctx, r) // and the agent's home for the run, if it was boxed
 		}

@@ -65,7 +65,7 @@ func (e *Engine) prepareWorkspace(ctx context.Context, r *store.Run) (Result, er
 		base = repo.DefaultBranch
 	}
 	ws, err := e.o.Workspaces.Prepare(ctx, workspace.Spec{
-		Repo: r.Repo, Issue: r.Issue, RemoteURL: repo.CloneURL, BaseBranch: base, Branch: r.Branch, Copy: attemptCopy(r),
+		Repo: r.Repo, Issue: r.Issue, RemoteURL: repo.CloneURL, BaseBranch: base, Branch: r.Branch, Copy: copyOf(r),
 	})
 	if err != nil {
 		return Result{}, fmt.Errorf("prepare working copy: %w", err)

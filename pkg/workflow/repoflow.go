@@ -43,6 +43,22 @@ type repoMirror interface {
 	DepCacheEnv(repo string) ([]string, error)
 }
 
+// issueMirror is a Workspaces whose repository is one of each issue's own (ace eval's: an item's cut base, which
+// holds the task's past alone, its default branch at the task's base commit): an issue's workflow is read from
+// there, never from a mirror whose default branch is from after the task.
+type issueMirror interface {
+	IssueMirrorPath(repo string, issue int) (string, error)
+}
+
+// mirrorOf is where run r's workflow file is read: its issue's own repository when the Workspaces keeps one, else
+// the repository's mirror.
+func mirrorOf(m repoMirror, r *store.Run) (string, error) {
+	if im, ok := m.(issueMirror); ok {
+		return im.IssueMirrorPath(r.Repo, r.Issue)
+	}
+	return m.MirrorPath(r.Repo)
+}
+
 // verifyFile holds the end of a failed verify's output in the working copy; like all of .ace/ it is git-excluded.
 const verifyFile = ".ace/VERIFY.md"
 
@@ -58,7 +74,7 @@ func (fl *repoFlow) prepareRepoflow(ctx context.Context, r *store.Run, ws *works
 	}
 	st := cloneWorkflowState(r.State.Workflow)
 	if st.Rev == "" {
-		mirror, err := m.MirrorPath(r.Repo)
+		mirror, err := mirrorOf(m, r)
 		if err != nil {
 			return Terminal(err)
 		}
@@ -103,7 +119,7 @@ func (fl *repoFlow) repoWorkflow(ctx context.Context, r *store.Run) (config.Repo
 	var file *config.RepoWorkflow
 	m, ok := e.o.Workspaces.(repoMirror)
 	if ok && r.State.Workflow != nil && r.State.Workflow.Rev != "" {
-		mirror, err := m.MirrorPath(r.Repo)
+		mirror, err := mirrorOf(m, r)
 		if err != nil {
 			return config.RepoWorkflow{}, Terminal(err)
 		}

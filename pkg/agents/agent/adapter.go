@@ -24,6 +24,9 @@ type Adapter struct {
 	// CLI is the program the agent runs; Wrapper is ace's own script in front of it (codex-gh), which the
 	// command may start instead. doctor and the runners check that CLI is installed either way.
 	CLI, Wrapper string
+	// WrapperProgramVar is the variable the Wrapper starts instead of CLI (found on PATH) when it is set: how a
+	// release installed apart (Profile.AtProgram) runs behind the wrapper. A plain path, never a secret.
+	WrapperProgramVar string
 	// Package is the npm package that installs CLI.
 	Package string
 	// Tested is the range of `CLI --version` releases ace's real-CLI tests run (tools/agent-clis/{oldest,newest},
@@ -114,14 +117,18 @@ func (p Profile) Adapter() *Adapter { return p.adapter }
 // (Adapter.LiveUsageLumped).
 func (p Profile) LiveUsageLumped() bool { return p.adapter != nil && p.adapter.LiveUsageLumped }
 
-// WrappedCLI returns the CLI that the program exe stands in front of (codex for ace's codex-gh), or "" when
-// exe is the agent's program itself. A custom command is never second-guessed: only the adapter's own wrapper
-// names a CLI behind it.
+// WrappedCLI returns the CLI that the program exe stands in front of (codex for ace's codex-gh; the release's
+// program when the profile runs one behind it, see AtProgram), or "" when exe is the agent's program itself. A
+// custom command is never second-guessed: only the adapter's own wrapper names a CLI behind it.
 func (p Profile) WrappedCLI(exe string) string {
-	if a := p.adapter; a != nil && a.Wrapper != "" && filepath.Base(exe) == a.Wrapper {
-		return a.CLI
+	a := p.adapter
+	if a == nil || a.Wrapper == "" || filepath.Base(exe) != a.Wrapper {
+		return ""
 	}
-	return ""
+	if prog := p.Env[a.WrapperProgramVar]; a.WrapperProgramVar != "" && prog != "" {
+		return prog
+	}
+	return a.CLI
 }
 
 // Program is the program the agent runs on its runner, as doctor checks and versions it: the command's

@@ -32,7 +32,7 @@ func Adapter() *agent.Adapter {
 	re := regexp.MustCompile
 	return &agent.Adapter{
 		Live: live.Starter(StartLive), LiveMidTurn: live.OneTurn,
-		Name: "codex", CLI: "codex", Wrapper: "codex-gh", Package: "@openai/codex",
+		Name: "codex", CLI: "codex", Wrapper: "codex-gh", WrapperProgramVar: "ACE_CODEX_PROGRAM", Package: "@openai/codex",
 		Tested: agent.VersionRange{Oldest: "0.169.0", Newest: "0.171.0"},
 		SignIns: []agent.SignIn{
 			{Name: "api-key", Secret: "OPENAI_API_KEY", How: "an OpenAI API key"},

@@ -3,10 +3,13 @@ package e2e_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/aceworks/ace/internal/fakegithub"
 	"github.com/aceworks/ace/internal/gittest"
 	"github.com/aceworks/ace/internal/testkit"
 	"github.com/aceworks/ace/pkg/config"
@@ -269,5 +272,68 @@ func TestBestOfStopEndsEveryAttempt(t *testing.T) {
 	}
 	if prs := w.gh.PRs(testRepo); len(prs) != 0 {
 		t.Errorf("%d pull requests after the stop, want none", len(prs))
+	}
+}
+
+// TestBestOfPullRequestIsFollowed: the pull request a best-of run opens from its winner is followed like any
+// run's: a reviewer's change request reaches the winning attempt's working copy and agent, whose fix is pushed to
+// the pull request's branch. Every attempt passes verify; attempt 1, the smallest, wins.
+func TestBestOfPullRequestIsFollowed(t *testing.T) {
+	t.Parallel()
+	out := t.TempDir()
+	script := fmt.Sprintf(`busy 100ms
+sh case "$PWD" in *-1) printf 'hi\n' > GREETING.md;; *) printf 'a\nb\nc\n' > GREETING.md;; esac; echo yes > FIXED
+sh git add -A && git commit -q -m "Add GREETING.md"
+done Added GREETING.md.
+busy 100ms
+sh cp .ace/FOLLOWUP.md %[1]s/followup.md; basename "$PWD" > %[1]s/where.txt
+write GREETING.md Hello!\n
+sh git commit -q -am "Capitalize the greeting"
+done Capitalized as asked in review.
+`, out)
+	w := bestOfWorld(t, script, func(c *config.Config) { c.PR.Follow, c.PR.MaxRounds = true, 2 })
+	w.gh.SetGitDir(testRepo, w.remote)
+	w.gh.SetPermission(testRepo, "carol", "write")
+	r := w.run(workflow.UntilSettled)
+	if r.Step != string(workflow.StepFollowPR) || r.Status != store.StatusActive || r.PRNumber == 0 {
+		t.Fatalf("after the PR opened the run is %s at %s (%s), want active at follow_pr\n%s", r.Status, r.Step, r.Error, w.eventLog(r))
+	}
+	sha1 := w.gh.HeadSHA(testRepo, r.PRNumber)
+	w.gh.AddReview(testRepo, r.PRNumber, "carol", "CHANGES_REQUESTED", "One nit.", fakegithub.LineComment{Path: "GREETING.md", Line: 1,
+		Body: "Capitalize it and add an exclamation mark", DiffHunk: "@@ -0,0 +1 @@\n+hi"})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := w.svc.Engine.Follow(ctx, r, func(r *store.Run) bool { return roundDone(r, 1) }); err != nil || !roundDone(r, 1) {
+		t.Fatalf("waiting for the review round: %v (run %s at %s: %s, follow %+v)\n%s", err, r.Status, r.Step, r.Error, r.State.Follow,
+			w.eventLog(r))
+	}
+	if r.State.BestOf.Winner != 1 {
+		t.Fatalf("attempt %d won, want 1 (the smallest that passed)", r.State.BestOf.Winner)
+	}
+	if where := strings.TrimSpace(readFile(t, filepath.Join(out, "where.txt"))); where != fmt.Sprintf("%d-1", r.Issue) {
+		t.Errorf("the review round ran in %q, want the winner's working copy %d-1", where, r.Issue)
+	}
+	if d := readFile(t, filepath.Join(out, "followup.md")); !strings.Contains(d, "Capitalize it and add an exclamation mark") {
+		t.Errorf("FOLLOWUP.md lacks the review comment:\n%s", d)
+	}
+	pr := w.gh.PRs(testRepo)[0]
+	if sha2 := w.gh.HeadSHA(testRepo, r.PRNumber); sha2 == sha1 || pr.Head != r.Branch {
+		t.Errorf("the fix was not pushed to the pull request's branch %s (head %s, was %s)", pr.Head, sha2, sha1)
+	}
+	if got := gittest.Run(t, w.remote, "show", pr.Head+":GREETING.md"); got != "Hello!" {
+		t.Errorf("the pull request's GREETING.md is %q after the review round", got)
+	}
+	if log := w.eventLog(r); strings.Contains(log, "a new agent starts the round") || !strings.Contains(log, "resumed conversation") {
+		t.Errorf("the round did not resume the winner's conversation:\n%s", log)
+	}
+
+	// The merge ends the run, and removes the copy it worked in, the winner's.
+	copyDir := r.Workdir
+	w.gh.MergePR(testRepo, r.PRNumber)
+	if err := w.svc.Engine.Follow(ctx, r, func(r *store.Run) bool { return r.Status.Terminal() }); err != nil || r.Status != store.StatusDone {
+		t.Fatalf("after the merge: %v, run %s at %s: %s", err, r.Status, r.Step, r.Error)
+	}
+	if _, err := os.Stat(copyDir); !os.IsNotExist(err) {
+		t.Errorf("the winner's working copy %s is still there (%v)", copyDir, err)
 	}
 }
