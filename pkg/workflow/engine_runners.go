@@ -6,16 +6,16 @@ package workflow
 // it hands them are e's: withParts calls it once they are made.
 func withRunners(e *Engine) {
 	now := clock(e.o.Now)
-	e.alive = &liveness{host: e, cfg: e.cfg, now: now, root: e.o.Root, box: e.box}
-	p := &panes{host: e, runs: e.o.Store, agent: e.agent, cfg: e.cfg, root: e.o.Root, self: e.o.Self,
+	e.alive = &liveness{core: e, cfg: e.cfg, now: now, root: e.o.Root, box: e.box}
+	p := &panes{core: e, runs: e.o.Store, agent: e.agent, cfg: e.cfg, root: e.o.Root, self: e.o.Self,
 		launcher: e.o.Launcher, tmux: e.o.Sessions}
-	e.tmux = &tmuxRunner{host: e, cfg: e.cfg, now: now, log: e.log, root: e.o.Root, issueCheckEvery: e.o.IssueCheckEvery,
+	e.tmux = &tmuxRunner{core: e, cfg: e.cfg, now: now, log: e.log, root: e.o.Root, issueCheckEvery: e.o.IssueCheckEvery,
 		agent: e.agent, prompts: e.prompts, spend: e.spend, alive: e.alive, reach: e.reach, box: e.box,
 		panes: p, tmux: p.tmux, seen: map[int64]*observed{}}
-	e.exec = &execRunner{host: e, cfg: e.cfg, now: now, log: e.log, root: e.o.Root, supervisor: e.o.Supervisor,
+	e.exec = &execRunner{core: e, cfg: e.cfg, now: now, log: e.log, root: e.o.Root, supervisor: e.o.Supervisor,
 		agent: e.agent, prompts: e.prompts, spend: e.spend, alive: e.alive, reach: e.reach}
-	e.live = &liveRunner{host: e, cfg: e.cfg, now: now, log: e.log, root: e.o.Root, liveHost: e.o.LiveHost,
+	e.live = &liveRunner{core: e, cfg: e.cfg, now: now, log: e.log, root: e.o.Root, liveHost: e.o.LiveHost,
 		agent: e.agent, prompts: e.prompts, spend: e.spend, alive: e.alive, reach: e.reach, panes: p}
-	e.limits = &usageLimits{host: e, cfg: e.cfg, now: now, log: e.log, runs: e.o.Store, profile: e.o.Profile,
+	e.limits = &usageLimits{core: e, cfg: e.cfg, now: now, log: e.log, runs: e.o.Store, profile: e.o.Profile,
 		status: e.status, slots: e.slots}
 }

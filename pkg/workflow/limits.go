@@ -16,7 +16,7 @@ import (
 // resumes them at the reset, and sends a run to the handover step (node_handover.go) when a fallback agent is to
 // take it.
 type usageLimits struct {
-	host    limitsHost
+	core    limitsHost
 	cfg     *config.Config // limits, agent.default and agent.fallback, monitor.interval
 	now     clock
 	log     *slog.Logger
@@ -90,7 +90,7 @@ func (ul *usageLimits) act(ctx context.Context, r *store.Run, d limitDecision) (
 			return Stay(d.Wait), nil // the pause said why no fallback agent could take the run
 		}
 		if len(d.NoFallback) > 0 {
-			ul.host.event(ctx, r, EventFallback, fmt.Sprintf("%s, but no agent of agent.fallback can take the run (%s): it pauses",
+			ul.core.event(ctx, r, EventFallback, fmt.Sprintf("%s, but no agent of agent.fallback can take the run (%s): it pauses",
 				limitWhy(r.Agent, d.Until, d.Shared), strings.Join(d.NoFallback, "; ")))
 		}
 		return ul.pause(ctx, r, d), nil
@@ -112,7 +112,7 @@ func (ul *usageLimits) pause(ctx context.Context, r *store.Run, d limitDecision)
 		why = fmt.Sprintf("another run on %s hit its usage limit", r.Agent)
 	}
 	when := r.State.ResumeAt.Format(time.RFC3339)
-	ul.host.event(ctx, r, EventLimit, fmt.Sprintf("paused: %s (%q); resumes at %s", why, d.Limit.Message, when))
+	ul.core.event(ctx, r, EventLimit, fmt.Sprintf("paused: %s (%q); resumes at %s", why, d.Limit.Message, when))
 	detail := ""
 	if d.Limit.Message != "" {
 		detail = "The agent said:\n\n" + quote(d.Limit.Message)
@@ -173,11 +173,11 @@ func (ul *usageLimits) resume(ctx context.Context, r *store.Run) (Result, error)
 	next := Stay(ul.cfg.Monitor.Interval.Duration)
 	if r.State.Released {
 		r.State.ResumeWith = joinMessages(r.State.ResumeWith, msg) // after what was sent to it meanwhile (sent.go)
-		next, err = ul.host.runner(r).FollowUp(ctx, r, msg, "resumed after the usage limit")
-		if next, err = ul.host.reported(ctx, r, next, err); err != nil {
+		next, err = ul.core.runner(r).FollowUp(ctx, r, msg, "resumed after the usage limit")
+		if next, err = ul.core.reported(ctx, r, next, err); err != nil {
 			return Result{}, err
 		}
-	} else if err := ul.host.runner(r).Continue(ctx, r, msg); err != nil {
+	} else if err := ul.core.runner(r).Continue(ctx, r, msg); err != nil {
 		return Result{}, err
 	}
 	if !r.State.MonitorSince.IsZero() && !ls.PausedAt.IsZero() {
@@ -186,7 +186,7 @@ func (ul *usageLimits) resume(ctx context.Context, r *store.Run) (Result, error)
 	r.State.ResumeAt = time.Time{}
 	ls.ResumedAt = now
 	r.State.NudgedAt = now // the continue is the nudge of this stretch; idleness counts from here
-	ul.host.event(ctx, r, EventLimit, fmt.Sprintf("resumed after the usage limit with %q", msg))
+	ul.core.event(ctx, r, EventLimit, fmt.Sprintf("resumed after the usage limit with %q", msg))
 	if err := ul.status.postStatus(ctx, r, statusView{Status: store.StatusActive, Headline: "resumed after the usage limit; working"}); err != nil {
 		ul.log.WarnContext(ctx, "status comment of a resumed run", "run", r.ID, "err", err)
 	}
@@ -247,12 +247,12 @@ func leftAtLimit(o *store.Run) []store.Handover {
 // agentPaused reports whether the agent an issue's labels choose is paused at a usage limit: dispatch starts no
 // run on it until the reset.
 func (ul *usageLimits) agentPaused(ctx context.Context, repo string, labels []string) (bool, error) {
-	agent, _ := ul.host.labelChoice(labels)
+	agent, _ := ul.core.labelChoice(labels)
 	if agent == "" {
 		agent = ul.cfg.Agent.Default
 	}
 	if agent == config.AgentAuto {
-		agent, _ = ul.host.autoAgent(ctx, repo)
+		agent, _ = ul.core.autoAgent(ctx, repo)
 	}
 	limits, err := ul.agentLimits(ctx, 0)
 	if err != nil {

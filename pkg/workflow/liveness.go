@@ -25,7 +25,7 @@ import (
 
 // liveness is the part of the engine that watches runs for signs of work.
 type liveness struct {
-	host stuckEvents
+	core stuckEvents
 	cfg  *config.Config // monitor.stuck_after, monitor.interval
 	now  clock
 	root string        // ace's root: an isolated agent home's session files (sessionDirs)
@@ -152,7 +152,7 @@ func (lv *liveness) toHuman(ctx context.Context, r *store.Run, p pulse, state, s
 	}
 	return askFor(q, screen).then(func() { // the node asks (node_reports.go)
 		data, _ := json.Marshal(stuckData{Flat: why, Since: p.first, Now: p.last, Screen: state})
-		lv.host.eventData(ctx, r, EventStuck, fmt.Sprintf("stuck: no sign of work for %s (%s); asked a human", flat, why), string(data))
+		lv.core.eventData(ctx, r, EventStuck, fmt.Sprintf("stuck: no sign of work for %s (%s); asked a human", flat, why), string(data))
 		lv.forget(r.ID)
 	}), nil
 }

@@ -42,7 +42,7 @@ func (x *execRunner) stuck(ctx context.Context, r *store.Run, st *headless.Statu
 	if r.State.ExecPending != "" {
 		x.killAgent(st)
 		x.alive.forget(r.ID)
-		x.host.eventData(ctx, r, EventStuck, fmt.Sprintf("stuck: the turn showed no sign of work for %s (%s); ended it, so "+
+		x.core.eventData(ctx, r, EventStuck, fmt.Sprintf("stuck: the turn showed no sign of work for %s (%s); ended it, so "+
 			"that the human's answer goes as the next turn", x.now().Sub(p.first.At).Round(time.Second),
 			flatLine(p.first, p.last)), "")
 		return Stay(x.cfg.Monitor.Interval.Duration), true, nil

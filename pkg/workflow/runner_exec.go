@@ -27,7 +27,7 @@ var ErrHeadless = errors.New("the run is headless (runner exec): there is no scr
 // status file, and text for the agent waits in the run (State.ExecPending) for the next turn.
 type execRunner struct {
 	runnerDefaults         // Type: a headless agent takes text only as a new turn (Queue)
-	host           runHost // the run's events and the engine's rulings (runner.go)
+	core           runHost // the run's events and the engine's rulings (runner.go)
 	cfg            *config.Config
 	now            clock
 	log            *slog.Logger
@@ -156,7 +156,7 @@ func (x *execRunner) startExec(ctx context.Context, r *store.Run) (Result, error
 	}
 	if st != nil && (alive || r.State.ExecTurn != before) {
 		// A turn is running, or ran, that a previous ace started: the monitor takes it from here.
-		x.host.event(ctx, r, "session", fmt.Sprintf("re-attached to headless %s, turn %d (supervisor pid %d)", r.Agent, st.Turn, st.SupervisorPID))
+		x.core.event(ctx, r, "session", fmt.Sprintf("re-attached to headless %s, turn %d (supervisor pid %d)", r.Agent, st.Turn, st.SupervisorPID))
 		r.State.PromptDelivered = true
 		return Goto(StepMonitor), nil
 	}
@@ -268,6 +268,6 @@ func (x *execRunner) execTurn(ctx context.Context, r *store.Run, prompt string) 
 	if vars.SessionID != "" {
 		how = "resumed conversation " + r.AgentSessionID + " of"
 	}
-	x.host.event(ctx, r, "session", fmt.Sprintf("%s headless %s, turn %d (transcript: ace logs %d)", how, prof.Name, turn, r.Issue))
+	x.core.event(ctx, r, "session", fmt.Sprintf("%s headless %s, turn %d (transcript: ace logs %d)", how, prof.Name, turn, r.Issue))
 	return nil
 }

@@ -35,7 +35,7 @@ func (x *execRunner) execRunning(ctx context.Context, r *store.Run) (res Result,
 		return Result{}, false, nil
 	}
 	x.retryInTurn(ctx, r, st) // reach_runners.go: the turn retrying its model, or its model answering
-	if x.host.timedOut(r, lastWords(st)) {
+	if x.core.timedOut(r, lastWords(st)) {
 		return Goto(StepFailed), true, nil
 	}
 	if res, stuck, err := x.stuck(ctx, r, st); stuck || err != nil { // liveness_exec.go
@@ -83,7 +83,7 @@ func (x *execRunner) execTurnEnded(ctx context.Context, r *store.Run) (Result, e
 	st := x.execStatus(ctx, r) // execRunning, just before, recorded how the turn ended
 	interval := x.cfg.Monitor.Interval.Duration
 	// Turns may start and end between two looks: the run's time is checked before each new one, too.
-	if x.host.timedOut(r, lastWords(st)) {
+	if x.core.timedOut(r, lastWords(st)) {
 		return Goto(StepFailed), nil
 	}
 	if res, ok, err := x.limitInTurn(ctx, r, st); ok || err != nil { // usage limits: limits.go
@@ -123,29 +123,29 @@ func (x *execRunner) execIdle(ctx context.Context, r *store.Run, st *headless.St
 	}
 	r.Nudges++
 	r.State.NudgedAt = x.now()
-	x.host.event(ctx, r, "nudge", fmt.Sprintf("nudged the agent with a new turn (%d/%d)", r.Nudges, m.MaxNudges))
+	x.core.event(ctx, r, "nudge", fmt.Sprintf("nudged the agent with a new turn (%d/%d)", r.Nudges, m.MaxNudges))
 	return Stay(m.Interval.Duration), nil
 }
 
 // execExit is onAgentExit for a headless turn that failed: a turn the host ended (turnCause) is resumed without
 // spending one of monitor.max_restarts.
 func (x *execRunner) execExit(ctx context.Context, r *store.Run, st *headless.Status) (Result, error) {
-	worked, err := x.host.leftWork(ctx, r)
+	worked, err := x.core.leftWork(ctx, r)
 	if err != nil {
 		return Result{}, err
 	}
 	how := x.turnEnd(st)
 	if worked {
-		x.host.event(ctx, r, "agent-exited", how+"; finalizing what it did")
+		x.core.event(ctx, r, "agent-exited", how+"; finalizing what it did")
 		return Goto(StepFinalize), nil
 	}
 	c := turnCause(how, st, rebooted(r)) // restart_cause.go
-	if x.host.mayRestart(r, c) {
+	if x.core.mayRestart(r, c) {
 		// Counted once the turn has started: a failed start is retried without using up a restart.
 		if err := x.execTurn(ctx, r, x.prompts.resumePrompt(r)); err != nil {
 			return Result{}, err
 		}
-		x.host.restarted(ctx, r, c, "resumed it")
+		x.core.restarted(ctx, r, c, "resumed it")
 		return Stay(x.cfg.Monitor.Interval.Duration), nil
 	}
 	r.Error = how
@@ -166,7 +166,7 @@ func (x *execRunner) recordTurnEnd(ctx context.Context, r *store.Run, st *headle
 	if st != nil && st.Usage != (headless.Usage{}) {
 		msg += fmt.Sprintf(" (tokens: %d in, %d out)", st.Usage.InputTokens, st.Usage.OutputTokens)
 	}
-	x.host.event(ctx, r, kind, msg)
+	x.core.event(ctx, r, kind, msg)
 }
 
 // endedWell reports whether a turn ended as the agent meant it to: it exited cleanly, or it reported its result
@@ -260,7 +260,7 @@ func (x *execRunner) endExec(ctx context.Context, r *store.Run) error {
 		if x.execAlive(ctx, r) {
 			return fmt.Errorf("the headless supervisor of %s#%d does not stop (lock %s)", r.Repo, r.Issue, x.execLockPath(r))
 		}
-		x.host.event(ctx, r, "session", fmt.Sprintf("stopped the headless %s (supervisor pid %d)", r.Agent, proc.PID))
+		x.core.event(ctx, r, "session", fmt.Sprintf("stopped the headless %s (supervisor pid %d)", r.Agent, proc.PID))
 	}
 	if st != nil && !st.Done {
 		st = x.execStatus(ctx, r) // what the supervisor wrote as it stopped
@@ -305,7 +305,7 @@ func (x *execRunner) execCompaction(ctx context.Context, r *store.Run) (bool, er
 	if r.State.Compacting {
 		r.State.Compacting = false
 		r.State.CompactAt, r.State.HasCompactAt = size, true // the compaction's own output does not count
-		x.host.event(ctx, r, "compact", "the agent compacted its context")
+		x.core.event(ctx, r, "compact", "the agent compacted its context")
 		return false, nil
 	}
 	prof, err := x.agent.profile(r)
@@ -320,7 +320,7 @@ func (x *execRunner) execCompaction(ctx context.Context, r *store.Run) (bool, er
 		return false, err
 	}
 	r.State.Compacting = true
-	x.host.event(ctx, r, "compact", fmt.Sprintf("asked the agent to compact its context (%s): its transcript grew %d KiB",
+	x.core.event(ctx, r, "compact", fmt.Sprintf("asked the agent to compact its context (%s): its transcript grew %d KiB",
 		prof.CompactCommand, agents.Growth(size, offset)>>10))
 	return true, nil
 }

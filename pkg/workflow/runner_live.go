@@ -29,7 +29,7 @@ type liveRunner struct {
 	// Queue: text sent to a live conversation needs no keeping; Abandon: a host started by a lost visit is found
 	// again by its session's name (Start re-attaches to it).
 	runnerDefaults
-	host     runHost // the run's events and the engine's rulings (runner.go)
+	core     runHost // the run's events and the engine's rulings (runner.go)
 	cfg      *config.Config
 	now      clock
 	log      *slog.Logger
@@ -107,7 +107,7 @@ func (l *liveRunner) Start(ctx context.Context, r *store.Run) (Result, error) {
 	}
 	if found && !pane.Dead {
 		r.Session = name
-		l.host.event(ctx, r, "session", "re-attached to the live conversation in "+name)
+		l.core.event(ctx, r, "session", "re-attached to the live conversation in "+name)
 	} else if err := l.launch(ctx, r, name, found); err != nil {
 		return Result{}, err
 	}
@@ -183,7 +183,7 @@ func (l *liveRunner) Deliver(ctx context.Context, r *store.Run) (Result, error) 
 	poll := deliverPoll(l.cfg.Monitor.Interval.Duration)
 	if _, err := l.client(r).Status(ctx); errors.Is(err, livehost.ErrNotRunning) {
 		if pane, found, perr := l.panes.pane(ctx, r.Session); perr == nil && (!found || pane.Dead) {
-			l.host.event(ctx, r, "agent-exited", "the live host exited before it took the prompt")
+			l.core.event(ctx, r, "agent-exited", "the live host exited before it took the prompt")
 			return Goto(StepMonitor), nil // the monitor decides: restart or give up
 		}
 		if l.now.since(r.State.DeliverSince) < l.cfg.Tmux.StartupTimeout.Duration {
@@ -210,7 +210,7 @@ func (l *liveRunner) Deliver(ctx context.Context, r *store.Run) (Result, error) 
 func (l *liveRunner) delivered(ctx context.Context, r *store.Run, how string) Result {
 	r.State.PromptDelivered, r.State.Resume, r.State.DeliverSince, r.State.LivePromptAt = true, false, time.Time{}, time.Time{}
 	r.State.MonitorSince = l.now()
-	l.host.event(ctx, r, "prompt", how)
+	l.core.event(ctx, r, "prompt", how)
 	return Goto(StepMonitor)
 }
 
@@ -276,7 +276,7 @@ func (l *liveRunner) FollowUp(ctx context.Context, r *store.Run, prompt, deliver
 		if err := l.client(r).Send(ctx, prompt); err != nil {
 			return Result{}, fmt.Errorf("send the follow-up round: %w", err)
 		}
-		l.host.event(ctx, r, "prompt", delivered)
+		l.core.event(ctx, r, "prompt", delivered)
 		return Goto(StepMonitor), nil
 	}
 	if err := l.restart(ctx, r); err != nil {

@@ -20,7 +20,7 @@ func (l *liveRunner) readTranscript(ctx context.Context, r *store.Run) (res Resu
 	recs, err := livehost.ReadTranscript(path, r.State.LiveSeq)
 	if err != nil {
 		// A transcript the agent replaced (a link, a FIFO, a huge file) is no record of the conversation.
-		return Result{}, false, l.host.needFile(ctx, r, "read the live transcript", err)
+		return Result{}, false, l.core.needFile(ctx, r, "read the live transcript", err)
 	}
 	for _, rec := range recs {
 		r.State.LiveSeq = rec.Seq
@@ -42,7 +42,7 @@ func (l *liveRunner) readTranscript(ctx context.Context, r *store.Run) (res Resu
 			if rec.Status == "failed" {
 				kind = EventAgentFailed
 			}
-			l.host.event(ctx, r, kind, fmt.Sprintf("turn ended: %s%s", rec.Status, usageNote(rec.Usage)))
+			l.core.event(ctx, r, kind, fmt.Sprintf("turn ended: %s%s", rec.Status, usageNote(rec.Usage)))
 		case livehost.KindLimit:
 			l := agents.Limit{Message: rec.Text, ResetsAt: rec.ResetsAt}
 			return sawLimit(l, int(rec.Seq)), true, nil // the node decides (limits.go)
@@ -71,7 +71,7 @@ func (l *liveRunner) fallBack(ctx context.Context, r *store.Run, why string) (Re
 	}
 	r.Runner, r.Session, r.AgentSessionID = store.RunnerTmux, "", ""
 	r.State.PromptDelivered, r.State.DeliverSince = false, time.Time{}
-	l.host.event(ctx, r, EventLiveFallback, "the CLI's live protocol failed its handshake ("+firstLine(why)+
+	l.core.event(ctx, r, EventLiveFallback, "the CLI's live protocol failed its handshake ("+firstLine(why)+
 		"): the run goes on in the tmux runner")
 	return Goto(StepStartSession), true, nil
 }
@@ -102,7 +102,7 @@ func (l *liveRunner) Observe(ctx context.Context, r *store.Run) (Result, error) 
 	if st.Busy {
 		return Stay(m.Interval.Duration), nil
 	}
-	if l.host.timedOut(r, "") {
+	if l.core.timedOut(r, "") {
 		return Goto(StepFailed), nil
 	}
 	if r.State.LiveIdleSince.IsZero() || !r.State.LiveIdleSince.After(r.State.NudgedAt) {
@@ -121,7 +121,7 @@ func (l *liveRunner) Observe(ctx context.Context, r *store.Run) (Result, error) 
 	}
 	r.Nudges++
 	r.State.NudgedAt = l.now()
-	l.host.event(ctx, r, "nudge", fmt.Sprintf("nudged the live conversation (%d/%d)", r.Nudges, m.MaxNudges))
+	l.core.event(ctx, r, "nudge", fmt.Sprintf("nudged the live conversation (%d/%d)", r.Nudges, m.MaxNudges))
 	return Stay(m.Interval.Duration), nil
 }
 
@@ -152,12 +152,12 @@ func pendingQuestion(p livehost.Record) string {
 // end of its screen.
 func (l *liveRunner) exited(ctx context.Context, r *store.Run) (Result, error) {
 	screen, _ := l.panes.screen(ctx, r, 0)
-	worked, err := l.host.leftWork(ctx, r)
+	worked, err := l.core.leftWork(ctx, r)
 	if err != nil {
 		return Result{}, err
 	}
 	if worked {
-		l.host.event(ctx, r, "agent-exited", "the live conversation ended; finalizing what the agent did")
+		l.core.event(ctx, r, "agent-exited", "the live conversation ended; finalizing what the agent did")
 		return Goto(StepFinalize), nil
 	}
 	pane, found, err := l.panes.pane(ctx, r.Session)
@@ -165,11 +165,11 @@ func (l *liveRunner) exited(ctx context.Context, r *store.Run) (Result, error) {
 		return Result{}, err
 	}
 	c := liveCause(pane, found, func() string { return l.panes.sessionGone(ctx, r) })
-	if l.host.mayRestart(r, c) {
+	if l.core.mayRestart(r, c) {
 		if err := l.restart(ctx, r); err != nil {
 			return Result{}, err
 		}
-		l.host.restarted(ctx, r, c, "resumed it")
+		l.core.restarted(ctx, r, c, "resumed it")
 		r.State.PromptDelivered, r.State.Resume = false, true
 		return Goto(StepDeliver), nil
 	}

@@ -22,7 +22,7 @@ import (
 // told. Both runners hold the one panes; what happens in a pane — a CLI's own screen, a live host — is each
 // runner's own.
 type panes struct {
-	host paneEvents
+	core paneEvents
 	runs runLister // the store's runs: a session name another repository's run holds (sessionName)
 	// agent makes the agent's command and records its CLI's version when its session opens.
 	agent    *runAgent
@@ -88,7 +88,7 @@ func (p *panes) open(ctx context.Context, r *store.Run, prof agents.Profile, spe
 	markStart(r)
 	r.State.TmuxServer, _ = p.tmux.ServerPID(ctx) // 0 when it cannot say: a session gone is then told less exactly
 	p.agent.recordCLIVersion(ctx, r, prof)
-	p.host.event(ctx, r, "session", fmt.Sprintf("%s %s in %s (attach: ace attach %d)", verb, prof.Name, spec.Name, r.Issue))
+	p.core.event(ctx, r, "session", fmt.Sprintf("%s %s in %s (attach: ace attach %d)", verb, prof.Name, spec.Name, r.Issue))
 	return nil
 }
 
@@ -199,7 +199,7 @@ func (p *panes) stop(ctx context.Context, r *store.Run) error {
 		if err != nil {
 			return fmt.Errorf("stop session %s: %w", r.Session, err)
 		}
-		p.host.event(ctx, r, "session", "closed "+r.Session)
+		p.core.event(ctx, r, "session", "closed "+r.Session)
 	}
 	return nil
 }

@@ -21,7 +21,7 @@ type tmuxRunner struct {
 	// session needs no keeping; Abandon: a tmux session started by a lost visit is found again by its name
 	// (Start re-attaches to it).
 	runnerDefaults
-	host runHost // the run's events and the engine's rulings (runner.go)
+	core runHost // the run's events and the engine's rulings (runner.go)
 	cfg  *config.Config
 	now  clock
 	log  *slog.Logger
@@ -85,7 +85,7 @@ func (t *tmuxRunner) Start(ctx context.Context, r *store.Run) (Result, error) {
 	switch {
 	case found && !pane.Dead:
 		r.Session = name
-		t.host.event(ctx, r, "session", "re-attached to running session "+name)
+		t.core.event(ctx, r, "session", "re-attached to running session "+name)
 	case found:
 		// A dead pane from an earlier attempt: start the agent afresh in it.
 		if err := t.launch(ctx, r, name, true, false); err != nil {
@@ -139,7 +139,7 @@ func (t *tmuxRunner) FollowUp(ctx context.Context, r *store.Run, prompt, deliver
 		if released {
 			r.State.Released = false
 		} else {
-			t.host.event(ctx, r, "agent-exited", "the agent was gone between rounds; restarted it in the same working copy")
+			t.core.event(ctx, r, "agent-exited", "the agent was gone between rounds; restarted it in the same working copy")
 		}
 		r.State.PromptDelivered = false
 		r.State.Resume = true
@@ -149,7 +149,7 @@ func (t *tmuxRunner) FollowUp(ctx context.Context, r *store.Run, prompt, deliver
 		return Result{}, fmt.Errorf("send the follow-up round: %w", err)
 	}
 	t.markTranscript(r)
-	t.host.event(ctx, r, "prompt", delivered)
+	t.core.event(ctx, r, "prompt", delivered)
 	return Goto(StepMonitor), nil
 }
 

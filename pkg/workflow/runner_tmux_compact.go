@@ -43,7 +43,7 @@ func (t *tmuxRunner) compactIfDue(ctx context.Context, r *store.Run, prof agents
 	}
 	r.State.CompactAt, r.State.HasCompactAt = size, true
 	r.State.Compacting = true
-	t.host.event(ctx, r, "compact", fmt.Sprintf("asked the agent to compact its context (%s): its transcript grew %d KiB",
+	t.core.event(ctx, r, "compact", fmt.Sprintf("asked the agent to compact its context (%s): its transcript grew %d KiB",
 		prof.CompactCommand, agents.Growth(size, offset)>>10))
 	return true
 }

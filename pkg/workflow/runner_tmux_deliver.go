@@ -36,13 +36,13 @@ func (t *tmuxRunner) deliverPrompt(ctx context.Context, r *store.Run) (Result, e
 	}
 	if !found || pane.Dead {
 		// The agent died before it was ready: the monitor decides (restart or give up).
-		t.host.event(ctx, r, "agent-exited", "the agent exited before it took the prompt")
+		t.core.event(ctx, r, "agent-exited", "the agent exited before it took the prompt")
 		return Goto(StepMonitor), nil
 	}
 	screen, err := t.tmux.Capture(ctx, r.Session, 0)
 	if tmuxops.Gone(err) {
 		// Gone since the pane list was read (its server killed or crashed): as above.
-		t.host.event(ctx, r, "agent-exited", "the agent's session went before it took the prompt")
+		t.core.event(ctx, r, "agent-exited", "the agent's session went before it took the prompt")
 		return Goto(StepMonitor), nil
 	}
 	if err != nil {
@@ -123,7 +123,7 @@ func (t *tmuxRunner) submitPrompt(ctx context.Context, r *store.Run, prof agents
 	}
 	if err != nil {
 		if pane, found, perr := t.panes.pane(ctx, r.Session); perr == nil && (!found || pane.Dead) {
-			t.host.event(ctx, r, "agent-exited", "the agent exited before it took the prompt")
+			t.core.event(ctx, r, "agent-exited", "the agent exited before it took the prompt")
 			return Goto(StepMonitor), nil
 		}
 		return Result{}, fmt.Errorf("deliver the prompt: %w", err)
@@ -141,7 +141,7 @@ func (t *tmuxRunner) delivered(ctx context.Context, r *store.Run, msg string) Re
 	clearDialog(r)
 	r.State.MonitorSince = t.now()
 	t.markTranscript(r)
-	t.host.event(ctx, r, "prompt", msg)
+	t.core.event(ctx, r, "prompt", msg)
 	return Goto(StepMonitor)
 }
 
@@ -173,7 +173,7 @@ func (t *tmuxRunner) pasteLost(ctx context.Context, r *store.Run, screen string)
 		r.State.PastesLost = 0
 		return askFor(msg, screen), nil
 	}
-	t.host.event(ctx, r, "prompt", fmt.Sprintf("the agent did not show the pasted prompt (%d/%d); pasting it again once "+
+	t.core.event(ctx, r, "prompt", fmt.Sprintf("the agent did not show the pasted prompt (%d/%d); pasting it again once "+
 		"its composer is ready", r.State.PastesLost, pasteAttempts))
 	return Stay(deliverPoll(t.cfg.Monitor.Interval.Duration)), nil
 }
@@ -221,7 +221,7 @@ func (t *tmuxRunner) answerDialog(ctx context.Context, r *store.Run, prof agents
 	if st.DialogAnswers > 1 {
 		how += fmt.Sprintf(" again (%d/%d): it was still there after %s", st.DialogAnswers, dialogAnswers, dialogRetry)
 	}
-	t.host.event(ctx, r, "dialog", how)
+	t.core.event(ctx, r, "dialog", how)
 	t.forget(r.ID)
 	return Stay(poll), nil
 }
@@ -242,7 +242,7 @@ func (t *tmuxRunner) autoApprove(ctx context.Context, r *store.Run, prof agents.
 	if err := t.chooseOption(ctx, r, screen, prof.Approve); err != nil {
 		return Result{}, false
 	}
-	t.host.event(ctx, r, "approved", "answered a permission dialog (auto_approve)")
+	t.core.event(ctx, r, "approved", "answered a permission dialog (auto_approve)")
 	t.forget(r.ID)
 	return Stay(poll), true
 }

@@ -43,6 +43,6 @@ func (t *tmuxRunner) answerLimitMenu(ctx context.Context, r *store.Run, prof age
 	if err := t.chooseOption(ctx, r, screen, d.Choose); err != nil {
 		return false, fmt.Errorf("answer the limit menu: %w", err)
 	}
-	t.host.event(ctx, r, EventLimit, fmt.Sprintf("answered the usage-limit menu with %q (keeps the user's choice)", d.Choose))
+	t.core.event(ctx, r, EventLimit, fmt.Sprintf("answered the usage-limit menu with %q (keeps the user's choice)", d.Choose))
 	return true, nil
 }

@@ -59,7 +59,7 @@ func (t *tmuxRunner) observeScreen(ctx context.Context, r *store.Run) (Result, e
 	if res, ok, err := t.retryOnScreen(ctx, r, prof, o, pane.Activity); ok || err != nil { // the model unreachable: reach_runners.go
 		return res, err
 	}
-	if t.host.timedOut(r, o.screen) {
+	if t.core.timedOut(r, o.screen) {
 		return Goto(StepFailed), nil
 	}
 	if o.state == agents.StateBusy || o.state == agents.StateStarting {
@@ -80,7 +80,7 @@ func (t *tmuxRunner) observeScreen(ctx context.Context, r *store.Run) (Result, e
 		if prof.AutoApprove && prof.Approve != nil {
 			err := t.chooseOption(ctx, r, o.screen, prof.Approve)
 			if err == nil {
-				t.host.event(ctx, r, "approved", "answered a permission dialog (auto_approve)")
+				t.core.event(ctx, r, "approved", "answered a permission dialog (auto_approve)")
 				return Stay(m.Interval.Duration), nil
 			}
 			if !errOptionMissing(err) {
@@ -122,7 +122,7 @@ func (t *tmuxRunner) onIdle(ctx context.Context, r *store.Run, screen string) (R
 	}
 	r.Nudges++
 	r.State.NudgedAt = t.now()
-	t.host.event(ctx, r, "nudge", fmt.Sprintf("nudged the idle agent (%d/%d)", r.Nudges, m.MaxNudges))
+	t.core.event(ctx, r, "nudge", fmt.Sprintf("nudged the idle agent (%d/%d)", r.Nudges, m.MaxNudges))
 	return Stay(m.Interval.Duration), nil
 }
 
@@ -133,17 +133,17 @@ func (t *tmuxRunner) onAgentExit(ctx context.Context, r *store.Run, pane tmuxops
 	if found {
 		screen, _ = t.tmux.Capture(ctx, r.Session, 0)
 	}
-	worked, err := t.host.leftWork(ctx, r)
+	worked, err := t.core.leftWork(ctx, r)
 	if err != nil {
 		return Result{}, err
 	}
 	c := t.exitCause(ctx, r, pane, found)
 	if worked {
-		t.host.event(ctx, r, "agent-exited", c.how+"; finalizing what it did")
+		t.core.event(ctx, r, "agent-exited", c.how+"; finalizing what it did")
 		return Goto(StepFinalize), nil
 	}
-	if t.host.mayRestart(r, c) {
-		t.host.restarted(ctx, r, c, "restarting it")
+	if t.core.mayRestart(r, c) {
+		t.core.restarted(ctx, r, c, "restarting it")
 		t.forget(r.ID)
 		name, err := t.panes.sessionName(ctx, r)
 		if err != nil {
