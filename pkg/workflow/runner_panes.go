@@ -45,11 +45,6 @@ type paneEvents interface {
 	event(ctx context.Context, r *store.Run, kind EventKind, msg string)
 }
 
-// runLister is the store as the panes and the usage limits read it: the runs in some statuses.
-type runLister interface {
-	ListRuns(ctx context.Context, f store.Filter) ([]*store.Run, error)
-}
-
 // sessionName is the run's tmux session: the one it has, else ace-<repo>-<issue> — unless an unfinished run of
 // another repository of the same name (a fork, another owner's namesake) holds that one: then the name carries
 // a hash of owner/repo, so that neither run ever re-attaches to the other's agent.
