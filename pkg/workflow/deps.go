@@ -27,6 +27,11 @@ type Store interface {
 	Hosts(ctx context.Context) ([]store.Host, error)
 }
 
+// runLister is the store as a part that only reads runs in some statuses holds it (the panes, the usage limits).
+type runLister interface {
+	ListRuns(ctx context.Context, f store.Filter) ([]*store.Run, error)
+}
+
 // Tracker is the issue tracker as the engine sees it: issues, comments, labels, permissions, pull requests, and
 // what a run's agent may have of it (its secret, its endpoints). The engine knows no tracker by name.
 type Tracker interface {

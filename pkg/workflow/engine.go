@@ -151,13 +151,12 @@ func New(o Options) (*Engine, error) {
 
 // withParts gives e its runners and the parts its steps share.
 func withParts(e *Engine) *Engine {
-	p := newPanes(e, e.o.Sessions) // the tmux and the live runner's sessions
-	e.tmux, e.exec, e.live = newTmuxRunner(e, p), &execRunner{e: e}, &liveRunner{e: e, panes: p}
-	e.prompts, e.humans, e.limits, e.spend = &prompts{e}, &humans{e}, &usageLimits{e}, &spending{e}
+	e.prompts, e.humans, e.spend = &prompts{e}, &humans{e}, &spending{e}
 	e.follow, e.flow, e.memory, e.slots = &followThrough{e}, &repoFlow{e}, &memoryKeeper{e}, &slots{e}
 	e.agent, e.status = &runAgent{e}, &reporter{e}
 	e.box = newBoxes(e)
-	e.alive, e.reach = &liveness{e: e}, &reach{e}
+	e.reach = &reach{e}
+	withRunners(e) // the runners, their panes, liveness and the usage limits (engine_runners.go), given the parts above
 	return e
 }
 
@@ -383,9 +382,4 @@ func snapshot(r *store.Run) store.Run {
 }
 
 // since is how long ago t was; a time never recorded (zero) counts as "long ago".
-func (e *Engine) since(t time.Time) time.Duration {
-	if t.IsZero() {
-		return 1<<63 - 1
-	}
-	return e.o.Now().Sub(t)
-}
+func (e *Engine) since(t time.Time) time.Duration { return clock(e.o.Now).since(t) }

@@ -3,6 +3,7 @@ package workflow
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -14,7 +15,26 @@ import (
 // usageLimits acts on the usage-limit decision (limits_decide.go): it pauses runs whose agent hit a usage limit,
 // resumes them at the reset, and sends a run to the handover step (node_handover.go) when a fallback agent is to
 // take it.
-type usageLimits struct{ e *Engine }
+type usageLimits struct {
+	core    limitsHost
+	cfg     *config.Config // limits, agent.default and agent.fallback, monitor.interval
+	now     clock
+	log     *slog.Logger
+	runs    runLister                                 // the other runs paused at a limit (agentLimits)
+	profile func(name string) (agents.Profile, error) // whether a fallback agent resolves
+	status  *reporter                                 // the status comment of a pause, a resume
+	slots   *slots                                    // the slot a resumed run takes back
+}
+
+// limitsHost is what the usage limits need of the engine's core: the run's events, its runner and what the node
+// does with what the runner reports (a resume's follow-up round), and the agent an issue would get.
+type limitsHost interface {
+	event(ctx context.Context, r *store.Run, kind EventKind, msg string)
+	runner(r *store.Run) Runner
+	reported(ctx context.Context, r *store.Run, res Result, err error) (Result, error)
+	labelChoice(labels []string) (agent, model string)
+	autoAgent(ctx context.Context, repo string) (agent, why string)
+}
 
 // Usage limits. An agent whose account hit a usage or rate limit is not idle: nudging it only walks into the
 // same wall and then pings a human for nothing. The run pauses instead (status paused_limit, its job snoozed
@@ -49,13 +69,12 @@ func (ul *usageLimits) reported(ctx context.Context, r *store.Run, res Result, e
 
 // decide gathers what decideLimit needs — the other runs' limits, whether a fallback agent resolves — and asks it.
 func (ul *usageLimits) decide(ctx context.Context, r *store.Run, report *limitReport) (limitDecision, error) {
-	e := ul.e
 	others, err := ul.agentLimits(ctx, r.ID)
 	if err != nil {
 		return limitDecision{}, err
 	}
-	usable := func(agent string) error { _, err := e.o.Profile(agent); return err }
-	return decideLimit(limitCase{Run: r, Report: report, Now: e.o.Now(), Limits: e.cfg.Limits, Agent: e.cfg.Agent,
+	usable := func(agent string) error { _, err := ul.profile(agent); return err }
+	return decideLimit(limitCase{Run: r, Report: report, Now: ul.now(), Limits: ul.cfg.Limits, Agent: ul.cfg.Agent,
 		Others: others, Usable: usable}), nil
 }
 
@@ -71,7 +90,7 @@ func (ul *usageLimits) act(ctx context.Context, r *store.Run, d limitDecision) (
 			return Stay(d.Wait), nil // the pause said why no fallback agent could take the run
 		}
 		if len(d.NoFallback) > 0 {
-			ul.e.event(ctx, r, EventFallback, fmt.Sprintf("%s, but no agent of agent.fallback can take the run (%s): it pauses",
+			ul.core.event(ctx, r, EventFallback, fmt.Sprintf("%s, but no agent of agent.fallback can take the run (%s): it pauses",
 				limitWhy(r.Agent, d.Until, d.Shared), strings.Join(d.NoFallback, "; ")))
 		}
 		return ul.pause(ctx, r, d), nil
@@ -81,8 +100,7 @@ func (ul *usageLimits) act(ctx context.Context, r *store.Run, d limitDecision) (
 
 // pause puts the run on hold until d.Until, at the monitor.
 func (ul *usageLimits) pause(ctx context.Context, r *store.Run, d limitDecision) Result {
-	e := ul.e
-	now := e.o.Now()
+	now := ul.now()
 	ls := limitState(r)
 	if d.Backoff {
 		ls.Pauses++
@@ -94,14 +112,14 @@ func (ul *usageLimits) pause(ctx context.Context, r *store.Run, d limitDecision)
 		why = fmt.Sprintf("another run on %s hit its usage limit", r.Agent)
 	}
 	when := r.State.ResumeAt.Format(time.RFC3339)
-	e.event(ctx, r, EventLimit, fmt.Sprintf("paused: %s (%q); resumes at %s", why, d.Limit.Message, when))
+	ul.core.event(ctx, r, EventLimit, fmt.Sprintf("paused: %s (%q); resumes at %s", why, d.Limit.Message, when))
 	detail := ""
 	if d.Limit.Message != "" {
 		detail = "The agent said:\n\n" + quote(d.Limit.Message)
 	}
 	view := statusView{Status: store.StatusPausedLimit, Headline: fmt.Sprintf("paused: %s; resumes at %s", why, when), Detail: detail}
-	if err := e.status.postStatus(ctx, r, view); err != nil {
-		e.log.WarnContext(ctx, "status comment of a paused run", "run", r.ID, "err", err)
+	if err := ul.status.postStatus(ctx, r, view); err != nil {
+		ul.log.WarnContext(ctx, "status comment of a paused run", "run", r.ID, "err", err)
 	}
 	res := Stay(d.Wait).With(store.StatusPausedLimit)
 	if Step(r.Step) != StepMonitor {
@@ -129,10 +147,9 @@ func (ul *usageLimits) fallBack(r *store.Run, d limitDecision) Result {
 // handoverFailed pauses a run whose handover h could not be made, as it would have paused without a fallback
 // agent: at the monitor, until the reset it was to leave. A run that was paused already waits on, quietly.
 func (ul *usageLimits) handoverFailed(ctx context.Context, r *store.Run, h store.Handover, paused bool) Result {
-	e := ul.e
 	r.State.Fallback.Pending = nil
-	now := e.o.Now()
-	c := limitCase{Limits: e.cfg.Limits, Agent: e.cfg.Agent}
+	now := ul.now()
+	c := limitCase{Limits: ul.cfg.Limits, Agent: ul.cfg.Agent}
 	if paused {
 		return Result{Next: StepMonitor, Wait: c.pausedWait(r.State.ResumeAt.Sub(now)), Status: store.StatusPausedLimit}
 	}
@@ -144,24 +161,23 @@ func (ul *usageLimits) handoverFailed(ctx context.Context, r *store.Run, h store
 // resume ends a pause at its reset: the same conversation gets limits.continue (typed into the tmux session; the
 // next turn of a headless one). A limit still there pauses the run again at the next look.
 func (ul *usageLimits) resume(ctx context.Context, r *store.Run) (Result, error) {
-	e := ul.e
 	// The agent works again: it takes its slot back first (slots.go), and starts again in its conversation, the
 	// continue its first message, when it was released meanwhile.
-	ok, err := e.slots.acquire(ctx, r)
+	ok, err := ul.slots.acquire(ctx, r)
 	if err != nil || !ok {
-		return Stay(e.slots.slotWait()), err
+		return Stay(ul.slots.slotWait()), err
 	}
-	now := e.o.Now()
+	now := ul.now()
 	ls := limitState(r)
-	msg := e.cfg.Limits.Continue
-	next := Stay(e.cfg.Monitor.Interval.Duration)
+	msg := ul.cfg.Limits.Continue
+	next := Stay(ul.cfg.Monitor.Interval.Duration)
 	if r.State.Released {
 		r.State.ResumeWith = joinMessages(r.State.ResumeWith, msg) // after what was sent to it meanwhile (sent.go)
-		next, err = e.runner(r).FollowUp(ctx, r, msg, "resumed after the usage limit")
-		if next, err = e.reported(ctx, r, next, err); err != nil {
+		next, err = ul.core.runner(r).FollowUp(ctx, r, msg, "resumed after the usage limit")
+		if next, err = ul.core.reported(ctx, r, next, err); err != nil {
 			return Result{}, err
 		}
-	} else if err := e.runner(r).Continue(ctx, r, msg); err != nil {
+	} else if err := ul.core.runner(r).Continue(ctx, r, msg); err != nil {
 		return Result{}, err
 	}
 	if !r.State.MonitorSince.IsZero() && !ls.PausedAt.IsZero() {
@@ -170,9 +186,9 @@ func (ul *usageLimits) resume(ctx context.Context, r *store.Run) (Result, error)
 	r.State.ResumeAt = time.Time{}
 	ls.ResumedAt = now
 	r.State.NudgedAt = now // the continue is the nudge of this stretch; idleness counts from here
-	e.event(ctx, r, EventLimit, fmt.Sprintf("resumed after the usage limit with %q", msg))
-	if err := e.status.postStatus(ctx, r, statusView{Status: store.StatusActive, Headline: "resumed after the usage limit; working"}); err != nil {
-		e.log.WarnContext(ctx, "status comment of a resumed run", "run", r.ID, "err", err)
+	ul.core.event(ctx, r, EventLimit, fmt.Sprintf("resumed after the usage limit with %q", msg))
+	if err := ul.status.postStatus(ctx, r, statusView{Status: store.StatusActive, Headline: "resumed after the usage limit; working"}); err != nil {
+		ul.log.WarnContext(ctx, "status comment of a resumed run", "run", r.ID, "err", err)
 	}
 	return next.With(store.StatusActive), nil
 }
@@ -180,12 +196,11 @@ func (ul *usageLimits) resume(ctx context.Context, r *store.Run) (Result, error)
 // agentLimits is, for each agent, the latest reset of the limits the runs other than except are paused at (the
 // limit is the account's), or left it at for another agent (agent.fallback), with what the agent said.
 func (ul *usageLimits) agentLimits(ctx context.Context, except int64) (map[string]agentLimit, error) {
-	e := ul.e
 	statuses := []store.Status{store.StatusPausedLimit}
-	if len(e.cfg.Agent.Fallback) > 0 {
+	if len(ul.cfg.Agent.Fallback) > 0 {
 		statuses = append(statuses, store.StatusActive, store.StatusWaitingInput) // runs that fell back
 	}
-	runs, err := e.o.Store.ListRuns(ctx, store.Filter{Statuses: statuses})
+	runs, err := ul.runs.ListRuns(ctx, store.Filter{Statuses: statuses})
 	if err != nil {
 		return nil, fmt.Errorf("list paused runs: %w", err)
 	}
@@ -232,19 +247,18 @@ func leftAtLimit(o *store.Run) []store.Handover {
 // agentPaused reports whether the agent an issue's labels choose is paused at a usage limit: dispatch starts no
 // run on it until the reset.
 func (ul *usageLimits) agentPaused(ctx context.Context, repo string, labels []string) (bool, error) {
-	e := ul.e
-	agent, _ := e.labelChoice(labels)
+	agent, _ := ul.core.labelChoice(labels)
 	if agent == "" {
-		agent = e.cfg.Agent.Default
+		agent = ul.cfg.Agent.Default
 	}
 	if agent == config.AgentAuto {
-		agent, _ = e.autoAgent(ctx, repo)
+		agent, _ = ul.core.autoAgent(ctx, repo)
 	}
 	limits, err := ul.agentLimits(ctx, 0)
 	if err != nil {
 		return false, err
 	}
-	return limits[agent].Until.After(e.o.Now()), nil
+	return limits[agent].Until.After(ul.now()), nil
 }
 
 // limitWhy says why a run leaves (or would leave) its agent: its limit, or another run's on the same agent.

@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/aceworks/ace/pkg/agents"
+	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/procs"
+	"github.com/aceworks/ace/pkg/runbox"
 	"github.com/aceworks/ace/pkg/store"
 )
 
@@ -23,10 +25,19 @@ import (
 
 // liveness is the part of the engine that watches runs for signs of work.
 type liveness struct {
-	e *Engine
+	core stuckEvents
+	cfg  *config.Config // monitor.stuck_after, monitor.interval
+	now  clock
+	root string        // ace's root: an isolated agent home's session files (sessionDirs)
+	box  *runbox.Boxes // the run's proxy: the agent's traffic
 
 	mu   sync.Mutex
 	runs map[int64]*pulse
+}
+
+// stuckEvents is what liveness needs of the engine's core: the stuck event, recorded as a step records it.
+type stuckEvents interface {
+	eventData(ctx context.Context, r *store.Run, kind EventKind, msg, data string)
 }
 
 // pulse is what liveness knows of one run: the look at which its signals last moved, and the last look; moved
@@ -51,7 +62,7 @@ type vitals struct {
 // lookEvery is how often a run's signals are read at most: a headless or live run is visited every
 // monitor.interval, and reading a working copy every second would cost more than it tells.
 func (lv *liveness) lookEvery() time.Duration {
-	m := lv.e.cfg.Monitor
+	m := lv.cfg.Monitor
 	return max(m.Interval.Duration, min(m.StuckAfter.Duration/8, 10*time.Second))
 }
 
@@ -59,15 +70,14 @@ func (lv *liveness) lookEvery() time.Duration {
 // flat for monitor.stuck_after (due), with the run's record. The wait starts again when the monitor last took the
 // run (delivered, answered) after the signals last moved.
 func (lv *liveness) look(r *store.Run, v func() vitals) (p pulse, due bool) {
-	e := lv.e
-	now := e.o.Now()
+	now := lv.now()
 	lv.mu.Lock()
 	old := lv.runs[r.ID]
 	lv.mu.Unlock()
 	if old != nil && now.Sub(old.last.At) < lv.lookEvery() && !old.first.At.Before(r.State.MonitorSince) {
 		p := *old
 		p.moved = nil
-		return p, now.Sub(old.first.At) >= e.cfg.Monitor.StuckAfter.Duration
+		return p, now.Sub(old.first.At) >= lv.cfg.Monitor.StuckAfter.Duration
 	}
 	s := lv.sample(r, v())
 	lv.mu.Lock()
@@ -87,12 +97,12 @@ func (lv *liveness) look(r *store.Run, v func() vitals) (p pulse, due bool) {
 	default:
 		q.last, q.moved = s, nil
 	}
-	return *q, s.At.Sub(q.first.At) >= e.cfg.Monitor.StuckAfter.Duration
+	return *q, s.At.Sub(q.first.At) >= lv.cfg.Monitor.StuckAfter.Duration
 }
 
 // deadline is when run r's signals, flat since p, would have been flat for stuck_after.
 func (lv *liveness) deadline(p pulse) time.Time {
-	return p.first.At.Add(lv.e.cfg.Monitor.StuckAfter.Duration)
+	return p.first.At.Add(lv.cfg.Monitor.StuckAfter.Duration)
 }
 
 // forget drops run r's record: its agent shows something else than work (ready, a dialog ace answers, a
@@ -105,10 +115,9 @@ func (lv *liveness) forget(id int64) {
 
 // sample reads every signal of run r now.
 func (lv *liveness) sample(r *store.Run, v vitals) signals {
-	e := lv.e
-	s := signals{At: e.o.Now(), Files: sumFiles(v.files, v.dirs), Work: workPrint(r.Workdir), Screen: screenPrint(v.screen),
+	s := signals{At: lv.now(), Files: sumFiles(v.files, v.dirs), Work: workPrint(r.Workdir), Screen: screenPrint(v.screen),
 		Drawn: v.withRoot && v.screen != ""}
-	s.Up, s.Down, s.Proxied = e.box.Traffic(r.ID)
+	s.Up, s.Down, s.Proxied = lv.box.Traffic(r.ID)
 	if v.root > 0 {
 		s.CPU = procs.TreeCPU(v.root, v.withRoot)
 	}
@@ -127,8 +136,7 @@ type stuckData struct {
 // p.first while its agent's screen said state ("busy", or "unknown": nothing ace knows), with what the agent
 // shows; once asked (node_reports.go), the stuck event is recorded.
 func (lv *liveness) toHuman(ctx context.Context, r *store.Run, p pulse, state, screen string) (Result, error) {
-	e := lv.e
-	flat := e.o.Now().Sub(p.first.At).Round(time.Second)
+	flat := lv.now().Sub(p.first.At).Round(time.Second)
 	why := flatLine(p.first, p.last)
 	var q string
 	switch state {
@@ -144,7 +152,7 @@ func (lv *liveness) toHuman(ctx context.Context, r *store.Run, p pulse, state, s
 	}
 	return askFor(q, screen).then(func() { // the node asks (node_reports.go)
 		data, _ := json.Marshal(stuckData{Flat: why, Since: p.first, Now: p.last, Screen: state})
-		e.eventData(ctx, r, EventStuck, fmt.Sprintf("stuck: no sign of work for %s (%s); asked a human", flat, why), string(data))
+		lv.core.eventData(ctx, r, EventStuck, fmt.Sprintf("stuck: no sign of work for %s (%s); asked a human", flat, why), string(data))
 		lv.forget(r.ID)
 	}), nil
 }
@@ -152,7 +160,7 @@ func (lv *liveness) toHuman(ctx context.Context, r *store.Run, p pulse, state, s
 // sessionDirs are the directories of the CLI's own session files for run r, where they are the run's alone: the
 // CLI's home for the run (boxed) or ace's isolated home for the agent. In the user's own home they are shared
 // with every other session of the CLI, and tell nothing of this run.
-func (e *Engine) sessionDirs(r *store.Run, prof agents.Profile) []string {
+func (lv *liveness) sessionDirs(r *store.Run, prof agents.Profile) []string {
 	a := prof.Adapter()
 	if a == nil || a.ConfigDir == nil {
 		return nil
@@ -162,7 +170,7 @@ func (e *Engine) sessionDirs(r *store.Run, prof agents.Profile) []string {
 	case r.State.Box != nil && r.State.Box.Proxy != "" && r.State.Box.Home != "":
 		home = r.State.Box.Home
 	case prof.Home == "isolated":
-		home = agents.AgentHome(prof, e.o.Root, agents.CurrentUser()).Home
+		home = agents.AgentHome(prof, lv.root, agents.CurrentUser()).Home
 	}
 	if home == "" {
 		return nil

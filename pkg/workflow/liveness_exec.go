@@ -21,15 +21,14 @@ import (
 // a turn still flat for stuck_after once the answer waits is ended for it (asking again would only repeat the
 // question).
 func (x *execRunner) stuck(ctx context.Context, r *store.Run, st *headless.Status) (Result, bool, error) {
-	e := x.e
 	debug := filepath.Join(x.execLogDir(r), execName(r)+".debug.log")
-	p, due := e.alive.look(r, func() vitals {
+	p, due := x.alive.look(r, func() vitals {
 		v := vitals{root: headless.ParseProc(r.State.ExecProc).PID, files: []string{r.State.Transcript, debug, x.execStatusPath(r)}}
 		if st != nil && st.AgentPID > 0 {
 			v.root, v.withRoot = st.AgentPID, true
 		}
-		if prof, err := e.agent.profile(r); err == nil {
-			v.dirs = e.sessionDirs(r, prof)
+		if prof, err := x.agent.profile(r); err == nil {
+			v.dirs = x.alive.sessionDirs(r, prof)
 		}
 		return v
 	})
@@ -42,17 +41,17 @@ func (x *execRunner) stuck(ctx context.Context, r *store.Run, st *headless.Statu
 	st = x.execStatus(ctx, r)
 	if r.State.ExecPending != "" {
 		x.killAgent(st)
-		e.alive.forget(r.ID)
-		e.eventData(ctx, r, EventStuck, fmt.Sprintf("stuck: the turn showed no sign of work for %s (%s); ended it, so "+
-			"that the human's answer goes as the next turn", e.o.Now().Sub(p.first.At).Round(time.Second),
+		x.alive.forget(r.ID)
+		x.core.eventData(ctx, r, EventStuck, fmt.Sprintf("stuck: the turn showed no sign of work for %s (%s); ended it, so "+
+			"that the human's answer goes as the next turn", x.now().Sub(p.first.At).Round(time.Second),
 			flatLine(p.first, p.last)), "")
-		return Stay(e.cfg.Monitor.Interval.Duration), true, nil
+		return Stay(x.cfg.Monitor.Interval.Duration), true, nil
 	}
 	out := lastWords(st)
 	if tail := fileTail(debug, 2048); tail != "" {
 		out = strings.TrimSpace(out + "\n\nits raw output, last lines:\n" + tail)
 	}
-	res, err := e.alive.toHuman(ctx, r, p, "headless", out)
+	res, err := x.alive.toHuman(ctx, r, p, "headless", out)
 	return res, true, err
 }
 
@@ -60,7 +59,7 @@ func (x *execRunner) stuck(ctx context.Context, r *store.Run, st *headless.Statu
 // through the run's proxy, its working copy. A turn silent on its stream is then not idle.
 func (x *execRunner) pulse(ctx context.Context, r *store.Run, moved []string) {
 	if err := os.WriteFile(x.execPulsePath(r), []byte(strings.Join(moved, ", ")+"\n"), 0o600); err != nil {
-		x.e.log.WarnContext(ctx, "headless pulse", "run", r.ID, "err", err)
+		x.log.WarnContext(ctx, "headless pulse", "run", r.ID, "err", err)
 	}
 }
 

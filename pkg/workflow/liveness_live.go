@@ -12,15 +12,14 @@ import (
 // host is asked once more: a permission or question pending now goes the usual way (Observe), else a human is
 // asked with the pane.
 func (l *liveRunner) stuck(ctx context.Context, r *store.Run) (Result, bool, error) {
-	e := l.e
-	p, due := e.alive.look(r, func() vitals {
+	p, due := l.alive.look(r, func() vitals {
 		_, _, _, transcript, _ := l.liveFiles(r)
 		v := vitals{files: []string{transcript}}
 		if pane, ok, err := l.panes.pane(ctx, r.Session); err == nil && ok {
 			v.root = pane.PID // the host, whose own CPU answers ace's looks: only the CLI below it counts
 		}
-		if prof, err := e.agent.profile(r); err == nil {
-			v.dirs = e.sessionDirs(r, prof)
+		if prof, err := l.agent.profile(r); err == nil {
+			v.dirs = l.alive.sessionDirs(r, prof)
 		}
 		v.screen, _ = l.panes.screen(ctx, r, 0)
 		return v
@@ -30,10 +29,10 @@ func (l *liveRunner) stuck(ctx context.Context, r *store.Run) (Result, bool, err
 	}
 	st, err := l.client(r).Status(ctx)
 	if err != nil || !st.Busy || len(st.Pending) > 0 {
-		e.alive.forget(r.ID)
+		l.alive.forget(r.ID)
 		return Result{}, false, nil // gone, idle or asking: Observe takes it
 	}
 	screen, _ := l.panes.screen(ctx, r, 0)
-	res, err := e.alive.toHuman(ctx, r, p, "busy", screen)
+	res, err := l.alive.toHuman(ctx, r, p, "busy", screen)
 	return res, true, err
 }

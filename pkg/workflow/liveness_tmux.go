@@ -14,9 +14,8 @@ import (
 // screen ace knows and answers (a dialog, a permission, a question, a ready composer) is left to the monitor's
 // usual look, which o now holds; a busy or unknown one goes to a human.
 func (t *tmuxRunner) stuck(ctx context.Context, r *store.Run, prof agents.Profile, pane tmuxops.Pane, o *observed) (Result, bool, error) {
-	e := t.e
 	var err error
-	p, due := e.alive.look(r, func() vitals {
+	p, due := t.alive.look(r, func() vitals {
 		if pane.Activity.After(o.capturedAt) {
 			// Output since the cached capture: the screen's fingerprint needs the screen as it is.
 			if fresh, cerr := t.capture(ctx, r, prof, pane, o); cerr != nil {
@@ -25,13 +24,13 @@ func (t *tmuxRunner) stuck(ctx context.Context, r *store.Run, prof agents.Profil
 				o = fresh
 			}
 		}
-		return vitals{root: pane.PID, withRoot: true, dirs: e.sessionDirs(r, prof), screen: o.screen}
+		return vitals{root: pane.PID, withRoot: true, dirs: t.alive.sessionDirs(r, prof), screen: o.screen}
 	})
 	if err != nil {
 		return Result{}, false, err
 	}
 	if !due {
-		t.revisitAt(r.ID, e.alive.deadline(p))
+		t.revisitAt(r.ID, t.alive.deadline(p))
 		return Result{}, false, nil
 	}
 	if _, err := t.capture(ctx, r, prof, pane, o); err != nil { // once more, whatever the cache holds
@@ -43,9 +42,9 @@ func (t *tmuxRunner) stuck(ctx context.Context, r *store.Run, prof agents.Profil
 		state = string(agents.StateBusy)
 	case agents.StateStarting:
 	default:
-		e.alive.forget(r.ID)
+		t.alive.forget(r.ID)
 		return Result{}, false, nil
 	}
-	res, err := e.alive.toHuman(ctx, r, p, state, o.screen)
+	res, err := t.alive.toHuman(ctx, r, p, state, o.screen)
 	return res, true, err
 }

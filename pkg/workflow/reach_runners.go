@@ -20,9 +20,8 @@ import (
 // retryOnScreen reads the tmux screen o: the CLI's retry line is a sign; the agent at work without one answers
 // again; the agent idle at its prompt (for monitor.settle) after failing to reach its model gave up.
 func (t *tmuxRunner) retryOnScreen(ctx context.Context, r *store.Run, prof agents.Profile, o *observed, activity time.Time) (Result, bool, error) {
-	e := t.e
 	if rt, ok := prof.RetryOnScreen(o.screen); ok {
-		e.reach.note(ctx, r, reachSign{retry: rt.Attempt, max: rt.Max, err: rt.Error})
+		t.reach.note(ctx, r, reachSign{retry: rt.Attempt, max: rt.Max, err: rt.Error})
 		return Result{}, false, nil
 	}
 	st := r.State.Reach
@@ -32,12 +31,12 @@ func (t *tmuxRunner) retryOnScreen(ctx context.Context, r *store.Run, prof agent
 	switch o.state {
 	case agents.StateBusy:
 		if st.Failed == 0 {
-			e.reach.answered(ctx, r)
+			t.reach.answered(ctx, r)
 		}
 	case agents.StateReady:
 		// Still for a while (the pane too: a screen read before the CLI's spinner started is stale).
-		if e.o.Now().Sub(latest(o.changedAt, activity)) >= e.cfg.Monitor.Settle.Duration {
-			return e.reach.gaveUp(r, o.screen)
+		if t.now().Sub(latest(o.changedAt, activity)) >= t.cfg.Monitor.Settle.Duration {
+			return t.reach.gaveUp(r, o.screen)
 		}
 	}
 	return Result{}, false, nil
@@ -46,36 +45,34 @@ func (t *tmuxRunner) retryOnScreen(ctx context.Context, r *store.Run, prof agent
 // retryInTurn reads a headless turn's status: the supervisor's retry is a sign; the model's answer after it ends
 // the reach state.
 func (x *execRunner) retryInTurn(ctx context.Context, r *store.Run, st *headless.Status) {
-	e := x.e
 	switch {
 	case st == nil:
 	case st.Retry != nil:
-		e.reach.note(ctx, r, reachSign{retry: st.Retry.Attempt, max: st.Retry.Max, err: st.Retry.Error})
+		x.reach.note(ctx, r, reachSign{retry: st.Retry.Attempt, max: st.Retry.Max, err: st.Retry.Error})
 	case st.Answered && r.State.Reach != nil && !r.State.Reach.Asked:
-		e.reach.answered(ctx, r)
+		x.reach.answered(ctx, r)
 	}
 }
 
 // retryRecord reads one record of a live conversation's transcript: a retry is a sign; the model's text or tool
 // call is its answer; a turn that ends while it could not be reached is the agent giving up.
 func (l *liveRunner) retryRecord(ctx context.Context, r *store.Run, rec livehost.Record) (Result, bool, error) {
-	e := l.e
 	st := r.State.Reach
 	switch rec.Kind {
 	case livehost.KindRetry:
-		e.reach.note(ctx, r, reachSign{retry: rec.Attempt, max: rec.Max, err: rec.Text})
+		l.reach.note(ctx, r, reachSign{retry: rec.Attempt, max: rec.Max, err: rec.Text})
 	case livehost.KindText, livehost.KindToolCall:
 		if st != nil && !st.Asked {
-			e.reach.answered(ctx, r)
+			l.reach.answered(ctx, r)
 		}
 	case livehost.KindTurnDone:
 		if rec.Status == "completed" {
 			if st != nil && !st.Asked {
-				e.reach.answered(ctx, r) // a turn the model completed: it was reached
+				l.reach.answered(ctx, r) // a turn the model completed: it was reached
 			}
 			break
 		}
-		return e.reach.gaveUp(r, rec.Text)
+		return l.reach.gaveUp(r, rec.Text)
 	}
 	return Result{}, false, nil
 }

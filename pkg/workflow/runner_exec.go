@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 
+	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/headless"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/tmuxops"
@@ -24,8 +26,21 @@ var ErrHeadless = errors.New("the run is headless (runner exec): there is no scr
 // execRunner is the headless runner: each turn runs under its own supervisor, the monitor reads the turn's
 // status file, and text for the agent waits in the run (State.ExecPending) for the next turn.
 type execRunner struct {
-	runnerDefaults // Type: a headless agent takes text only as a new turn (Queue)
-	e              *Engine
+	runnerDefaults         // Type: a headless agent takes text only as a new turn (Queue)
+	core           runHost // the run's events and the engine's rulings (runner.go)
+	cfg            *config.Config
+	now            clock
+	log            *slog.Logger
+	root           string   // ace's root: the turns' status, pulse and lock files, their logs
+	supervisor     []string // Options.Supervisor: `ace __headless`, each turn's supervisor
+
+	// The parts it calls: the run's agent (its profile, its command), the prompts of its turns, the spending
+	// of each turn, the liveness and reach it tells what it sees.
+	agent   *runAgent
+	prompts *prompts
+	spend   *spending
+	alive   *liveness
+	reach   *reach
 }
 
 func (*execRunner) Name() string { return store.RunnerExec }
@@ -74,7 +89,7 @@ func (*execRunner) FollowUp(_ context.Context, r *store.Run, prompt, _ string) (
 // Continue queues msg as the next turn, unless a turn is running already.
 func (x *execRunner) Continue(ctx context.Context, r *store.Run, msg string) error {
 	if ls := r.State.Limit; ls != nil && ls.StartOver {
-		msg = x.e.prompts.taskPrompt(r) // nothing to continue: a new conversation gets the task (execTurn)
+		msg = x.prompts.taskPrompt(r) // nothing to continue: a new conversation gets the task (execTurn)
 	}
 	if !x.execAlive(ctx, r) {
 		queueExec(r, msg)
@@ -104,68 +119,63 @@ func execName(r *store.Run) string {
 }
 
 func (x *execRunner) execStatusPath(r *store.Run) string {
-	e := x.e
-	return filepath.Join(e.o.Root, "run", "headless", execName(r)+".status.json")
+	return filepath.Join(x.root, "run", "headless", execName(r)+".status.json")
 }
 
 func (x *execRunner) execPulsePath(r *store.Run) string {
-	e := x.e
-	return filepath.Join(e.o.Root, "run", "headless", execName(r)+".pulse")
+	return filepath.Join(x.root, "run", "headless", execName(r)+".pulse")
 }
 
 func (x *execRunner) execLockPath(r *store.Run) string {
-	e := x.e
-	return filepath.Join(e.o.Root, "run", "headless", execName(r)+".lock")
+	return filepath.Join(x.root, "run", "headless", execName(r)+".lock")
 }
 
 // execAlive reports whether a supervisor is running for the run, by its turn lock: that holds even when this
 // process never learnt the supervisor's PID (an ace killed just after starting it). An error reading the lock
 // falls back to the stored PID.
 func (x *execRunner) execAlive(ctx context.Context, r *store.Run) bool {
-	e := x.e
 	running, err := headless.Running(x.execLockPath(r))
 	if err != nil {
-		e.log.WarnContext(ctx, "headless turn lock", "run", r.ID, "err", err)
+		x.log.WarnContext(ctx, "headless turn lock", "run", r.ID, "err", err)
 		return headless.ParseProc(r.State.ExecProc).Alive()
 	}
 	return running
 }
 
 func (x *execRunner) execLogDir(r *store.Run) string {
-	return filepath.Join(x.e.o.Root, "logs", r.Agent)
+	return filepath.Join(x.root, "logs", r.Agent)
 }
 
 // startExec starts the first turn, or re-attaches to a supervisor a previous ace process left running.
 func (x *execRunner) startExec(ctx context.Context, r *store.Run) (Result, error) {
-	e := x.e
 	alive := x.execAlive(ctx, r)
 	before := r.State.ExecTurn
 	st := x.execStatus(ctx, r) // adopts a turn the run never recorded
 	if alive && st == nil {
-		return Stay(e.cfg.Monitor.Interval.Duration), nil // started, not yet reporting: look again
+		return Stay(x.cfg.Monitor.Interval.Duration), nil // started, not yet reporting: look again
 	}
 	if st != nil && (alive || r.State.ExecTurn != before) {
 		// A turn is running, or ran, that a previous ace started: the monitor takes it from here.
-		e.event(ctx, r, "session", fmt.Sprintf("re-attached to headless %s, turn %d (supervisor pid %d)", r.Agent, st.Turn, st.SupervisorPID))
+		x.core.event(ctx, r, "session", fmt.Sprintf("re-attached to headless %s, turn %d (supervisor pid %d)", r.Agent, st.Turn, st.SupervisorPID))
 		r.State.PromptDelivered = true
 		return Goto(StepMonitor), nil
 	}
 	if r.State.PromptDelivered {
 		return Goto(StepMonitor), nil // the monitor decides about the next turn
 	}
-	prompt := e.prompts.taskPrompt(r)
+	prompt := x.prompts.taskPrompt(r)
 	if r.State.Resume {
-		prompt = e.prompts.resumePrompt(r)
+		prompt = x.prompts.resumePrompt(r)
 	}
 	if err := x.execTurn(ctx, r, prompt); err != nil {
 		return Result{}, err
 	}
-	if prof, err := e.agent.profile(r); err == nil {
-		e.agent.recordCLIVersion(ctx, r, prof)
+	if prof, err := x.agent.profile(r); err == nil {
+		x.agent.recordCLIVersion(ctx, r, prof)
 	}
 	r.State.PromptDelivered = true
 	r.State.Resume = false
-	r.State.MonitorSince = e.o.Now()
+	r.State.MonitorSince = x.now()
 	return Goto(StepMonitor), nil
 }
 
@@ -173,18 +183,17 @@ func (x *execRunner) startExec(ctx context.Context, r *store.Run) (Result, error
 // prompt on its stdin, under a new supervisor. Secrets travel in a 0600 env file the supervisor reads and deletes
 // (the launcher's mechanism), so no command line ever holds one.
 func (x *execRunner) execTurn(ctx context.Context, r *store.Run, prompt string) error {
-	e := x.e
-	if len(e.o.Supervisor) == 0 {
+	if len(x.supervisor) == 0 {
 		return Terminalf("the headless runner is not available (no supervisor command)")
 	}
-	prof, err := e.agent.profile(r)
+	prof, err := x.agent.profile(r)
 	if err != nil {
 		return err
 	}
 	if prof.HeadlessFormat == "" {
 		return Terminalf("agent %s: runner exec needs agents.%s.headless_format (claude, codex or gemini)", prof.Name, prof.Name)
 	}
-	vars := e.agent.vars(r, prof)
+	vars := x.agent.vars(r, prof)
 	vars.SessionID = r.AgentSessionID
 	startOver := r.State.Limit != nil && r.State.Limit.StartOver
 	if startOver {
@@ -197,11 +206,11 @@ func (x *execRunner) execTurn(ctx context.Context, r *store.Run, prompt string) 
 	if err := checkExecutable(argv[0], r.Workdir, prof); err != nil {
 		return Terminal(err)
 	}
-	cmd, err := e.agent.command(ctx, r, prof, vars, argv, false)
+	cmd, err := x.agent.command(ctx, r, prof, vars, argv, false)
 	if err != nil {
 		return err
 	}
-	runtimeDir := filepath.Join(e.o.Root, "run")
+	runtimeDir := filepath.Join(x.root, "run")
 	secretsFile, err := tmuxops.WriteEnvFile(runtimeDir, cmd.secrets)
 	if err != nil {
 		return fmt.Errorf("agent environment: %w", err)
@@ -224,7 +233,7 @@ func (x *execRunner) execTurn(ctx context.Context, r *store.Run, prompt string) 
 	// The previous turn's status stays until the new supervisor replaces it: its turn number keeps it from
 	// being read as this one's, and an ace killed before the new turn is recorded still finds how the last
 	// one ended.
-	m := e.cfg.Monitor
+	m := x.cfg.Monitor
 	spec := headless.Spec{
 		Argv:          cmd.argv,
 		Env:           cmd.env,
@@ -242,7 +251,7 @@ func (x *execRunner) execTurn(ctx context.Context, r *store.Run, prompt string) 
 		TurnTimeout:   m.ExecTurnTimeout.Duration,
 		Pulse:         x.execPulsePath(r), // liveness_exec.go: what ace sees of the agent's work, the supervisor not
 	}
-	proc, err := headless.Start(e.o.Supervisor, spec, runtimeDir, filepath.Join(logDir, execName(r)+".debug.log"), x.execLockPath(r))
+	proc, err := headless.Start(x.supervisor, spec, runtimeDir, filepath.Join(logDir, execName(r)+".debug.log"), x.execLockPath(r))
 	if err != nil {
 		os.Remove(secretsFile)
 		return err
@@ -259,6 +268,6 @@ func (x *execRunner) execTurn(ctx context.Context, r *store.Run, prompt string) 
 	if vars.SessionID != "" {
 		how = "resumed conversation " + r.AgentSessionID + " of"
 	}
-	e.event(ctx, r, "session", fmt.Sprintf("%s headless %s, turn %d (transcript: ace logs %d)", how, prof.Name, turn, r.Issue))
+	x.core.event(ctx, r, "session", fmt.Sprintf("%s headless %s, turn %d (transcript: ace logs %d)", how, prof.Name, turn, r.Issue))
 	return nil
 }

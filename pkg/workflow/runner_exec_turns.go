@@ -18,13 +18,12 @@ import (
 // agent may still be writing .ace/DONE or its last commit); only monitor.timeout can end it. busy is false
 // once the turn is over, which it records once as a run event.
 func (x *execRunner) execRunning(ctx context.Context, r *store.Run) (res Result, busy bool, err error) {
-	e := x.e
 	// The lock, not the status, says the turn is over: a supervisor that has written its end still has to
 	// exit, and no next turn may start before it has. The status is read after the lock, so that it is final.
 	alive := x.execAlive(ctx, r)
 	st := x.execStatus(ctx, r)
 	if !alive {
-		e.alive.forget(r.ID)
+		x.alive.forget(r.ID)
 		if r.State.ExecSeen != r.State.ExecTurn {
 			x.retryInTurn(ctx, r, st) // reach_runners.go: what the turn said last of its retries
 			x.recordTurnEnd(ctx, r, st)
@@ -36,22 +35,21 @@ func (x *execRunner) execRunning(ctx context.Context, r *store.Run) (res Result,
 		return Result{}, false, nil
 	}
 	x.retryInTurn(ctx, r, st) // reach_runners.go: the turn retrying its model, or its model answering
-	if e.timedOut(r, lastWords(st)) {
+	if x.core.timedOut(r, lastWords(st)) {
 		return Goto(StepFailed), true, nil
 	}
 	if res, stuck, err := x.stuck(ctx, r, st); stuck || err != nil { // liveness_exec.go
 		return res, true, err
 	}
-	return Stay(e.cfg.Monitor.Interval.Duration), true, nil
+	return Stay(x.cfg.Monitor.Interval.Duration), true, nil
 }
 
 // execStatus reads the current turn's status and copies what it learnt (conversation id, transcript) to the run.
 func (x *execRunner) execStatus(ctx context.Context, r *store.Run) *headless.Status {
-	e := x.e
 	st, err := headless.ReadStatus(x.execStatusPath(r))
 	if err != nil {
 		if !errors.Is(err, os.ErrNotExist) {
-			e.log.WarnContext(ctx, "read headless status", "run", r.ID, "err", err)
+			x.log.WarnContext(ctx, "read headless status", "run", r.ID, "err", err)
 		}
 		return nil
 	}
@@ -64,7 +62,7 @@ func (x *execRunner) execStatus(ctx context.Context, r *store.Run) *headless.Sta
 		r.State.ExecTurn = st.Turn
 		r.State.ExecProc = headless.Proc{PID: st.SupervisorPID, Start: st.SupervisorStart}.String()
 		if f := r.State.ExecFormat; f == "" {
-			if prof, err := e.agent.profile(r); err == nil {
+			if prof, err := x.agent.profile(r); err == nil {
 				r.State.ExecFormat = prof.HeadlessFormat
 			}
 		}
@@ -82,11 +80,10 @@ func (x *execRunner) execStatus(ctx context.Context, r *store.Run) *headless.Sta
 // a clean end is idleness (nudge, then a human); a crash, a timeout or a lost supervisor is an exit (finalize
 // what is there, else resume a bounded number of times, else fail).
 func (x *execRunner) execTurnEnded(ctx context.Context, r *store.Run) (Result, error) {
-	e := x.e
 	st := x.execStatus(ctx, r) // execRunning, just before, recorded how the turn ended
-	interval := e.cfg.Monitor.Interval.Duration
+	interval := x.cfg.Monitor.Interval.Duration
 	// Turns may start and end between two looks: the run's time is checked before each new one, too.
-	if e.timedOut(r, lastWords(st)) {
+	if x.core.timedOut(r, lastWords(st)) {
 		return Goto(StepFailed), nil
 	}
 	if res, ok, err := x.limitInTurn(ctx, r, st); ok || err != nil { // usage limits: limits.go
@@ -99,7 +96,7 @@ func (x *execRunner) execTurnEnded(ctx context.Context, r *store.Run) (Result, e
 		r.State.ExecPending = ""
 		return Stay(interval), nil
 	}
-	if res, ok, err := e.reach.gaveUp(r, lastWords(st)); ok || err != nil { // the model unreachable: reach.go
+	if res, ok, err := x.reach.gaveUp(r, lastWords(st)); ok || err != nil { // the model unreachable: reach.go
 		return res, err
 	}
 	if endedWell(st) {
@@ -113,45 +110,43 @@ func (x *execRunner) execTurnEnded(ctx context.Context, r *store.Run) (Result, e
 
 // execIdle nudges with a new turn of the same conversation, up to max_nudges times; then a human is asked.
 func (x *execRunner) execIdle(ctx context.Context, r *store.Run, st *headless.Status) (Result, error) {
-	e := x.e
-	m := e.cfg.Monitor
-	if res, ok, err := e.spend.budgetStop(ctx, r, lastWords(st)); ok {
+	m := x.cfg.Monitor
+	if res, ok, err := x.spend.budgetStop(ctx, r, lastWords(st)); ok {
 		return res, err
 	}
 	if r.Nudges >= m.MaxNudges {
 		msg := fmt.Sprintf("The agent ended %d turns without finishing (%d nudges). Its last message:", r.Nudges+1, r.Nudges)
 		return askInWords(msg, lastWords(st)), nil
 	}
-	if err := x.execTurn(ctx, r, e.prompts.nudgePrompt()); err != nil {
+	if err := x.execTurn(ctx, r, x.prompts.nudgePrompt()); err != nil {
 		return Result{}, fmt.Errorf("nudge: %w", err)
 	}
 	r.Nudges++
-	r.State.NudgedAt = e.o.Now()
-	e.event(ctx, r, "nudge", fmt.Sprintf("nudged the agent with a new turn (%d/%d)", r.Nudges, m.MaxNudges))
+	r.State.NudgedAt = x.now()
+	x.core.event(ctx, r, "nudge", fmt.Sprintf("nudged the agent with a new turn (%d/%d)", r.Nudges, m.MaxNudges))
 	return Stay(m.Interval.Duration), nil
 }
 
 // execExit is onAgentExit for a headless turn that failed: a turn the host ended (turnCause) is resumed without
 // spending one of monitor.max_restarts.
 func (x *execRunner) execExit(ctx context.Context, r *store.Run, st *headless.Status) (Result, error) {
-	e := x.e
-	worked, err := e.leftWork(ctx, r)
+	worked, err := x.core.leftWork(ctx, r)
 	if err != nil {
 		return Result{}, err
 	}
 	how := x.turnEnd(st)
 	if worked {
-		e.event(ctx, r, "agent-exited", how+"; finalizing what it did")
+		x.core.event(ctx, r, "agent-exited", how+"; finalizing what it did")
 		return Goto(StepFinalize), nil
 	}
 	c := turnCause(how, st, rebooted(r)) // restart_cause.go
-	if e.mayRestart(r, c) {
+	if x.core.mayRestart(r, c) {
 		// Counted once the turn has started: a failed start is retried without using up a restart.
-		if err := x.execTurn(ctx, r, e.prompts.resumePrompt(r)); err != nil {
+		if err := x.execTurn(ctx, r, x.prompts.resumePrompt(r)); err != nil {
 			return Result{}, err
 		}
-		e.restarted(ctx, r, c, "resumed it")
-		return Stay(e.cfg.Monitor.Interval.Duration), nil
+		x.core.restarted(ctx, r, c, "resumed it")
+		return Stay(x.cfg.Monitor.Interval.Duration), nil
 	}
 	r.Error = how
 	r.State.LastScreen = lastWords(st)
@@ -160,7 +155,6 @@ func (x *execRunner) execExit(ctx context.Context, r *store.Run, st *headless.St
 
 // recordTurnEnd appends the end of a turn to the run's events: always, with the stderr tail when it failed.
 func (x *execRunner) recordTurnEnd(ctx context.Context, r *store.Run, st *headless.Status) {
-	e := x.e
 	msg := fmt.Sprintf("turn %d: %s", r.State.ExecTurn, x.turnEnd(st))
 	kind := EventTurn
 	if !endedWell(st) {
@@ -172,7 +166,7 @@ func (x *execRunner) recordTurnEnd(ctx context.Context, r *store.Run, st *headle
 	if st != nil && st.Usage != (headless.Usage{}) {
 		msg += fmt.Sprintf(" (tokens: %d in, %d out)", st.Usage.InputTokens, st.Usage.OutputTokens)
 	}
-	e.event(ctx, r, kind, msg)
+	x.core.event(ctx, r, kind, msg)
 }
 
 // endedWell reports whether a turn ended as the agent meant it to: it exited cleanly, or it reported its result
@@ -186,8 +180,7 @@ func endedWell(st *headless.Status) bool {
 
 // turnEnd says in words how a turn ended.
 func (x *execRunner) turnEnd(st *headless.Status) string {
-	e := x.e
-	m := e.cfg.Monitor
+	m := x.cfg.Monitor
 	switch {
 	case st == nil || !st.Done:
 		return "the headless supervisor disappeared before the turn ended"
@@ -238,7 +231,6 @@ func queueExec(r *store.Run, text string) {
 
 // endExec stops the run's supervisor (which ends the agent's process group) and waits, briefly, for it to go.
 func (x *execRunner) endExec(ctx context.Context, r *store.Run) error {
-	e := x.e
 	st := x.execStatus(ctx, r)
 	if x.execAlive(ctx, r) {
 		proc := headless.ParseProc(r.State.ExecProc)
@@ -268,7 +260,7 @@ func (x *execRunner) endExec(ctx context.Context, r *store.Run) error {
 		if x.execAlive(ctx, r) {
 			return fmt.Errorf("the headless supervisor of %s#%d does not stop (lock %s)", r.Repo, r.Issue, x.execLockPath(r))
 		}
-		e.event(ctx, r, "session", fmt.Sprintf("stopped the headless %s (supervisor pid %d)", r.Agent, proc.PID))
+		x.core.event(ctx, r, "session", fmt.Sprintf("stopped the headless %s (supervisor pid %d)", r.Agent, proc.PID))
 	}
 	if st != nil && !st.Done {
 		st = x.execStatus(ctx, r) // what the supervisor wrote as it stopped
@@ -277,7 +269,7 @@ func (x *execRunner) endExec(ctx context.Context, r *store.Run) error {
 	// The run is over: its turn files go (the transcript and the debug log stay, as a tmux transcript does).
 	for _, f := range []string{x.execStatusPath(r), x.execLockPath(r), x.execPulsePath(r)} {
 		if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
-			e.log.WarnContext(ctx, "remove headless turn file", "run", r.ID, "file", f, "err", err)
+			x.log.WarnContext(ctx, "remove headless turn file", "run", r.ID, "file", f, "err", err)
 		}
 	}
 	return nil
@@ -286,13 +278,12 @@ func (x *execRunner) endExec(ctx context.Context, r *store.Run) error {
 // Abandon stops a headless turn that this step started but could not record, because another process
 // ended the run meanwhile (ace stop): nobody else knows of that supervisor.
 func (x *execRunner) Abandon(mine, fresh *store.Run) {
-	e := x.e
 	started := mine.State.ExecProc
 	if !fresh.Status.Terminal() || started == "" || started == fresh.State.ExecProc { // "": not a headless run
 		return
 	}
 	if err := headless.ParseProc(started).Signal(syscall.SIGTERM); err != nil {
-		e.log.Warn("stop an abandoned headless turn", "run", mine.ID, "err", err)
+		x.log.Warn("stop an abandoned headless turn", "run", mine.ID, "err", err)
 	}
 }
 
@@ -310,27 +301,26 @@ func (x *execRunner) killAgent(st *headless.Status) {
 // agent whose every turn outgrows the threshold cannot loop between compacting and continuing. It reports
 // whether it started a turn.
 func (x *execRunner) execCompaction(ctx context.Context, r *store.Run) (bool, error) {
-	e := x.e
 	size, _ := fileSize(r.State.Transcript) // unreadable: counted as empty, so no compaction is asked for
 	if r.State.Compacting {
 		r.State.Compacting = false
 		r.State.CompactAt, r.State.HasCompactAt = size, true // the compaction's own output does not count
-		e.event(ctx, r, "compact", "the agent compacted its context")
+		x.core.event(ctx, r, "compact", "the agent compacted its context")
 		return false, nil
 	}
-	prof, err := e.agent.profile(r)
+	prof, err := x.agent.profile(r)
 	if err != nil || prof.CompactCommand == "" {
 		return false, err
 	}
 	offset := r.State.CompactAt // none yet (0): the transcript started with the run
-	if !agents.CompactDue(size, offset, e.cfg.Monitor.CompactThreshold, agents.StateReady) {
+	if !agents.CompactDue(size, offset, x.cfg.Monitor.CompactThreshold, agents.StateReady) {
 		return false, nil
 	}
 	if err := x.execTurn(ctx, r, prof.CompactCommand); err != nil {
 		return false, err
 	}
 	r.State.Compacting = true
-	e.event(ctx, r, "compact", fmt.Sprintf("asked the agent to compact its context (%s): its transcript grew %d KiB",
+	x.core.event(ctx, r, "compact", fmt.Sprintf("asked the agent to compact its context (%s): its transcript grew %d KiB",
 		prof.CompactCommand, agents.Growth(size, offset)>>10))
 	return true, nil
 }
@@ -338,15 +328,14 @@ func (x *execRunner) execCompaction(ctx context.Context, r *store.Run) (bool, er
 // limitInTurn looks at a headless turn that ended for a limit: the stream's own limit events first, then the
 // adapter's patterns over its last words and exit code. A turn is acted on once (Limit.Seen is its number).
 func (x *execRunner) limitInTurn(ctx context.Context, r *store.Run, st *headless.Status) (Result, bool, error) {
-	e := x.e
 	if st == nil || !st.Done || st.Turn <= limitSeen(r) {
 		return Result{}, false, nil
 	}
-	prof, err := e.agent.profile(r)
+	prof, err := x.agent.profile(r)
 	if err != nil {
 		return Result{}, true, err
 	}
-	l, found := prof.LimitInStream(lastWords(st), st.ExitCode, e.o.Now())
+	l, found := prof.LimitInStream(lastWords(st), st.ExitCode, x.now())
 	if st.Limited {
 		found = true
 		if !st.LimitResetsAt.IsZero() {

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/livehost"
 	"github.com/aceworks/ace/pkg/runbox"
 	"github.com/aceworks/ace/pkg/sandbox"
@@ -27,8 +29,21 @@ type liveRunner struct {
 	// Queue: text sent to a live conversation needs no keeping; Abandon: a host started by a lost visit is found
 	// again by its session's name (Start re-attaches to it).
 	runnerDefaults
-	e     *Engine
-	panes *panes
+	core     runHost // the run's events and the engine's rulings (runner.go)
+	cfg      *config.Config
+	now      clock
+	log      *slog.Logger
+	root     string   // ace's root: the live hosts' files (liveFiles)
+	liveHost []string // Options.LiveHost: `ace __live`, the host in the run's tmux session
+
+	// The parts it calls: the run's agent, the prompts it sends, the spending of each turn, the liveness and
+	// reach it tells what it sees, and the tmux sessions its hosts live in (shared with the tmux runner).
+	agent   *runAgent
+	prompts *prompts
+	spend   *spending
+	alive   *liveness
+	reach   *reach
+	panes   *panes
 }
 
 func (*liveRunner) Name() string { return store.RunnerLive }
@@ -65,7 +80,7 @@ const liveDir, hostSocket = "live", "host.sock"
 // sees nothing else of ace's): its spec, its control socket (runbox.ShortSocket, where the root is too deep for a socket
 // path) and its transcript (kept after the run, like the tmux logs).
 func (l *liveRunner) liveFiles(r *store.Run) (dir, spec, socket, transcript string, err error) {
-	return liveFilesOf(l.e.o.Root, r)
+	return liveFilesOf(l.root, r)
 }
 
 // liveFilesOf is liveFiles under root.
@@ -82,7 +97,6 @@ func (l *liveRunner) client(r *store.Run) *livehost.Client {
 
 // Start opens the run's tmux session with the live host in it, or re-attaches to the one a previous ace left.
 func (l *liveRunner) Start(ctx context.Context, r *store.Run) (Result, error) {
-	e := l.e
 	name, err := l.panes.sessionName(ctx, r)
 	if err != nil {
 		return Result{}, err
@@ -93,7 +107,7 @@ func (l *liveRunner) Start(ctx context.Context, r *store.Run) (Result, error) {
 	}
 	if found && !pane.Dead {
 		r.Session = name
-		e.event(ctx, r, "session", "re-attached to the live conversation in "+name)
+		l.core.event(ctx, r, "session", "re-attached to the live conversation in "+name)
 	} else if err := l.launch(ctx, r, name, found); err != nil {
 		return Result{}, err
 	}
@@ -106,12 +120,11 @@ func (l *liveRunner) Start(ctx context.Context, r *store.Run) (Result, error) {
 // launch starts the live host in session name (respawn: in its dead pane), continuing the run's conversation
 // when it has one (r.AgentSessionID).
 func (l *liveRunner) launch(ctx context.Context, r *store.Run, name string, respawn bool) error {
-	e := l.e
-	prof, err := e.agent.profile(r)
+	prof, err := l.agent.profile(r)
 	if err != nil {
 		return err
 	}
-	argv, err := prof.LiveArgv(e.agent.vars(r, prof))
+	argv, err := prof.LiveArgv(l.agent.vars(r, prof))
 	if err != nil {
 		return Terminal(err)
 	}
@@ -134,7 +147,7 @@ func (l *liveRunner) launch(ctx context.Context, r *store.Run, name string, resp
 	host := &hosted{program: argv[0], readWrite: rw,
 		inBox: []string{sandbox.SelfPath, livehost.ChildArg, specPath}}
 	cmd, err := l.panes.sessionSpecOf(ctx, r, prof, name,
-		append(append([]string(nil), e.o.LiveHost...), specPath), host)
+		append(append([]string(nil), l.liveHost...), specPath), host)
 	if err != nil {
 		return err
 	}
@@ -158,37 +171,36 @@ func (l *liveRunner) launch(ctx context.Context, r *store.Run, name string, resp
 // that does not come up within tmux.startup_timeout goes to a human with its screen; one whose CLI failed the
 // protocol's handshake gives the run to the tmux runner.
 func (l *liveRunner) Deliver(ctx context.Context, r *store.Run) (Result, error) {
-	e := l.e
 	if r.State.PromptDelivered {
 		return Goto(StepMonitor), nil
 	}
 	if r.State.DeliverSince.IsZero() {
-		r.State.DeliverSince = e.o.Now()
+		r.State.DeliverSince = l.now()
 	}
 	if res, ok, err := l.readTranscript(ctx, r); ok || err != nil {
 		return res, err
 	}
-	poll := deliverPoll(e.cfg.Monitor.Interval.Duration)
+	poll := deliverPoll(l.cfg.Monitor.Interval.Duration)
 	if _, err := l.client(r).Status(ctx); errors.Is(err, livehost.ErrNotRunning) {
 		if pane, found, perr := l.panes.pane(ctx, r.Session); perr == nil && (!found || pane.Dead) {
-			e.event(ctx, r, "agent-exited", "the live host exited before it took the prompt")
+			l.core.event(ctx, r, "agent-exited", "the live host exited before it took the prompt")
 			return Goto(StepMonitor), nil // the monitor decides: restart or give up
 		}
-		if e.since(r.State.DeliverSince) < e.cfg.Tmux.StartupTimeout.Duration {
+		if l.now.since(r.State.DeliverSince) < l.cfg.Tmux.StartupTimeout.Duration {
 			return Stay(poll), nil
 		}
 		screen, _ := l.panes.screen(ctx, r, 0)
 		return askFor(fmt.Sprintf("The live conversation did not start within %s (tmux.startup_timeout).",
-			e.cfg.Tmux.StartupTimeout.Duration), screen), nil
+			l.cfg.Tmux.StartupTimeout.Duration), screen), nil
 	} else if err != nil {
 		return Result{}, err
 	}
 	if r.State.LivePromptAt.IsZero() {
 		// The intent is saved first (the next visit sends): see LivePromptAt.
-		r.State.LivePromptAt = e.o.Now()
+		r.State.LivePromptAt = l.now()
 		return Stay(0), nil
 	}
-	if err := l.client(r).Send(ctx, e.prompts.promptText(r)); err != nil {
+	if err := l.client(r).Send(ctx, l.prompts.promptText(r)); err != nil {
 		return Result{}, fmt.Errorf("send the prompt to the live conversation: %w", err)
 	}
 	return l.delivered(ctx, r, "prompt sent to the live conversation"), nil
@@ -196,10 +208,9 @@ func (l *liveRunner) Deliver(ctx context.Context, r *store.Run) (Result, error) 
 
 // delivered records that the conversation has the prompt.
 func (l *liveRunner) delivered(ctx context.Context, r *store.Run, how string) Result {
-	e := l.e
 	r.State.PromptDelivered, r.State.Resume, r.State.DeliverSince, r.State.LivePromptAt = true, false, time.Time{}, time.Time{}
-	r.State.MonitorSince = e.o.Now()
-	e.event(ctx, r, "prompt", how)
+	r.State.MonitorSince = l.now()
+	l.core.event(ctx, r, "prompt", how)
 	return Goto(StepMonitor)
 }
 
@@ -215,10 +226,10 @@ func (l *liveRunner) Busy(ctx context.Context, r *store.Run) (Result, bool, erro
 	case err != nil:
 		// The host is there but did not answer: its turn may still run. Looking again beats taking a .ace/DONE
 		// written mid-turn for the end of the work (the turn's usage would be lost).
-		l.e.log.WarnContext(ctx, "the live host's status", "run", r.ID, "err", err)
-		return Stay(l.e.cfg.Monitor.Interval.Duration), true, nil
+		l.log.WarnContext(ctx, "the live host's status", "run", r.ID, "err", err)
+		return Stay(l.cfg.Monitor.Interval.Duration), true, nil
 	case !st.Busy || len(st.Pending) > 0:
-		l.e.alive.forget(r.ID)
+		l.alive.forget(r.ID)
 		// The turn may have ended between the transcript's read and the status: its end (usage, a limit) is
 		// read now, before a .ace/DONE it wrote ends the run (under load the run was finalized without it).
 		if res, ok, err := l.readTranscript(ctx, r); ok || err != nil {
@@ -229,7 +240,7 @@ func (l *liveRunner) Busy(ctx context.Context, r *store.Run) (Result, bool, erro
 	if res, stuck, err := l.stuck(ctx, r); stuck || err != nil { // liveness_live.go
 		return res, true, err
 	}
-	return Stay(l.e.cfg.Monitor.Interval.Duration), true, nil
+	return Stay(l.cfg.Monitor.Interval.Duration), true, nil
 }
 
 // Type answers what the conversation waits for — a permission (yes or no), a question (an option's number or
@@ -261,12 +272,11 @@ func (l *liveRunner) Type(ctx context.Context, r *store.Run, text string) error 
 // FollowUp sends the round's prompt to the conversation; a host gone between rounds (a released run) is started
 // again in the same conversation and told what the round is about (deliver_prompt's resume prompt).
 func (l *liveRunner) FollowUp(ctx context.Context, r *store.Run, prompt, delivered string) (Result, error) {
-	e := l.e
 	if _, err := l.client(r).Status(ctx); err == nil {
 		if err := l.client(r).Send(ctx, prompt); err != nil {
 			return Result{}, fmt.Errorf("send the follow-up round: %w", err)
 		}
-		e.event(ctx, r, "prompt", delivered)
+		l.core.event(ctx, r, "prompt", delivered)
 		return Goto(StepMonitor), nil
 	}
 	if err := l.restart(ctx, r); err != nil {

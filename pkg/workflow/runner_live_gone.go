@@ -27,7 +27,7 @@ func (l *liveRunner) QuestionGone(ctx context.Context, r *store.Run) (why string
 	_, _, _, path, _ := l.liveFiles(r)
 	recs, err := livehost.ReadTranscript(path, 0)
 	if err != nil {
-		return "", false, l.e.needFile(ctx, r, "read the live transcript", err)
+		return "", false, l.core.needFile(ctx, r, "read the live transcript", err)
 	}
 	var asked *livehost.Record
 	fate := ""

@@ -44,7 +44,7 @@ func (f *fakeStatus) serve(t *testing.T, socket string) {
 // QuestionGone: a run waiting on the conversation's permission request is told when it no longer waits there,
 // and why; one waiting on anything else (.ace/QUESTION after an answered request) is not.
 func TestQuestionGone(t *testing.T) {
-	l := &liveRunner{e: &Engine{o: Options{Root: t.TempDir()}}}
+	l := &liveRunner{root: t.TempDir()} // the live runner reads its host files under ace's root alone
 	r := &store.Run{ID: 1, Repo: "acme/widgets", Issue: 193}
 	_, _, socket, transcript, err := l.liveFiles(r)
 	if err != nil {

@@ -16,12 +16,11 @@ import (
 // resume), what each turn spent, a usage limit (the run pauses) and a failed handshake (the run goes to the tmux
 // runner). ok says the run moves on at once with res.
 func (l *liveRunner) readTranscript(ctx context.Context, r *store.Run) (res Result, ok bool, err error) {
-	e := l.e
 	_, _, _, path, _ := l.liveFiles(r)
 	recs, err := livehost.ReadTranscript(path, r.State.LiveSeq)
 	if err != nil {
 		// A transcript the agent replaced (a link, a FIFO, a huge file) is no record of the conversation.
-		return Result{}, false, e.needFile(ctx, r, "read the live transcript", err)
+		return Result{}, false, l.core.needFile(ctx, r, "read the live transcript", err)
 	}
 	for _, rec := range recs {
 		r.State.LiveSeq = rec.Seq
@@ -36,14 +35,14 @@ func (l *liveRunner) readTranscript(ctx context.Context, r *store.Run) (res Resu
 			}
 		case livehost.KindTurnDone:
 			if rec.Usage != nil && !l.lumped(r) {
-				e.spend.addTurn(r, *rec.Usage, rec.Model)
+				l.spend.addTurn(r, *rec.Usage, rec.Model)
 			}
 			r.State.LiveIdleSince = rec.Time
 			kind := EventTurn
 			if rec.Status == "failed" {
 				kind = EventAgentFailed
 			}
-			e.event(ctx, r, kind, fmt.Sprintf("turn ended: %s%s", rec.Status, usageNote(rec.Usage)))
+			l.core.event(ctx, r, kind, fmt.Sprintf("turn ended: %s%s", rec.Status, usageNote(rec.Usage)))
 		case livehost.KindLimit:
 			l := agents.Limit{Message: rec.Text, ResetsAt: rec.ResetsAt}
 			return sawLimit(l, int(rec.Seq)), true, nil // the node decides (limits.go)
@@ -67,13 +66,12 @@ func usageNote(u *store.Usage) string {
 // fallBack gives a run whose CLI failed the live protocol's handshake to the tmux runner, in the same working
 // copy, with a warning on the run: the CLI works, only not live (a version, a setting).
 func (l *liveRunner) fallBack(ctx context.Context, r *store.Run, why string) (Result, bool, error) {
-	e := l.e
 	if err := l.panes.stop(ctx, r); err != nil {
 		return Result{}, true, err
 	}
 	r.Runner, r.Session, r.AgentSessionID = store.RunnerTmux, "", ""
 	r.State.PromptDelivered, r.State.DeliverSince = false, time.Time{}
-	e.event(ctx, r, EventLiveFallback, "the CLI's live protocol failed its handshake ("+firstLine(why)+
+	l.core.event(ctx, r, EventLiveFallback, "the CLI's live protocol failed its handshake ("+firstLine(why)+
 		"): the run goes on in the tmux runner")
 	return Goto(StepStartSession), true, nil
 }
@@ -82,12 +80,11 @@ func (l *liveRunner) fallBack(ctx context.Context, r *store.Run, why string) (Re
 // is asked on the issue once; an idle conversation is nudged (once per turn, up to max_nudges); a host that exited
 // is started again in its conversation a bounded number of times, after its work is kept if it left some.
 func (l *liveRunner) Observe(ctx context.Context, r *store.Run) (Result, error) {
-	e := l.e
-	m := e.cfg.Monitor
+	m := l.cfg.Monitor
 	if res, ok, err := l.readTranscript(ctx, r); ok || err != nil {
 		return res, err
 	}
-	e.spend.refreshUsage(ctx, r, false) // a lumped CLI's session files (readUsage); the others' comes per turn
+	l.spend.refreshUsage(ctx, r, false) // a lumped CLI's session files (readUsage); the others' comes per turn
 	st, err := l.client(r).Status(ctx)
 	if errors.Is(err, livehost.ErrNotRunning) {
 		return l.exited(ctx, r)
@@ -105,26 +102,26 @@ func (l *liveRunner) Observe(ctx context.Context, r *store.Run) (Result, error) 
 	if st.Busy {
 		return Stay(m.Interval.Duration), nil
 	}
-	if e.timedOut(r, "") {
+	if l.core.timedOut(r, "") {
 		return Goto(StepFailed), nil
 	}
 	if r.State.LiveIdleSince.IsZero() || !r.State.LiveIdleSince.After(r.State.NudgedAt) {
 		return Stay(m.Interval.Duration), nil // no turn has ended since the last nudge
 	}
 	screen, _ := l.panes.screen(ctx, r, 0)
-	if res, ok, err := e.spend.budgetStop(ctx, r, screen); ok {
+	if res, ok, err := l.spend.budgetStop(ctx, r, screen); ok {
 		return res, err
 	}
 	if r.Nudges >= m.MaxNudges {
 		msg := fmt.Sprintf("The agent ended %d turns without finishing (%d nudges). Its conversation:", r.Nudges+1, r.Nudges)
 		return askFor(msg, screen), nil
 	}
-	if err := l.client(r).Send(ctx, e.prompts.nudgePrompt()); err != nil {
+	if err := l.client(r).Send(ctx, l.prompts.nudgePrompt()); err != nil {
 		return Result{}, fmt.Errorf("nudge: %w", err)
 	}
 	r.Nudges++
-	r.State.NudgedAt = e.o.Now()
-	e.event(ctx, r, "nudge", fmt.Sprintf("nudged the live conversation (%d/%d)", r.Nudges, m.MaxNudges))
+	r.State.NudgedAt = l.now()
+	l.core.event(ctx, r, "nudge", fmt.Sprintf("nudged the live conversation (%d/%d)", r.Nudges, m.MaxNudges))
 	return Stay(m.Interval.Duration), nil
 }
 
@@ -154,14 +151,13 @@ func pendingQuestion(p livehost.Record) string {
 // again — a bounded number of times when its CLI ended by itself (restart_cause.go) — else the run fails with the
 // end of its screen.
 func (l *liveRunner) exited(ctx context.Context, r *store.Run) (Result, error) {
-	e := l.e
 	screen, _ := l.panes.screen(ctx, r, 0)
-	worked, err := e.leftWork(ctx, r)
+	worked, err := l.core.leftWork(ctx, r)
 	if err != nil {
 		return Result{}, err
 	}
 	if worked {
-		e.event(ctx, r, "agent-exited", "the live conversation ended; finalizing what the agent did")
+		l.core.event(ctx, r, "agent-exited", "the live conversation ended; finalizing what the agent did")
 		return Goto(StepFinalize), nil
 	}
 	pane, found, err := l.panes.pane(ctx, r.Session)
@@ -169,11 +165,11 @@ func (l *liveRunner) exited(ctx context.Context, r *store.Run) (Result, error) {
 		return Result{}, err
 	}
 	c := liveCause(pane, found, func() string { return l.panes.sessionGone(ctx, r) })
-	if e.mayRestart(r, c) {
+	if l.core.mayRestart(r, c) {
 		if err := l.restart(ctx, r); err != nil {
 			return Result{}, err
 		}
-		e.restarted(ctx, r, c, "resumed it")
+		l.core.restarted(ctx, r, c, "resumed it")
 		r.State.PromptDelivered, r.State.Resume = false, true
 		return Goto(StepDeliver), nil
 	}
@@ -196,13 +192,13 @@ func yesNo(s string) (allow, ok bool) {
 // lumped reports whether the run's CLI reports a live turn's input with its cache reads in it: its usage is then
 // read from the CLI's session files (readUsage), as a tmux run's is.
 func (l *liveRunner) lumped(r *store.Run) bool {
-	prof, err := l.e.agent.profile(r)
+	prof, err := l.agent.profile(r)
 	return err == nil && prof.LiveUsageLumped()
 }
 
 // readUsage reads a lumped CLI's usage from its session files (see lumped); the others' comes with each turn.
 func (l *liveRunner) readUsage(ctx context.Context, r *store.Run) {
 	if l.lumped(r) {
-		l.e.spend.sessionUsage(ctx, r)
+		l.spend.sessionUsage(ctx, r)
 	}
 }

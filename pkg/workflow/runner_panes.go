@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/aceworks/ace/pkg/agents"
+	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/sandbox"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/tmuxops"
@@ -21,7 +22,14 @@ import (
 // told. Both runners hold the one panes; what happens in a pane — a CLI's own screen, a live host — is each
 // runner's own.
 type panes struct {
-	e *Engine
+	core paneEvents
+	runs runLister // the store's runs: a session name another repository's run holds (sessionName)
+	// agent makes the agent's command and records its CLI's version when its session opens.
+	agent    *runAgent
+	cfg      *config.Config // tmux: the sessions' size and scrollback
+	root     string         // ace's root: the panes' transcripts and runtime files
+	self     string         // ace's executable: a boxed pane's launcher (`ace __box-launch`)
+	launcher []string       // Options.Launcher: the env-file launcher in front of an unboxed agent
 	// tmux is the tmux server the agents run in; nothing else in ace's graph talks to it (the tmux runner reads
 	// and types into its sessions through this client).
 	tmux Sessions
@@ -32,18 +40,20 @@ type panes struct {
 	gen    uint64 // counts invalidations: a listing begun before one must not be cached after it
 }
 
-func newPanes(e *Engine, tmux Sessions) *panes { return &panes{e: e, tmux: tmux} }
+// paneEvents is what the panes need of the engine's core: the session events, recorded as a step records them.
+type paneEvents interface {
+	event(ctx context.Context, r *store.Run, kind EventKind, msg string)
+}
 
 // sessionName is the run's tmux session: the one it has, else ace-<repo>-<issue> — unless an unfinished run of
 // another repository of the same name (a fork, another owner's namesake) holds that one: then the name carries
 // a hash of owner/repo, so that neither run ever re-attaches to the other's agent.
 func (p *panes) sessionName(ctx context.Context, r *store.Run) (string, error) {
-	e := p.e
 	if r.Session != "" {
 		return r.Session, nil
 	}
 	name := tmuxops.SessionName(r.Repo, r.Issue) + attemptSuffix(r)
-	runs, err := e.o.Store.ListRuns(ctx, store.Filter{Statuses: []store.Status{store.StatusActive, store.StatusWaitingInput, store.StatusPausedLimit}})
+	runs, err := p.runs.ListRuns(ctx, store.Filter{Statuses: []store.Status{store.StatusActive, store.StatusWaitingInput, store.StatusPausedLimit}})
 	if err != nil {
 		return "", fmt.Errorf("list active runs: %w", err)
 	}
@@ -58,7 +68,6 @@ func (p *panes) sessionName(ctx context.Context, r *store.Run) (string, error) {
 // open starts spec's program in its session (or, with respawn, restarts it in place) and records that the run's
 // agent lives there now.
 func (p *panes) open(ctx context.Context, r *store.Run, prof agents.Profile, spec tmuxops.SessionSpec, respawn bool, verb string) error {
-	e := p.e
 	var err error
 	if respawn {
 		err = p.tmux.Respawn(ctx, spec)
@@ -73,8 +82,8 @@ func (p *panes) open(ctx context.Context, r *store.Run, prof agents.Profile, spe
 	r.State.PastedAt, r.State.PastesLost = time.Time{}, 0 // a new agent process: nothing pasted into it yet
 	markStart(r)
 	r.State.TmuxServer, _ = p.tmux.ServerPID(ctx) // 0 when it cannot say: a session gone is then told less exactly
-	e.agent.recordCLIVersion(ctx, r, prof)
-	e.event(ctx, r, "session", fmt.Sprintf("%s %s in %s (attach: ace attach %d)", verb, prof.Name, spec.Name, r.Issue))
+	p.agent.recordCLIVersion(ctx, r, prof)
+	p.core.event(ctx, r, "session", fmt.Sprintf("%s %s in %s (attach: ace attach %d)", verb, prof.Name, spec.Name, r.Issue))
 	return nil
 }
 
@@ -88,23 +97,22 @@ type sessionCommand struct {
 // sessionSpecOf is sessionSpec for argv: the agent's CLI, or a program of ace's that hosts it (host), in the
 // run's box where it has one (boxed).
 func (p *panes) sessionSpecOf(ctx context.Context, r *store.Run, prof agents.Profile, name string, argv []string, host *hosted) (sessionCommand, error) {
-	e := p.e
-	cmd, err := e.agent.commandOf(ctx, r, prof, e.agent.vars(r, prof), argv, true, host)
+	cmd, err := p.agent.commandOf(ctx, r, prof, p.agent.vars(r, prof), argv, true, host)
 	if err != nil {
 		return sessionCommand{}, err
 	}
-	tc := e.cfg.Tmux
+	tc := p.cfg.Tmux
 	spec := tmuxops.SessionSpec{
 		Name: name, Dir: r.Workdir, Argv: cmd.argv, Env: cmd.env, Secrets: cmd.secrets,
 		Width: tc.Width, Height: tc.Height, HistoryLimit: tc.HistoryLimit,
-		LogPath:    transcript.TerminalLog(e.o.Root, name),
-		Launcher:   e.o.Launcher,
-		RuntimeDir: filepath.Join(e.o.Root, "run"),
+		LogPath:    transcript.TerminalLog(p.root, name),
+		Launcher:   p.launcher,
+		RuntimeDir: filepath.Join(p.root, "run"),
 	}
 	if cmd.boxed {
 		// The box's launcher makes the env file the pane's whole environment (the tmux server's is ace's own):
 		// plain variables and secrets travel in it alike.
-		spec.Launcher, spec.Env, spec.Secrets = []string{e.o.Self, sandbox.LaunchArg}, nil, maps.Clone(cmd.env)
+		spec.Launcher, spec.Env, spec.Secrets = []string{p.self, sandbox.LaunchArg}, nil, maps.Clone(cmd.env)
 		maps.Copy(spec.Secrets, cmd.secrets)
 	}
 	return sessionCommand{spec: spec, boxed: cmd.boxed, secrets: slices.Sorted(maps.Keys(cmd.secrets))}, nil
@@ -186,7 +194,7 @@ func (p *panes) stop(ctx context.Context, r *store.Run) error {
 		if err != nil {
 			return fmt.Errorf("stop session %s: %w", r.Session, err)
 		}
-		p.e.event(ctx, r, "session", "closed "+r.Session)
+		p.core.event(ctx, r, "session", "closed "+r.Session)
 	}
 	return nil
 }

@@ -3,9 +3,13 @@ package workflow
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/aceworks/ace/pkg/agents"
+	"github.com/aceworks/ace/pkg/config"
+	"github.com/aceworks/ace/pkg/runbox"
 	"github.com/aceworks/ace/pkg/store"
 )
 
@@ -17,7 +21,24 @@ type tmuxRunner struct {
 	// session needs no keeping; Abandon: a tmux session started by a lost visit is found again by its name
 	// (Start re-attaches to it).
 	runnerDefaults
-	e *Engine
+	core runHost // the run's events and the engine's rulings (runner.go)
+	cfg  *config.Config
+	now  clock
+	log  *slog.Logger
+	root string // ace's root: the panes' transcripts are under it (compaction)
+	// issueCheckEvery bounds the quiet wait of a held run (quietWait): the monitor checks the issue that often.
+	issueCheckEvery time.Duration
+
+	// The parts it calls: the run's agent (its profile, its variables), the prompts it types, the spending it
+	// reads and stops on, the liveness and reach it tells what it sees, the box whose proxy counts the agent's
+	// traffic (startFlat).
+	agent   *runAgent
+	prompts *prompts
+	spend   *spending
+	alive   *liveness
+	reach   *reach
+	box     *runbox.Boxes
+
 	// panes are the agents' tmux sessions (runner_panes.go), shared with the live runner; tmux is their client,
 	// through which this runner reads its agents' screens and types into them.
 	panes *panes
@@ -25,10 +46,6 @@ type tmuxRunner struct {
 
 	mu   sync.Mutex
 	seen map[int64]*observed // per-run screen cache: what the monitor saw last (an optimisation, never the truth)
-}
-
-func newTmuxRunner(e *Engine, p *panes) *tmuxRunner {
-	return &tmuxRunner{e: e, panes: p, tmux: p.tmux, seen: map[int64]*observed{}}
 }
 
 func (*tmuxRunner) Name() string { return store.RunnerTmux }
@@ -57,7 +74,6 @@ func (*tmuxRunner) IdleProcess() bool { return true }
 
 // Start opens the agent's tmux session, or re-attaches to the one a previous ace process left running.
 func (t *tmuxRunner) Start(ctx context.Context, r *store.Run) (Result, error) {
-	e := t.e
 	name, err := t.panes.sessionName(ctx, r)
 	if err != nil {
 		return Result{}, err
@@ -69,7 +85,7 @@ func (t *tmuxRunner) Start(ctx context.Context, r *store.Run) (Result, error) {
 	switch {
 	case found && !pane.Dead:
 		r.Session = name
-		e.event(ctx, r, "session", "re-attached to running session "+name)
+		t.core.event(ctx, r, "session", "re-attached to running session "+name)
 	case found:
 		// A dead pane from an earlier attempt: start the agent afresh in it.
 		if err := t.launch(ctx, r, name, true, false); err != nil {
@@ -91,7 +107,7 @@ func (t *tmuxRunner) Deliver(ctx context.Context, r *store.Run) (Result, error) 
 }
 
 func (t *tmuxRunner) Observe(ctx context.Context, r *store.Run) (Result, error) {
-	t.e.spend.refreshUsage(ctx, r, false) // usage.go: what the agent spent so far, for ace ls and budgets
+	t.spend.refreshUsage(ctx, r, false) // usage.go: what the agent spent so far, for ace ls and budgets
 	return t.observeScreen(ctx, r)
 }
 
@@ -105,7 +121,6 @@ func (t *tmuxRunner) Type(ctx context.Context, r *store.Run, text string) error 
 // FollowUp types the round's prompt into the session; an agent gone between rounds is restarted in the same
 // working copy, and the resume prompt (deliver_prompt) says what the round is about.
 func (t *tmuxRunner) FollowUp(ctx context.Context, r *store.Run, prompt, delivered string) (Result, error) {
-	e := t.e
 	pane, found, err := t.panes.pane(ctx, r.Session)
 	if err != nil {
 		return Result{}, err
@@ -124,7 +139,7 @@ func (t *tmuxRunner) FollowUp(ctx context.Context, r *store.Run, prompt, deliver
 		if released {
 			r.State.Released = false
 		} else {
-			e.event(ctx, r, "agent-exited", "the agent was gone between rounds; restarted it in the same working copy")
+			t.core.event(ctx, r, "agent-exited", "the agent was gone between rounds; restarted it in the same working copy")
 		}
 		r.State.PromptDelivered = false
 		r.State.Resume = true
@@ -134,7 +149,7 @@ func (t *tmuxRunner) FollowUp(ctx context.Context, r *store.Run, prompt, deliver
 		return Result{}, fmt.Errorf("send the follow-up round: %w", err)
 	}
 	t.markTranscript(r)
-	e.event(ctx, r, "prompt", delivered)
+	t.core.event(ctx, r, "prompt", delivered)
 	return Goto(StepMonitor), nil
 }
 
@@ -143,12 +158,11 @@ func (t *tmuxRunner) FollowUp(ctx context.Context, r *store.Run, prompt, deliver
 // user's choice: claude prints its limit message a moment before it opens "What do you want to do?", so the
 // pause may have come before the menu, and a paused run does not look at its screen.
 func (t *tmuxRunner) Continue(ctx context.Context, r *store.Run, msg string) error {
-	e := t.e
 	screen, err := t.tmux.Capture(ctx, r.Session, 0)
 	if err != nil {
 		return fmt.Errorf("capture screen: %w", err)
 	}
-	prof, err := e.agent.profile(r)
+	prof, err := t.agent.profile(r)
 	if err != nil {
 		return err
 	}
@@ -164,14 +178,14 @@ func (t *tmuxRunner) Continue(ctx context.Context, r *store.Run, msg string) err
 	if prof.Limits().UnsavedUntilReply {
 		// gemini drops a refused prompt from its history: the continue alone would reach a model that never saw
 		// the task. It says where the task is, as a restart's prompt does.
-		msg += ". " + e.prompts.resumePrompt(r)
+		msg += ". " + t.prompts.resumePrompt(r)
 	}
 	if prof.Classify(screen, false, 0) != agents.StateBusy {
 		if err := t.type_(ctx, r, msg); err != nil {
 			return fmt.Errorf("resume after the usage limit: %w", err)
 		}
 	}
-	_, limitState(r).Seen, _ = prof.LimitOnScreen(screen, e.o.Now())
+	_, limitState(r).Seen, _ = prof.LimitOnScreen(screen, t.now())
 	return nil
 }
 
@@ -185,7 +199,7 @@ func (t *tmuxRunner) Working(ctx context.Context, r *store.Run) bool {
 	if r.Session == "" {
 		return false
 	}
-	prof, err := t.e.agent.profile(r)
+	prof, err := t.agent.profile(r)
 	if err != nil {
 		return false
 	}
@@ -200,4 +214,4 @@ func (t *tmuxRunner) Screen(ctx context.Context, r *store.Run, historyLines int)
 }
 
 // readUsage: the agent's CLI records what it spent in its session files (usageReader).
-func (t *tmuxRunner) readUsage(ctx context.Context, r *store.Run) { t.e.spend.sessionUsage(ctx, r) }
+func (t *tmuxRunner) readUsage(ctx context.Context, r *store.Run) { t.spend.sessionUsage(ctx, r) }

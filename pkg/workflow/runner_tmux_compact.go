@@ -18,8 +18,7 @@ import (
 // monitor.compact_threshold since the last compaction, and reports whether it did. A failure is logged and not
 // fatal: the next idle moment tries again.
 func (t *tmuxRunner) compactIfDue(ctx context.Context, r *store.Run, prof agents.Profile, st agents.State) bool {
-	e := t.e
-	threshold := e.cfg.Monitor.CompactThreshold
+	threshold := t.cfg.Monitor.CompactThreshold
 	if threshold <= 0 || prof.CompactCommand == "" || st != agents.StateReady {
 		return false
 	}
@@ -39,12 +38,12 @@ func (t *tmuxRunner) compactIfDue(ctx context.Context, r *store.Run, prof agents
 		return false
 	}
 	if err := t.type_(ctx, r, prof.CompactCommand); err != nil {
-		e.log.WarnContext(ctx, "compact", "run", r.ID, "session", r.Session, "err", err)
+		t.log.WarnContext(ctx, "compact", "run", r.ID, "session", r.Session, "err", err)
 		return false
 	}
 	r.State.CompactAt, r.State.HasCompactAt = size, true
 	r.State.Compacting = true
-	e.event(ctx, r, "compact", fmt.Sprintf("asked the agent to compact its context (%s): its transcript grew %d KiB",
+	t.core.event(ctx, r, "compact", fmt.Sprintf("asked the agent to compact its context (%s): its transcript grew %d KiB",
 		prof.CompactCommand, agents.Growth(size, offset)>>10))
 	return true
 }
@@ -59,8 +58,7 @@ func (t *tmuxRunner) markTranscript(r *store.Run) {
 }
 
 func (t *tmuxRunner) transcriptSize(r *store.Run) (int64, error) {
-	e := t.e
-	return fileSize(transcript.TerminalLog(e.o.Root, r.Session))
+	return fileSize(transcript.TerminalLog(t.root, r.Session))
 }
 
 // fileSize is the size of the file at path; 0 when there is none (yet).

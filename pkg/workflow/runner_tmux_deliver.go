@@ -20,14 +20,13 @@ import (
 // An agent that is not ready after tmux.startup_timeout, or a dialog still there after its answer, goes to a
 // human with the screen: an unknown screen is never a silent stall.
 func (t *tmuxRunner) deliverPrompt(ctx context.Context, r *store.Run) (Result, error) {
-	e := t.e
 	if r.State.PromptDelivered {
 		return Goto(StepMonitor), nil
 	}
 	if r.State.DeliverSince.IsZero() {
-		r.State.DeliverSince = e.o.Now()
+		r.State.DeliverSince = t.now()
 	}
-	prof, err := e.agent.profile(r)
+	prof, err := t.agent.profile(r)
 	if err != nil {
 		return Result{}, err
 	}
@@ -37,19 +36,19 @@ func (t *tmuxRunner) deliverPrompt(ctx context.Context, r *store.Run) (Result, e
 	}
 	if !found || pane.Dead {
 		// The agent died before it was ready: the monitor decides (restart or give up).
-		e.event(ctx, r, "agent-exited", "the agent exited before it took the prompt")
+		t.core.event(ctx, r, "agent-exited", "the agent exited before it took the prompt")
 		return Goto(StepMonitor), nil
 	}
 	screen, err := t.tmux.Capture(ctx, r.Session, 0)
 	if tmuxops.Gone(err) {
 		// Gone since the pane list was read (its server killed or crashed): as above.
-		e.event(ctx, r, "agent-exited", "the agent's session went before it took the prompt")
+		t.core.event(ctx, r, "agent-exited", "the agent's session went before it took the prompt")
 		return Goto(StepMonitor), nil
 	}
 	if err != nil {
 		return Result{}, fmt.Errorf("read the agent's screen: %w", err)
 	}
-	poll := deliverPoll(e.cfg.Monitor.Interval.Duration)
+	poll := deliverPoll(t.cfg.Monitor.Interval.Duration)
 	pasted := r.State.PastesLost > 0 || !r.State.PastedAt.IsZero()
 	if pasted {
 		if how, ok := t.promptTaken(r, prof, screen); ok {
@@ -57,7 +56,7 @@ func (t *tmuxRunner) deliverPrompt(ctx context.Context, r *store.Run) (Result, e
 			return t.delivered(ctx, r, "the agent had taken the prompt before ace restarted ("+how+")"), nil
 		}
 	}
-	if pasted && prof.ShowsPaste(screen, e.prompts.promptText(r)) {
+	if pasted && prof.ShowsPaste(screen, t.prompts.promptText(r)) {
 		// The paste ace took for lost was only slow to show (claude on a loaded machine), or ace was killed
 		// before its Enter: submit it.
 		return t.submitPrompt(ctx, r, prof, true)
@@ -69,10 +68,10 @@ func (t *tmuxRunner) deliverPrompt(ctx context.Context, r *store.Run) (Result, e
 	switch settled := t.readyFor(r.ID, state == agents.StateReady); {
 	case settled && r.State.PastedAt.IsZero():
 		// The intent to paste is saved first (the next visit pastes): see PastedAt.
-		r.State.PastedAt = e.o.Now()
+		r.State.PastedAt = t.now()
 		t.setPasteIntent(r.ID, true)
 		return Stay(0), nil
-	case settled && !t.setPasteIntent(r.ID, false) && e.since(r.State.PastedAt) < pasteShowWait:
+	case settled && !t.setPasteIntent(r.ID, false) && t.now.since(r.State.PastedAt) < pasteShowWait:
 		// An intent this process did not save: an ace before it may have pasted, and the agent may still show
 		// that paste (then it is submitted above). Pasted again now, the prompt would reach the agent twice.
 		return Stay(poll), nil
@@ -91,7 +90,7 @@ func (t *tmuxRunner) deliverPrompt(ctx context.Context, r *store.Run) (Result, e
 		return askFor("Before it took its task, the agent asks on its screen:", screen), nil
 	}
 	// The wait is bounded by the time the agent shows no sign of starting (runner_tmux_start.go).
-	timeout := e.cfg.Tmux.StartupTimeout.Duration
+	timeout := t.cfg.Tmux.StartupTimeout.Duration
 	if t.startFlat(r, pane, screen) > timeout {
 		msg := fmt.Sprintf("The agent did not show its prompt, and for %s (tmux.startup_timeout) nothing of it moved: "+
 			"not its processes' CPU, not its screen. ace does not know the screen it shows. Answer with the keys or "+
@@ -105,16 +104,15 @@ func (t *tmuxRunner) deliverPrompt(ctx context.Context, r *store.Run) (Result, e
 // submitPrompt pastes the task (or the resume prompt) into a ready composer — or takes the one already there
 // (pasted) — and makes sure it was submitted.
 func (t *tmuxRunner) submitPrompt(ctx context.Context, r *store.Run, prof agents.Profile, pasted bool) (Result, error) {
-	e := t.e
-	text := e.prompts.promptText(r)
-	tc := e.cfg.Tmux
+	text := t.prompts.promptText(r)
+	tc := t.cfg.Tmux
 	err := t.tmux.Deliver(ctx, r.Session, text, tmuxops.DeliverOptions{
 		Ready:         prof.IsReady,
 		Submitted:     func(before, after string) bool { return prof.Submitted(before, after, text) },
 		Shown:         func(screen string) bool { return prof.ShowsPaste(screen, text) },
 		Pasted:        pasted,
 		PasteTimeout:  pasteShowWait,
-		ReadyTimeout:  max(2*tc.EnterDelay.Duration, deliverPoll(e.cfg.Monitor.Interval.Duration)), // ready a moment ago
+		ReadyTimeout:  max(2*tc.EnterDelay.Duration, deliverPoll(t.cfg.Monitor.Interval.Duration)), // ready a moment ago
 		EnterCount:    enterCount(tc.EnterCount, prof),
 		EnterDelay:    tc.EnterDelay.Duration,
 		SubmitRetries: tc.SubmitRetries,
@@ -125,7 +123,7 @@ func (t *tmuxRunner) submitPrompt(ctx context.Context, r *store.Run, prof agents
 	}
 	if err != nil {
 		if pane, found, perr := t.panes.pane(ctx, r.Session); perr == nil && (!found || pane.Dead) {
-			e.event(ctx, r, "agent-exited", "the agent exited before it took the prompt")
+			t.core.event(ctx, r, "agent-exited", "the agent exited before it took the prompt")
 			return Goto(StepMonitor), nil
 		}
 		return Result{}, fmt.Errorf("deliver the prompt: %w", err)
@@ -135,16 +133,15 @@ func (t *tmuxRunner) submitPrompt(ctx context.Context, r *store.Run, prof agents
 
 // delivered records that the agent has its prompt and hands the run to the monitor.
 func (t *tmuxRunner) delivered(ctx context.Context, r *store.Run, msg string) Result {
-	e := t.e
 	r.State.PromptDelivered = true
 	r.State.PastesLost = 0
 	r.State.PastedAt = time.Time{}
 	r.State.Resume = false
 	r.State.DeliverSince = time.Time{}
 	clearDialog(r)
-	r.State.MonitorSince = e.o.Now()
+	r.State.MonitorSince = t.now()
 	t.markTranscript(r)
-	e.event(ctx, r, "prompt", msg)
+	t.core.event(ctx, r, "prompt", msg)
 	return Goto(StepMonitor)
 }
 
@@ -168,7 +165,6 @@ func (t *tmuxRunner) promptTaken(r *store.Run, prof agents.Profile, screen strin
 // A paste that shows up later is submitted then (see deliverPrompt); one that never does is pasted again once
 // the composer is ready; after pasteAttempts a human is asked, with the screen.
 func (t *tmuxRunner) pasteLost(ctx context.Context, r *store.Run, screen string) (Result, error) {
-	e := t.e
 	r.State.PastesLost++
 	t.forget(r.ID)
 	if r.State.PastesLost >= pasteAttempts {
@@ -177,9 +173,9 @@ func (t *tmuxRunner) pasteLost(ctx context.Context, r *store.Run, screen string)
 		r.State.PastesLost = 0
 		return askFor(msg, screen), nil
 	}
-	e.event(ctx, r, "prompt", fmt.Sprintf("the agent did not show the pasted prompt (%d/%d); pasting it again once "+
+	t.core.event(ctx, r, "prompt", fmt.Sprintf("the agent did not show the pasted prompt (%d/%d); pasting it again once "+
 		"its composer is ready", r.State.PastesLost, pasteAttempts))
-	return Stay(deliverPoll(e.cfg.Monitor.Interval.Duration)), nil
+	return Stay(deliverPoll(t.cfg.Monitor.Interval.Duration)), nil
 }
 
 // answerDialog answers a dialog the agent shows (trust, sign-in, API key, model notice). A dialog is answered
@@ -188,7 +184,6 @@ func (t *tmuxRunner) pasteLost(ctx context.Context, r *store.Run, screen string)
 // it is answered again, at most dialogAnswers times: spaced, never a key per look (pressing again and again
 // stalls codex). Still there after that, it goes to a human with the screen.
 func (t *tmuxRunner) answerDialog(ctx context.Context, r *store.Run, prof agents.Profile, screen string, poll time.Duration) (Result, error) {
-	e := t.e
 	d, ok := prof.DialogOn(screen)
 	if !ok {
 		return Stay(poll), nil
@@ -196,7 +191,7 @@ func (t *tmuxRunner) answerDialog(ctx context.Context, r *store.Run, prof agents
 	name := d.Name
 	st := &r.State
 	if st.Dialog != name {
-		st.Dialog, st.DialogScreen, st.DialogAt, st.DialogAnswers = name, "", e.o.Now(), 0
+		st.Dialog, st.DialogScreen, st.DialogAt, st.DialogAnswers = name, "", t.now(), 0
 		t.revisitAt(r.ID, st.DialogAt.Add(dialogSettle))
 		return Stay(poll), nil
 	}
@@ -204,7 +199,7 @@ func (t *tmuxRunner) answerDialog(ctx context.Context, r *store.Run, prof agents
 	if st.DialogAnswers == 0 {
 		wait = dialogSettle
 	}
-	if e.since(st.DialogAt) < wait {
+	if t.now.since(st.DialogAt) < wait {
 		t.revisitAt(r.ID, st.DialogAt.Add(wait))
 		return Stay(poll), nil
 	}
@@ -220,13 +215,13 @@ func (t *tmuxRunner) answerDialog(ctx context.Context, r *store.Run, prof agents
 	} else if err != nil {
 		return Result{}, fmt.Errorf("answer the %s dialog: %w", name, err)
 	}
-	st.DialogScreen, st.DialogAt = screenDigest(screen), e.o.Now()
+	st.DialogScreen, st.DialogAt = screenDigest(screen), t.now()
 	st.DialogAnswers++
 	how := "answered the agent's " + name + " dialog"
 	if st.DialogAnswers > 1 {
 		how += fmt.Sprintf(" again (%d/%d): it was still there after %s", st.DialogAnswers, dialogAnswers, dialogRetry)
 	}
-	e.event(ctx, r, "dialog", how)
+	t.core.event(ctx, r, "dialog", how)
 	t.forget(r.ID)
 	return Stay(poll), nil
 }
@@ -241,14 +236,13 @@ func (t *tmuxRunner) answerDialogOnce(ctx context.Context, r *store.Run, d agent
 
 // autoApprove answers a permission dialog with the profile's "allow once" option when auto_approve is set.
 func (t *tmuxRunner) autoApprove(ctx context.Context, r *store.Run, prof agents.Profile, screen string, poll time.Duration) (Result, bool) {
-	e := t.e
 	if prof.Classify(screen, false, 0) != agents.StateApproval || !prof.AutoApprove || prof.Approve == nil {
 		return Result{}, false
 	}
 	if err := t.chooseOption(ctx, r, screen, prof.Approve); err != nil {
 		return Result{}, false
 	}
-	e.event(ctx, r, "approved", "answered a permission dialog (auto_approve)")
+	t.core.event(ctx, r, "approved", "answered a permission dialog (auto_approve)")
 	t.forget(r.ID)
 	return Stay(poll), true
 }

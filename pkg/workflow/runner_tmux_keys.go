@@ -119,8 +119,7 @@ func errOptionMissing(err error) bool {
 // typeAnswer puts a human's answer into a tmux session: into the agent's selection menu when one is on screen
 // (claude's AskUserQuestion, codex's and gemini's lists, a permission dialog), else into the composer.
 func (t *tmuxRunner) typeAnswer(ctx context.Context, r *store.Run, answer string) error {
-	e := t.e
-	prof, err := e.agent.profile(r)
+	prof, err := t.agent.profile(r)
 	if err != nil {
 		return err
 	}
@@ -175,13 +174,12 @@ func (t *tmuxRunner) pick(ctx context.Context, r *store.Run, screen string, m ag
 // words show, and again until the menu is gone — a single Enter sent while claude still draws the words was
 // lost in 2 of 5 runs, leaving the answer typed but never sent, and the question asked again.
 func (t *tmuxRunner) submitFreeText(ctx context.Context, r *store.Run, screen, answer string) error {
-	e := t.e
-	prof, err := e.agent.profile(r)
+	prof, err := t.agent.profile(r)
 	if err != nil {
 		return err
 	}
 	asked, _ := agents.ParseMenu(screen)
-	tc := e.cfg.Tmux
+	tc := t.cfg.Tmux
 	err = t.tmux.Deliver(ctx, r.Session, answer, tmuxops.DeliverOptions{
 		Shown:        func(s string) bool { return prof.ShowsPaste(s, answer) },
 		PasteTimeout: pasteShowWait,
@@ -255,12 +253,11 @@ func bottomOf(screen string) string {
 
 // type_ pastes one line into the agent and submits it.
 func (t *tmuxRunner) type_(ctx context.Context, r *store.Run, text string) error {
-	e := t.e
-	prof, err := e.agent.profile(r)
+	prof, err := t.agent.profile(r)
 	if err != nil {
 		return err
 	}
-	tc := e.cfg.Tmux
+	tc := t.cfg.Tmux
 	o := tmuxops.DeliverOptions{
 		Ready: func(screen string) bool {
 			st := prof.Classify(screen, false, 0)

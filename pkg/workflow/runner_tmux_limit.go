@@ -11,7 +11,6 @@ import (
 // limitOnScreen looks for a new limit on a tmux agent's screen (one more than ace has acted on), reported in res,
 // and answers the menu a limit opens. ok is false when there is none.
 func (t *tmuxRunner) limitOnScreen(ctx context.Context, r *store.Run, prof agents.Profile, o *observed) (Result, bool, error) {
-	e := t.e
 	if o.state == agents.StateBusy {
 		return Result{}, false, nil
 	}
@@ -19,7 +18,7 @@ func (t *tmuxRunner) limitOnScreen(ctx context.Context, r *store.Run, prof agent
 	if err != nil {
 		return Result{}, true, err
 	}
-	l, count, found := prof.LimitOnScreen(o.screen, e.o.Now())
+	l, count, found := prof.LimitOnScreen(o.screen, t.now())
 	seen := limitSeen(r)
 	if count < seen {
 		seen = count // the ones acted on scrolled away
@@ -27,7 +26,7 @@ func (t *tmuxRunner) limitOnScreen(ctx context.Context, r *store.Run, prof agent
 	}
 	if !found || count <= seen {
 		if menu {
-			return Stay(e.cfg.Monitor.Interval.Duration), true, nil
+			return Stay(t.cfg.Monitor.Interval.Duration), true, nil
 		}
 		return Result{}, false, nil
 	}
@@ -37,7 +36,6 @@ func (t *tmuxRunner) limitOnScreen(ctx context.Context, r *store.Run, prof agent
 // answerLimitMenu answers the menu a limit opened on screen, if one is there, with the option that keeps the
 // user's choice (codex's preselected option would switch the model).
 func (t *tmuxRunner) answerLimitMenu(ctx context.Context, r *store.Run, prof agents.Profile, screen string) (bool, error) {
-	e := t.e
 	d, found := prof.LimitMenu(screen)
 	if !found {
 		return false, nil
@@ -45,6 +43,6 @@ func (t *tmuxRunner) answerLimitMenu(ctx context.Context, r *store.Run, prof age
 	if err := t.chooseOption(ctx, r, screen, d.Choose); err != nil {
 		return false, fmt.Errorf("answer the limit menu: %w", err)
 	}
-	e.event(ctx, r, EventLimit, fmt.Sprintf("answered the usage-limit menu with %q (keeps the user's choice)", d.Choose))
+	t.core.event(ctx, r, EventLimit, fmt.Sprintf("answered the usage-limit menu with %q (keeps the user's choice)", d.Choose))
 	return true, nil
 }

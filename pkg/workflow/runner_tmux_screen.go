@@ -34,8 +34,7 @@ const recaptureEvery = 30 * time.Second
 // observeScreen is the tmux runner's look at its agent: the pane gone or dead, a usage limit, a dialog, a
 // question or an approval on screen, an idle composer (nudge, compaction) — each decided from the screen now.
 func (t *tmuxRunner) observeScreen(ctx context.Context, r *store.Run) (Result, error) {
-	e := t.e
-	m := e.cfg.Monitor
+	m := t.cfg.Monitor
 	pane, found, err := t.panes.pane(ctx, r.Session)
 	if err != nil {
 		return Result{}, err
@@ -43,7 +42,7 @@ func (t *tmuxRunner) observeScreen(ctx context.Context, r *store.Run) (Result, e
 	if !found || pane.Dead {
 		return t.onAgentExit(ctx, r, pane, found)
 	}
-	prof, err := e.agent.profile(r)
+	prof, err := t.agent.profile(r)
 	if err != nil {
 		return Result{}, err
 	}
@@ -60,7 +59,7 @@ func (t *tmuxRunner) observeScreen(ctx context.Context, r *store.Run) (Result, e
 	if res, ok, err := t.retryOnScreen(ctx, r, prof, o, pane.Activity); ok || err != nil { // the model unreachable: reach_runners.go
 		return res, err
 	}
-	if e.timedOut(r, o.screen) {
+	if t.core.timedOut(r, o.screen) {
 		return Goto(StepFailed), nil
 	}
 	if o.state == agents.StateBusy || o.state == agents.StateStarting {
@@ -69,9 +68,9 @@ func (t *tmuxRunner) observeScreen(ctx context.Context, r *store.Run) (Result, e
 			return res, err
 		}
 	} else {
-		e.alive.forget(r.ID)
+		t.alive.forget(r.ID)
 	}
-	if since := e.since(r.State.MonitorSince); (o.state == agents.StateApproval || o.state == agents.StateQuestion) && since < answerSettle {
+	if since := t.now.since(r.State.MonitorSince); (o.state == agents.StateApproval || o.state == agents.StateQuestion) && since < answerSettle {
 		// Just answered (or just delivered): the agent may still show the menu it is leaving.
 		t.revisitAt(r.ID, r.State.MonitorSince.Add(answerSettle))
 		return Stay(m.Interval.Duration), nil
@@ -81,7 +80,7 @@ func (t *tmuxRunner) observeScreen(ctx context.Context, r *store.Run) (Result, e
 		if prof.AutoApprove && prof.Approve != nil {
 			err := t.chooseOption(ctx, r, o.screen, prof.Approve)
 			if err == nil {
-				e.event(ctx, r, "approved", "answered a permission dialog (auto_approve)")
+				t.core.event(ctx, r, "approved", "answered a permission dialog (auto_approve)")
 				return Stay(m.Interval.Duration), nil
 			}
 			if !errOptionMissing(err) {
@@ -99,8 +98,8 @@ func (t *tmuxRunner) observeScreen(ctx context.Context, r *store.Run) (Result, e
 		if t.compactIfDue(ctx, r, prof, o.state) {
 			return Stay(m.Interval.Duration), nil
 		}
-		idle := e.o.Now().Sub(latest(o.changedAt, pane.Activity))
-		if idle >= m.IdleAfter.Duration && e.since(r.State.NudgedAt) >= m.IdleAfter.Duration {
+		idle := t.now().Sub(latest(o.changedAt, pane.Activity))
+		if idle >= m.IdleAfter.Duration && t.now.since(r.State.NudgedAt) >= m.IdleAfter.Duration {
 			return t.onIdle(ctx, r, o.screen)
 		}
 	}
@@ -110,43 +109,41 @@ func (t *tmuxRunner) observeScreen(ctx context.Context, r *store.Run) (Result, e
 // onIdle nudges an agent that sits at its prompt without having finished, up to max_nudges times; then a human
 // is asked to look.
 func (t *tmuxRunner) onIdle(ctx context.Context, r *store.Run, screen string) (Result, error) {
-	e := t.e
-	m := e.cfg.Monitor
-	if res, ok, err := e.spend.budgetStop(ctx, r, screen); ok {
+	m := t.cfg.Monitor
+	if res, ok, err := t.spend.budgetStop(ctx, r, screen); ok {
 		return res, err
 	}
 	if r.Nudges >= m.MaxNudges {
 		msg := fmt.Sprintf("The agent has been idle for %s after %d nudges without finishing. Its screen:", m.IdleAfter.Duration, r.Nudges)
 		return askFor(msg, screen), nil
 	}
-	if err := t.type_(ctx, r, e.prompts.nudgePrompt()); err != nil {
+	if err := t.type_(ctx, r, t.prompts.nudgePrompt()); err != nil {
 		return Result{}, fmt.Errorf("nudge: %w", err)
 	}
 	r.Nudges++
-	r.State.NudgedAt = e.o.Now()
-	e.event(ctx, r, "nudge", fmt.Sprintf("nudged the idle agent (%d/%d)", r.Nudges, m.MaxNudges))
+	r.State.NudgedAt = t.now()
+	t.core.event(ctx, r, "nudge", fmt.Sprintf("nudged the idle agent (%d/%d)", r.Nudges, m.MaxNudges))
 	return Stay(m.Interval.Duration), nil
 }
 
 // onAgentExit handles a dead pane (or a vanished session): keep what the agent committed, else restart it — a
 // bounded number of times when it ended by itself (restart_cause.go) — else give up with its last screen.
 func (t *tmuxRunner) onAgentExit(ctx context.Context, r *store.Run, pane tmuxops.Pane, found bool) (Result, error) {
-	e := t.e
 	screen := ""
 	if found {
 		screen, _ = t.tmux.Capture(ctx, r.Session, 0)
 	}
-	worked, err := e.leftWork(ctx, r)
+	worked, err := t.core.leftWork(ctx, r)
 	if err != nil {
 		return Result{}, err
 	}
 	c := t.exitCause(ctx, r, pane, found)
 	if worked {
-		e.event(ctx, r, "agent-exited", c.how+"; finalizing what it did")
+		t.core.event(ctx, r, "agent-exited", c.how+"; finalizing what it did")
 		return Goto(StepFinalize), nil
 	}
-	if e.mayRestart(r, c) {
-		e.restarted(ctx, r, c, "restarting it")
+	if t.core.mayRestart(r, c) {
+		t.core.restarted(ctx, r, c, "restarting it")
 		t.forget(r.ID)
 		name, err := t.panes.sessionName(ctx, r)
 		if err != nil {
@@ -172,15 +169,14 @@ func (t *tmuxRunner) exitCause(ctx context.Context, r *store.Run, pane tmuxops.P
 // look returns the session's screen and state, capturing only when needCapture says the screen may tell
 // something new: with many sessions, capture-pane is the expensive call.
 func (t *tmuxRunner) look(ctx context.Context, r *store.Run, prof agents.Profile, pane tmuxops.Pane) (*observed, error) {
-	e := t.e
-	now := e.o.Now()
+	now := t.now()
 	t.mu.Lock()
 	o := t.seen[r.ID]
 	if o == nil {
 		o = &observed{}
 		t.seen[r.ID] = o
 	}
-	need := needCapture(o, pane, now, e.cfg.Monitor.Settle.Duration)
+	need := needCapture(o, pane, now, t.cfg.Monitor.Settle.Duration)
 	o.revisit = time.Time{} // this look acts on what it sees, or asks for a revisit anew
 	t.mu.Unlock()
 	if !need {
@@ -191,7 +187,7 @@ func (t *tmuxRunner) look(ctx context.Context, r *store.Run, prof agents.Profile
 
 // capture reads the session's screen now into its cached record o.
 func (t *tmuxRunner) capture(ctx context.Context, r *store.Run, prof agents.Profile, pane tmuxops.Pane, o *observed) (*observed, error) {
-	now := t.e.o.Now()
+	now := t.now()
 	screen, err := t.tmux.Capture(ctx, r.Session, 0)
 	if err != nil {
 		return nil, fmt.Errorf("capture screen: %w", err)
@@ -241,7 +237,6 @@ func needCapture(o *observed, pane tmuxops.Pane, now time.Time, settle time.Dura
 // readyFor reports whether the run's agent has shown a ready composer, without a break, for readySettle; a look
 // that is not ready starts the wait afresh. It is kept with the monitor's cache: losing it costs one wait.
 func (t *tmuxRunner) readyFor(runID int64, ready bool) bool {
-	e := t.e
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	o := t.seen[runID]
@@ -249,7 +244,7 @@ func (t *tmuxRunner) readyFor(runID int64, ready bool) bool {
 		o = &observed{}
 		t.seen[runID] = o
 	}
-	now := e.o.Now()
+	now := t.now()
 	switch {
 	case !ready:
 		o.readyAt = time.Time{}
@@ -286,9 +281,8 @@ func latest(a, b time.Time) time.Time {
 // wakes it at once when its agent changes. Bounded by what the monitor does on a timer: the idle nudge (within
 // a quarter of idle_after), the issue check, the periodic recapture.
 func (t *tmuxRunner) quietWait() time.Duration {
-	e := t.e
-	w := min(e.cfg.Monitor.IdleAfter.Duration/4, e.o.IssueCheckEvery, recaptureEvery)
-	return max(w, e.cfg.Monitor.Interval.Duration)
+	w := min(t.cfg.Monitor.IdleAfter.Duration/4, t.issueCheckEvery, recaptureEvery)
+	return max(w, t.cfg.Monitor.Interval.Duration)
 }
 
 // changed returns the held runs whose agents changed in a way the monitor acts on (their snooze not yet over),
@@ -313,7 +307,6 @@ func (t *tmuxRunner) changed(ctx context.Context, held map[int64]Held, now time.
 
 // needsVisit says whether the monitor would act on what the held agent shows now.
 func (t *tmuxRunner) needsVisit(h Held, panes map[string]tmuxops.Pane, now time.Time) bool {
-	e := t.e
 	pane, ok := panes[h.Session]
 	if !ok || pane.Dead {
 		return true
@@ -326,7 +319,7 @@ func (t *tmuxRunner) needsVisit(h Held, panes map[string]tmuxops.Pane, now time.
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	o := t.seen[h.RunID]
-	return o == nil || !o.revisit.IsZero() && !now.Before(o.revisit) || needCapture(o, pane, now, e.cfg.Monitor.Settle.Duration)
+	return o == nil || !o.revisit.IsZero() && !now.Before(o.revisit) || needCapture(o, pane, now, t.cfg.Monitor.Settle.Duration)
 }
 
 // Held is a monitored tmux run whose job sleeps while the pane watch (pkg/queue) looks at its agent for it.

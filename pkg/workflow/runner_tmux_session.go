@@ -12,7 +12,7 @@ import (
 // launch starts (or, with respawn, restarts in place) the agent in session name with its secrets injected; with
 // cont, in the conversation it last had in the working copy (agents.Profile.ContinueCommand).
 func (t *tmuxRunner) launch(ctx context.Context, r *store.Run, name string, respawn, cont bool) error {
-	prof, err := t.e.agent.profile(r)
+	prof, err := t.agent.profile(r)
 	if err != nil {
 		return err
 	}
@@ -32,8 +32,7 @@ func (t *tmuxRunner) launch(ctx context.Context, r *store.Run, name string, resp
 
 // sessionSpec builds everything tmux needs to run the agent: argv (no shell), plain env, secrets, home.
 func (t *tmuxRunner) sessionSpec(ctx context.Context, r *store.Run, prof agents.Profile, name string, cont bool) (tmuxops.SessionSpec, error) {
-	e := t.e
-	vars := e.agent.vars(r, prof)
+	vars := t.agent.vars(r, prof)
 	argv, err := prof.Argv(vars)
 	if cont {
 		argv, err = prof.ContinueArgv(vars)

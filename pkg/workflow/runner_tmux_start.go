@@ -24,9 +24,8 @@ import (
 // would take gemini starting at 3 % of a core for flat). The record is this process's (a restarted ace starts the
 // wait afresh), and starts again when the run's wait does (DeliverSince: a human answered).
 func (t *tmuxRunner) startFlat(r *store.Run, pane tmuxops.Pane, screen string) time.Duration {
-	e := t.e
-	now := signals{At: e.o.Now(), Screen: screenPrint(screen), CPU: procs.TreeCPU(pane.PID, true), Drawn: true}
-	now.Up, now.Down, now.Proxied = e.box.Traffic(r.ID)
+	now := signals{At: t.now(), Screen: screenPrint(screen), CPU: procs.TreeCPU(pane.PID, true), Drawn: true}
+	now.Up, now.Down, now.Proxied = t.box.Traffic(r.ID)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	o := t.seen[r.ID]

@@ -17,7 +17,7 @@ func (x *execRunner) addTurnUsage(r *store.Run, st *headless.Status) {
 	if st == nil || st.Usage == (headless.Usage{}) {
 		return
 	}
-	x.e.spend.addTurn(r, st.Usage.Usage, st.Usage.Model)
+	x.spend.addTurn(r, st.Usage.Usage, st.Usage.Model)
 }
 
 // addTurn adds what one turn spent, as the agent reported it (headless and live runs), to the run's usage. Its
