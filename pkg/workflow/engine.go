@@ -153,9 +153,10 @@ func New(o Options) (*Engine, error) {
 func withParts(e *Engine) *Engine {
 	p := newPanes(e, e.o.Sessions) // the tmux and the live runner's sessions
 	e.tmux, e.exec, e.live = newTmuxRunner(e, p), &execRunner{e: e}, &liveRunner{e: e, panes: p}
-	e.prompts, e.humans, e.limits, e.spend = &prompts{e}, &humans{e}, &usageLimits{e}, &spending{e}
+	e.humans, e.limits, e.spend = &humans{e}, &usageLimits{e}, &spending{e}
 	e.follow, e.flow, e.memory, e.slots = &followThrough{e}, &repoFlow{e}, &memoryKeeper{e}, &slots{e}
 	e.agent, e.status = &runAgent{e}, &reporter{e}
+	e.prompts = &prompts{cfg: e.cfg, agent: e.agent}
 	e.box = newBoxes(e)
 	e.alive, e.reach = &liveness{e: e}, &reach{e}
 	return e
