@@ -155,7 +155,8 @@ func withParts(e *Engine) *Engine {
 	e.tmux, e.exec, e.live = newTmuxRunner(e, p), &execRunner{e: e}, &liveRunner{e: e, panes: p}
 	e.humans, e.limits, e.spend = &humans{e}, &usageLimits{e}, &spending{e}
 	e.follow, e.flow, e.memory, e.slots = &followThrough{e}, &repoFlow{e}, &memoryKeeper{e}, &slots{e}
-	e.agent, e.status = &runAgent{e}, &reporter{e}
+	e.agent = &runAgent{e}
+	e.status = &reporter{core: e, tracker: e.o.Tracker, spend: e.spend, now: e.o.Now}
 	e.prompts = &prompts{cfg: e.cfg, agent: e.agent}
 	e.box = newBoxes(e)
 	e.alive, e.reach = &liveness{e: e}, &reach{e}
