@@ -153,10 +153,11 @@ func New(o Options) (*Engine, error) {
 func withParts(e *Engine) *Engine {
 	p := newPanes(e, e.o.Sessions) // the tmux and the live runner's sessions
 	e.tmux, e.exec, e.live = newTmuxRunner(e, p), &execRunner{e: e}, &liveRunner{e: e, panes: p}
-	e.humans, e.limits, e.spend = &humans{e}, &usageLimits{e}, &spending{e}
+	e.limits, e.spend = &usageLimits{e}, &spending{e}
 	e.follow, e.flow, e.memory, e.slots = &followThrough{e}, &repoFlow{e}, &memoryKeeper{e}, &slots{e}
 	e.agent = &runAgent{e}
 	e.status = &reporter{core: e, tracker: e.o.Tracker, spend: e.spend, now: e.o.Now}
+	e.humans = &humans{core: e, tracker: e.o.Tracker, status: e.status, cfg: e.cfg, now: e.o.Now, log: e.log}
 	e.prompts = &prompts{cfg: e.cfg, agent: e.agent}
 	e.box = newBoxes(e)
 	e.alive, e.reach = &liveness{e: e}, &reach{e}
