@@ -154,8 +154,10 @@ func withParts(e *Engine) *Engine {
 	p := newPanes(e, e.o.Sessions) // the tmux and the live runner's sessions
 	e.tmux, e.exec, e.live = newTmuxRunner(e, p), &execRunner{e: e}, &liveRunner{e: e, panes: p}
 	e.limits, e.spend = &usageLimits{e}, &spending{e}
-	e.follow, e.flow, e.memory, e.slots = &followThrough{e}, &repoFlow{e}, &memoryKeeper{e}, &slots{e}
+	e.follow, e.flow, e.slots = &followThrough{e}, &repoFlow{e}, &slots{e}
 	e.agent = &runAgent{e}
+	e.memory = &memoryKeeper{core: e, memory: e.o.Memory, secrets: e.o.Secrets, tracker: e.o.Tracker, agent: e.agent,
+		cfg: e.cfg, now: e.o.Now, log: e.log}
 	e.status = &reporter{core: e, tracker: e.o.Tracker, spend: e.spend, now: e.o.Now}
 	e.humans = &humans{core: e, tracker: e.o.Tracker, status: e.status, cfg: e.cfg, now: e.o.Now, log: e.log}
 	e.prompts = &prompts{cfg: e.cfg, agent: e.agent}
