@@ -93,9 +93,6 @@ type Engine struct {
 	mu      sync.Mutex
 	changed chan struct{} // closed at the next change of a run made by this process (see Follow)
 
-	// usageRead is when each run's agent's own usage records were last read (refreshUsage, usage.go); under mu.
-	usageRead map[int64]time.Time
-
 	// versions remembers the agent CLIs' versions (recordCLIVersion).
 	versions agents.VersionCache
 
@@ -153,9 +150,10 @@ func New(o Options) (*Engine, error) {
 func withParts(e *Engine) *Engine {
 	p := newPanes(e, e.o.Sessions) // the tmux and the live runner's sessions
 	e.tmux, e.exec, e.live = newTmuxRunner(e, p), &execRunner{e: e}, &liveRunner{e: e, panes: p}
-	e.limits, e.spend = &usageLimits{e}, &spending{e}
+	e.limits = &usageLimits{e}
 	e.follow, e.flow, e.slots = &followThrough{e}, &repoFlow{e}, &slots{e}
 	e.agent = &runAgent{e}
+	e.spend = &spending{core: e, store: e.o.Store, agent: e.agent, cfg: e.cfg, root: e.o.Root, now: e.o.Now, log: e.log}
 	e.memory = &memoryKeeper{core: e, memory: e.o.Memory, secrets: e.o.Secrets, tracker: e.o.Tracker, agent: e.agent,
 		cfg: e.cfg, now: e.o.Now, log: e.log}
 	e.status = &reporter{core: e, tracker: e.o.Tracker, spend: e.spend, now: e.o.Now}
