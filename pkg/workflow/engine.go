@@ -93,9 +93,6 @@ type Engine struct {
 	mu      sync.Mutex
 	changed chan struct{} // closed at the next change of a run made by this process (see Follow)
 
-	// versions remembers the agent CLIs' versions (recordCLIVersion).
-	versions agents.VersionCache
-
 	jobs Jobs // the job queue runs advance on (UseJobs)
 	bus  bus  // run events, published in process
 }
@@ -152,7 +149,8 @@ func withParts(e *Engine) *Engine {
 	e.tmux, e.exec, e.live = newTmuxRunner(e, p), &execRunner{e: e}, &liveRunner{e: e, panes: p}
 	e.limits = &usageLimits{e}
 	e.follow, e.flow, e.slots = &followThrough{e}, &repoFlow{e}, &slots{e}
-	e.agent = &runAgent{e}
+	e.agent = &runAgent{core: e, profiles: e.o.Profile, secrets: e.o.Secrets, tracker: e.o.Tracker, cfg: e.cfg,
+		root: e.o.Root, log: e.log}
 	e.spend = &spending{core: e, store: e.o.Store, agent: e.agent, cfg: e.cfg, root: e.o.Root, now: e.o.Now, log: e.log}
 	e.memory = &memoryKeeper{core: e, memory: e.o.Memory, secrets: e.o.Secrets, tracker: e.o.Tracker, agent: e.agent,
 		cfg: e.cfg, now: e.o.Now, log: e.log}
@@ -160,6 +158,7 @@ func withParts(e *Engine) *Engine {
 	e.humans = &humans{core: e, tracker: e.o.Tracker, status: e.status, cfg: e.cfg, now: e.o.Now, log: e.log}
 	e.prompts = &prompts{cfg: e.cfg, agent: e.agent}
 	e.box = newBoxes(e)
+	e.agent.box = e.box // the box reads the agent's profile; the agent's command goes through the box
 	e.alive, e.reach = &liveness{e: e}, &reach{e}
 	return e
 }
