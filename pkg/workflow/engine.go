@@ -148,7 +148,8 @@ func withParts(e *Engine) *Engine {
 	p := newPanes(e, e.o.Sessions) // the tmux and the live runner's sessions
 	e.tmux, e.exec, e.live = newTmuxRunner(e, p), &execRunner{e: e}, &liveRunner{e: e, panes: p}
 	e.limits = &usageLimits{e}
-	e.follow, e.flow, e.slots = &followThrough{e}, &repoFlow{e}, &slots{e}
+	e.follow, e.flow = &followThrough{e}, &repoFlow{e}
+	e.slots = &slots{core: e, store: e.o.Store, cfg: e.cfg, now: e.o.Now, log: e.log}
 	e.agent = &runAgent{core: e, profiles: e.o.Profile, secrets: e.o.Secrets, tracker: e.o.Tracker, cfg: e.cfg,
 		root: e.o.Root, log: e.log}
 	e.spend = &spending{core: e, store: e.o.Store, agent: e.agent, cfg: e.cfg, root: e.o.Root, now: e.o.Now, log: e.log}
