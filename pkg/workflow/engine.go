@@ -160,7 +160,8 @@ func withParts(e *Engine) *Engine {
 	e.prompts = &prompts{cfg: e.cfg, agent: e.agent}
 	e.box = newBoxes(e)
 	e.agent.box = e.box // the box reads the agent's profile; the agent's command goes through the box
-	e.alive, e.reach = &liveness{e: e}, &reach{e}
+	e.alive = &liveness{e: e}
+	e.reach = &reach{core: e, status: e.status, agent: e.agent, box: e.box, cfg: e.cfg, now: e.o.Now, log: e.log}
 	return e
 }
 
