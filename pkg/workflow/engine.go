@@ -148,7 +148,6 @@ func withParts(e *Engine) *Engine {
 	p := newPanes(e, e.o.Sessions) // the tmux and the live runner's sessions
 	e.tmux, e.exec, e.live = newTmuxRunner(e, p), &execRunner{e: e}, &liveRunner{e: e, panes: p}
 	e.limits = &usageLimits{e}
-	e.flow = &repoFlow{e}
 	e.slots = &slots{core: e, store: e.o.Store, cfg: e.cfg, now: e.o.Now, log: e.log}
 	e.agent = &runAgent{core: e, profiles: e.o.Profile, secrets: e.o.Secrets, tracker: e.o.Tracker, cfg: e.cfg,
 		root: e.o.Root, log: e.log}
@@ -161,6 +160,7 @@ func withParts(e *Engine) *Engine {
 	e.box = newBoxes(e)
 	e.agent.box = e.box // the box reads the agent's profile; the agent's command goes through the box
 	e.follow = newFollowThrough(e)
+	e.flow = newRepoFlow(e)
 	e.alive = &liveness{e: e}
 	e.reach = &reach{core: e, status: e.status, agent: e.agent, box: e.box, cfg: e.cfg, now: e.o.Now, log: e.log}
 	return e
