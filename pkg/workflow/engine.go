@@ -143,7 +143,10 @@ func New(o Options) (*Engine, error) {
 	return e, nil
 }
 
-// withParts gives e its runners and the parts its steps share.
+// withParts gives e its runners and the parts its steps share. Each part holds only what it uses: the
+// configuration, the clock, the logger, the collaborators of Options it needs (as small interfaces it declares),
+// the parts it calls, and of the engine's core (e) only the methods its own interface names — so a part is built
+// after those it holds.
 func withParts(e *Engine) *Engine {
 	p := newPanes(e, e.o.Sessions) // the tmux and the live runner's sessions
 	e.tmux, e.exec, e.live = newTmuxRunner(e, p), &execRunner{e: e}, &liveRunner{e: e, panes: p}
@@ -151,18 +154,18 @@ func withParts(e *Engine) *Engine {
 	e.slots = &slots{core: e, store: e.o.Store, cfg: e.cfg, now: e.o.Now, log: e.log}
 	e.agent = &runAgent{core: e, profiles: e.o.Profile, secrets: e.o.Secrets, tracker: e.o.Tracker, cfg: e.cfg,
 		root: e.o.Root, log: e.log}
+	e.box = newBoxes(e)
+	e.agent.box = e.box // the box reads the agent's profile; the agent's command goes through the box
+	e.prompts = &prompts{cfg: e.cfg, agent: e.agent}
 	e.spend = &spending{core: e, store: e.o.Store, agent: e.agent, cfg: e.cfg, root: e.o.Root, now: e.o.Now, log: e.log}
 	e.memory = &memoryKeeper{core: e, memory: e.o.Memory, secrets: e.o.Secrets, tracker: e.o.Tracker, agent: e.agent,
 		cfg: e.cfg, now: e.o.Now, log: e.log}
 	e.status = &reporter{core: e, tracker: e.o.Tracker, spend: e.spend, now: e.o.Now}
 	e.humans = &humans{core: e, tracker: e.o.Tracker, status: e.status, cfg: e.cfg, now: e.o.Now, log: e.log}
-	e.prompts = &prompts{cfg: e.cfg, agent: e.agent}
-	e.box = newBoxes(e)
-	e.agent.box = e.box // the box reads the agent's profile; the agent's command goes through the box
-	e.follow = newFollowThrough(e)
-	e.flow = newRepoFlow(e)
-	e.alive = &liveness{e: e}
 	e.reach = &reach{core: e, status: e.status, agent: e.agent, box: e.box, cfg: e.cfg, now: e.o.Now, log: e.log}
+	e.follow = newFollowThrough(e) // follow.go
+	e.flow = newRepoFlow(e)        // repoflow.go
+	e.alive = &liveness{e: e}
 	return e
 }
 
