@@ -8,17 +8,8 @@ import (
 	"time"
 
 	"github.com/aceworks/ace/pkg/agents"
-	"github.com/aceworks/ace/pkg/headless"
 	"github.com/aceworks/ace/pkg/store"
 )
-
-// addTurnUsage adds what a headless turn spent, as the agent reported it, to the run's usage (addTurn).
-func (x *execRunner) addTurnUsage(r *store.Run, st *headless.Status) {
-	if st == nil || st.Usage == (headless.Usage{}) {
-		return
-	}
-	x.e.spend.addTurn(r, st.Usage.Usage, st.Usage.Model)
-}
 
 // addTurn adds what one turn spent, as the agent reported it (headless and live runs), to the run's usage. Its
 // cost is the one the agent reported (claude); else it is priced with model's price ([prices], built-in
@@ -46,11 +37,6 @@ func (sp *spending) addTurn(r *store.Run, u store.Usage, model string) {
 type usageReader interface {
 	readUsage(ctx context.Context, r *store.Run)
 }
-
-var (
-	_ usageReader = (*tmuxRunner)(nil)
-	_ usageReader = (*liveRunner)(nil)
-)
 
 // sessionUsageEvery bounds how often the monitor reads a tmux run's session files: `ace ls` shows a figure at
 // most this old.
