@@ -16,6 +16,7 @@ import (
 	"github.com/aceworks/ace/pkg/runbox"
 	"github.com/aceworks/ace/pkg/sandbox"
 	"github.com/aceworks/ace/pkg/store"
+	"github.com/aceworks/ace/pkg/tracker"
 )
 
 // Node is one step of the graph. It may change the run's fields; the engine persists them.
@@ -163,8 +164,14 @@ func withParts(e *Engine) *Engine {
 	e.status = &reporter{core: e, tracker: e.o.Tracker, spend: e.spend, now: e.o.Now}
 	e.humans = &humans{core: e, tracker: e.o.Tracker, status: e.status, cfg: e.cfg, now: e.o.Now, log: e.log}
 	e.reach = &reach{core: e, status: e.status, agent: e.agent, box: e.box, cfg: e.cfg, now: e.o.Now, log: e.log}
-	e.follow = newFollowThrough(e) // follow.go
-	e.flow = newRepoFlow(e)        // repoflow.go
+	prs, _ := e.o.Tracker.(tracker.PRReader)        // nil: no pull request is followed
+	removes, _ := e.o.Workspaces.(workspaceRemover) // nil: working copies stay
+	e.follow = &followThrough{core: e, tracker: e.o.Tracker, prs: prs, workspaces: removes, status: e.status,
+		humans: e.humans, memory: e.memory, slots: e.slots, box: e.box, cfg: e.cfg, now: e.o.Now, log: e.log}
+	mirrors, _ := e.o.Workspaces.(repoMirror) // nil: no repository workflow
+	e.flow = &repoFlow{core: e, mirrors: mirrors, secrets: e.o.Secrets, tracker: e.o.Tracker, profiles: e.o.Profile,
+		agent: e.agent, memory: e.memory, box: e.box, follow: e.follow, status: e.status, cfg: e.cfg, root: e.o.Root,
+		now: e.o.Now, log: e.log}
 	e.alive = &liveness{e: e}
 	return e
 }

@@ -49,14 +49,6 @@ type followTracker interface {
 	Self(ctx context.Context) (string, error)
 }
 
-// newFollowThrough follows e's runs' pull requests with e's tracker, workspaces and parts.
-func newFollowThrough(e *Engine) *followThrough {
-	prs, _ := e.o.Tracker.(tracker.PRReader)
-	rm, _ := e.o.Workspaces.(workspaceRemover)
-	return &followThrough{core: e, tracker: e.o.Tracker, prs: prs, workspaces: rm, status: e.status, humans: e.humans,
-		memory: e.memory, slots: e.slots, box: e.box, cfg: e.cfg, now: e.o.Now, log: e.log}
-}
-
 // followFile holds a round's details (full check output, log tail, diff hunks) in the working copy; like all of
 // .ace/ it is git-excluded.
 const followFile = ".ace/FOLLOWUP.md"

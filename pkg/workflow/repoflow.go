@@ -60,14 +60,6 @@ type repoFlowTracker interface {
 	AddLabels(ctx context.Context, repo string, number int, labels ...string) error
 }
 
-// newRepoFlow is the repository workflow of e's runs, with e's workspaces' mirrors and e's parts.
-func newRepoFlow(e *Engine) *repoFlow {
-	mirrors, _ := e.o.Workspaces.(repoMirror)
-	return &repoFlow{core: e, mirrors: mirrors, secrets: e.o.Secrets, tracker: e.o.Tracker, profiles: e.o.Profile,
-		agent: e.agent, memory: e.memory, box: e.box, follow: e.follow, status: e.status, cfg: e.cfg, root: e.o.Root,
-		now: e.o.Now, log: e.log}
-}
-
 // A repository's workflow (.ace/workflow.toml on its default branch, under ace.toml's [repos."owner/name"]) is
 // read from ace's mirror at prepare_workspace — a bad file fails the run there, before any agent starts — and
 // its commit is kept in the run, so that every later step reads the same file. Setup runs once in the new
