@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,23 +13,43 @@ import (
 	"time"
 
 	"github.com/aceworks/ace/pkg/agents"
+	"github.com/aceworks/ace/pkg/config"
+	"github.com/aceworks/ace/pkg/runbox"
 	"github.com/aceworks/ace/pkg/store"
+	"github.com/aceworks/ace/pkg/workspace"
 )
 
 // runAgent is what ace knows of a run's agent: its profile, its environment, its CLI's version.
-type runAgent struct{ e *Engine }
+type runAgent struct {
+	core     agentCore
+	profiles func(name string) (agents.Profile, error) // built-in merged with config
+	secrets  Secrets
+	tracker  interface{ Secret() string } // for an agent's GitHub MCP server
+	box      *runbox.Boxes                // the agent's command goes through its run's box (box.go)
+	cfg      *config.Config
+	root     string // workspace.root: the agents' homes, ace's bin
+	log      *slog.Logger
+	versions agents.VersionCache // the agent CLIs' versions (recordCLIVersion)
+}
+
+// agentCore is what the run's agent needs of the engine's core: the run's events, the files it cannot go on
+// without, and its working copy.
+type agentCore interface {
+	event(ctx context.Context, r *store.Run, kind EventKind, msg string)
+	needFile(ctx context.Context, r *store.Run, what string, err error) error
+	openWork(ctx context.Context, r *store.Run) (*workspace.Workspace, error)
+}
 
 // recordCLIVersion notes on the run which version of its agent's CLI it started, against the releases ace was
 // tested with: ace show, ace ls --json and the status comment carry it, and one outside the range is an event
 // (its screens may have moved: `ace agents check` tells). A probe that fails or hangs costs the run nothing.
 func (ag *runAgent) recordCLIVersion(ctx context.Context, r *store.Run, prof agents.Profile) {
-	e := ag.e
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	in, err := e.versions.Of(ctx, prof)
+	in, err := ag.versions.Of(ctx, prof)
 	if err != nil || in.Version == "" {
 		if err != nil {
-			e.log.DebugContext(ctx, "agent CLI version unknown", "agent", prof.Name, "err", err)
+			ag.log.DebugContext(ctx, "agent CLI version unknown", "agent", prof.Name, "err", err)
 		}
 		return
 	}
@@ -41,7 +62,7 @@ func (ag *runAgent) recordCLIVersion(ctx context.Context, r *store.Run, prof age
 	}
 	r.State.AgentCLI = v
 	if v.Place != 0 {
-		e.event(ctx, r, "agent-version", fmt.Sprintf("%s %s: outside the tested range; run `ace agents check %s` to see whether ace still drives it",
+		ag.core.event(ctx, r, "agent-version", fmt.Sprintf("%s %s: outside the tested range; run `ace agents check %s` to see whether ace still drives it",
 			prof.Name, v, prof.Name))
 	}
 }
@@ -57,7 +78,6 @@ type launchEnv struct {
 // agentEnv is the agent's environment, whichever runner starts it. boxHome is the home of a boxed run's agent
 // ("" unboxed): prepared from the home the agent would have outside the box.
 func (ag *runAgent) agentEnv(ctx context.Context, r *store.Run, prof agents.Profile, vars agents.Vars, boxHome string) (launchEnv, error) {
-	e := ag.e
 	env := map[string]string{"ACE_ISSUE": fmt.Sprint(r.Issue), "ACE_REPO": r.Repo, "ACE_TASK_FILE": vars.TaskFile}
 	for k, v := range prof.Env {
 		env[k] = v
@@ -70,11 +90,11 @@ func (ag *runAgent) agentEnv(ctx context.Context, r *store.Run, prof agents.Prof
 			return launchEnv{}, err
 		}
 	}
-	auth, err := prof.SignIn(ctx, e.o.Secrets, agents.CurrentUser())
+	auth, err := prof.SignIn(ctx, ag.secrets, agents.CurrentUser())
 	if err != nil {
 		return launchEnv{}, Terminal(err)
 	}
-	runEnv, err := prof.RunEnv(e.o.Root, r.Workdir)
+	runEnv, err := prof.RunEnv(ag.root, r.Workdir)
 	if err != nil {
 		return launchEnv{}, fmt.Errorf("prepare %s: %w", prof.Name, err)
 	}
@@ -84,13 +104,13 @@ func (ag *runAgent) agentEnv(ctx context.Context, r *store.Run, prof agents.Prof
 	var homeEnv map[string]string
 	switch {
 	case boxHome != "":
-		from := agents.AgentHome(prof, e.o.Root, agents.CurrentUser())
+		from := agents.AgentHome(prof, ag.root, agents.CurrentUser())
 		if homeEnv, err = agents.PrepareRunHome(prof, boxHome, from, r.Workdir, mcp, auth); err != nil {
-			return launchEnv{}, e.needFile(ctx, r, "prepare the run's home for "+prof.Name, err)
+			return launchEnv{}, ag.core.needFile(ctx, r, "prepare the run's home for "+prof.Name, err)
 		}
 	case prof.Home == "isolated":
-		if homeEnv, err = agents.PrepareHome(prof, e.o.Root, r.Workdir, mcp, auth); err != nil {
-			return launchEnv{}, e.needFile(ctx, r, "prepare isolated home for "+prof.Name, err)
+		if homeEnv, err = agents.PrepareHome(prof, ag.root, r.Workdir, mcp, auth); err != nil {
+			return launchEnv{}, ag.core.needFile(ctx, r, "prepare isolated home for "+prof.Name, err)
 		}
 	}
 	for k, v := range homeEnv {
@@ -98,10 +118,10 @@ func (ag *runAgent) agentEnv(ctx context.Context, r *store.Run, prof agents.Prof
 	}
 	secrets := auth.Secrets
 	if prof.GitHubMCP != "" && secrets[mcpTokenEnv] == "" {
-		tok := e.o.Tracker.Secret()
+		tok := ag.tracker.Secret()
 		if tok == "" {
 			return launchEnv{}, Terminalf("agents.%s.github_mcp needs a GitHub token: the tracker (%s) has none",
-				prof.Name, e.cfg.Tracker.Kind)
+				prof.Name, ag.cfg.Tracker.Kind)
 		}
 		secrets[mcpTokenEnv] = tok
 	}
@@ -116,11 +136,10 @@ func (ag *runAgent) agentEnv(ctx context.Context, r *store.Run, prof agents.Prof
 // writeProjectMCP writes the MCP config an agent reads from the working copy (claude's .mcp.json) — unless
 // the repository tracks that file: it is the project's, and an edit of it would end up in the pull request.
 func (ag *runAgent) writeProjectMCP(ctx context.Context, r *store.Run, prof agents.Profile, mcp agents.MCPConfig) error {
-	e := ag.e
 	if !prof.ReadsProjectMCP() {
 		return nil
 	}
-	ws, err := e.openWork(ctx, r)
+	ws, err := ag.core.openWork(ctx, r)
 	if err != nil {
 		return fmt.Errorf("open working copy: %w", err)
 	}
@@ -129,11 +148,11 @@ func (ag *runAgent) writeProjectMCP(ctx context.Context, r *store.Run, prof agen
 		return fmt.Errorf("look for a tracked .mcp.json: %w", err)
 	}
 	if tracked {
-		e.event(ctx, r, "mcp", "the repository tracks .mcp.json: left as it is, without ace's GitHub MCP server")
+		ag.core.event(ctx, r, "mcp", "the repository tracks .mcp.json: left as it is, without ace's GitHub MCP server")
 		return nil
 	}
 	if err := agents.WriteProjectMCP(prof, r.Workdir, mcp); err != nil {
-		return e.needFile(ctx, r, "write MCP config for "+prof.Name, err)
+		return ag.core.needFile(ctx, r, "write MCP config for "+prof.Name, err)
 	}
 	return nil
 }
@@ -176,8 +195,7 @@ func missing(exe string, prof agents.Profile) error {
 }
 
 func (ag *runAgent) profile(r *store.Run) (agents.Profile, error) {
-	e := ag.e
-	prof, err := e.o.Profile(r.Agent)
+	prof, err := ag.profiles(r.Agent)
 	if err != nil {
 		return agents.Profile{}, Terminal(fmt.Errorf("agent %q: %w", r.Agent, err))
 	}
@@ -191,6 +209,6 @@ func (ag *runAgent) profile(r *store.Run) (agents.Profile, error) {
 func (ag *runAgent) vars(r *store.Run, prof agents.Profile) agents.Vars {
 	return agents.Vars{
 		Model: prof.Model, TaskFile: filepath.Join(r.Workdir, "ACE_TASK.md"), Workdir: r.Workdir,
-		Repo: r.Repo, Issue: r.Issue, AceBin: filepath.Join(ag.e.o.Root, "bin"),
+		Repo: r.Repo, Issue: r.Issue, AceBin: filepath.Join(ag.root, "bin"),
 	}
 }

@@ -128,13 +128,13 @@ func (sp *spending) attemptsSpent(ctx context.Context, r *store.Run) (*store.Usa
 	if a == nil {
 		return r.State.Usage, nil
 	}
-	p, err := sp.e.o.Store.GetRun(ctx, a.Parent)
+	p, err := sp.store.GetRun(ctx, a.Parent)
 	if err != nil {
 		return nil, fmt.Errorf("read the best-of parent of run %d: %w", r.ID, err)
 	}
 	var runs []*store.Run
 	if bo := p.State.BestOf; bo != nil {
-		if runs, err = sp.e.attemptRuns(ctx, bo); err != nil {
+		if runs, err = sp.core.attemptRuns(ctx, bo); err != nil {
 			return nil, err
 		}
 	}

@@ -50,7 +50,7 @@ func (ag *runAgent) command(ctx context.Context, r *store.Run, prof agents.Profi
 // commandOf is command, for a program of ace's that hosts the agent when host is set (argv: its argv outside
 // a box).
 func (ag *runAgent) commandOf(ctx context.Context, r *store.Run, prof agents.Profile, vars agents.Vars, argv []string, terminal bool, host *hosted) (agentCommand, error) {
-	box := ag.e.box
+	box := ag.box
 	p, err := box.Plan(ctx, r, prof)
 	if err != nil {
 		return agentCommand{}, err

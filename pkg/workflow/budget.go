@@ -3,6 +3,8 @@ package workflow
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/aceworks/ace/pkg/config"
@@ -10,7 +12,33 @@ import (
 )
 
 // spending is what the agents spent (usage.go) and the budgets that bound it.
-type spending struct{ e *Engine }
+type spending struct {
+	core  spendingCore
+	store spendingStore
+	agent *runAgent
+	cfg   *config.Config // budgets, prices, the trigger's label
+	root  string         // workspace.root: the agents' homes, where their CLIs keep their sessions
+	now   func() time.Time
+	log   *slog.Logger
+
+	mu        sync.Mutex
+	usageRead map[int64]time.Time // when each run's agent's own usage records were last read (refreshUsage)
+}
+
+// spendingCore is what spending needs of the engine's core: the run's events and runner, its record of files
+// ace refused, and a best-of parent's attempts.
+type spendingCore interface {
+	event(ctx context.Context, r *store.Run, kind EventKind, msg string)
+	runner(r *store.Run) Runner
+	noteRefusal(ctx context.Context, r *store.Run, err error) bool
+	attemptRuns(ctx context.Context, bo *store.BestOfState) ([]*store.Run, error)
+}
+
+// spendingStore is the store as spending reads it: a best-of parent, and today's runs.
+type spendingStore interface {
+	GetRun(ctx context.Context, id int64) (*store.Run, error)
+	ListRuns(ctx context.Context, f store.Filter) ([]*store.Run, error)
+}
 
 // Budgets ([budget]). A run at budget.run is not nudged on: at its next idle moment (an idle composer, a turn
 // that ended without finishing) the issue is asked whether to go on, and each answer grants one more budget. A
@@ -20,8 +48,7 @@ type spending struct{ e *Engine }
 // report that a human is to be asked now (the node asks: node_reports.go) — or a best-of attempt's way to
 // finalize. last is what the human gets to see of the agent (its screen, its last words).
 func (sp *spending) budgetStop(ctx context.Context, r *store.Run, last string) (Result, bool, error) {
-	e := sp.e
-	b := e.cfg.Budget.Run
+	b := sp.cfg.Budget.Run
 	if !b.Set() {
 		return Result{}, false, nil
 	}
@@ -36,16 +63,16 @@ func (sp *spending) budgetStop(ctx context.Context, r *store.Run, last string) (
 	}
 	if r.State.AttemptOf != nil {
 		// No human is asked for one attempt of several: it stops, and what it has is pushed and judged.
-		e.event(ctx, r, EventBudget, fmt.Sprintf("the best-of attempts together spent %s (budget.run: %s): attempt %d stops "+
+		sp.core.event(ctx, r, EventBudget, fmt.Sprintf("the best-of attempts together spent %s (budget.run: %s): attempt %d stops "+
 			"here, its work so far judged with the others'", spent(u.CostUSD, u.Tokens()), budgetLine(b, 1), r.State.AttemptOf.K))
 		return Goto(StepFinalize), true, nil
 	}
 	msg := fmt.Sprintf("The run reached its budget: it spent %s (budget.run: %s). The agent is idle and was not "+
 		"nudged on. Reply to let it go on for one more budget, or stop it (`ace stop %d`, or remove the %q label).",
-		spent(u.CostUSD, u.Tokens()), budgetLine(b, r.State.BudgetGrants+1), r.Issue, e.cfg.Trigger.Label)
+		spent(u.CostUSD, u.Tokens()), budgetLine(b, r.State.BudgetGrants+1), r.Issue, sp.cfg.Trigger.Label)
 	return askInWords(msg, last).then(func() { // the node asks (node_reports.go)
 		r.State.BudgetAsked = true
-		e.event(ctx, r, EventBudget, "stopped at its budget: "+spent(u.CostUSD, u.Tokens()))
+		sp.core.event(ctx, r, EventBudget, "stopped at its budget: "+spent(u.CostUSD, u.Tokens()))
 	}), true, nil
 }
 
@@ -59,14 +86,13 @@ func budgetGranted(r *store.Run) {
 
 // dayBudgetReached reports whether the runs created today (UTC) spent budget.day; until is the next day's start.
 func (sp *spending) dayBudgetReached(ctx context.Context) (reached bool, spentNow string, until time.Time, err error) {
-	e := sp.e
-	b := e.cfg.Budget.Day
+	b := sp.cfg.Budget.Day
 	if !b.Set() {
 		return false, "", time.Time{}, nil
 	}
-	now := e.o.Now().UTC()
+	now := sp.now().UTC()
 	day := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
-	runs, err := e.o.Store.ListRuns(ctx, store.Filter{CreatedSince: day})
+	runs, err := sp.store.ListRuns(ctx, store.Filter{CreatedSince: day})
 	if err != nil {
 		return false, "", time.Time{}, fmt.Errorf("list today's runs: %w", err)
 	}

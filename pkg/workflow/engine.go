@@ -16,6 +16,7 @@ import (
 	"github.com/aceworks/ace/pkg/runbox"
 	"github.com/aceworks/ace/pkg/sandbox"
 	"github.com/aceworks/ace/pkg/store"
+	"github.com/aceworks/ace/pkg/tracker"
 )
 
 // Node is one step of the graph. It may change the run's fields; the engine persists them.
@@ -93,12 +94,6 @@ type Engine struct {
 	mu      sync.Mutex
 	changed chan struct{} // closed at the next change of a run made by this process (see Follow)
 
-	// usageRead is when each run's agent's own usage records were last read (refreshUsage, usage.go); under mu.
-	usageRead map[int64]time.Time
-
-	// versions remembers the agent CLIs' versions (recordCLIVersion).
-	versions agents.VersionCache
-
 	jobs Jobs // the job queue runs advance on (UseJobs)
 	bus  bus  // run events, published in process
 }
@@ -149,13 +144,30 @@ func New(o Options) (*Engine, error) {
 	return e, nil
 }
 
-// withParts gives e its runners and the parts its steps share.
+// withParts gives e its runners and the parts its steps share. Each part holds only what it uses: the
+// configuration, the clock, the logger, the collaborators of Options it needs (as small interfaces it declares),
+// the parts it calls, and of the engine's core (e) only the methods its own interface names — so a part is built
+// after those it holds.
 func withParts(e *Engine) *Engine {
-	e.prompts, e.humans, e.spend = &prompts{e}, &humans{e}, &spending{e}
-	e.follow, e.flow, e.memory, e.slots = &followThrough{e}, &repoFlow{e}, &memoryKeeper{e}, &slots{e}
-	e.agent, e.status = &runAgent{e}, &reporter{e}
+	e.slots = &slots{core: e, store: e.o.Store, cfg: e.cfg, now: e.o.Now, log: e.log}
+	e.agent = &runAgent{core: e, profiles: e.o.Profile, secrets: e.o.Secrets, tracker: e.o.Tracker, cfg: e.cfg,
+		root: e.o.Root, log: e.log}
 	e.box = newBoxes(e)
-	e.reach = &reach{e}
+	e.agent.box = e.box // the box reads the agent's profile; the agent's command goes through the box
+	e.prompts = &prompts{cfg: e.cfg, agent: e.agent}
+	e.spend = &spending{core: e, store: e.o.Store, agent: e.agent, cfg: e.cfg, root: e.o.Root, now: e.o.Now, log: e.log}
+	e.memory = &memoryKeeper{core: e, memory: e.o.Memory, secrets: e.o.Secrets, tracker: e.o.Tracker, agent: e.agent,
+		cfg: e.cfg, now: e.o.Now, log: e.log}
+	e.status = &reporter{core: e, tracker: e.o.Tracker, spend: e.spend, now: e.o.Now}
+	e.humans = &humans{core: e, tracker: e.o.Tracker, status: e.status, cfg: e.cfg, now: e.o.Now, log: e.log}
+	e.reach = &reach{core: e, status: e.status, agent: e.agent, box: e.box, cfg: e.cfg, now: e.o.Now, log: e.log}
+	prs, _ := e.o.Tracker.(tracker.PRReader)        // nil: no pull request is followed
+	e.follow = &followThrough{core: e, tracker: e.o.Tracker, prs: prs, status: e.status,
+		humans: e.humans, memory: e.memory, slots: e.slots, box: e.box, cfg: e.cfg, now: e.o.Now, log: e.log}
+	mirrors, _ := e.o.Workspaces.(repoMirror) // nil: no repository workflow
+	e.flow = &repoFlow{core: e, mirrors: mirrors, secrets: e.o.Secrets, tracker: e.o.Tracker, profiles: e.o.Profile,
+		agent: e.agent, memory: e.memory, box: e.box, follow: e.follow, status: e.status, cfg: e.cfg, root: e.o.Root,
+		now: e.o.Now, log: e.log}
 	withRunners(e) // the runners, their panes, liveness and the usage limits (engine_runners.go), given the parts above
 	return e
 }

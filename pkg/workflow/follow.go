@@ -3,18 +3,51 @@ package workflow
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/aceworks/ace/pkg/config"
+	"github.com/aceworks/ace/pkg/runbox"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/tracker"
 )
 
 // followThrough follows a run's pull request until it is merged or closed: it collects a round's reviews, CI
 // failures and /ace commands and gives them to the agent.
-type followThrough struct{ e *Engine }
+type followThrough struct {
+	core       followCore
+	tracker    followTracker
+	prs        tracker.PRReader // nil: the tracker reads no pull requests
+	status     *reporter
+	humans     *humans // who may ask for a round
+	memory     *memoryKeeper
+	slots      *slots // a round for a released agent takes a slot (sent.go)
+	box        *runbox.Boxes
+	cfg        *config.Config // [pr], the labels, the trigger
+	now        func() time.Time
+	log        *slog.Logger
+}
+
+// followCore is what following a pull request needs of the engine's core: the run's events, the files it cannot
+// go on without, its runner (a round delivered, the agent stopped) and the node's one place to act on what the
+// runner reports.
+type followCore interface {
+	event(ctx context.Context, r *store.Run, kind EventKind, msg string)
+	needFile(ctx context.Context, r *store.Run, what string, err error) error
+	runner(r *store.Run) Runner
+	reported(ctx context.Context, r *store.Run, res Result, err error) (Result, error)
+	removeWork(ctx context.Context, r *store.Run) (removed bool, err error) // the run's working copy (bestof_attempt.go)
+}
+
+// followTracker is the tracker as following uses it, its pull requests aside (prs): the comment for a human,
+// and who ace is there.
+type followTracker interface {
+	CreateComment(ctx context.Context, repo string, number int, body string) (*tracker.Comment, error)
+	Self(ctx context.Context) (string, error)
+}
 
 // followFile holds a round's details (full check output, log tail, diff hunks) in the working copy; like all of
 // .ace/ it is git-excluded.
@@ -27,51 +60,47 @@ type workspaceRemover interface {
 
 // prReader returns the tracker's pull request reader when following is on and the tracker can read one.
 func (ft *followThrough) prReader(r *store.Run) (tracker.PRReader, bool) {
-	e := ft.e
-	if !e.cfg.PR.Follow || r.PRNumber == 0 {
+	if !ft.cfg.PR.Follow || r.PRNumber == 0 {
 		return nil, false
 	}
-	pr, ok := e.o.Tracker.(tracker.PRReader)
-	return pr, ok
+	return ft.prs, ft.prs != nil
 }
 
 // reportFollow is report's turn when the pull request is followed: the first time it starts following; after
 // a round, it says the round was pushed. The session and working copy stay.
 func (ft *followThrough) reportFollow(ctx context.Context, r *store.Run) (Result, bool, error) {
-	e := ft.e
 	if _, ok := ft.prReader(r); !ok {
 		return Result{}, false, nil
 	}
 	f := cloneFollow(r.State.Follow)
 	headline := "pull request opened: " + r.PRURL + " — following it until it is merged"
 	if f.InRound {
-		headline = fmt.Sprintf("round %d/%d pushed to %s (%s); following the pull request", f.Rounds, e.cfg.PR.MaxRounds,
+		headline = fmt.Sprintf("round %d/%d pushed to %s (%s); following the pull request", f.Rounds, ft.cfg.PR.MaxRounds,
 			r.PRURL, f.Topic)
 		// A round that pushed nothing new leaves the head as it was: its failures are looked at again (and a
 		// check failing the same way twice goes to a human).
 		f.HandledSHA = ""
 	}
 	f.InRound, f.Prompt = false, ""
-	f.QuietSince = e.o.Now() // pr.release_after counts from here
+	f.QuietSince = ft.now() // pr.release_after counts from here
 	r.State.Follow = f
-	if err := e.status.postStatus(ctx, r, statusView{Headline: headline}); err != nil {
+	if err := ft.status.postStatus(ctx, r, statusView{Headline: headline}); err != nil {
 		return Result{}, true, trackerErr(err)
 	}
-	e.event(ctx, r, EventFollow, headline)
+	ft.core.event(ctx, r, EventFollow, headline)
 	return Goto(StepFollowPR), true, nil
 }
 
 // startRound hands the agent a round: .ace/DONE removed, the details in .ace/FOLLOWUP.md, a one-line prompt. A
 // run with no working copy here keeps the details for the copy startAfresh has made.
 func (ft *followThrough) startRound(ctx context.Context, r *store.Run, f *store.FollowState, pr *tracker.PRState, rd *round) (Result, error) {
-	e := ft.e
 	here := hasWorkCopy(r)
 	if here {
 		if err := removeProtocolFile(r, doneFile); err != nil {
-			return Result{}, e.needFile(ctx, r, "start the round", err)
+			return Result{}, ft.core.needFile(ctx, r, "start the round", err)
 		}
 		if err := ft.writeFollowFile(r, rd.details()); err != nil {
-			return Result{}, e.needFile(ctx, r, "write "+followFile, err)
+			return Result{}, ft.core.needFile(ctx, r, "write "+followFile, err)
 		}
 	} else {
 		f.Details = rd.details()
@@ -89,10 +118,10 @@ func (ft *followThrough) startRound(ctx context.Context, r *store.Run, f *store.
 	r.State.Follow = f
 	r.State.Summary = ""
 	r.Nudges, r.State.NudgedAt = 0, time.Time{}
-	headline := fmt.Sprintf("round %d/%d on %s: %s", f.Rounds, e.cfg.PR.MaxRounds, r.PRURL, f.Topic)
-	e.event(ctx, r, EventRound, headline)
-	if err := e.status.postStatus(ctx, r, statusView{Headline: headline}); err != nil {
-		e.log.WarnContext(ctx, "status comment", "run", r.ID, "err", err) // the round matters more than its report
+	headline := fmt.Sprintf("round %d/%d on %s: %s", f.Rounds, ft.cfg.PR.MaxRounds, r.PRURL, f.Topic)
+	ft.core.event(ctx, r, EventRound, headline)
+	if err := ft.status.postStatus(ctx, r, statusView{Headline: headline}); err != nil {
+		ft.log.WarnContext(ctx, "status comment", "run", r.ID, "err", err) // the round matters more than its report
 	}
 	if !here {
 		return ft.startAfresh(ctx, r)
@@ -105,8 +134,7 @@ func (ft *followThrough) startRound(ctx context.Context, r *store.Run, f *store.
 // branch, write_task writes ACE_TASK.md and the round's file (writeRoundFile), start_session starts a new agent, whose
 // first prompt (the resume prompt) carries the task and the round. The old agent's conversation stayed behind.
 func (ft *followThrough) startAfresh(ctx context.Context, r *store.Run) (Result, error) {
-	e := ft.e
-	e.event(ctx, r, EventSession, fmt.Sprintf("no working copy here: the run moved, and its agent's conversation stayed "+
+	ft.core.event(ctx, r, EventSession, fmt.Sprintf("no working copy here: the run moved, and its agent's conversation stayed "+
 		"on the host it moved from; a new agent starts the round in a working copy made from %s, told the task and the round", r.Branch))
 	r.State.DropAgent() // nothing of an agent process here; the next start is told to continue (Resume)
 	return Goto(StepPrepare), nil
@@ -121,16 +149,14 @@ func (ft *followThrough) deliverRound(ctx context.Context, r *store.Run) (Result
 // session, queued as the next turn of a headless conversation, or — when the agent is gone — with a restart in
 // the same working copy, whose resume prompt says what the round is about. delivered is the event's message.
 func (ft *followThrough) deliverFollowUp(ctx context.Context, r *store.Run, prompt, delivered string) (Result, error) {
-	e := ft.e
-	r.State.MonitorSince = e.o.Now()
-	res, err := e.runner(r).FollowUp(ctx, r, prompt, delivered)
-	return e.reported(ctx, r, res, err)
+	r.State.MonitorSince = ft.now()
+	res, err := ft.core.runner(r).FollowUp(ctx, r, prompt, delivered)
+	return ft.core.reported(ctx, r, res, err)
 }
 
 // needsHuman stops sending rounds: the issue gets the needs-human label and a comment saying what was tried.
 // The pull request is still followed, so a merge or close still ends the run.
 func (ft *followThrough) needsHuman(ctx context.Context, r *store.Run, why string) (Result, error) {
-	e := ft.e
 	f := cloneFollow(r.State.Follow)
 	var b strings.Builder
 	fmt.Fprintf(&b, "ace stopped working on %s: %s.\n\n", r.PRURL, why)
@@ -144,27 +170,26 @@ func (ft *followThrough) needsHuman(ctx context.Context, r *store.Run, why strin
 	}
 	fmt.Fprintf(&b, "\nThe working copy and the agent's session are kept (`ace attach %d`). ace still follows the pull "+
 		"request and ends the run when it is merged or closed.\n", r.Issue)
-	if err := e.status.setLabels(ctx, r, []string{e.cfg.PR.NeedsHumanLabel}); err != nil {
+	if err := ft.status.setLabels(ctx, r, []string{ft.cfg.PR.NeedsHumanLabel}); err != nil {
 		return Result{}, trackerErr(err)
 	}
-	if _, err := e.o.Tracker.CreateComment(ctx, r.Repo, r.Issue, b.String()); err != nil {
+	if _, err := ft.tracker.CreateComment(ctx, r.Repo, r.Issue, b.String()); err != nil {
 		return Result{}, trackerErr(fmt.Errorf("ask for a human: %w", err))
 	}
 	f.NeedsHuman = true
 	r.State.Follow = f
 	headline := "needs a human: " + why
-	e.event(ctx, r, EventNeedsHuman, headline)
-	if err := e.status.postStatus(ctx, r, statusView{Headline: headline}); err != nil {
-		e.log.WarnContext(ctx, "status comment", "run", r.ID, "err", err)
+	ft.core.event(ctx, r, EventNeedsHuman, headline)
+	if err := ft.status.postStatus(ctx, r, statusView{Headline: headline}); err != nil {
+		ft.log.WarnContext(ctx, "status comment", "run", r.ID, "err", err)
 	}
-	return Stay(e.cfg.Poll.Interval.Duration), nil
+	return Stay(ft.cfg.Poll.Interval.Duration), nil
 }
 
 // endFollow ends a followed run: merged is its success (done), closed unmerged ends it closed. Either way the
 // agent's session and the working copy are removed.
 func (ft *followThrough) endFollow(ctx context.Context, r *store.Run, merged bool) (Result, error) {
-	e := ft.e
-	if err := e.endSession(ctx, r); err != nil {
+	if err := ft.core.runner(r).Stop(ctx, r); err != nil { // the agent and everything it started
 		return Result{}, err
 	}
 	rounds := 0
@@ -173,33 +198,34 @@ func (ft *followThrough) endFollow(ctx context.Context, r *store.Run, merged boo
 	}
 	outcome, status := "closed without merge", store.StatusClosed
 	headline := fmt.Sprintf("closed: the pull request was closed without being merged; the %q label was removed (add it again "+
-		"to start over)", e.cfg.Trigger.Label)
+		"to start over)", ft.cfg.Trigger.Label)
 	if merged {
 		outcome, status = fmt.Sprintf("merged after %d rounds", rounds), store.StatusDone
 		headline = fmt.Sprintf("done — pull request %s merged after %d follow-up round(s)", r.PRURL, rounds)
 	}
-	e.memory.remember(ctx, r, outcome)
-	l := e.cfg.Labels
-	add, remove := []string{l.Done}, []string{l.Running, l.NeedsInput, e.cfg.PR.NeedsHumanLabel}
+	ft.memory.remember(ctx, r, outcome)
+	l := ft.cfg.Labels
+	add, remove := []string{l.Done}, []string{l.Running, l.NeedsInput, ft.cfg.PR.NeedsHumanLabel}
 	if !merged {
 		// A human closed the pull request: the issue must not be picked up again by the next poll.
-		add, remove = nil, append(remove, e.cfg.Trigger.Label)
+		add, remove = nil, append(remove, ft.cfg.Trigger.Label)
 	}
-	if err := e.status.setLabels(ctx, r, add, remove...); err != nil {
+	if err := ft.status.setLabels(ctx, r, add, remove...); err != nil {
 		return Result{}, trackerErr(err)
 	}
-	if err := e.status.postStatus(ctx, r, statusView{Status: status, Headline: headline}); err != nil {
+	if err := ft.status.postStatus(ctx, r, statusView{Status: status, Headline: headline}); err != nil {
 		return Result{}, trackerErr(err)
 	}
 	if r.Workdir != "" {
-		if removed, err := e.removeWork(ctx, r); err != nil {
-			e.log.WarnContext(ctx, "remove the working copy", "run", r.ID, "err", err)
+		if removed, err := ft.core.removeWork(ctx, r); err != nil {
+			ft.log.WarnContext(ctx, "remove the working copy", "run", r.ID, "err", err)
 		} else if removed {
-			e.event(ctx, r, EventCleaned, "removed the working copy "+r.Workdir)
-			e.box.Remove(ctx, r) // and the agent's home for the run, if it was boxed
+			ft.core.event(ctx, r, EventCleaned, "removed the working copy "+r.Workdir)
+			ft.box.Remove(ctx, r) // and the agent's home for the run, if it was boxed
 		}
 	}
-	e.finish(r)
+	now := ft.now()
+	r.FinishedAt = &now
 	if merged {
 		return Goto(StepDone).With(store.StatusDone), nil
 	}

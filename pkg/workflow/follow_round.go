@@ -43,9 +43,8 @@ func (rd *round) details() string {
 // collectRound looks at the pull request for what the agent should act on, and moves the follow state's
 // watermarks past every review, review comment and comment it has now considered (trusted or not).
 func (ft *followThrough) collectRound(ctx context.Context, r *store.Run, f *store.FollowState, pr *tracker.PRState) (*round, error) {
-	e := ft.e
 	rd := &round{digests: map[string]string{}}
-	react := e.cfg.PR.Reactions
+	react := ft.cfg.PR.Reactions
 	if react.CI && pr.HeadSHA != f.HandledSHA {
 		ft.collectCI(f, pr, rd)
 	}
@@ -55,7 +54,7 @@ func (ft *followThrough) collectRound(ctx context.Context, r *store.Run, f *stor
 			fmt.Sprintf("## Conflict with %s\n\nGitHub cannot merge the pull request (mergeable state `%s`). Run `git fetch origin && git merge origin/%s`, resolve the conflicts, run the tests, and commit the merge.\n",
 				pr.Base, pr.MergeableState, pr.Base))
 	}
-	self, err := e.o.Tracker.Self(ctx)
+	self, err := ft.tracker.Self(ctx)
 	if err != nil {
 		return nil, trackerErr(fmt.Errorf("who am I: %w", err))
 	}
@@ -67,7 +66,7 @@ func (ft *followThrough) collectRound(ctx context.Context, r *store.Run, f *stor
 		if v, ok := trust[user]; ok {
 			return v, nil
 		}
-		v, err := e.humans.trustedUser(ctx, r.Repo, user)
+		v, err := ft.humans.trustedUser(ctx, r.Repo, user)
 		trust[user] = v
 		return v, err
 	}
@@ -136,7 +135,7 @@ func (ft *followThrough) collectRound(ctx context.Context, r *store.Run, f *stor
 		}
 		if !ok || !react.Commands {
 			if !ok {
-				e.event(ctx, r, EventFollow, fmt.Sprintf("ignored an /ace comment by %s (not a trusted user)", c.Author))
+				ft.core.event(ctx, r, EventFollow, fmt.Sprintf("ignored an /ace comment by %s (not a trusted user)", c.Author))
 			}
 			continue
 		}
@@ -150,7 +149,6 @@ func (ft *followThrough) collectRound(ctx context.Context, r *store.Run, f *stor
 // collectCI adds the head commit's failed checks and statuses; a failure identical to one sent in an earlier
 // round marks the round repeated.
 func (ft *followThrough) collectCI(f *store.FollowState, pr *tracker.PRState, rd *round) {
-	e := ft.e
 	for _, c := range pr.FailedChecks {
 		key := "check:" + c.Name
 		d := digest(c.Name, c.Conclusion, c.Title, c.Summary, c.Text, annotationList(c.Annotations))
@@ -180,7 +178,7 @@ func (ft *followThrough) collectCI(f *store.FollowState, pr *tracker.PRState, rd
 			}
 			b.WriteString("\n")
 		}
-		if tail := transcript.Last(c.LogTail, e.cfg.PR.LogBudget); tail != "" {
+		if tail := transcript.Last(c.LogTail, ft.cfg.PR.LogBudget); tail != "" {
 			b.WriteString("The end of its job log:\n\n" + quote(workspace.Sanitize(tail)) + "\n")
 		}
 		rd.add(fmt.Sprintf("check %s failed", c.Name), item, b.String())
@@ -201,12 +199,11 @@ func (ft *followThrough) collectCI(f *store.FollowState, pr *tracker.PRState, rd
 
 // roundPrompt is the round's one-line prompt: what happened, in short, and where the details are.
 func (ft *followThrough) roundPrompt(r *store.Run, f *store.FollowState, rd *round) string {
-	e := ft.e
 	what := flatten(strings.Join(rd.items, " | "), 2000)
 	return fmt.Sprintf("Follow-up round %d of %d on your pull request #%d (branch %s): %s. The details (full check output, "+
 		"annotations, the end of the job log, diff hunks) are in %s. Fix this on the same branch, commit your work with "+
 		"git and write a short summary to .ace/DONE again. If you need a decision from a human, write your question "+
-		"to .ace/QUESTION and stop.", f.Rounds, e.cfg.PR.MaxRounds, r.PRNumber, r.Branch, what, followFile)
+		"to .ace/QUESTION and stop.", f.Rounds, ft.cfg.PR.MaxRounds, r.PRNumber, r.Branch, what, followFile)
 }
 
 func annotationList(as []tracker.Annotation) string {

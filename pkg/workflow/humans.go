@@ -4,22 +4,47 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/tracker"
 )
 
 // humans is the run's conversation with people on the issue: a question posted, an answer found and checked, and
 // given to the agent.
-type humans struct{ e *Engine }
+type humans struct {
+	core    humansCore
+	tracker humansTracker
+	status  *reporter
+	cfg     *config.Config // the labels and the trigger's policy
+	now     func() time.Time
+	log     *slog.Logger
+}
+
+// humansCore is what humans need of the engine's core: the run's events, its runner (the answer queued, how it
+// went in) and its done-protocol files (the question file).
+type humansCore interface {
+	event(ctx context.Context, r *store.Run, kind EventKind, msg string)
+	runner(r *store.Run) Runner
+	readProtocolFile(ctx context.Context, r *store.Run, rel string) (text string, ok bool)
+}
+
+// humansTracker is the tracker as humans use it: the question's comment, the comments since, who may answer.
+type humansTracker interface {
+	FindComment(ctx context.Context, repo string, number int, marker string) (*tracker.Comment, error)
+	CreateComment(ctx context.Context, repo string, number int, body string) (*tracker.Comment, error)
+	Comments(ctx context.Context, repo string, number int, since time.Time) ([]tracker.Comment, error)
+	Self(ctx context.Context) (string, error)
+	Permission(ctx context.Context, repo, user string) (tracker.Permission, error)
+}
 
 // askHuman posts the agent's question on the issue, labels it as needing input and parks the run in
 // waiting_input. Comments after the question by a trusted user become the answer.
 func (hu *humans) askHuman(ctx context.Context, r *store.Run, question, screen string) error {
-	e := hu.e
 	n := r.State.Questions + 1
 	marker := fmt.Sprintf("<!-- ace:question:%d:%d -->", r.ID, n)
 	body := marker + "\n**ace** · the agent working on this issue needs input.\n\n" + quote(question)
@@ -35,25 +60,25 @@ func (hu *humans) askHuman(ctx context.Context, r *store.Run, question, screen s
 	}
 	body += fmt.Sprintf("\n\nReply in a comment: ace types your answer into the agent's session. "+
 		"(Or answer directly: `ace attach %d`, `ace send %d \"…\"`.)", r.Issue, r.Issue)
-	existing, err := e.o.Tracker.FindComment(ctx, r.Repo, r.Issue, marker)
+	existing, err := hu.tracker.FindComment(ctx, r.Repo, r.Issue, marker)
 	if err != nil {
 		return trackerErr(fmt.Errorf("find question comment: %w", err))
 	}
 	if existing == nil {
-		if _, err := e.o.Tracker.CreateComment(ctx, r.Repo, r.Issue, body); err != nil {
+		if _, err := hu.tracker.CreateComment(ctx, r.Repo, r.Issue, body); err != nil {
 			return trackerErr(fmt.Errorf("post the question: %w", err))
 		}
 	}
-	if err := e.status.setLabels(ctx, r, []string{e.cfg.Labels.NeedsInput}); err != nil {
+	if err := hu.status.setLabels(ctx, r, []string{hu.cfg.Labels.NeedsInput}); err != nil {
 		return trackerErr(err)
 	}
 	r.State.Question = asked // what ace show and the check read: the menu's question where there is one
-	r.State.QuestionAt = e.o.Now()
+	r.State.QuestionAt = hu.now()
 	r.State.Questions = n
-	if err := e.status.postStatus(ctx, r, statusView{Status: store.StatusWaitingInput, Headline: "waiting for your answer (see the question below)"}); err != nil {
+	if err := hu.status.postStatus(ctx, r, statusView{Status: store.StatusWaitingInput, Headline: "waiting for your answer (see the question below)"}); err != nil {
 		return trackerErr(err)
 	}
-	e.event(ctx, r, "question", firstLine(asked))
+	hu.core.event(ctx, r, "question", firstLine(asked))
 	return nil
 }
 
@@ -62,12 +87,11 @@ func (hu *humans) askHuman(ctx context.Context, r *store.Run, question, screen s
 // deliver_prompt when the answer passed a screen before the task. It types nothing, so it can be redone on a
 // fresh run.
 func (hu *humans) recordAnswer(ctx context.Context, r *store.Run, answer string) (next Result, err error) {
-	e := hu.e
-	e.runner(r).Queue(r, answer)
+	hu.core.runner(r).Queue(r, answer)
 	// The question file is cleared when it holds the question answered. One the agent wrote since is a new
 	// question: the permission just answered may have been the one to write it (gemini wrote .ace/QUESTION the
 	// moment its write was allowed, and ace cleared it as the answered question's).
-	if q, ok := e.readProtocolFile(ctx, r, questionFile); ok && (q == "" || q == r.State.Question) {
+	if q, ok := hu.core.readProtocolFile(ctx, r, questionFile); ok && (q == "" || q == r.State.Question) {
 		if err := removeProtocolFile(r, questionFile); err != nil {
 			return Result{}, fmt.Errorf("clear the question: %w", err)
 		}
@@ -91,8 +115,7 @@ func toHumanInWords(r *store.Run) Result {
 // the status comment's headline; next is monitor, or deliver_prompt when the answer passed a screen before the
 // task.
 func (hu *humans) backToWork(ctx context.Context, r *store.Run, headline string) (next Result, err error) {
-	e := hu.e
-	if err := e.status.setLabels(ctx, r, nil, e.cfg.Labels.NeedsInput); err != nil {
+	if err := hu.status.setLabels(ctx, r, nil, hu.cfg.Labels.NeedsInput); err != nil {
 		return Result{}, trackerErr(err)
 	}
 	next = Goto(StepMonitor).With(store.StatusActive)
@@ -102,8 +125,8 @@ func (hu *humans) backToWork(ctx context.Context, r *store.Run, headline string)
 	r.Nudges = 0
 	r.State.Question, r.State.InWords = "", false
 	// Time spent waiting for a human does not count against monitor.timeout.
-	r.State.MonitorSince = e.o.Now()
-	if err := e.status.postStatus(ctx, r, statusView{Status: store.StatusActive, Headline: headline}); err != nil {
+	r.State.MonitorSince = hu.now()
+	if err := hu.status.postStatus(ctx, r, statusView{Status: store.StatusActive, Headline: headline}); err != nil {
 		return Result{}, trackerErr(err)
 	}
 	return next, nil
@@ -116,28 +139,26 @@ func (hu *humans) questionGone(ctx context.Context, r *store.Run, why string) (R
 	if err != nil {
 		return Result{}, err
 	}
-	hu.e.event(ctx, r, EventWithdrawn, why)
+	hu.core.event(ctx, r, EventWithdrawn, why)
 	return next, nil
 }
 
 // answerEvent records who answered (empty: ace send) and how the answer went in.
 func (hu *humans) answerEvent(ctx context.Context, r *store.Run, who string) {
-	e := hu.e
 	src := "ace send"
 	if who != "" {
 		src = "@" + who
 	}
-	e.event(ctx, r, "answer", "answer from "+src+" "+e.runner(r).Delivery())
+	hu.core.event(ctx, r, "answer", "answer from "+src+" "+hu.core.runner(r).Delivery())
 }
 
 // findAnswer returns the comments made after the question by trusted humans (never ace itself), joined.
 func (hu *humans) findAnswer(ctx context.Context, r *store.Run, asked time.Time) (who, answer string, err error) {
-	e := hu.e
-	comments, err := e.o.Tracker.Comments(ctx, r.Repo, r.Issue, asked)
+	comments, err := hu.tracker.Comments(ctx, r.Repo, r.Issue, asked)
 	if err != nil {
 		return "", "", trackerErr(fmt.Errorf("read comments: %w", err))
 	}
-	self, err := e.o.Tracker.Self(ctx)
+	self, err := hu.tracker.Self(ctx)
 	if err != nil {
 		return "", "", trackerErr(fmt.Errorf("who am I: %w", err))
 	}
@@ -151,7 +172,7 @@ func (hu *humans) findAnswer(ctx context.Context, r *store.Run, asked time.Time)
 			return "", "", err
 		}
 		if !ok {
-			e.log.InfoContext(ctx, "ignoring a comment from an untrusted user", "repo", r.Repo, "issue", r.Issue, "user", c.Author)
+			hu.log.InfoContext(ctx, "ignoring a comment from an untrusted user", "repo", r.Repo, "issue", r.Issue, "user", c.Author)
 			continue
 		}
 		who = c.Author
@@ -162,15 +183,14 @@ func (hu *humans) findAnswer(ctx context.Context, r *store.Run, asked time.Time)
 
 // trustedUser applies the trigger policy to a commenter: allowed_users, else at least min_permission.
 func (hu *humans) trustedUser(ctx context.Context, repo, user string) (bool, error) {
-	e := hu.e
-	t := e.cfg.Trigger
+	t := hu.cfg.Trigger
 	if slices.ContainsFunc(t.AllowedUsers, func(u string) bool { return strings.EqualFold(u, user) }) {
 		return true, nil
 	}
 	if strings.HasSuffix(user, "[bot]") {
 		return false, nil
 	}
-	p, err := e.o.Tracker.Permission(ctx, repo, user)
+	p, err := hu.tracker.Permission(ctx, repo, user)
 	if err != nil {
 		if errors.Is(err, tracker.ErrNotFound) {
 			return false, nil

@@ -33,6 +33,14 @@ func (e *Engine) enqueue(ctx context.Context, r *store.Run) error {
 	return e.jobs.Enqueue(ctx, r)
 }
 
+// dispatch makes a dispatch pass due now (a slot for work was freed), when runs advance on a queue.
+func (e *Engine) dispatch(ctx context.Context) error {
+	if e.jobs == nil {
+		return nil
+	}
+	return e.jobs.Dispatch(ctx)
+}
+
 // StopAgent ends the run's agent, if it is still there, keeping its working copy and conversation (a fenced
 // host stops its agents before another host may take its runs).
 func (e *Engine) StopAgent(ctx context.Context, r *store.Run) error { return e.runner(r).Stop(ctx, r) }

@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/aceworks/ace/pkg/agents"
+	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/memory"
 	"github.com/aceworks/ace/pkg/secrets"
 	"github.com/aceworks/ace/pkg/store"
@@ -16,7 +19,23 @@ import (
 )
 
 // memoryKeeper gives each run the repository's memory and records in it how the run ended.
-type memoryKeeper struct{ e *Engine }
+type memoryKeeper struct {
+	core    memoryCore
+	memory  Memory // nil: no repository memory
+	secrets Secrets
+	tracker interface{ Secret() string } // withheld from the memory like any secret
+	agent   *runAgent
+	cfg     *config.Config // the tracker's secret's names
+	now     func() time.Time
+	log     *slog.Logger
+}
+
+// memoryCore is what the memory keeper needs of the engine's core: the run's events, and its record of files of
+// the working copy ace refused.
+type memoryCore interface {
+	event(ctx context.Context, r *store.Run, kind EventKind, msg string)
+	noteRefusal(ctx context.Context, r *store.Run, err error) bool
+}
 
 // The repository memory is a help, not a requirement: when it cannot be read or written the run goes on, and
 // the problem is logged and shown as a "memory" event.
@@ -24,12 +43,11 @@ type memoryKeeper struct{ e *Engine }
 // provideMemory copies the repository's memory into a freshly prepared working copy and, for an agent that
 // reads a context file of its own (CLAUDE.md, GEMINI.md, AGENTS.md), writes a git-excluded one pointing at it.
 func (mk *memoryKeeper) provideMemory(ctx context.Context, r *store.Run, ws *workspace.Workspace) {
-	e := mk.e
-	if e.o.Memory == nil {
+	if mk.memory == nil {
 		return
 	}
-	rescued, err := e.o.Memory.CopyIn(ctx, r.Repo, ws.Dir, mk.secretValues(ctx, r)...)
-	if e.noteRefusal(ctx, r, err) {
+	rescued, err := mk.memory.CopyIn(ctx, r.Repo, ws.Dir, mk.secretValues(ctx, r)...)
+	if mk.core.noteRefusal(ctx, r, err) {
 		err = nil // the copy an earlier attempt left was not merged; the memory is copied in all the same
 	}
 	if err != nil {
@@ -37,10 +55,10 @@ func (mk *memoryKeeper) provideMemory(ctx context.Context, r *store.Run, ws *wor
 		return
 	}
 	if rescued.Added > 0 {
-		e.event(ctx, r, "memory", fmt.Sprintf("merged %d line(s) an earlier attempt added to AGENTS.md", rescued.Added))
+		mk.core.event(ctx, r, "memory", fmt.Sprintf("merged %d line(s) an earlier attempt added to AGENTS.md", rescued.Added))
 	}
 	r.State.MemoryPointer = ""
-	prof, err := e.agent.profile(r)
+	prof, err := mk.agent.profile(r)
 	if err != nil || prof.ContextFile == "" {
 		return
 	}
@@ -52,7 +70,7 @@ func (mk *memoryKeeper) provideMemory(ctx context.Context, r *store.Run, ws *wor
 	}
 	if tracked {
 		// The repository's own file is left exactly as it is: ACE_TASK.md alone points at the memory.
-		e.event(ctx, r, "memory", name+" is tracked by the repository; left untouched, ACE_TASK.md points at the memory")
+		mk.core.event(ctx, r, "memory", name+" is tracked by the repository; left untouched, ACE_TASK.md points at the memory")
 		return
 	}
 	wc := untrusted.New(ws.Dir)
@@ -66,7 +84,7 @@ func (mk *memoryKeeper) provideMemory(ctx context.Context, r *store.Run, ws *wor
 		}
 		return
 	case err == nil, errors.Is(err, fs.ErrNotExist):
-	case e.noteRefusal(ctx, r, err):
+	case mk.core.noteRefusal(ctx, r, err):
 		return // what an earlier attempt's agent left there (a link out, a FIFO, a huge file): neither read, nor replaced, nor committed
 	default:
 		mk.memoryTrouble(ctx, r, "read "+name, err)
@@ -104,8 +122,7 @@ func pointer(name string) string {
 
 // memorySection is the part of ACE_TASK.md about the repository memory.
 func (mk *memoryKeeper) memorySection(r *store.Run) string {
-	e := mk.e
-	if e.o.Memory == nil {
+	if mk.memory == nil {
 		return ""
 	}
 	s := "## Repository memory\n\n" +
@@ -126,7 +143,6 @@ func (mk *memoryKeeper) memorySection(r *store.Run) string {
 // write a CLAUDE.md, say), so that the agent's file is committed; ace's untouched pointer is deleted instead.
 // What ace refuses to read there (a link out of the working copy, a FIFO, a huge file) stays excluded.
 func (mk *memoryKeeper) keepAgentContextFile(ctx context.Context, r *store.Run, ws *workspace.Workspace) {
-	e := mk.e
 	name := r.State.MemoryPointer
 	if name == "" {
 		return
@@ -135,7 +151,7 @@ func (mk *memoryKeeper) keepAgentContextFile(ctx context.Context, r *store.Run, 
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return
-	case e.noteRefusal(ctx, r, err):
+	case mk.core.noteRefusal(ctx, r, err):
 		return // not a file of the agent's work (a link out, a FIFO, a huge file): it stays excluded, uncommitted
 	case err != nil:
 		mk.memoryTrouble(ctx, r, "read "+name, err)
@@ -148,31 +164,30 @@ func (mk *memoryKeeper) keepAgentContextFile(ctx context.Context, r *store.Run, 
 		return
 	}
 	r.State.MemoryPointer = ""
-	e.event(ctx, r, "memory", "the agent wrote its own "+name+"; it is committed with its work")
+	mk.core.event(ctx, r, "memory", "the agent wrote its own "+name+"; it is committed with its work")
 }
 
 // remember ends a run in the repository memory: what the agent added to its copy of AGENTS.md is merged back
 // and one status line says how the run ended. It runs once per run, whatever the agent did.
 func (mk *memoryKeeper) remember(ctx context.Context, r *store.Run, outcome string) {
-	e := mk.e
-	if e.o.Memory == nil || r.State.Remembered {
+	if mk.memory == nil || r.State.Remembered {
 		return
 	}
 	r.State.Remembered = true
 	values := mk.secretValues(ctx, r)
 	if hasWorkCopy(r) {
-		m, err := e.o.Memory.MergeBack(ctx, r.Repo, r.Workdir, values...)
+		m, err := mk.memory.MergeBack(ctx, r.Repo, r.Workdir, values...)
 		if err != nil {
 			mk.memoryTrouble(ctx, r, "merge the agent's AGENTS.md into the repository memory", err)
 		}
 		if m.Withheld > 0 {
-			e.event(ctx, r, "memory", fmt.Sprintf("withheld %d line(s) of the agent's AGENTS.md that held a secret", m.Withheld))
+			mk.core.event(ctx, r, "memory", fmt.Sprintf("withheld %d line(s) of the agent's AGENTS.md that held a secret", m.Withheld))
 		}
 		if m.Added > 0 {
-			e.event(ctx, r, "memory", fmt.Sprintf("merged %d line(s) the agent added to AGENTS.md", m.Added))
+			mk.core.event(ctx, r, "memory", fmt.Sprintf("merged %d line(s) the agent added to AGENTS.md", m.Added))
 		}
 		if m.Dropped > 0 {
-			e.event(ctx, r, "memory", fmt.Sprintf("AGENTS.md is at its cap (memory.agents_max_bytes): %d line(s) not kept; trim it with `ace memory edit`", m.Dropped))
+			mk.core.event(ctx, r, "memory", fmt.Sprintf("AGENTS.md is at its cap (memory.agents_max_bytes): %d line(s) not kept; trim it with `ace memory edit`", m.Dropped))
 		}
 	}
 	detail := r.PRURL
@@ -181,7 +196,7 @@ func (mk *memoryKeeper) remember(ctx context.Context, r *store.Run, outcome stri
 		red.Add(values...)
 		detail = red.Redact(r.Error)
 	}
-	err := e.o.Memory.Record(ctx, r.Repo, memory.Entry{Time: e.o.Now(), Issue: r.Issue, Agent: r.Agent, Outcome: outcome, Detail: detail})
+	err := mk.memory.Record(ctx, r.Repo, memory.Entry{Time: mk.now(), Issue: r.Issue, Agent: r.Agent, Outcome: outcome, Detail: detail})
 	if err != nil {
 		mk.memoryTrouble(ctx, r, "record the run in status.md", err)
 	}
@@ -190,29 +205,27 @@ func (mk *memoryKeeper) remember(ctx context.Context, r *store.Run, outcome stri
 // secretValues are the secrets the run's agent gets, and the tracker's: what must never reach the memory
 // that every later agent reads. Best effort: a secret that cannot be resolved now was not given to the agent.
 func (mk *memoryKeeper) secretValues(ctx context.Context, r *store.Run) []string {
-	e := mk.e
 	var out []string
-	if prof, err := e.agent.profile(r); err == nil {
+	if prof, err := mk.agent.profile(r); err == nil {
 		for _, name := range prof.SecretNames() { // one by one: one that fails must not hide the others
-			if m, err := e.o.Secrets.ResolveAll(ctx, []string{name}); err == nil {
+			if m, err := mk.secrets.ResolveAll(ctx, []string{name}); err == nil {
 				out = append(out, m[name])
 			}
 		}
 	}
-	for _, name := range e.cfg.SecretEnv() { // the tracker's, whichever tracker ace works with
-		if m, err := e.o.Secrets.ResolveAll(ctx, []string{name}); err == nil {
+	for _, name := range mk.cfg.SecretEnv() { // the tracker's, whichever tracker ace works with
+		if m, err := mk.secrets.ResolveAll(ctx, []string{name}); err == nil {
 			out = append(out, m[name])
 		}
 	}
-	if s := e.o.Tracker.Secret(); s != "" {
+	if s := mk.tracker.Secret(); s != "" {
 		out = append(out, s)
 	}
 	return out
 }
 
 func (mk *memoryKeeper) memoryTrouble(ctx context.Context, r *store.Run, what string, err error) {
-	e := mk.e
-	e.noteRefusal(ctx, r, err)
-	e.log.WarnContext(ctx, "repository memory", "run", r.ID, "repo", r.Repo, "issue", r.Issue, "op", what, "err", err)
-	e.event(ctx, r, "memory", "could not "+what+": "+err.Error())
+	mk.core.noteRefusal(ctx, r, err)
+	mk.log.WarnContext(ctx, "repository memory", "run", r.ID, "repo", r.Repo, "issue", r.Issue, "op", what, "err", err)
+	mk.core.event(ctx, r, "memory", "could not "+what+": "+err.Error())
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/tracker"
 )
@@ -19,12 +20,47 @@ type HostPicker func(ctx context.Context, maxConcurrent int) (host string, ok bo
 
 // dispatcher is one dispatch pass over the labelled issues of the repositories.
 type dispatcher struct {
-	e    *Engine
+	core    dispatchCore
+	tracker dispatchTracker
+	store   dispatchStore
+	limits  *usageLimits // an agent paused at a usage limit starts nothing
+	humans  *humans      // who may start a run
+	cfg     *config.Config
+	now     func() time.Time
+
 	pick HostPicker
 	full bool // every live host is full: the issues left wait (queued)
 	// listed are the repositories whose labelled issues this pass read, queued those it found no slot for.
 	listed []string
 	queued []store.Queued
+}
+
+// dispatchCore is what a dispatch pass needs of the engine's core: a new run opened and its job made due, and
+// the agent and model an issue's labels ask for.
+type dispatchCore interface {
+	Open(ctx context.Context, req Request) (*store.Run, error)
+	enqueue(ctx context.Context, r *store.Run) error
+	labelChoice(labels []string) (agent, model string)
+}
+
+// dispatchTracker is the tracker as a dispatch pass uses it: the labelled issues, who labelled one, and the one
+// comment to an untrusted labeller.
+type dispatchTracker interface {
+	ListLabeled(ctx context.Context, repo, label string) ([]tracker.Issue, error)
+	Labeler(ctx context.Context, repo string, number int, label string) (string, error)
+	FindComment(ctx context.Context, repo string, number int, marker string) (*tracker.Comment, error)
+	CreateComment(ctx context.Context, repo string, number int, body string) (*tracker.Comment, error)
+}
+
+// dispatchStore is the store as a dispatch pass reads it: an issue's latest run, finished or not.
+type dispatchStore interface {
+	LatestRun(ctx context.Context, repo string, issue int) (*store.Run, error)
+}
+
+// newDispatcher is a dispatch pass of e's, giving new runs to the hosts pick chooses.
+func newDispatcher(e *Engine, pick HostPicker) *dispatcher {
+	return &dispatcher{core: e, tracker: e.o.Tracker, store: e.o.Store, limits: e.limits, humans: e.humans, cfg: e.cfg,
+		now: e.o.Now, pick: pick}
 }
 
 // PollReport says what one poll pass did.
@@ -45,7 +81,7 @@ const untrustedMarker = "<!-- ace:untrusted -->"
 // DispatchRepos starts runs for the labelled issues of repos, oldest first, up to maxConcurrent unfinished runs in
 // total, and adds what it did to rep. Each new run is enqueued as a job: dispatch itself never waits on an agent.
 func (e *Engine) DispatchRepos(ctx context.Context, repos []string, maxConcurrent int, pick HostPicker, rep *PollReport) error {
-	d := &dispatcher{e: e, pick: pick}
+	d := newDispatcher(e, pick)
 	// The day's budget is looked at once per pass, for every repository (budget.go).
 	if over, spentToday, until, err := e.spend.dayBudgetReached(ctx); err != nil || over {
 		if over {
@@ -79,14 +115,13 @@ func resumeWaiting(r *store.Run) {
 
 // dispatch starts runs for the open issues of repo that carry the trigger label and are not taken yet.
 func (d *dispatcher) dispatch(ctx context.Context, repo string, maxConcurrent int, rep *PollReport) error {
-	e := d.e
-	issues, err := e.o.Tracker.ListLabeled(ctx, repo, e.cfg.Trigger.Label)
+	issues, err := d.tracker.ListLabeled(ctx, repo, d.cfg.Trigger.Label)
 	if err != nil {
-		return fmt.Errorf("list issues labelled %s: %w", e.cfg.Trigger.Label, err)
+		return fmt.Errorf("list issues labelled %s: %w", d.cfg.Trigger.Label, err)
 	}
 	sort.SliceStable(issues, func(i, j int) bool { return issues[i].CreatedAt.Before(issues[j].CreatedAt) })
 	d.listed = append(d.listed, repo)
-	l := e.cfg.Labels
+	l := d.cfg.Labels
 	for _, iss := range issues {
 		if iss.IsPR || iss.State == "closed" {
 			continue
@@ -95,7 +130,7 @@ func (d *dispatcher) dispatch(ctx context.Context, repo string, maxConcurrent in
 			rep.Skipped++
 			continue
 		}
-		latest, err := e.o.Store.LatestRun(ctx, repo, iss.Number)
+		latest, err := d.store.LatestRun(ctx, repo, iss.Number)
 		if err == nil && !latest.Status.Terminal() {
 			rep.Skipped++ // its job advances it
 			continue
@@ -118,7 +153,7 @@ func (d *dispatcher) dispatch(ctx context.Context, repo string, maxConcurrent in
 			rep.Queued++
 			continue
 		}
-		paused, err := e.limits.agentPaused(ctx, repo, iss.Labels) // usage limits: limits.go
+		paused, err := d.limits.agentPaused(ctx, repo, iss.Labels) // usage limits: limits.go
 		if err != nil {
 			return err
 		}
@@ -149,13 +184,12 @@ func (d *dispatcher) dispatch(ctx context.Context, repo string, maxConcurrent in
 
 // startFromLabel opens a new run for a labelled issue and enqueues its job.
 func (d *dispatcher) startFromLabel(ctx context.Context, iss tracker.Issue, host string) error {
-	e := d.e
-	agent, model := e.labelChoice(iss.Labels)
-	r, err := e.Open(ctx, Request{Repo: iss.Repo, Issue: iss.Number, Agent: agent, Model: model, NewAttempt: true, TriggeredAt: e.o.Now(), Host: host})
+	agent, model := d.core.labelChoice(iss.Labels)
+	r, err := d.core.Open(ctx, Request{Repo: iss.Repo, Issue: iss.Number, Agent: agent, Model: model, NewAttempt: true, TriggeredAt: d.now(), Host: host})
 	if err != nil {
 		return err
 	}
-	return e.enqueue(ctx, r)
+	return d.core.enqueue(ctx, r)
 }
 
 // labelChoice reads ace:agent:<name> and ace:model:<name> labels.
@@ -173,29 +207,27 @@ func (e *Engine) labelChoice(labels []string) (agent, model string) {
 
 // labelTrusted checks who applied the trigger label.
 func (d *dispatcher) labelTrusted(ctx context.Context, repo string, number int) (bool, string, error) {
-	e := d.e
-	who, err := e.o.Tracker.Labeler(ctx, repo, number, e.cfg.Trigger.Label)
+	who, err := d.tracker.Labeler(ctx, repo, number, d.cfg.Trigger.Label)
 	if err != nil {
 		return false, "", trackerErr(fmt.Errorf("who labelled the issue: %w", err))
 	}
 	if who == "" {
 		return false, "", nil
 	}
-	ok, err := e.humans.trustedUser(ctx, repo, who)
+	ok, err := d.humans.trustedUser(ctx, repo, who)
 	return ok, who, err
 }
 
 // explainUntrusted leaves one comment (never a second) saying why ace does not start.
 func (d *dispatcher) explainUntrusted(ctx context.Context, repo string, number int, who string) error {
-	e := d.e
-	c, err := e.o.Tracker.FindComment(ctx, repo, number, untrustedMarker)
+	c, err := d.tracker.FindComment(ctx, repo, number, untrustedMarker)
 	if err != nil || c != nil {
 		return err
 	}
 	body := fmt.Sprintf("%s\n**ace** will not start on this issue: the `%s` label was applied by @%s, who does not have "+
 		"`%s` permission on this repository (and is not in `trigger.allowed_users`). A maintainer can remove and re-apply the label.",
-		untrustedMarker, e.cfg.Trigger.Label, who, e.cfg.Trigger.MinPermission)
-	_, err = e.o.Tracker.CreateComment(ctx, repo, number, body)
+		untrustedMarker, d.cfg.Trigger.Label, who, d.cfg.Trigger.MinPermission)
+	_, err = d.tracker.CreateComment(ctx, repo, number, body)
 	return err
 }
 

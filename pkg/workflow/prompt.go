@@ -3,11 +3,16 @@ package workflow
 import (
 	"fmt"
 
+	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/store"
 )
 
-// prompts are the texts ace gives an agent: the task, the resume after a restart, the nudge.
-type prompts struct{ e *Engine }
+// prompts are the texts ace gives an agent: the task, the resume after a restart, the nudge. They read the
+// monitor's nudge from the configuration and the run's agent (whether it continues a conversation).
+type prompts struct {
+	cfg   *config.Config
+	agent *runAgent
+}
 
 // Prompts are one line: every agent TUI takes a single pasted line the same way, and the task itself is in
 // ACE_TASK.md, so nothing long or untrusted is ever typed into a session.
@@ -21,11 +26,10 @@ func (pp *prompts) taskPrompt(r *store.Run) string {
 }
 
 func (pp *prompts) resumePrompt(r *store.Run) string {
-	e := pp.e
 	if w := r.State.ResumeWith; w != "" {
 		// A released agent's first message (an answer, the continue after a usage limit), byte-exact where its
 		// conversation goes on; an agent that cannot continue one is told where the task stands first.
-		if prof, err := e.agent.profile(r); err == nil && (prof.ContinueCommand != "" || Describe(r).Name() == store.RunnerLive) {
+		if prof, err := pp.agent.profile(r); err == nil && (prof.ContinueCommand != "" || Describe(r).Name() == store.RunnerLive) {
 			return w
 		}
 		return fmt.Sprintf("You were restarted after an interruption. Resume the task in ACE_TASK.md (issue #%d) from "+
@@ -68,8 +72,7 @@ func handoverLead(r *store.Run) string {
 }
 
 func (pp *prompts) nudgePrompt() string {
-	e := pp.e
-	return e.cfg.Monitor.Nudge + ". " + doneProtocol
+	return pp.cfg.Monitor.Nudge + ". " + doneProtocol
 }
 
 // promptText is what deliver_prompt pastes: the task, or the resume prompt after a restart.

@@ -3,10 +3,12 @@ package workflow
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/runbox"
 	"github.com/aceworks/ace/pkg/store"
 )
@@ -24,7 +26,20 @@ import (
 const EventUnreachable EventKind = "unreachable"
 
 // reach is the engine's part that follows an agent reaching its model.
-type reach struct{ e *Engine }
+type reach struct {
+	core   reachCore
+	status *reporter
+	agent  *runAgent
+	box    *runbox.Boxes  // the model's destination, as the agent's configuration names it
+	cfg    *config.Config // monitor.unreachable_after
+	now    func() time.Time
+	log    *slog.Logger
+}
+
+// reachCore is what reach needs of the engine's core: the run's events.
+type reachCore interface {
+	event(ctx context.Context, r *store.Run, kind EventKind, msg string)
+}
 
 // reachSign is one sign that the agent cannot reach its model.
 type reachSign struct {
@@ -37,14 +52,13 @@ type reachSign struct {
 
 // note records a sign: the run's reach state starts (with an event and the status comment saying so) or goes on.
 func (rc *reach) note(ctx context.Context, r *store.Run, s reachSign) {
-	e := rc.e
 	st := r.State.Reach
 	fresh := st == nil
 	if fresh {
-		st = &store.ReachState{Since: e.o.Now()}
+		st = &store.ReachState{Since: rc.now()}
 		r.State.Reach = st
 	}
-	st.At = e.o.Now()
+	st.At = rc.now()
 	if s.retry > 0 {
 		st.Retries, st.Max = s.retry, s.max
 	}
@@ -64,32 +78,30 @@ func (rc *reach) note(ctx context.Context, r *store.Run, s reachSign) {
 	if !fresh {
 		return
 	}
-	bound := e.cfg.Monitor.UnreachableAfter.Duration
-	e.event(ctx, r, EventUnreachable, fmt.Sprintf("%s; ace asks on the issue if it still cannot in %s (monitor.unreachable_after)",
+	bound := rc.cfg.Monitor.UnreachableAfter.Duration
+	rc.core.event(ctx, r, EventUnreachable, fmt.Sprintf("%s; ace asks on the issue if it still cannot in %s (monitor.unreachable_after)",
 		ReachLine(r), bound))
 	// The status comment says so now: a human looking at the issue sees why nothing happens.
-	if err := e.status.postStatus(ctx, r, statusView{Headline: "working, but " + ReachLine(r)}); err != nil {
-		e.log.WarnContext(ctx, "status comment", "run", r.ID, "err", err)
+	if err := rc.status.postStatus(ctx, r, statusView{Headline: "working, but " + ReachLine(r)}); err != nil {
+		rc.log.WarnContext(ctx, "status comment", "run", r.ID, "err", err)
 	}
 }
 
 // answered ends the run's reach state: the model answers again.
 func (rc *reach) answered(ctx context.Context, r *store.Run) {
-	e := rc.e
 	st := r.State.Reach
 	if st == nil {
 		return
 	}
 	r.State.Reach = nil
-	e.event(ctx, r, EventUnreachable, fmt.Sprintf("%s reaches its model again (after %s)", r.Agent,
-		e.o.Now().Sub(st.Since).Round(time.Second)))
+	rc.core.event(ctx, r, EventUnreachable, fmt.Sprintf("%s reaches its model again (after %s)", r.Agent,
+		rc.now().Sub(st.Since).Round(time.Second)))
 }
 
 // gate is the monitor's look at the reach state, before the runner's: an agent that has not reached its model
 // for monitor.unreachable_after goes to a human. A state a human was asked about is over once the run is back at
 // work (the human answered): the next sign starts it afresh.
 func (rc *reach) gate(ctx context.Context, r *store.Run) (Result, bool, error) {
-	e := rc.e
 	st := r.State.Reach
 	switch {
 	case st == nil:
@@ -97,7 +109,7 @@ func (rc *reach) gate(ctx context.Context, r *store.Run) (Result, bool, error) {
 	case st.Asked:
 		r.State.Reach = nil
 		return Result{}, false, nil
-	case e.since(st.Since) < e.cfg.Monitor.UnreachableAfter.Duration:
+	case rc.now().Sub(st.Since) < rc.cfg.Monitor.UnreachableAfter.Duration:
 		return Result{}, false, nil
 	}
 	return rc.ask(r, "")
@@ -115,9 +127,8 @@ func (rc *reach) gaveUp(r *store.Run, lastWords string) (Result, bool, error) {
 
 // ask is the report that a human is to be asked about the agent not reaching its model, with screen.
 func (rc *reach) ask(r *store.Run, screen string) (Result, bool, error) {
-	e := rc.e
 	st := r.State.Reach
-	q := fmt.Sprintf("%s, for %s.", ReachLine(r), e.o.Now().Sub(st.Since).Round(time.Second))
+	q := fmt.Sprintf("%s, for %s.", ReachLine(r), rc.now().Sub(st.Since).Round(time.Second))
 	if st.Hint != "" {
 		q += "\n\n" + st.Hint
 	}
@@ -149,11 +160,11 @@ func (rc *reach) fromBox(ctx context.Context, r *store.Run, seen runbox.Seen) {
 
 // modelDest is the destination the run's agent sends its model requests to, as its configuration names it.
 func (rc *reach) modelDest(r *store.Run) (dest, from string) {
-	prof, err := rc.e.agent.profile(r)
+	prof, err := rc.agent.profile(r)
 	if err != nil {
 		return "", ""
 	}
-	return rc.e.box.ModelDest(prof)
+	return rc.box.ModelDest(prof)
 }
 
 // ReachLine says that the run's agent cannot reach its model, where and how often it tried, and what was said of

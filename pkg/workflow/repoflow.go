@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path"
@@ -14,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/runbox"
 	"github.com/aceworks/ace/pkg/sanitize"
@@ -28,7 +30,35 @@ import (
 
 // repoFlow is the repository's own workflow (.ace/workflow.toml): setup commands before the agent starts and verify
 // commands before the pull request, each in the agent's environment.
-type repoFlow struct{ e *Engine }
+type repoFlow struct {
+	core     repoFlowCore
+	mirrors  repoMirror // nil: a Workspaces without mirrors (tests of other parts) has no workflow files
+	secrets  Secrets
+	tracker  repoFlowTracker
+	profiles func(name string) (agents.Profile, error) // the repository's agent, checked
+	agent    *runAgent
+	memory   *memoryKeeper // the secrets a command's output is redacted of
+	box      *runbox.Boxes
+	follow   *followThrough // a failed verify goes back to the agent as a round
+	status   *reporter
+	cfg      *config.Config
+	root     string // workspace.root: the workflow logs
+	now      func() time.Time
+	log      *slog.Logger
+}
+
+// repoFlowCore is what the repository's workflow needs of the engine's core: the run's events and its record of
+// files of the working copy ace refused, or cannot go on without.
+type repoFlowCore interface {
+	event(ctx context.Context, r *store.Run, kind EventKind, msg string)
+	noteRefusal(ctx context.Context, r *store.Run, err error) bool
+	needFile(ctx context.Context, r *store.Run, what string, err error) error
+}
+
+// repoFlowTracker is the tracker as the repository's workflow uses it: its labels put on the pull request.
+type repoFlowTracker interface {
+	AddLabels(ctx context.Context, repo string, number int, labels ...string) error
+}
 
 // A repository's workflow (.ace/workflow.toml on its default branch, under ace.toml's [repos."owner/name"]) is
 // read from ace's mirror at prepare_workspace — a bad file fails the run there, before any agent starts — and
@@ -67,8 +97,7 @@ const outputLimit = 1 << 20
 
 // prepareRepoflow reads the repository's workflow, applies its agent and model, and runs its setup once.
 func (fl *repoFlow) prepareRepoflow(ctx context.Context, r *store.Run, ws *workspace.Workspace, defaultBranch string) error {
-	e := fl.e
-	m, ok := e.o.Workspaces.(repoMirror)
+	m, ok := fl.mirrors, fl.mirrors != nil
 	if !ok {
 		return nil // a Workspaces without mirrors (tests of other parts) has no workflow files
 	}
@@ -89,13 +118,13 @@ func (fl *repoFlow) prepareRepoflow(ctx context.Context, r *store.Run, ws *works
 	if err != nil {
 		return err
 	}
-	if wf.Agent != "" && wf.Agent != r.Agent && (r.Agent == e.cfg.Agent.Default || r.State.AgentAuto != "") {
-		prof, err := e.o.Profile(wf.Agent)
+	if wf.Agent != "" && wf.Agent != r.Agent && (r.Agent == fl.cfg.Agent.Default || r.State.AgentAuto != "") {
+		prof, err := fl.profiles(wf.Agent)
 		if err != nil {
 			return Terminal(fmt.Errorf("the repository's workflow: agent %q: %w", wf.Agent, err))
 		}
 		r.Agent, r.Runner = wf.Agent, runnerOf(prof)
-		e.event(ctx, r, "workflow", "agent "+wf.Agent+" (the repository's workflow)")
+		fl.core.event(ctx, r, "workflow", "agent "+wf.Agent+" (the repository's workflow)")
 	}
 	if wf.Model != "" && r.State.Model == "" {
 		r.State.Model = wf.Model
@@ -115,9 +144,8 @@ func (fl *repoFlow) prepareRepoflow(ctx context.Context, r *store.Run, ws *works
 // repoWorkflow is the run's workflow: its repository's file at the run's commit, merged under ace.toml's table.
 // A bad file is a terminal error naming the file, the line and the key.
 func (fl *repoFlow) repoWorkflow(ctx context.Context, r *store.Run) (config.RepoWorkflow, error) {
-	e := fl.e
 	var file *config.RepoWorkflow
-	m, ok := e.o.Workspaces.(repoMirror)
+	m, ok := fl.mirrors, fl.mirrors != nil
 	if ok && r.State.Workflow != nil && r.State.Workflow.Rev != "" {
 		mirror, err := mirrorOf(m, r)
 		if err != nil {
@@ -133,7 +161,7 @@ func (fl *repoFlow) repoWorkflow(ctx context.Context, r *store.Run) (config.Repo
 			}
 		}
 	}
-	wf, err := e.cfg.Workflow(r.Repo, file)
+	wf, err := fl.cfg.Workflow(r.Repo, file)
 	if err != nil {
 		return config.RepoWorkflow{}, Terminal(workflowErr(err))
 	}
@@ -174,7 +202,6 @@ func gitText(ctx context.Context, gitDir string, args ...string) (string, error)
 
 // runSetup writes the env files and runs the setup commands in the working copy, within setup_timeout.
 func (fl *repoFlow) runSetup(ctx context.Context, r *store.Run, ws *workspace.Workspace, m repoMirror, wf config.RepoWorkflow) error {
-	e := fl.e
 	if len(wf.Setup) == 0 && len(wf.EnvFiles) == 0 {
 		return nil
 	}
@@ -183,7 +210,7 @@ func (fl *repoFlow) runSetup(ctx context.Context, r *store.Run, ws *workspace.Wo
 		return err
 	}
 	if err := writeEnvFiles(ctx, ws, wf.EnvFiles, fileSecrets); err != nil {
-		if e.noteRefusal(ctx, r, err) {
+		if fl.core.noteRefusal(ctx, r, err) {
 			return Terminal(err)
 		}
 		return err
@@ -204,20 +231,19 @@ func (fl *repoFlow) runSetup(ctx context.Context, r *store.Run, ws *workspace.Wo
 				config.Command(argv), err, transcript.Last(out, 2<<10)))
 		}
 	}
-	e.event(ctx, r, "workflow", fmt.Sprintf("setup done (%d command(s))", len(wf.Setup)))
+	fl.core.event(ctx, r, "workflow", fmt.Sprintf("setup done (%d command(s))", len(wf.Setup)))
 	return nil
 }
 
 // workflowSecrets resolves the env files' secrets and returns a redactor that knows them and every other secret
 // of the run (the agent's, the GitHub token).
 func (fl *repoFlow) workflowSecrets(ctx context.Context, r *store.Run, wf config.RepoWorkflow) (*secrets.Redactor, map[string]string, error) {
-	e := fl.e
 	red := secrets.NewMaskingRedactor("[redacted]")
-	red.Add(e.memory.secretValues(ctx, r)...)
+	red.Add(fl.memory.secretValues(ctx, r)...)
 	var vals map[string]string
 	if names := wf.SecretNames(); len(names) > 0 {
 		var err error
-		if vals, err = e.o.Secrets.ResolveAll(ctx, names); err != nil {
+		if vals, err = fl.secrets.ResolveAll(ctx, names); err != nil {
 			return nil, nil, Terminal(fmt.Errorf("the repository's workflow: env files: %w", err))
 		}
 		for _, v := range vals {
@@ -262,11 +288,10 @@ func writeEnvFiles(ctx context.Context, ws *workspace.Workspace, files []config.
 // commandEnv is the environment of setup and verify: ace's own without any variable holding a secret, the
 // repository's dependency caches, the workflow's env.
 func (fl *repoFlow) commandEnv(r *store.Run, m repoMirror, wf config.RepoWorkflow, red *secrets.Redactor) ([]string, error) {
-	e := fl.e
 	var env []string
 	for _, kv := range os.Environ() {
 		k, v, _ := strings.Cut(kv, "=")
-		if red.Redact(v) != v || slices.Contains(e.cfg.SecretEnv(), k) {
+		if red.Redact(v) != v || slices.Contains(fl.cfg.SecretEnv(), k) {
 			continue
 		}
 		env = append(env, kv)
@@ -286,7 +311,6 @@ func (fl *repoFlow) commandEnv(r *store.Run, m repoMirror, wf config.RepoWorkflo
 // runCommand runs argv (no shell) in the working copy with its own process group, ended whole when ctx ends. Its
 // output, secrets masked, is appended to the run's workflow log and returned (the last outputLimit bytes).
 func (fl *repoFlow) runCommand(ctx context.Context, r *store.Run, what string, argv []string, env []string, red *secrets.Redactor) (string, error) {
-	e := fl.e
 	buf := &tailBuffer{limit: outputLimit}
 	shown := argv
 	argv, env, err := fl.boxed(ctx, r, argv, env)
@@ -298,7 +322,7 @@ func (fl *repoFlow) runCommand(ctx context.Context, r *store.Run, what string, a
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
-	start := e.o.Now()
+	start := fl.now()
 	err = cmd.Run()
 	out := red.Redact(buf.String())
 	status := "ok"
@@ -317,12 +341,11 @@ func (fl *repoFlow) runCommand(ctx context.Context, r *store.Run, what string, a
 // which the agent wrote as much as anything (a test it added runs in verify), so it gets no more than the agent
 // has — the working copy and the dependency caches read-write, the network through the run's proxy.
 func (fl *repoFlow) boxed(ctx context.Context, r *store.Run, argv, env []string) ([]string, []string, error) {
-	e := fl.e
-	prof, err := e.agent.profile(r)
+	prof, err := fl.agent.profile(r)
 	if err != nil {
 		return nil, nil, err
 	}
-	p, err := e.box.Plan(ctx, r, prof)
+	p, err := fl.box.Plan(ctx, r, prof)
 	if err != nil || p == nil {
 		return argv, env, err
 	}
@@ -337,11 +360,11 @@ func (fl *repoFlow) boxed(ctx context.Context, r *store.Run, argv, env []string)
 			continue // the box's own
 		}
 		own[k] = v
-		if fi, err := os.Stat(v); err == nil && fi.IsDir() && strings.HasPrefix(v, e.o.Root+string(filepath.Separator)) {
+		if fi, err := os.Stat(v); err == nil && fi.IsDir() && strings.HasPrefix(v, fl.root+string(filepath.Separator)) {
 			rw = append(rw, v) // a dependency cache of the repository's, under ace's root
 		}
 	}
-	b, err := e.box.Wrap(ctx, r, prof, p, runbox.Launch{Argv: argv, Env: own, ReadWrite: rw})
+	b, err := fl.box.Wrap(ctx, r, prof, p, runbox.Launch{Argv: argv, Env: own, ReadWrite: rw})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -350,25 +373,23 @@ func (fl *repoFlow) boxed(ctx context.Context, r *store.Run, argv, env []string)
 
 // workflowLog is the run's log of setup and verify output, next to its transcript.
 func (fl *repoFlow) workflowLog(r *store.Run) string {
-	e := fl.e
-	return filepath.Join(e.o.Root, "logs", tmuxops.SessionName(r.Repo, r.Issue)+attemptSuffix(r)+".workflow.log")
+	return filepath.Join(fl.root, "logs", tmuxops.SessionName(r.Repo, r.Issue)+attemptSuffix(r)+".workflow.log")
 }
 
 func (fl *repoFlow) appendWorkflowLog(r *store.Run, text string) {
-	e := fl.e
 	p := fl.workflowLog(r)
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		e.log.Warn("workflow log", "path", p, "err", err)
+		fl.log.Warn("workflow log", "path", p, "err", err)
 		return
 	}
 	f, err := os.OpenFile(p, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 	if err != nil {
-		e.log.Warn("workflow log", "path", p, "err", err)
+		fl.log.Warn("workflow log", "path", p, "err", err)
 		return
 	}
 	defer f.Close()
 	if _, err := f.WriteString(text); err != nil {
-		e.log.Warn("workflow log", "path", p, "err", err)
+		fl.log.Warn("workflow log", "path", p, "err", err)
 	}
 }
 

@@ -22,12 +22,11 @@ const (
 // when finalize goes on to push: verify passed, there is none, or the rounds are used up (the pull request then
 // opens as a draft saying what failed). Otherwise the failure went back to the agent and res is its next step.
 func (fl *repoFlow) verifyBeforePR(ctx context.Context, r *store.Run, ws *workspace.Workspace) (res Result, ok bool, err error) {
-	e := fl.e
 	wf, err := fl.repoWorkflow(ctx, r)
 	if err != nil {
 		return Result{}, true, err
 	}
-	m, hasMirror := e.o.Workspaces.(repoMirror)
+	m, hasMirror := fl.mirrors, fl.mirrors != nil
 	if wf.Verify == nil || !hasMirror {
 		return Result{}, false, nil
 	}
@@ -48,7 +47,7 @@ func (fl *repoFlow) verifyBeforePR(ctx context.Context, r *store.Run, ws *worksp
 		return Result{}, true, err
 	}
 	cmd := config.Command(wf.Verify).String()
-	e.event(ctx, r, "workflow", "verify: running `"+cmd+"`")
+	fl.core.event(ctx, r, "workflow", "verify: running `"+cmd+"`")
 	vctx, cancel := context.WithTimeout(ctx, wf.VerifyTimeout.Duration)
 	out, runErr := fl.runCommand(vctx, r, "verify", wf.Verify, env, red)
 	timedOut := vctx.Err() != nil
@@ -60,7 +59,7 @@ func (fl *repoFlow) verifyBeforePR(ctx context.Context, r *store.Run, ws *worksp
 	if runErr == nil {
 		st.VerifyPassed, st.VerifyFailure, st.VerifyPrompt = true, "", ""
 		r.State.Workflow = st
-		e.event(ctx, r, "workflow", "verify: `"+cmd+"` passed")
+		fl.core.event(ctx, r, "workflow", "verify: `"+cmd+"` passed")
 		return Result{}, false, nil
 	}
 	why := runErr.Error()
@@ -73,18 +72,18 @@ func (fl *repoFlow) verifyBeforePR(ctx context.Context, r *store.Run, ws *worksp
 	if st.VerifyRounds >= wf.PR.MaxRounds {
 		st.VerifyPrompt = ""
 		r.State.Workflow = st
-		e.event(ctx, r, "workflow", fmt.Sprintf("verify: %s after %d round(s); the pull request opens as a draft", st.VerifyFailure, st.VerifyRounds))
+		fl.core.event(ctx, r, "workflow", fmt.Sprintf("verify: %s after %d round(s); the pull request opens as a draft", st.VerifyFailure, st.VerifyRounds))
 		return Result{}, false, nil
 	}
 	st.VerifyRounds++
 	if err := removeProtocolFile(r, doneFile); err != nil {
-		return Result{}, true, e.needFile(ctx, r, "start the verify round", err)
+		return Result{}, true, fl.core.needFile(ctx, r, "start the verify round", err)
 	}
 	details := fmt.Sprintf("# Verify failed\n\nBefore opening the pull request ace ran `%s` in this working copy; it %s. "+
 		"This file was written by ace; it is not part of the repository. The end of the command's output:\n\n%s\n",
 		cmd, flatten(why, 200), quote(workspace.Sanitize(tail)))
 	if err := workCopy(r).WriteFile(verifyFile, []byte(details), 0o644); err != nil {
-		return Result{}, true, e.needFile(ctx, r, "write "+verifyFile, err)
+		return Result{}, true, fl.core.needFile(ctx, r, "write "+verifyFile, err)
 	}
 	st.VerifyPrompt = fmt.Sprintf("Verify round %d of %d: before opening the pull request ace ran `%s` in this working copy and it "+
 		"failed (%s). The end of its output: %s — the longer tail is in %s. Fix this on the same branch, commit your work with "+
@@ -94,11 +93,11 @@ func (fl *repoFlow) verifyBeforePR(ctx context.Context, r *store.Run, ws *worksp
 	r.State.Summary = ""
 	r.Nudges, r.State.NudgedAt = 0, time.Time{}
 	headline := fmt.Sprintf("verify round %d/%d: %s; the agent is fixing it", st.VerifyRounds, wf.PR.MaxRounds, st.VerifyFailure)
-	e.event(ctx, r, "round", headline)
-	if err := e.status.postStatus(ctx, r, statusView{Headline: headline}); err != nil {
-		e.log.WarnContext(ctx, "status comment", "run", r.ID, "err", err) // the round matters more than its report
+	fl.core.event(ctx, r, "round", headline)
+	if err := fl.status.postStatus(ctx, r, statusView{Headline: headline}); err != nil {
+		fl.log.WarnContext(ctx, "status comment", "run", r.ID, "err", err) // the round matters more than its report
 	}
-	res, err = e.follow.deliverFollowUp(ctx, r, st.VerifyPrompt, fmt.Sprintf("verify round %d delivered", st.VerifyRounds))
+	res, err = fl.follow.deliverFollowUp(ctx, r, st.VerifyPrompt, fmt.Sprintf("verify round %d delivered", st.VerifyRounds))
 	return res, true, err
 }
 
@@ -119,13 +118,12 @@ func verifyReport(r *store.Run) (line string, failed bool) {
 // labelPR puts the workflow's labels on the pull request ace opened; a label that cannot be added is reported,
 // never a reason to fail a run whose pull request is open.
 func (fl *repoFlow) labelPR(ctx context.Context, r *store.Run, number int) {
-	e := fl.e
 	wf, err := fl.repoWorkflow(ctx, r)
 	if err != nil || len(wf.Labels) == 0 {
 		return
 	}
-	if err := e.o.Tracker.AddLabels(ctx, r.Repo, number, wf.Labels...); err != nil {
-		e.log.WarnContext(ctx, "label the pull request", "run", r.ID, "pr", number, "err", err)
-		e.event(ctx, r, "workflow", "could not label the pull request: "+err.Error())
+	if err := fl.tracker.AddLabels(ctx, r.Repo, number, wf.Labels...); err != nil {
+		fl.log.WarnContext(ctx, "label the pull request", "run", r.ID, "pr", number, "err", err)
+		fl.core.event(ctx, r, "workflow", "could not label the pull request: "+err.Error())
 	}
 }

@@ -72,20 +72,19 @@ func joinMessages(queued, text string) string {
 // prompt is the text: the agent works on it with a slot of its own, and what it commits is pushed as a round's.
 // It counts as a round, as an /ace comment does, though pr.max_rounds does not hold back what a human asked for.
 func (ft *followThrough) sentRound(ctx context.Context, r *store.Run, f *store.FollowState, text string) (Result, error) {
-	e := ft.e
-	ok, err := e.slots.acquire(ctx, r)
+	ok, err := ft.slots.acquire(ctx, r)
 	if err != nil {
 		return Result{}, err
 	}
 	if !ok {
-		return Stay(e.slots.slotWait()), nil
+		return Stay(ft.slots.slotWait()), nil
 	}
 	if err := removeProtocolFile(r, doneFile); err != nil {
-		return Result{}, e.needFile(ctx, r, "start the round", err)
+		return Result{}, ft.core.needFile(ctx, r, "start the round", err)
 	}
 	// The round's file says what it is about, as every round's does: an earlier round's must not be read as this one's.
 	if err := ft.writeFollowFile(r, "## A message sent to the agent\n\n"+quote(text)+"\n"); err != nil {
-		return Result{}, e.needFile(ctx, r, "write "+followFile, err)
+		return Result{}, ft.core.needFile(ctx, r, "write "+followFile, err)
 	}
 	f.Rounds++
 	f.InRound = true
@@ -96,9 +95,9 @@ func (ft *followThrough) sentRound(ctx context.Context, r *store.Run, f *store.F
 	r.State.Summary = ""
 	r.Nudges, r.State.NudgedAt = 0, time.Time{}
 	headline := fmt.Sprintf("round %d on %s: %s", f.Rounds, r.PRURL, f.Topic)
-	e.event(ctx, r, EventRound, headline)
-	if err := e.status.postStatus(ctx, r, statusView{Headline: headline}); err != nil {
-		e.log.WarnContext(ctx, "status comment", "run", r.ID, "err", err) // the round matters more than its report
+	ft.core.event(ctx, r, EventRound, headline)
+	if err := ft.status.postStatus(ctx, r, statusView{Headline: headline}); err != nil {
+		ft.log.WarnContext(ctx, "status comment", "run", r.ID, "err", err) // the round matters more than its report
 	}
 	return ft.deliverRound(ctx, r)
 }

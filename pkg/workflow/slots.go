@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
+	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/store"
 )
 
@@ -24,7 +26,27 @@ import (
 // a slot twice; an agent is stopped before its slot is given again (evict, then none), so a crash between the
 // two leaves the slot held, and whoever looks next once store.EvictGrace has passed (the run's own visit, the
 // next TakeSlot) stops it again.
-type slots struct{ e *Engine }
+type slots struct {
+	core  slotsCore
+	store slotsStore
+	cfg   *config.Config // poll.max_concurrent, pr.release_after, the intervals
+	now   func() time.Time
+	log   *slog.Logger
+}
+
+// slotsCore is what slots need of the engine's core: the run's events, its runner (to stop an agent, to ask
+// whether it works), and a dispatch pass made due.
+type slotsCore interface {
+	event(ctx context.Context, r *store.Run, kind EventKind, msg string)
+	runner(r *store.Run) Runner
+	dispatch(ctx context.Context) error
+}
+
+// slotsStore is the store's slots: the one transaction that gives them, and a run's slot changed.
+type slotsStore interface {
+	TakeSlot(ctx context.Context, r *store.Run, capacity int) (store.SlotTake, error)
+	SetSlot(ctx context.Context, r *store.Run, to store.Slot, from ...store.Slot) (bool, error)
+}
 
 // waits reports whether run r has nothing for its agent to do: its pull request is followed between rounds, it
 // waits for a human on what its agent said in words, or for a usage limit's reset. Its agent holds an idle slot,
@@ -69,9 +91,8 @@ func (sl *slots) gate(ctx context.Context, r *store.Run) (res Result, wait bool,
 // r holds one now. A run whose own agent was released (stopped for its slot) is marked so (Released): its agent
 // starts again in its conversation.
 func (sl *slots) acquire(ctx context.Context, r *store.Run) (bool, error) {
-	e := sl.e
 	for range 3 {
-		t, err := e.o.Store.TakeSlot(ctx, r, e.cfg.Poll.MaxConcurrent)
+		t, err := sl.store.TakeSlot(ctx, r, sl.cfg.Poll.MaxConcurrent)
 		if err != nil {
 			return false, err
 		}
@@ -88,15 +109,15 @@ func (sl *slots) acquire(ctx context.Context, r *store.Run) (bool, error) {
 			return true, nil
 		case len(t.Evict) == 0:
 			if t.Was != store.SlotWait {
-				e.event(ctx, r, EventSlotWait, fmt.Sprintf("waiting for a slot on host %s: %d of %d agents work, %d %s waiting before it",
-					r.Host, t.Live, e.cfg.Poll.MaxConcurrent, t.Ahead, plural(t.Ahead, "run", "runs")))
+				sl.core.event(ctx, r, EventSlotWait, fmt.Sprintf("waiting for a slot on host %s: %d of %d agents work, %d %s waiting before it",
+					r.Host, t.Live, sl.cfg.Poll.MaxConcurrent, t.Ahead, plural(t.Ahead, "run", "runs")))
 			}
 			return false, nil
 		}
 		for _, x := range t.Evict {
 			why := fmt.Sprintf("its idle agent gave way to %s#%d, which needed a slot on host %s", r.Repo, r.Issue, r.Host)
 			if err := sl.release(ctx, x, why); err != nil {
-				e.log.WarnContext(ctx, "stop an idle agent for a run that needs its slot (tried again)", "run", x.ID, "err", err)
+				sl.log.WarnContext(ctx, "stop an idle agent for a run that needs its slot (tried again)", "run", x.ID, "err", err)
 			}
 		}
 	}
@@ -107,15 +128,14 @@ func (sl *slots) acquire(ctx context.Context, r *store.Run) (bool, error) {
 // copy and its conversation for its next round, answer or resume. A stop that fails leaves the slot held, to be
 // stopped again by whoever looks next.
 func (sl *slots) release(ctx context.Context, x *store.Run, why string) error {
-	e := sl.e
-	if err := e.runner(x).Stop(ctx, x); err != nil {
+	if err := sl.core.runner(x).Stop(ctx, x); err != nil {
 		return fmt.Errorf("release the agent of %s#%d: %w", x.Repo, x.Issue, err)
 	}
-	ok, err := e.o.Store.SetSlot(ctx, x, store.SlotNone, store.SlotEvict)
+	ok, err := sl.store.SetSlot(ctx, x, store.SlotNone, store.SlotEvict)
 	if err != nil || !ok {
 		return err
 	}
-	e.event(ctx, x, EventReleased, why+": agent stopped; the working copy and conversation stay for what comes next")
+	sl.core.event(ctx, x, EventReleased, why+": agent stopped; the working copy and conversation stay for what comes next")
 	return nil
 }
 
@@ -124,12 +144,11 @@ func (sl *slots) release(ctx context.Context, x *store.Run, why string) error {
 // dispatch pass gives it out); an idle agent asked to give way, or kept for pr.release_after, is stopped. left
 // is how long r's idle agent may still be kept (0: no bound).
 func (sl *slots) settle(ctx context.Context, r *store.Run) (left time.Duration) {
-	e := sl.e
 	var err error
 	switch {
 	case r.Status.Terminal():
 		return 0
-	case r.Slot == store.SlotEvict && e.o.Now().Sub(r.SlotAt) > store.EvictGrace:
+	case r.Slot == store.SlotEvict && sl.now().Sub(r.SlotAt) > store.EvictGrace:
 		// Marked to give way, and the run that needs the slot did not stop it (it stops its own at once): a crash.
 		err = sl.release(ctx, r, "its idle agent gave way to a run that needed its slot")
 	case waits(r) && r.Slot == store.SlotWork:
@@ -138,31 +157,31 @@ func (sl *slots) settle(ctx context.Context, r *store.Run) (left time.Duration) 
 			to = store.SlotIdle
 		}
 		var ok bool
-		if ok, err = e.o.Store.SetSlot(ctx, r, to, store.SlotWork); ok && e.jobs != nil {
-			err = e.jobs.Dispatch(ctx) // a slot for work is free
+		if ok, err = sl.store.SetSlot(ctx, r, to, store.SlotWork); ok {
+			err = sl.core.dispatch(ctx) // a slot for work is free
 		}
 	}
 	if err != nil {
-		e.log.WarnContext(ctx, "keep the run's slot", "run", r.ID, "err", err)
+		sl.log.WarnContext(ctx, "keep the run's slot", "run", r.ID, "err", err)
 	}
-	after := e.cfg.PR.ReleaseAfter.Duration
+	after := sl.cfg.PR.ReleaseAfter.Duration
 	if after <= 0 || r.Slot != store.SlotIdle || !waits(r) {
 		return 0
 	}
-	if left = after - e.o.Now().Sub(r.SlotAt); left > 0 {
+	if left = after - sl.now().Sub(r.SlotAt); left > 0 {
 		return left
 	}
 	// Not in the middle of a turn: gemini, released a second after it wrote .ace/DONE on a loaded machine, had
 	// not recorded its last reply, and the next round's prompt, in the conversation resumed without it, was
 	// answered as the end of the round before. An agent still working releaseWorking later goes all the same.
-	if -left < releaseWorking && e.runner(r).Working(ctx, r) {
-		return e.cfg.Monitor.Interval.Duration
+	if -left < releaseWorking && sl.core.runner(r).Working(ctx, r) {
+		return sl.cfg.Monitor.Interval.Duration
 	}
-	if ok, err := e.o.Store.SetSlot(ctx, r, store.SlotEvict, store.SlotIdle); err != nil || !ok {
+	if ok, err := sl.store.SetSlot(ctx, r, store.SlotEvict, store.SlotIdle); err != nil || !ok {
 		return 0
 	}
 	if err := sl.release(ctx, r, fmt.Sprintf("idle for %s (pr.release_after)", after.Round(time.Second))); err != nil {
-		e.log.WarnContext(ctx, "release an idle agent", "run", r.ID, "err", err)
+		sl.log.WarnContext(ctx, "release an idle agent", "run", r.ID, "err", err)
 	}
 	return 0
 }
@@ -172,8 +191,7 @@ const releaseWorking = 2 * time.Minute
 
 // slotWait is how often a run waiting for a slot looks again: a dispatch pass after a slot frees wakes it sooner.
 func (sl *slots) slotWait() time.Duration {
-	e := sl.e
-	return max(min(e.cfg.Poll.Interval.Duration, 10*time.Second), e.cfg.Monitor.Interval.Duration)
+	return max(min(sl.cfg.Poll.Interval.Duration, 10*time.Second), sl.cfg.Monitor.Interval.Duration)
 }
 
 // AgentReleased reports whether the run's agent is stopped to free its slot, its working copy and conversation

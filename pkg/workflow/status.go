@@ -8,10 +8,30 @@ import (
 
 	"github.com/aceworks/ace/pkg/runbox"
 	"github.com/aceworks/ace/pkg/store"
+	"github.com/aceworks/ace/pkg/tracker"
 )
 
 // reporter keeps the issue saying where the run stands: its one status comment and its labels.
-type reporter struct{ e *Engine }
+type reporter struct {
+	core    reporterCore
+	tracker reporterTracker
+	spend   *spending // what the agent spent, refreshed for the comment
+	now     func() time.Time
+}
+
+// reporterCore is what the reporter needs of the engine's core: the run's events.
+type reporterCore interface {
+	event(ctx context.Context, r *store.Run, kind EventKind, msg string)
+}
+
+// reporterTracker is the tracker as the reporter uses it: the issue's comments and labels.
+type reporterTracker interface {
+	FindComment(ctx context.Context, repo string, number int, marker string) (*tracker.Comment, error)
+	CreateComment(ctx context.Context, repo string, number int, body string) (*tracker.Comment, error)
+	EditComment(ctx context.Context, repo string, id int64, body string) (*tracker.Comment, error)
+	AddLabels(ctx context.Context, repo string, number int, labels ...string) error
+	RemoveLabel(ctx context.Context, repo string, number int, label string) error
+}
 
 // StatusMarker identifies ace's sticky status comment, so that a restarted ace edits it instead of posting another.
 const StatusMarker = "<!-- ace:status -->"
@@ -26,7 +46,6 @@ type statusView struct {
 }
 
 func (rp *reporter) renderStatus(run *store.Run, v statusView) string {
-	e := rp.e
 	r := run
 	if v.Status != "" {
 		c := *run
@@ -62,7 +81,7 @@ func (rp *reporter) renderStatus(run *store.Run, v statusView) string {
 	if r.Status == store.StatusPausedLimit {
 		fmt.Fprintf(&b, "| resumes | %s |\n", r.State.ResumeAt.UTC().Format(time.RFC3339))
 	}
-	fmt.Fprintf(&b, "| updated | %s |\n", e.o.Now().UTC().Format(time.RFC3339))
+	fmt.Fprintf(&b, "| updated | %s |\n", rp.now().UTC().Format(time.RFC3339))
 	if v.Detail != "" {
 		b.WriteString("\n" + v.Detail + "\n")
 	}
@@ -79,14 +98,13 @@ func stateLabel(r *store.Run) string {
 // postStatus creates or edits the sticky status comment. It finds an existing one by its marker before creating,
 // so a crash between posting and saving the comment's id never leaves two.
 func (rp *reporter) postStatus(ctx context.Context, r *store.Run, v statusView) error {
-	e := rp.e
 	if r.State.AttemptOf != nil {
 		return nil // a best-of attempt: its parent owns the issue's comment and labels (bestof.go)
 	}
-	e.spend.refreshUsage(ctx, r, true) // usage.go: the comment shows what the agent spent up to now
+	rp.spend.refreshUsage(ctx, r, true) // usage.go: the comment shows what the agent spent up to now
 	body := rp.renderStatus(r, v)
 	if r.StatusCommentID == 0 {
-		c, err := e.o.Tracker.FindComment(ctx, r.Repo, r.Issue, StatusMarker)
+		c, err := rp.tracker.FindComment(ctx, r.Repo, r.Issue, StatusMarker)
 		if err != nil {
 			return fmt.Errorf("find status comment: %w", err)
 		}
@@ -95,33 +113,32 @@ func (rp *reporter) postStatus(ctx context.Context, r *store.Run, v statusView) 
 		}
 	}
 	if r.StatusCommentID != 0 {
-		if _, err := e.o.Tracker.EditComment(ctx, r.Repo, r.StatusCommentID, body); err != nil {
+		if _, err := rp.tracker.EditComment(ctx, r.Repo, r.StatusCommentID, body); err != nil {
 			return fmt.Errorf("edit status comment: %w", err)
 		}
 		return nil
 	}
-	c, err := e.o.Tracker.CreateComment(ctx, r.Repo, r.Issue, body)
+	c, err := rp.tracker.CreateComment(ctx, r.Repo, r.Issue, body)
 	if err != nil {
 		return fmt.Errorf("post status comment: %w", err)
 	}
 	r.StatusCommentID = c.ID
-	e.event(ctx, r, "comment", "status comment posted")
+	rp.core.event(ctx, r, "comment", "status comment posted")
 	return nil
 }
 
 // setLabels adds and removes labels on the issue; both are idempotent in every tracker.
 func (rp *reporter) setLabels(ctx context.Context, r *store.Run, add []string, remove ...string) error {
-	e := rp.e
 	if r.State.AttemptOf != nil {
 		return nil
 	}
 	if len(add) > 0 {
-		if err := e.o.Tracker.AddLabels(ctx, r.Repo, r.Issue, add...); err != nil {
+		if err := rp.tracker.AddLabels(ctx, r.Repo, r.Issue, add...); err != nil {
 			return fmt.Errorf("add labels %v: %w", add, err)
 		}
 	}
 	for _, l := range remove {
-		if err := e.o.Tracker.RemoveLabel(ctx, r.Repo, r.Issue, l); err != nil {
+		if err := rp.tracker.RemoveLabel(ctx, r.Repo, r.Issue, l); err != nil {
 			return fmt.Errorf("remove label %s: %w", l, err)
 		}
 	}

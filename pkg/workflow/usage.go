@@ -8,23 +8,13 @@ import (
 	"time"
 
 	"github.com/aceworks/ace/pkg/agents"
-	"github.com/aceworks/ace/pkg/headless"
 	"github.com/aceworks/ace/pkg/store"
 )
-
-// addTurnUsage adds what a headless turn spent, as the agent reported it, to the run's usage (addTurn).
-func (x *execRunner) addTurnUsage(r *store.Run, st *headless.Status) {
-	if st == nil || st.Usage == (headless.Usage{}) {
-		return
-	}
-	x.spend.addTurn(r, st.Usage.Usage, st.Usage.Model)
-}
 
 // addTurn adds what one turn spent, as the agent reported it (headless and live runs), to the run's usage. Its
 // cost is the one the agent reported (claude); else it is priced with model's price ([prices], built-in
 // defaults; the run's model when the agent did not say).
 func (sp *spending) addTurn(r *store.Run, u store.Usage, model string) {
-	e := sp.e
 	if u == (store.Usage{}) {
 		return
 	}
@@ -35,7 +25,7 @@ func (sp *spending) addTurn(r *store.Run, u store.Usage, model string) {
 		if model == "" {
 			model = sp.runModel(r)
 		}
-		if p, ok := e.cfg.PriceOf(model); ok {
+		if p, ok := sp.cfg.PriceOf(model); ok {
 			u.CostUSD = p.Cost(u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens)
 		}
 	}
@@ -48,11 +38,6 @@ type usageReader interface {
 	readUsage(ctx context.Context, r *store.Run)
 }
 
-var (
-	_ usageReader = (*tmuxRunner)(nil)
-	_ usageReader = (*liveRunner)(nil)
-)
-
 // sessionUsageEvery bounds how often the monitor reads a tmux run's session files: `ace ls` shows a figure at
 // most this old.
 const sessionUsageEvery = 30 * time.Second
@@ -60,22 +45,21 @@ const sessionUsageEvery = 30 * time.Second
 // refreshUsage brings the run's usage up to date from its agent's own records, where its runner has them: at
 // most every sessionUsageEvery per run, or now when force (the run ends, a status comment is written).
 func (sp *spending) refreshUsage(ctx context.Context, r *store.Run, force bool) {
-	e := sp.e
-	rd, ok := e.runner(r).(usageReader)
+	rd, ok := sp.core.runner(r).(usageReader)
 	if !ok {
 		return
 	}
-	now := e.o.Now()
-	e.mu.Lock()
-	if e.usageRead == nil {
-		e.usageRead = map[int64]time.Time{}
+	now := sp.now()
+	sp.mu.Lock()
+	if sp.usageRead == nil {
+		sp.usageRead = map[int64]time.Time{}
 	}
-	last, read := e.usageRead[r.ID]
+	last, read := sp.usageRead[r.ID]
 	due := force || !read || now.Sub(last) >= sessionUsageEvery
 	if due {
-		e.usageRead[r.ID] = now
+		sp.usageRead[r.ID] = now
 	}
-	e.mu.Unlock()
+	sp.mu.Unlock()
 	if due {
 		rd.readUsage(ctx, r)
 	}
@@ -88,22 +72,21 @@ func (sp *spending) refreshUsage(ctx context.Context, r *store.Run, force bool) 
 // without a price at the run's model's). An agent whose files ace cannot read, or that wrote none yet, leaves
 // the usage as it is.
 func (sp *spending) sessionUsage(ctx context.Context, r *store.Run) {
-	e := sp.e
-	prof, err := e.agent.profile(r)
+	prof, err := sp.agent.profile(r)
 	if err != nil || r.Workdir == "" {
 		return
 	}
-	home := agents.AgentHome(prof, e.o.Root, agents.CurrentUser())
+	home := agents.AgentHome(prof, sp.root, agents.CurrentUser())
 	if b := r.State.Box; b != nil && b.Proxy != "" && b.Home != "" {
 		home = agents.UserEnv{Home: b.Home, Box: true} // a boxed agent's CLI keeps its sessions in its home for the run
 	}
 	u, err := prof.SessionUsage(home, r.Workdir, r.CreatedAt)
 	for _, refused := range u.Refused {
-		e.noteRefusal(ctx, r, refused)
+		sp.core.noteRefusal(ctx, r, refused)
 	}
 	if err != nil {
-		if !errors.Is(err, agents.ErrNoSessionUsage) && !e.noteRefusal(ctx, r, err) {
-			e.log.WarnContext(ctx, "read the agent's session usage", "run", r.ID, "err", err)
+		if !errors.Is(err, agents.ErrNoSessionUsage) && !sp.core.noteRefusal(ctx, r, err) {
+			sp.log.WarnContext(ctx, "read the agent's session usage", "run", r.ID, "err", err)
 		}
 		return
 	}
@@ -112,13 +95,12 @@ func (sp *spending) sessionUsage(ctx context.Context, r *store.Run) {
 	}
 	r.State.Usage = withEarlierAgents(r, &store.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
 		CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens,
-		CostUSD: e.spend.sessionCost(r, u)}) // handover.go: and the agents before it
+		CostUSD: sp.sessionCost(r, u)}) // handover.go: and the agents before it
 }
 
 // sessionCost is what a session usage cost: as the files recorded it, else priced model by model (in a fixed
 // order, so that the same usage always sums to the same figure).
 func (sp *spending) sessionCost(r *store.Run, u agents.Usage) float64 {
-	e := sp.e
 	if u.CostUSD > 0 {
 		return u.CostUSD
 	}
@@ -129,9 +111,9 @@ func (sp *spending) sessionCost(r *store.Run, u agents.Usage) float64 {
 	slices.Sort(models)
 	cost := 0.0
 	for _, m := range models {
-		p, ok := e.cfg.PriceOf(m)
+		p, ok := sp.cfg.PriceOf(m)
 		if !ok {
-			p, ok = e.cfg.PriceOf(sp.runModel(r))
+			p, ok = sp.cfg.PriceOf(sp.runModel(r))
 		}
 		if ok {
 			t := u.Models[m]
@@ -143,11 +125,10 @@ func (sp *spending) sessionCost(r *store.Run, u agents.Usage) float64 {
 
 // runModel is the model the run's agent uses: the one asked for, else its profile's.
 func (sp *spending) runModel(r *store.Run) string {
-	e := sp.e
 	if r.State.Model != "" {
 		return r.State.Model
 	}
-	if prof, err := e.agent.profile(r); err == nil {
+	if prof, err := sp.agent.profile(r); err == nil {
 		return prof.Model
 	}
 	return ""
