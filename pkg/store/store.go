@@ -19,7 +19,7 @@ import (
 	"github.com/gofrs/flock"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	"modernc.org/sqlite"
 )
 
 // ErrNotFound is returned when a run does not exist.
@@ -72,10 +72,11 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	q.Add("_pragma", "synchronous(NORMAL)")
 	q.Add("_pragma", "foreign_keys(ON)")
 	q.Add("_txlock", "immediate")
-	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	conn, err := sqlite.NewConnector("file:" + path + "?" + q.Encode())
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
+	db := sql.OpenDB(stmtConnector{conn})
 	s := newStore(SQLite, db, path, opts)
 	s.lock = path + ".lock"
 	if err := s.setUp(ctx, path); err != nil {

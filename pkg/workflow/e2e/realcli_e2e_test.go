@@ -43,13 +43,14 @@ func commitTurns() []modelserver.Turn {
 	}
 }
 
-// TestRealCLIs drives each real agent CLI through ace from a labelled issue to a pull request, on both runners:
-//   - fix: the task is read, the agent commits its own work, ace opens the PR. In tmux the user set
-//     auto_approve, so the CLI's permission dialogs (claude, gemini) are answered by ace;
-//   - question: the agent asks (claude in tmux and live: its AskUserQuestion; codex live: request_user_input;
+// TestRealCLIs drives each real agent CLI through ace from a labelled issue to a pull request, in each runner:
+//   - question: the task is read, the agent asks (claude in tmux and live: its AskUserQuestion; codex live: request_user_input;
 //     the others: ace's .ace/QUESTION protocol file), ace posts it on the issue with ace:needs-input, a
 //     collaborator's comment in free text reaches the same conversation (a question tool's: as the tool's
-//     result), and the run goes on to a PR;
+//     result), and the run goes on to a PR: the agent commits its own work, ace opens the PR. Where the user
+//     set auto_approve (tmux, live), the CLI's permission dialogs (claude, gemini) are answered by ace. A plain
+//     fix with no question is this case's own path without its middle, and every check of it is made here too,
+//     so it is not a case of its own (it was: twice the real CLIs' time for the same checks);
 //   - approval (tmux and live, no auto_approve; claude and gemini): each permission dialog (live: each
 //     permission request of the protocol) goes to the issue, the human answers with the option's number, ace
 //     presses it (live: allows it in the same turn), and the run goes on to a PR.
@@ -59,7 +60,7 @@ func TestRealCLIs(t *testing.T) {
 	for _, c := range realcli.PinnedAll(t) {
 		cli := c.Name
 		for _, runner := range []string{"tmux", "exec", "live"} {
-			for _, kind := range []string{"fix", "question", "approval"} {
+			for _, kind := range []string{"question", "approval"} {
 				if kind == "approval" && (runner == "exec" || cli == "codex") {
 					// exec: no dialogs, the headless flags decide. codex (on-request, workspace-write sandbox)
 					// asks for nothing this script does: its edits and git commit stay inside the sandbox.
