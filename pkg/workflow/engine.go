@@ -161,7 +161,7 @@ func withParts(e *Engine) *Engine {
 	e.status = &reporter{core: e, tracker: e.o.Tracker, spend: e.spend, now: e.o.Now}
 	e.humans = &humans{core: e, tracker: e.o.Tracker, status: e.status, cfg: e.cfg, now: e.o.Now, log: e.log}
 	e.reach = &reach{core: e, status: e.status, agent: e.agent, box: e.box, cfg: e.cfg, now: e.o.Now, log: e.log}
-	prs, _ := e.o.Tracker.(tracker.PRReader)        // nil: no pull request is followed
+	prs, _ := e.o.Tracker.(tracker.PRReader) // nil: no pull request is followed
 	e.follow = &followThrough{core: e, tracker: e.o.Tracker, prs: prs, status: e.status,
 		humans: e.humans, memory: e.memory, slots: e.slots, box: e.box, cfg: e.cfg, now: e.o.Now, log: e.log}
 	mirrors, _ := e.o.Workspaces.(repoMirror) // nil: no repository workflow

@@ -18,17 +18,17 @@ import (
 // followThrough follows a run's pull request until it is merged or closed: it collects a round's reviews, CI
 // failures and /ace commands and gives them to the agent.
 type followThrough struct {
-	core       followCore
-	tracker    followTracker
-	prs        tracker.PRReader // nil: the tracker reads no pull requests
-	status     *reporter
-	humans     *humans // who may ask for a round
-	memory     *memoryKeeper
-	slots      *slots // a round for a released agent takes a slot (sent.go)
-	box        *runbox.Boxes
-	cfg        *config.Config // [pr], the labels, the trigger
-	now        func() time.Time
-	log        *slog.Logger
+	core    followCore
+	tracker followTracker
+	prs     tracker.PRReader // nil: the tracker reads no pull requests
+	status  *reporter
+	humans  *humans // who may ask for a round
+	memory  *memoryKeeper
+	slots   *slots // a round for a released agent takes a slot (sent.go)
+	box     *runbox.Boxes
+	cfg     *config.Config // [pr], the labels, the trigger
+	now     func() time.Time
+	log     *slog.Logger
 }
 
 // followCore is what following a pull request needs of the engine's core: the run's events, the files it cannot
