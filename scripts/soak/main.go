@@ -2,7 +2,7 @@
 // run: a case that fails one time in twenty shows here, not in CI.
 //
 //	go run ./scripts/soak -n 20                                  # every real-CLI case, 20 rounds
-//	go run ./scripts/soak -n 5 -run '^TestRealCLIs$/gemini' ./pkg/workflow/e2e
+//	go run ./scripts/soak -n 5 -run '^TestRealCLI$/^issue$/gemini' ./pkg/workflow/e2e
 //
 // Each round is one `go test -json -count=1` of the packages whose tests run a real CLI (those importing
 // internal/realcli, or the ones named), beside -load busy loops, each in a session of its own as the tmux servers
@@ -208,7 +208,7 @@ func round(ctx context.Context, run string, timeout time.Duration, pkgs []string
 				fmt.Printf("  %s %s.%s %.1fs\n", strings.ToUpper(ev.Action), ev.Package, ev.Test, s.took.Seconds())
 			}
 		}
-		// Every name above it is a parent (a subtest's own name may hold a "/": TestRealCLIs's "gemini/tmux/fix").
+		// Every name above it is a parent (a subtest's own name may hold a "/": TestRealCLI/issue's "gemini@0.61.0/tmux/question").
 		for i := strings.Index(ev.Test, "/"); i > 0; i = next(ev.Test, i) {
 			get(ev.Package, ev.Test[:i]).parent = true
 		}

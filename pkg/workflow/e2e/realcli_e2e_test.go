@@ -43,7 +43,7 @@ func commitTurns() []modelserver.Turn {
 	}
 }
 
-// TestRealCLIs drives each real agent CLI through ace from a labelled issue to a pull request, in each runner:
+// realCLIs drives each real agent CLI through ace from a labelled issue to a pull request, in each runner:
 //   - question: the task is read, the agent asks (claude in tmux and live: its AskUserQuestion; codex live: request_user_input;
 //     the others: ace's .ace/QUESTION protocol file), ace posts it on the issue with ace:needs-input, a
 //     collaborator's comment in free text reaches the same conversation (a question tool's: as the tool's
@@ -56,7 +56,7 @@ func commitTurns() []modelserver.Turn {
 //     presses it (live: allows it in the same turn), and the run goes on to a PR.
 //
 // live: one conversation over the CLI's own protocol, held in the run's tmux session (pkg/livehost).
-func TestRealCLIs(t *testing.T) {
+func realCLIs(t *testing.T) {
 	for _, c := range realcli.PinnedAll(t) {
 		cli := c.Name
 		for _, runner := range []string{"tmux", "exec", "live"} {

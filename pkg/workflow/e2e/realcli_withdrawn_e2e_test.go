@@ -13,12 +13,12 @@ import (
 	"github.com/aceworks/ace/pkg/workflow"
 )
 
-// TestRealCLIsLiveWithdrawn: a live run relays the agent's permission request (claude, gemini) or question
+// realCLIsLiveWithdrawn: a live run relays the agent's permission request (claude, gemini) or question
 // (codex's request_user_input) to the issue and waits; Ctrl-C in the run's pane interrupts the turn, and the
 // agent withdraws the request (claude and codex themselves, gemini through ace's "cancelled" answer). The run
 // stops waiting for a human: it goes back to monitoring, the needs-input label comes off, and a withdrawn event
 // says why.
-func TestRealCLIsLiveWithdrawn(t *testing.T) {
+func realCLIsLiveWithdrawn(t *testing.T) {
 	realcli.EachPinned(t, func(t *testing.T, c realcli.CLI) {
 		what, asked := "permission request for", "permission"
 		ask := modelserver.WriteFile("GREETING.md", greeting)

