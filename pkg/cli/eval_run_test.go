@@ -189,30 +189,8 @@ func TestEvalRunScoresEachAgentAndSurvivesAKill(t *testing.T) {
 	if err := absent.Run(); err == nil || !strings.Contains(absentErr.String(), "install it with ace agents install claude@2.1.331") {
 		t.Errorf("a release that is not installed, with --no-install: %v\n%s", err, absentErr)
 	}
-	first, out1, err1 := ew.ace(ctx, append(run, "--jobs", "1")...)
-	if err := first.Start(); err != nil {
-		t.Fatal(err)
-	}
 	firstResult := filepath.Join(ew.evalIn, "results", "1.json")
-	exited := make(chan error, 1)
-	go func() { exited <- first.Wait() }()
-	testkit.WaitFor(t, "the first result", time.Minute, func() bool {
-		select {
-		case err := <-exited:
-			t.Fatalf("ace eval run ended before it was killed: %v\n%s\n%s", err, out1, err1)
-		default:
-		}
-		_, err := os.Stat(firstResult)
-		return err == nil
-	})
-	if err := first.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	<-exited
-	before, err := os.ReadFile(firstResult)
-	if err != nil {
-		t.Fatal(err)
-	}
+	before := ew.killAfterFirstResult(t, ctx, firstResult, append(run, "--jobs", "1")...)
 
 	second, out2, err2 := ew.ace(ctx, append(run, "--jobs", "3", "--json")...)
 	if err := second.Run(); err != nil {
@@ -325,30 +303,8 @@ func TestEvalRunKilledCleanedAndRunAgain(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	run := []string{"eval", "run", "--tasks", ew.tasks, "--dir", ew.evalIn, "--agents", "fixer", "--jobs", "1"}
-	first, out1, err1 := ew.ace(ctx, run...)
-	if err := first.Start(); err != nil {
-		t.Fatal(err)
-	}
 	firstResult := filepath.Join(ew.evalIn, "results", "1.json")
-	exited := make(chan error, 1)
-	go func() { exited <- first.Wait() }()
-	testkit.WaitFor(t, "the first result", time.Minute, func() bool {
-		select {
-		case err := <-exited:
-			t.Fatalf("ace eval run ended before it was killed: %v\n%s\n%s", err, out1, err1)
-		default:
-		}
-		_, err := os.Stat(firstResult)
-		return err == nil
-	})
-	if err := first.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	<-exited
-	before, err := os.ReadFile(firstResult)
-	if err != nil {
-		t.Fatal(err)
-	}
+	before := ew.killAfterFirstResult(t, ctx, firstResult, run...)
 
 	clean, out, errOut := ew.ace(ctx, "clean")
 	if err := clean.Run(); err != nil {
@@ -381,4 +337,34 @@ func TestEvalRunKilledCleanedAndRunAgain(t *testing.T) {
 			t.Errorf("%s %s: solved %v (%s, %s, %s)", r.InstanceID, r.Agent, r.Solved, r.Check, r.CheckDetail, r.Invalid)
 		}
 	}
+}
+
+// killAfterFirstResult starts ace with args (an eval run), kills it -9 once it has written firstResult, and
+// returns that result as it was then.
+func (ew *evalWorld) killAfterFirstResult(t *testing.T, ctx context.Context, firstResult string, args ...string) []byte {
+	t.Helper()
+	first, out, errOut := ew.ace(ctx, args...)
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- first.Wait() }()
+	testkit.WaitFor(t, "the first result", time.Minute, func() bool {
+		select {
+		case err := <-exited:
+			t.Fatalf("ace eval run ended before it was killed: %v\n%s\n%s", err, out, errOut)
+		default:
+		}
+		_, err := os.Stat(firstResult)
+		return err == nil
+	})
+	if err := first.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-exited
+	before, err := os.ReadFile(firstResult)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return before
 }

@@ -91,25 +91,11 @@ func Clean(dir string) ([]string, error) {
 	var errs []error
 	var removed []string
 	for _, p := range left {
-		if err := removeAll(p); err != nil {
+		if err := removeTree(p); err != nil {
 			errs = append(errs, err)
 			continue
 		}
 		removed = append(removed, p)
 	}
 	return removed, errors.Join(errs...)
-}
-
-// removeAll removes p, making its directories writable first: a Go module cache (in cache/) is read-only.
-func removeAll(p string) error {
-	if err := os.RemoveAll(p); err == nil {
-		return nil
-	}
-	_ = filepath.WalkDir(p, func(path string, d os.DirEntry, err error) error {
-		if err == nil && d.IsDir() {
-			_ = os.Chmod(path, 0o755)
-		}
-		return nil
-	})
-	return os.RemoveAll(p)
 }
