@@ -192,17 +192,7 @@ func TestEvalRunScoresEachAgentAndSurvivesAKill(t *testing.T) {
 	firstResult := filepath.Join(ew.evalIn, "results", "1.json")
 	before := ew.killAfterFirstResult(t, ctx, firstResult, append(run, "--jobs", "1")...)
 
-	second, out2, err2 := ew.ace(ctx, append(run, "--jobs", "3", "--json")...)
-	if err := second.Run(); err != nil {
-		t.Fatalf("ace eval run again: %v\n%s\n%s", err, out2, err2)
-	}
-	var results []eval.RunResult
-	if err := json.Unmarshal(out2.Bytes(), &results); err != nil {
-		t.Fatalf("%v\n%s", err, out2)
-	}
-	if after, _ := os.ReadFile(firstResult); !bytes.Equal(before, after) {
-		t.Errorf("the result scored before the kill was redone:\n%s\n---\n%s", before, after)
-	}
+	results := ew.runAgain(t, ctx, firstResult, before, append(run, "--jobs", "3", "--json")...)
 	if len(results) != 8 {
 		t.Fatalf("%d results, want 2 tasks × 4 agents", len(results))
 	}
@@ -318,17 +308,7 @@ func TestEvalRunKilledCleanedAndRunAgain(t *testing.T) {
 		}
 	}
 
-	second, out2, err2 := ew.ace(ctx, append(run, "--json")...)
-	if err := second.Run(); err != nil {
-		t.Fatalf("ace eval run again: %v\n%s\n%s", err, out2, err2)
-	}
-	var results []eval.RunResult
-	if err := json.Unmarshal(out2.Bytes(), &results); err != nil {
-		t.Fatalf("%v\n%s", err, out2)
-	}
-	if after, _ := os.ReadFile(firstResult); !bytes.Equal(before, after) {
-		t.Errorf("the result scored before the kill was redone:\n%s\n---\n%s", before, after)
-	}
+	results := ew.runAgain(t, ctx, firstResult, before, append(run, "--json")...)
 	if len(results) != 2 {
 		t.Fatalf("%d results, want 2 tasks × fixer", len(results))
 	}
@@ -367,4 +347,22 @@ func (ew *evalWorld) killAfterFirstResult(t *testing.T, ctx context.Context, fir
 		t.Fatal(err)
 	}
 	return before
+}
+
+// runAgain runs ace with args (the eval run again, --json) to its end and returns its results, checking that the
+// result written before the kill (before, at firstResult) was kept as it was.
+func (ew *evalWorld) runAgain(t *testing.T, ctx context.Context, firstResult string, before []byte, args ...string) []eval.RunResult {
+	t.Helper()
+	second, out, errOut := ew.ace(ctx, args...)
+	if err := second.Run(); err != nil {
+		t.Fatalf("ace eval run again: %v\n%s\n%s", err, out, errOut)
+	}
+	var results []eval.RunResult
+	if err := json.Unmarshal(out.Bytes(), &results); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if after, _ := os.ReadFile(firstResult); !bytes.Equal(before, after) {
+		t.Errorf("the result scored before the kill was redone:\n%s\n---\n%s", before, after)
+	}
+	return results
 }
