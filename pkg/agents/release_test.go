@@ -9,7 +9,7 @@ import (
 // program (the path quoted where it needs it), the rest of each command as it was; the version checks the
 // program; a user's wrapper command cannot run it.
 func TestReleaseRunsItsProgram(t *testing.T) {
-	prog := "/root/clis/claude@2.1.331/node_modules/.bin/claude"
+	prog := "/home/dev/.ace/clis/claude@2.1.331/node_modules/.bin/claude"
 	p, err := Resolve("claude@2.1.331", Override{Program: prog, Model: "opus"})
 	if err != nil {
 		t.Fatal(err)
@@ -42,7 +42,7 @@ func TestReleaseRunsItsProgram(t *testing.T) {
 // codex its GitHub token) and tells it, in a plain variable of its env, to start the release instead of the codex
 // on PATH; doctor's version check and the box (WrappedCLI) see the release; the user's env is kept beside it.
 func TestCodexReleaseRunsBehindItsWrapper(t *testing.T) {
-	prog := "/root/clis/codex@0.171.0/node_modules/.bin/codex"
+	prog := "/home/dev/.ace/clis/codex@0.171.0/node_modules/.bin/codex"
 	p, err := Resolve("codex@0.171.0", Override{Program: prog, Env: map[string]string{"MINE": "1"}})
 	if err != nil {
 		t.Fatal(err)
