@@ -21,6 +21,7 @@ func fakeProfile() Profile {
 		Dialogs: []Dialog{
 			agent.Choose("trust", `Trust this folder\?`, `^Trust and continue`),
 			agent.Permission("permission", `Do you want to proceed\?`, `^Yes$`),
+			agent.Confirm("notice", `(?s)Notice: .*Enter to continue`, "Enter"),
 		},
 		Approve: regexp.MustCompile(`^Yes$`), ComposerStays: true, CompactCommand: "/compact",
 	}

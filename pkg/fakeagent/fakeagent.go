@@ -15,6 +15,7 @@
 //	question TEXT       write TEXT to .ace/QUESTION; ends the turn
 //	ask TEXT            show an on-screen question (a numbered list, "Enter to select"); waits for a key or text
 //	approve TEXT        show a permission dialog ("Do you want to proceed?"); 1/y continues, 2/n/Esc ends the turn
+//	notice TEXT         show a notice ("Enter to continue"); Enter continues the turn
 //	idle                do nothing; ends the turn
 //	hang [N%]           stay busy forever, ignoring input; with N%, redraw the busy line ten times a second at N % of
 //	                    a core's CPU (gemini 0.61's "Thinking..." costs 11 %)
@@ -127,7 +128,7 @@ func parseScript(path string) ([]action, error) {
 		}
 		verb, arg, _ := strings.Cut(l, " ")
 		switch verb {
-		case "say", "busy", "sleep", "write", "append", "sh", "done", "question", "ask", "approve", "idle", "hang", "stall", "linger", "crash", "warn", "---":
+		case "say", "busy", "sleep", "write", "append", "sh", "done", "question", "ask", "approve", "notice", "idle", "hang", "stall", "linger", "crash", "warn", "---":
 		default:
 			return nil, fmt.Errorf("%s:%d: unknown action %q", path, n, verb)
 		}
@@ -471,6 +472,19 @@ func (a *agent) do(act action, sigs chan os.Signal) (code int, exit, end bool) {
 		if answer != "yes" {
 			return 0, false, true
 		}
+	case "notice":
+		// A notice the agent shows mid-turn and leaves on Enter (claude 2.1.331's auto-mode notice at its first
+		// tool call; 2.1.332's "Auto mode can't check actions" in a later turn).
+		a.busy = false
+		a.dialog = []string{act.arg, "Enter to continue · Esc to cancel"}
+		a.draw()
+		// Only an Enter pressed on the notice passes it: one typed before (the prompt's second Enter) went to
+		// the composer, as in a real CLI.
+		drawn := time.Now()
+		a.waitDialog(sigs, func(in input) (string, bool) { return "", in.enter && in.at.After(drawn) })
+		a.dialog = nil
+		a.busy = true
+		a.say("Noted: " + act.arg)
 	case "hang":
 		a.draw()
 		share, _ := strconv.ParseFloat(strings.TrimSuffix(act.arg, "%"), 64)

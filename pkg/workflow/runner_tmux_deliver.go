@@ -2,10 +2,9 @@ package workflow
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/aceworks/ace/pkg/agents"
@@ -190,7 +189,10 @@ func (t *tmuxRunner) answerDialog(ctx context.Context, r *store.Run, prof agents
 	}
 	name := d.Name
 	st := &r.State
-	if st.Dialog != name {
+	if st.Dialog != name || st.DialogAnswers > 0 && st.DialogScreen != screenDigest(screen) {
+		// A new dialog, or the one answered shown again on a screen that changed since the answer: the agent
+		// took the answer and went on (claude's auto-mode check comes back for a later action). Either is
+		// answered after it settled, with answers of its own; only a screen that stayed as it was is a retry.
 		st.Dialog, st.DialogScreen, st.DialogAt, st.DialogAnswers = name, "", t.now(), 0
 		t.revisitAt(r.ID, st.DialogAt.Add(dialogSettle))
 		return Stay(poll), nil
@@ -251,10 +253,10 @@ func clearDialog(r *store.Run) {
 	r.State.Dialog, r.State.DialogScreen, r.State.DialogAt, r.State.DialogAnswers = "", "", time.Time{}, 0
 }
 
-// screenDigest names a screen without keeping it in the store.
+// screenDigest names a screen without keeping it in the store, and without what moves on it by itself
+// (screenPrint: clocks, spinners), so that a dialog redrawn as it was is the same screen.
 func screenDigest(screen string) string {
-	sum := sha256.Sum256([]byte(screen))
-	return hex.EncodeToString(sum[:8])
+	return strconv.FormatUint(screenPrint(screen), 16)
 }
 
 // A dialog is answered once it has been on screen dialogSettle, again after dialogRetry when it stays, at most

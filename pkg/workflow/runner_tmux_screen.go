@@ -53,6 +53,11 @@ func (t *tmuxRunner) observeScreen(ctx context.Context, r *store.Run) (Result, e
 	if err != nil {
 		return Result{}, err
 	}
+	if o.state != agents.StateDialog {
+		// The dialog ace answered is gone: the same one shown again later (claude's auto-mode check in a later
+		// turn) is a new one, to settle before its answer and with its own answers, not a retry of the old.
+		clearDialog(r)
+	}
 	if res, ok, err := t.limitOnScreen(ctx, r, prof, o); ok || err != nil { // limits.go
 		return res, err
 	}
