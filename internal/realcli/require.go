@@ -119,6 +119,14 @@ func EachPinned(t *testing.T, fn func(t *testing.T, c CLI)) {
 // slots and holds it for the rest of the test (Slot): call it after t.Parallel.
 func Require(t testing.TB, c CLI) {
 	t.Helper()
+	Installed(t, c)
+	Slot(t)
+}
+
+// Installed skips the test with the reason when node or the pinned CLI is not installed (fails it under
+// CI=true): Require without the slot, for a case that holds one already (Cases).
+func Installed(t testing.TB, c CLI) {
+	t.Helper()
 	if _, err := exec.LookPath("node"); err != nil {
 		missing(t, "node is not installed: the real-CLI tests need it (.ci/run installs it; or apt-get install nodejs npm)")
 	}
@@ -128,7 +136,6 @@ func Require(t testing.TB, c CLI) {
 	if _, err := os.Stat(c.Bin); err != nil {
 		missing(t, fmt.Sprintf("%s %s is not installed: run `npm ci --prefix %s/%s` (what .ci/run does)", c.Name, c.Version, pinnedDir, c.Set))
 	}
-	Slot(t)
 }
 
 // missing skips the test with reason, or fails it under CI=true.

@@ -39,6 +39,23 @@ func Slot(t testing.TB) {
 	t.Logf("realcli: slot %d of %d after %s", i+1, n, time.Since(start).Round(time.Millisecond))
 }
 
+// holdSlot waits for one of the machine's slots as Slot does, for a caller that is not the test the slot is for
+// (Cases): it returns the function that frees it. Inside the namespace there is nothing to hold.
+func holdSlot(ctx context.Context) (release func(), err error) {
+	if os.Getenv(envInside) != "" {
+		return func() {}, nil
+	}
+	n, err := Slots()
+	if err != nil {
+		return nil, err
+	}
+	f, _, err := takeSlot(ctx, slotDir(), n)
+	if err != nil {
+		return nil, err
+	}
+	return func() { _ = f.Close() }, nil
+}
+
 // slotDir holds the slots' lock files: one directory for every test process of this user on the machine.
 func slotDir() string {
 	return filepath.Join(os.TempDir(), "ace-realcli-slots-"+strconv.Itoa(os.Getuid()))

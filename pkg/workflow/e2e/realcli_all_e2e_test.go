@@ -1,31 +1,52 @@
 package e2e_test
 
-import "testing"
+import (
+	"sync"
+	"testing"
 
-// TestRealCLI runs every real-CLI case of this package at once: each group below a parallel subtest, the cases
-// of each parallel within it, all of them bounded by the machine's real-CLI slots (internal/realcli). As
-// top-level tests of their own the groups ran one after another, each waiting for its slowest case before the
-// next began: 545 s of the package's 680 on 2 cores with the CLIs installed, the machine at one busy core for
-// most of it. The groups keep their names: `-run '^TestRealCLI$/^issue$/gemini'` runs one group's gemini cases.
+	"github.com/aceworks/ace/internal/realcli"
+)
+
+// TestRealCLI runs every real-CLI case of this package: each case once it holds one of the machine's real-CLI
+// slots (realcli.Cases), all of them inside one parallel test beside the package's others, so the rest of the
+// package runs while the real CLIs do. As a test that was not parallel it held the other tests back until its
+// last CLI was done (they ran after it, 90 s to 130 s more on 2 cores); its cases as parallel subtests would
+// take go test's -parallel places while they wait for a slot. The groups queue their cases slowest first (a
+// stuck agent is waited for by the minute), so that the last to start is not the longest. The groups keep their
+// names: `-run '^TestRealCLI$/^issue$/gemini'` runs one group's gemini cases.
 func TestRealCLI(t *testing.T) {
+	t.Parallel()
+	var q realcli.Queue
+	var groups sync.WaitGroup
 	for _, g := range []struct {
 		name string
-		run  func(*testing.T)
+		run  func(*testing.T, *realcli.Cases)
 	}{
-		{"issue", realCLIs}, // realcli_e2e_test.go: an issue to a pull request, each CLI and runner
+		{"stuck", realCLIStuckOrSlow},
 		{"follow", realCLIFollowsItsPullRequest},
 		{"limits", realCLILimits},
-		{"unreachable", realCLIsUnreachable},
-		{"stuck", realCLIStuckOrSlow},
-		{"gateway", realCLIBehindAGateway},
 		{"evicted", realCLIEvictedAgentResumesItsConversation},
+		{"issue", realCLIs}, // realcli_e2e_test.go: an issue to a pull request, each CLI and runner
+		{"unreachable", realCLIsUnreachable},
+		{"gateway", realCLIBehindAGateway},
 		{"live-walk", realCLILiveWalk},
 		{"withdrawn", realCLIsLiveWithdrawn},
 		{"sandbox", sandboxRealCLIs},
 	} {
-		t.Run(g.name, func(t *testing.T) {
-			t.Parallel()
-			g.run(t)
-		})
+		queued := make(chan struct{})
+		done := sync.OnceFunc(func() { close(queued) }) // also when -run leaves the group out
+		groups.Add(1)
+		go func() {
+			defer groups.Done()
+			defer done()
+			t.Run(g.name, func(t *testing.T) {
+				cs := q.Group(t)
+				defer cs.Wait()
+				g.run(t, cs)
+				done()
+			})
+		}()
+		<-queued // the next group's cases queue behind this one's
 	}
+	groups.Wait()
 }

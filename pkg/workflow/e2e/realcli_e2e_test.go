@@ -56,7 +56,7 @@ func commitTurns() []modelserver.Turn {
 //     presses it (live: allows it in the same turn), and the run goes on to a PR.
 //
 // live: one conversation over the CLI's own protocol, held in the run's tmux session (pkg/livehost).
-func realCLIs(t *testing.T) {
+func realCLIs(t *testing.T, cs *realcli.Cases) {
 	for _, c := range realcli.PinnedAll(t) {
 		cli := c.Name
 		for _, runner := range []string{"tmux", "exec", "live"} {
@@ -66,12 +66,7 @@ func realCLIs(t *testing.T) {
 					// asks for nothing this script does: its edits and git commit stay inside the sandbox.
 					continue
 				}
-				t.Run(c.Label()+"/"+runner+"/"+kind, func(t *testing.T) {
-					t.Parallel()
-					realcli.Require(t, c)
-					if !realcli.Enter(t) {
-						return
-					}
+				cs.Run(c.Label()+"/"+runner+"/"+kind, c, func(t *testing.T) {
 					runRealCase(t, c, runner, kind, "")
 				})
 			}

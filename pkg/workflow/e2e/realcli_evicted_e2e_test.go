@@ -30,15 +30,10 @@ import (
 //     on claude's pull request then takes the slot back, and the round's prompt reaches the same conversation.
 //
 // The model gets the answer, and then the round, in requests that hold the task it was given first.
-func realCLIEvictedAgentResumesItsConversation(t *testing.T) {
+func realCLIEvictedAgentResumesItsConversation(t *testing.T, cs *realcli.Cases) {
 	pinned := realcli.Pinned(t, "claude")
 	c := pinned[len(pinned)-1]
-	t.Run(c.Label(), func(t *testing.T) {
-		t.Parallel()
-		realcli.Require(t, c)
-		if !realcli.Enter(t) {
-			return
-		}
+	cs.Run(c.Label(), c, func(t *testing.T) {
 		runEvictedCase(t, c)
 	})
 }

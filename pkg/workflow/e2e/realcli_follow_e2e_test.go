@@ -54,7 +54,7 @@ const (
 // check fails → the agent gets the failure text and pushes a fix → the check passes → a reviewer requests a
 // change on a line → the agent gets path:line and pushes → an untrusted user's /ace comment never reaches the
 // model → the PR is merged → the run is done, its working copy and session gone, one status comment.
-func realCLIFollowsItsPullRequest(t *testing.T) {
+func realCLIFollowsItsPullRequest(t *testing.T, cs *realcli.Cases) {
 	// claude: the quickest and steadiest of the three in tmux, walked with its agent kept and released.
 	// released: the agent is stopped a second after each push (pr.release_after), and each round starts it again
 	// in its conversation (each CLI's own continue: claude --continue, codex resume --last, gemini --resume
@@ -70,12 +70,7 @@ func realCLIFollowsItsPullRequest(t *testing.T) {
 			if mode != "kept" {
 				name += "-" + mode // no "/": realcli.Enter re-runs exactly this subtest
 			}
-			t.Run(name, func(t *testing.T) {
-				t.Parallel()
-				realcli.Require(t, c)
-				if !realcli.Enter(t) {
-					return
-				}
+			cs.Run(name, c, func(t *testing.T) {
 				runFollowCase(t, c, mode)
 			})
 		}

@@ -27,15 +27,10 @@ const limitBackoff = 25 * time.Second
 // usage_limit_reached; gemini: the per-day RESOURCE_EXHAUSTED) from the first request until the reset, the run
 // pauses at paused_limit with the resume_at the CLI's words allow, spends no nudge, asks no human, and after
 // the reset resumes the same conversation with limits.continue and opens its PR.
-func realCLILimits(t *testing.T) {
+func realCLILimits(t *testing.T, cs *realcli.Cases) {
 	for _, c := range realcli.PinnedAll(t) {
 		for _, runner := range []string{"tmux", "exec"} {
-			t.Run(c.Label()+"/"+runner, func(t *testing.T) {
-				t.Parallel()
-				realcli.Require(t, c)
-				if !realcli.Enter(t) {
-					return
-				}
+			cs.Run(c.Label()+"/"+runner, c, func(t *testing.T) {
 				runLimitCase(t, c, runner)
 			})
 		}

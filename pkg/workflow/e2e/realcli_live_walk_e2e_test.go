@@ -86,7 +86,7 @@ func questionTool(cli string) bool { return cli != "gemini" }
 //     typed there reaches the model byte-exact;
 //   - a reviewer's change request starts a follow-up round in the same conversation; the merge ends the run;
 //   - the usage ace recorded is what the model server billed.
-func realCLILiveWalk(t *testing.T) { realcli.EachPinned(t, runLiveWalk) }
+func realCLILiveWalk(t *testing.T, cs *realcli.Cases) { cs.EachPinned(runLiveWalk) }
 
 func runLiveWalk(t *testing.T, c realcli.CLI) {
 	start := time.Now()

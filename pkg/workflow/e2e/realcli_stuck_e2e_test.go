@@ -43,15 +43,10 @@ func startRealWorld(t *testing.T, c realcli.CLI, toml string, sc modelserver.Sce
 // classifier refused), set up as its gateway users set it up (nonessential traffic off), runs from the issue to
 // a pull request in each runner. 2.1.332 in tmux draws "Auto mode can't check actions in this session"
 // mid-turn: ace (auto_approve) stays in auto mode, and approves the commit that then asks.
-func realCLIBehindAGateway(t *testing.T) {
+func realCLIBehindAGateway(t *testing.T, cs *realcli.Cases) {
 	for _, c := range pinnedClaude(t) {
 		for _, runner := range []string{"tmux", "exec", "live"} {
-			t.Run(c.Label()+"/"+runner, func(t *testing.T) {
-				t.Parallel()
-				realcli.Require(t, c)
-				if !realcli.Enter(t) {
-					return
-				}
+			cs.Run(c.Label()+"/"+runner, c, func(t *testing.T) {
 				turns := append([]modelserver.Turn{modelserver.ReadFile("ACE_TASK.md")}, commitTurns()...)
 				w := startRealWorld(t, c, claudeTOML(runner, `env = { CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC = "1" }`),
 					modelserver.Scenario{Turns: turns, Gateway: true})
@@ -80,7 +75,7 @@ func realCLIBehindAGateway(t *testing.T) {
 // that the looks are seconds apart, as a user's are: its renderer redraws the line at about 11 % of a core, which
 // liveness took for work for ever (3 minutes without a stuck event). gemini 0.61 abandons the request after 60 s
 // and asks again 6 s later: stuck_after stays under that.
-func realCLIStuckOrSlow(t *testing.T) {
+func realCLIStuckOrSlow(t *testing.T, cs *realcli.Cases) {
 	const stuckAfter = 4 * time.Second
 	for _, c := range append(pinnedClaude(t), realcli.Pinned(t, "gemini")...) {
 		for _, runner := range []string{"tmux", "live"} {
@@ -88,12 +83,7 @@ func realCLIStuckOrSlow(t *testing.T) {
 				if c.Name == "gemini" && (runner != "tmux" || model != "hang") {
 					continue // the model server drips Anthropic answers only
 				}
-				t.Run(c.Label()+"/"+runner+"/"+model, func(t *testing.T) {
-					t.Parallel()
-					realcli.Require(t, c)
-					if !realcli.Enter(t) {
-						return
-					}
+				cs.Run(c.Label()+"/"+runner+"/"+model, c, func(t *testing.T) {
 					turns := []modelserver.Turn{modelserver.ReadFile("ACE_TASK.md")}
 					if model == "hang" {
 						turns = append(turns, modelserver.Hang())

@@ -25,15 +25,10 @@ const unreachableAfter = 15 * time.Second
 // destination) and, within monitor.unreachable_after and a little, goes to a human on the issue with a comment
 // naming the destination — not to a timeout. The box records no file attempt meanwhile: a CLI's retries are an
 // ordinary run's.
-func realCLIsUnreachable(t *testing.T) {
+func realCLIsUnreachable(t *testing.T, cs *realcli.Cases) {
 	for _, c := range realcli.PinnedAll(t) {
 		for _, runner := range []string{"tmux", "exec", "live"} {
-			t.Run(c.Label()+"/"+runner, func(t *testing.T) {
-				t.Parallel()
-				realcli.Require(t, c)
-				if !realcli.Enter(t) {
-					return
-				}
+			cs.Run(c.Label()+"/"+runner, c, func(t *testing.T) {
 				runUnreachable(t, c, runner)
 			})
 		}

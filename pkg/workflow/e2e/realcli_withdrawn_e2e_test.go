@@ -18,8 +18,8 @@ import (
 // agent withdraws the request (claude and codex themselves, gemini through ace's "cancelled" answer). The run
 // stops waiting for a human: it goes back to monitoring, the needs-input label comes off, and a withdrawn event
 // says why.
-func realCLIsLiveWithdrawn(t *testing.T) {
-	realcli.EachPinned(t, func(t *testing.T, c realcli.CLI) {
+func realCLIsLiveWithdrawn(t *testing.T, cs *realcli.Cases) {
+	cs.EachPinned(func(t *testing.T, c realcli.CLI) {
 		what, asked := "permission request for", "permission"
 		ask := modelserver.WriteFile("GREETING.md", greeting)
 		if c.Name == "codex" {

@@ -204,17 +204,12 @@ func (w *world) rescript(t *testing.T, script string, tune func(*config.Config))
 // scripted model server on the host through the port the box forwards, and the run goes from the issue to its
 // pull request with the usage read from the CLI's sessions in its home for the run (runRealCase checks it). The
 // other real-CLI cases run boxed too, where boxes work (mode "auto"); this one fails where they do not.
-func sandboxRealCLIs(t *testing.T) {
+func sandboxRealCLIs(t *testing.T, cs *realcli.Cases) {
 	for _, cli := range []string{"claude", "codex", "gemini"} {
 		pinned := realcli.Pinned(t, cli)
 		c := pinned[len(pinned)-1] // the newest: TestRealCLIs runs the oldest boxed as well, where boxes work
 		for _, runner := range []string{"tmux", "exec"} {
-			t.Run(c.Label()+"/"+runner, func(t *testing.T) {
-				t.Parallel()
-				realcli.Require(t, c)
-				if !realcli.Enter(t) {
-					return
-				}
+			cs.Run(c.Label()+"/"+runner, c, func(t *testing.T) {
 				sandboxtest.Host(t)
 				w, r := runRealCase(t, c, runner, "fix", "\n[sandbox]\nmode = \"on\"\n")
 				u, err := url.Parse(w.srv.URL())
