@@ -22,8 +22,8 @@ import (
 // results, its items' cut bases and working copies, its engine's root (with a headless agent still running), its
 // dependency caches (read-only, as Go's module cache is) and an agent session on the eval engines' tmux socket.
 // ace clean -n names them and removes nothing; ace clean ends the agent and removes them all, keeping plan.json
-// and results/; the directory of an eval run that is running (its lock held) is left alone, and so is the
-// socket, until that run is over.
+// and results/; the directory of an eval run that is running (its lock held), outside ace's root, is left alone,
+// and so is the socket but for the sessions started in the killed eval's directory, until that run is over.
 func TestCleanRemovesWhatAnInterruptedEvalLeft(t *testing.T) {
 	t.Parallel()
 	cfg, _ := cleanConfig(t)
@@ -62,7 +62,11 @@ func TestCleanRemovesWhatAnInterruptedEvalLeft(t *testing.T) {
 	status, _ := json.Marshal(headless.Status{SupervisorPID: agent.Process.Pid, SupervisorStart: headless.ProcOf(agent.Process.Pid).Start})
 	write(filepath.Join(killed, "ace", "run", "headless", "acme-calc-2.status.json"), string(status))
 
-	running := filepath.Join(root, "eval", "acme", "other", "run")
+	// The running eval's directory is outside ace's root (--dir), registered there as ace eval run does.
+	running := filepath.Join(t.TempDir(), "other-eval")
+	if err := eval.Register(root, running); err != nil {
+		t.Fatal(err)
+	}
 	write(filepath.Join(running, "items", "1", "base.git", "HEAD"), "ref: refs/heads/main\n")
 	unlock, err := eval.Lock(running)
 	if err != nil {

@@ -110,12 +110,19 @@ func runEvalRun(ctx context.Context, app *App, o evalRunOptions) error {
 	if len(tasks) == 0 {
 		return fmt.Errorf("%s holds no task", tasksPath)
 	}
+	if err := eval.CheckDir(dir); err != nil {
+		return &FlagError{fmt.Errorf("--dir: %w", err)}
+	}
 	// Held until ace eval run ends: one run at a time in a directory, and ace clean leaves a running one alone.
 	unlock, err := eval.Lock(dir)
 	if err != nil {
 		return err
 	}
 	defer unlock()
+	// ace clean finds it there, wherever --dir put it.
+	if err := eval.Register(cfg.Workspace.Root, dir); err != nil {
+		return err
+	}
 	book, closeBook, err := evalBook(ctx, cfg, repo, dir, app)
 	if err != nil {
 		return err
