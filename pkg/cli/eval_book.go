@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"os"
-	"sort"
 
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/eval"
@@ -28,18 +27,4 @@ func evalBook(ctx context.Context, cfg *config.Config, repo, dir string, app *Ap
 	}
 	return &eval.SharedBook{Store: st, Name: eval.SharedName(repo, dir), Host: host, Lease: cfg.Host.DeadAfter.Duration,
 		Logger: app.Logger}, func() { st.Close() }, nil
-}
-
-// sharedResults are the shared book's results in the items' order.
-func sharedResults(ctx context.Context, b *eval.SharedBook) ([]eval.RunResult, error) {
-	m, err := b.Results(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]eval.RunResult, 0, len(m))
-	for _, r := range m {
-		out = append(out, r)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].N < out[j].N })
-	return out, nil
 }

@@ -89,7 +89,7 @@ func runEvalReport(ctx context.Context, app *App, o evalReportOptions) error {
 			return berr
 		}
 		defer closeBook()
-		results, err = sharedResults(ctx, book)
+		results, err = book.List(ctx)
 	} else {
 		results, err = eval.ReadResults(dir)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 )
@@ -156,6 +157,20 @@ func (b *SharedBook) Results(ctx context.Context) (map[int]RunResult, error) {
 		}
 		out[n] = r
 	}
+	return out, nil
+}
+
+// List is the results kept, in the items' order.
+func (b *SharedBook) List(ctx context.Context) ([]RunResult, error) {
+	m, err := b.Results(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]RunResult, 0, len(m))
+	for _, r := range m {
+		out = append(out, r)
+	}
+	slices.SortFunc(out, func(a, b RunResult) int { return a.N - b.N })
 	return out, nil
 }
 
