@@ -46,7 +46,9 @@ least --min-runs scored runs. --format csv prints the agents' table, or with --b
 
 --compare A,B sets agent B against agent A — a canary of a new release, claude@2.1.331,claude@2.1.332: the
 difference in solve rate with its 95% interval (Newcombe's), in the cost of a run and in median time, and each
-task on which they differ.`,
+task on which they differ.
+
+With the store on PostgreSQL (a fleet), it reads the results every host kept there (ace eval run's shared eval).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runEvalReport(cmd.Context(), app, o) },
 	}
@@ -90,7 +92,9 @@ func runEvalReport(ctx context.Context, app *App, o evalReportOptions) error {
 		}
 		defer closeBook()
 		results, err = book.List(ctx)
-	} else {
+	}
+	if err == nil && len(results) == 0 {
+		// One host's eval (or one run before the store was shared): the directory's files.
 		results, err = eval.ReadResults(dir)
 	}
 	if err != nil {

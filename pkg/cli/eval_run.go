@@ -54,6 +54,10 @@ from it: found in a directory of --releases or [eval] releases (an install prefi
 tools/agent-clis/newest), else among the releases ace keeps (ace agents install), else installed there now
 (unless --no-install). Two releases of one CLI make a canary: ace eval report --compare shows what changed.
 
+With the store on PostgreSQL ([store] url, a fleet), the hosts running the eval of one repository in directories
+of the same name share it: each item is run by one host, its result kept in the store; each host ends once every
+item has a result, taking over the items of a host that died once its lease (host.dead_after) ran out.
+
 ace eval report sums the results up.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runEvalRun(cmd.Context(), app, o) },
