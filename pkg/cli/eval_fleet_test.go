@@ -84,11 +84,11 @@ func (h *evalHost) runs(t *testing.T) map[int][]*store.Run {
 }
 
 // TestEvalRunSharedByAFleet: two ace hosts, each with its own root, eval directory and tmux server, share one
-// PostgreSQL store ([store] url) and run the same eval (two tasks × fixer and wrong) at once: its items are
+// PostgreSQL store ([store] url) and run the same eval (two tasks × fixer and wrong × two runs) at once: its items are
 // numbered once for both, each is run by one host at a time, and the results are kept in the store. Host alpha is
 // killed -9 while it holds an item: beta takes that item over once alpha's lease (host.dead_after) has run out,
-// and ends with every item scored exactly once. ace eval report on either host reports all four: the fixer solved
-// both tasks, wrong none.
+// and ends with every item scored exactly once. ace eval report on either host reports all eight: the fixer solved
+// every run, wrong none.
 func TestEvalRunSharedByAFleet(t *testing.T) {
 	t.Parallel()
 	url := pgtest.URL(t)
@@ -97,7 +97,7 @@ func TestEvalRunSharedByAFleet(t *testing.T) {
 	defer cancel()
 	alpha, beta := newEvalHost(t, ew, "alpha", url), newEvalHost(t, ew, "beta", url)
 	run := func(h *evalHost) []string {
-		return []string{"eval", "run", "--tasks", ew.tasks, "--dir", h.evalDir, "--agents", "fixer,wrong", "--jobs", "1", "--json"}
+		return []string{"eval", "run", "--tasks", ew.tasks, "--dir", h.evalDir, "--agents", "fixer,wrong", "--runs", "2", "--jobs", "1", "--json"}
 	}
 	// The store's schema, made as a host makes it, before the test looks into its eval_items.
 	st, err := store.OpenPostgres(ctx, url)
@@ -158,8 +158,8 @@ func TestEvalRunSharedByAFleet(t *testing.T) {
 	if err := json.Unmarshal([]byte(bOut.String()), &results); err != nil {
 		t.Fatalf("%v\n%s", err, bOut)
 	}
-	if len(results) != 4 {
-		t.Fatalf("beta reports %d results, want 2 tasks × 2 agents:\n%s", len(results), bOut)
+	if len(results) != 8 {
+		t.Fatalf("beta reports %d results, want 2 tasks × 2 agents × 2 runs:\n%s", len(results), bOut)
 	}
 	hosts := map[string]*evalHost{"alpha": alpha, "beta": beta}
 	runs := map[string]map[int][]*store.Run{"alpha": alpha.runs(t), "beta": beta.runs(t)}
@@ -205,13 +205,13 @@ func TestEvalRunSharedByAFleet(t *testing.T) {
 		if err := json.Unmarshal([]byte(out.String()), &rep); err != nil {
 			t.Fatalf("%s: %v\n%s", h.name, err, out)
 		}
-		want := map[string]int{"fixer": 2, "wrong": 0}
-		if rep.Runs != 4 || len(rep.Agents) != 2 || rep.Best == nil || rep.Best.Agent != "fixer" {
+		want := map[string]int{"fixer": 4, "wrong": 0}
+		if rep.Runs != 8 || len(rep.Agents) != 2 || rep.Best == nil || rep.Best.Agent != "fixer" {
 			t.Errorf("ace eval report on %s: %d runs, %d agents, best %+v", h.name, rep.Runs, len(rep.Agents), rep.Best)
 		}
 		for _, ag := range rep.Agents {
-			if ag.Runs != 2 || ag.Solved != want[ag.Agent] {
-				t.Errorf("ace eval report on %s: %s solved %d of %d, want %d of 2", h.name, ag.Agent, ag.Solved, ag.Runs, want[ag.Agent])
+			if ag.Runs != 4 || ag.Solved != want[ag.Agent] {
+				t.Errorf("ace eval report on %s: %s solved %d of %d, want %d of 4", h.name, ag.Agent, ag.Solved, ag.Runs, want[ag.Agent])
 			}
 		}
 	}
