@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/aceworks/ace/pkg/eval"
 	"github.com/aceworks/ace/pkg/tmuxops"
@@ -20,6 +23,9 @@ func evalLeftovers(ctx context.Context, app *App, remove bool) ([]string, error)
 	var out []string
 	var errs []error
 	running := false
+	socket := app.Config.Tmux.Socket + "-eval"
+	tm := tmuxops.New(socket)
+	ended := map[string]bool{}
 	for _, dir := range eval.Dirs(app.Config.Workspace.Root) {
 		unlock, err := eval.Lock(dir)
 		if errors.Is(err, eval.ErrRunning) {
@@ -29,6 +35,16 @@ func evalLeftovers(ctx context.Context, app *App, remove bool) ([]string, error)
 		if err != nil {
 			errs = append(errs, err)
 			continue
+		}
+		// Its sessions first (their agents, and the live runner's hosts, work in its items), even while another
+		// eval runs on the socket.
+		sessions, err := evalSessionsIn(ctx, tm, dir, remove)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		for _, s := range sessions {
+			ended[s] = true
+			out = append(out, fmt.Sprintf("tmux session %s on socket %s (of the ace eval run in %s, which is over)", s, socket, dir))
 		}
 		var left []string
 		if remove {
@@ -45,8 +61,7 @@ func evalLeftovers(ctx context.Context, app *App, remove bool) ([]string, error)
 		}
 	}
 	if !running {
-		socket := app.Config.Tmux.Socket + "-eval"
-		sessions, err := workflow.Orphans(ctx, tmuxops.New(socket), nil, remove)
+		sessions, err := workflow.Orphans(ctx, tm, ended, remove)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("the eval runs' tmux sessions: %w", err))
 		}
@@ -55,4 +70,28 @@ func evalLeftovers(ctx context.Context, app *App, remove bool) ([]string, error)
 		}
 	}
 	return out, errors.Join(errs...)
+}
+
+// evalSessionsIn are the sessions on the eval engines' socket that were started in eval directory dir (a run's
+// working copy is in its items/): those of the eval run that held it, its agents' and its live runner's hosts.
+// With end it ends each, and every process it started, by PID.
+func evalSessionsIn(ctx context.Context, tm *tmuxops.Client, dir string, end bool) ([]string, error) {
+	dirs, err := tm.SessionDirs(ctx, "ace-")
+	if err != nil {
+		return nil, fmt.Errorf("the eval runs' tmux sessions: %w", err)
+	}
+	var out []string
+	for name, d := range dirs {
+		if rel, err := filepath.Rel(dir, d); err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+			continue
+		}
+		if end {
+			if err := tm.Kill(ctx, name); err != nil {
+				return out, fmt.Errorf("end session %s: %w", name, err)
+			}
+		}
+		out = append(out, name)
+	}
+	slices.Sort(out)
+	return out, nil
 }

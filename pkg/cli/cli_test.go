@@ -8,14 +8,20 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/aceworks/ace/internal/pgtest"
 	"github.com/aceworks/ace/pkg/cli"
 )
 
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
+	testscript.Main(stopsPostgres{m}, map[string]func(){
 		"ace": func() { os.Exit(cli.Main()) },
 	})
 }
+
+// stopsPostgres runs the tests and then stops the PostgreSQL cluster they started, if any.
+type stopsPostgres struct{ m *testing.M }
+
+func (s stopsPostgres) Run() int { return pgtest.Main(s.m) }
 
 // TestScripts runs the command-line scenarios in testdata/script with HOME and XDG dirs per script.
 func TestScripts(t *testing.T) {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -45,9 +46,11 @@ least --min-runs scored runs. --format csv prints the agents' table, or with --b
 
 --compare A,B sets agent B against agent A — a canary of a new release, claude@2.1.331,claude@2.1.332: the
 difference in solve rate with its 95% interval (Newcombe's), in the cost of a run and in median time, and each
-task on which they differ.`,
+task on which they differ.
+
+With the store on PostgreSQL (a fleet), it reads the results every host kept there (ace eval run's shared eval).`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runEvalReport(app, o) },
+		RunE: func(cmd *cobra.Command, _ []string) error { return runEvalReport(cmd.Context(), app, o) },
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.Repo, "repo", "", "repository `owner/name` (default: the only one configured)")
@@ -60,7 +63,7 @@ task on which they differ.`,
 	return cmd
 }
 
-func runEvalReport(app *App, o evalReportOptions) error {
+func runEvalReport(ctx context.Context, app *App, o evalReportOptions) error {
 	switch {
 	case o.Format != "text" && o.Format != "json" && o.Format != "csv":
 		return flagErrorf("--format %q: want text, json or csv", o.Format)
@@ -68,16 +71,32 @@ func runEvalReport(app *App, o evalReportOptions) error {
 		return flagErrorf("--by %q: want agent or task", o.By)
 	}
 	dir := o.Dir
-	if dir == "" {
-		repo, err := service.ConfiguredRepo(app.Config, o.Repo)
-		if err != nil {
+	shared := app.Config.Store.URL != ""
+	var repo string
+	if dir == "" || shared {
+		var err error
+		if repo, err = service.ConfiguredRepo(app.Config, o.Repo); err != nil {
 			return &FlagError{err}
 		}
-		if _, dir, err = evalPaths(app.Config, repo, o.Tasks, ""); err != nil {
+		if _, dir, err = evalPaths(app.Config, repo, o.Tasks, o.Dir); err != nil {
 			return err
 		}
 	}
-	results, err := eval.ReadResults(dir)
+	var results []eval.RunResult
+	var err error
+	if shared {
+		// A fleet's eval: every host's results, from the shared store.
+		book, closeBook, berr := evalBook(ctx, app.Config, repo, dir, app)
+		if berr != nil {
+			return berr
+		}
+		defer closeBook()
+		results, err = book.List(ctx)
+	}
+	if err == nil && len(results) == 0 {
+		// One host's eval (or one run before the store was shared): the directory's files.
+		results, err = eval.ReadResults(dir)
+	}
 	if err != nil {
 		return err
 	}

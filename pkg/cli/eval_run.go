@@ -54,6 +54,10 @@ from it: found in a directory of --releases or [eval] releases (an install prefi
 tools/agent-clis/newest), else among the releases ace keeps (ace agents install), else installed there now
 (unless --no-install). Two releases of one CLI make a canary: ace eval report --compare shows what changed.
 
+With the store on PostgreSQL ([store] url, a fleet), the hosts running the eval of one repository in directories
+of the same name share it: each item is run by one host, its result kept in the store; each host ends once every
+item has a result, taking over the items of a host that died once its lease (host.dead_after) ran out.
+
 ace eval report sums the results up.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runEvalRun(cmd.Context(), app, o) },
@@ -110,13 +114,28 @@ func runEvalRun(ctx context.Context, app *App, o evalRunOptions) error {
 	if len(tasks) == 0 {
 		return fmt.Errorf("%s holds no task", tasksPath)
 	}
+	if err := eval.CheckDir(dir); err != nil {
+		return &FlagError{fmt.Errorf("--dir: %w", err)}
+	}
 	// Held until ace eval run ends: one run at a time in a directory, and ace clean leaves a running one alone.
 	unlock, err := eval.Lock(dir)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	if set.Plan, err = eval.LoadPlan(dir); err != nil {
+	// ace clean finds it there, wherever --dir put it.
+	if err := eval.Register(cfg.Workspace.Root, dir); err != nil {
+		return err
+	}
+	book, closeBook, err := evalBook(ctx, cfg, repo, dir, app)
+	if err != nil {
+		return err
+	}
+	defer closeBook()
+	var runBook eval.Book // the directory's own, unless shared
+	if book != nil {
+		set.Plan, runBook = eval.NewPlan(), book
+	} else if set.Plan, err = eval.LoadPlan(dir); err != nil {
 		return err
 	}
 	ecfg := evalRunConfig(cfg, dir)
@@ -186,16 +205,28 @@ func runEvalRun(ctx context.Context, app *App, o evalRunOptions) error {
 		if unboxed != "" {
 			where = "checks UNBOXED"
 		}
-		fmt.Fprintf(app.Stdout, "%s: %d tasks × %d agents × %d runs, %d at a time, %s (%s)\n\n", repo, len(tasks), len(agents), o.Runs,
+		fmt.Fprintf(app.Stdout, "%s: %d tasks × %d agents × %d runs, %d at a time, %s (%s)\n", repo, len(tasks), len(agents), o.Runs,
 			jobs, where, dir)
+		if book != nil {
+			fmt.Fprintf(app.Stdout, "shared with the fleet's hosts as eval %s, this one %s\n", book.Name, book.Host)
+		}
+		fmt.Fprintln(app.Stdout)
 	}
 	start := time.Now()
-	sum, err := eval.Run(ctx, eval.RunOptions{Repo: repo, Dir: dir, Set: set, Agents: agents, Runs: o.Runs, Jobs: jobs,
+	host := cfg.Host.Name
+	if book != nil {
+		host = book.Host
+	}
+	sum, err := eval.Run(ctx, eval.RunOptions{Repo: repo, Dir: dir, Book: runBook, Host: host, Set: set, Agents: agents, Runs: o.Runs, Jobs: jobs,
 		Driver: &engineDriver{svc: svc}, Workspaces: rws, Checker: checker, Keep: o.Keep, OnResult: onResult, Logger: app.Logger})
 	if sum != nil && !o.JSON {
-		fmt.Fprintf(app.Stdout, "\n%d runs (%d tasks × %d agents × %d), %d scored before, %d now, in %s; results in %s\n",
-			sum.Items, len(tasks), len(agents), o.Runs, sum.Skipped, len(sum.Results)-sum.Skipped, time.Since(start).Round(time.Second),
-			filepath.Join(dir, "results"))
+		where := filepath.Join(dir, "results")
+		if book != nil {
+			where = "the fleet's store"
+		}
+		fmt.Fprintf(app.Stdout, "\n%d runs (%d tasks × %d agents × %d), %d scored before, %d now (%d by other hosts), in %s; results in %s\n",
+			sum.Items, len(tasks), len(agents), o.Runs, sum.Skipped, len(sum.Results)-sum.Skipped, sum.Elsewhere,
+			time.Since(start).Round(time.Second), where)
 		if err == nil {
 			fmt.Fprintf(app.Stdout, "sum them up: ace eval report --dir %s\n", dir)
 		}

@@ -283,39 +283,72 @@ func TestEvalRunScoresEachAgentAndSurvivesAKill(t *testing.T) {
 	}
 }
 
-// TestEvalRunKilledCleanedAndRunAgain: an ace eval run in its default directory (under ace's root) killed -9
-// once its first run is scored leaves its working copies, cut bases and engine behind; ace clean removes them and
-// keeps the result; ace eval run again does only the run that had no result, from scratch, and solves it.
+// TestEvalRunKilledCleanedAndRunAgain: an ace eval run killed -9 once its first run is scored leaves its working
+// copies, cut bases and engine behind, in its default directory (under ace's root) or in one --dir put outside
+// the root; ace clean removes them and keeps the result (and, outside, a file of the user's beside the eval's
+// directory); ace eval run again does only the run that had no result, from scratch, and solves it. A --dir that
+// holds files no eval run made is refused, with why.
 func TestEvalRunKilledCleanedAndRunAgain(t *testing.T) {
 	t.Parallel()
-	ew := newEvalWorld(t)
-	ew.evalIn = filepath.Join(ew.dir, "root", "eval", "acme", "calc", "run")
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	run := []string{"eval", "run", "--tasks", ew.tasks, "--dir", ew.evalIn, "--agents", "fixer", "--jobs", "1"}
-	firstResult := filepath.Join(ew.evalIn, "results", "1.json")
-	before := ew.killAfterFirstResult(t, ctx, firstResult, run...)
+	for _, where := range []string{"default", "outside"} {
+		t.Run(where, func(t *testing.T) {
+			t.Parallel()
+			ew := newEvalWorld(t)
+			ew.evalIn = filepath.Join(ew.dir, "root", "eval", "acme", "calc", "run")
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			if where == "outside" {
+				ew.evalIn = filepath.Join(ew.dir, "elsewhere", "eval")
+				mine := filepath.Join(ew.dir, "elsewhere", "notes.txt")
+				if err := os.MkdirAll(filepath.Dir(mine), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(mine, []byte("mine\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() {
+					if _, err := os.Stat(mine); err != nil {
+						t.Errorf("the user's file beside the eval: %v", err)
+					}
+				})
+				refused, _, errOut := ew.ace(ctx, "eval", "run", "--tasks", ew.tasks, "--dir", filepath.Dir(ew.evalIn), "--agents", "fixer")
+				if err := refused.Run(); err == nil || !strings.Contains(errOut.String(), "holds notes.txt, which no ace eval run made there") {
+					t.Errorf("ace eval run --dir of the user's files: %v\n%s", err, errOut)
+				}
+			}
+			run := []string{"eval", "run", "--tasks", ew.tasks, "--dir", ew.evalIn, "--agents", "fixer", "--jobs", "1"}
+			firstResult := filepath.Join(ew.evalIn, "results", "1.json")
+			before := ew.killAfterFirstResult(t, ctx, firstResult, run...)
 
-	clean, out, errOut := ew.ace(ctx, "clean")
-	if err := clean.Run(); err != nil {
-		t.Fatalf("ace clean: %v\n%s\n%s", err, out, errOut)
-	}
-	t.Logf("ace clean:\n%s", out)
-	for _, left := range []string{"items", "ace"} {
-		p := filepath.Join(ew.evalIn, left)
-		if _, err := os.Stat(p); !os.IsNotExist(err) || !strings.Contains(out.String(), "removed "+p+" ") {
-			t.Errorf("ace clean left %s (%v)", p, err)
-		}
-	}
+			clean, out, errOut := ew.ace(ctx, "clean")
+			if err := clean.Run(); err != nil {
+				t.Fatalf("ace clean: %v\n%s\n%s", err, out, errOut)
+			}
+			t.Logf("ace clean:\n%s", out)
+			for _, left := range []string{"items", "ace"} {
+				p := filepath.Join(ew.evalIn, left)
+				if _, err := os.Stat(p); !os.IsNotExist(err) || !strings.Contains(out.String(), "removed "+p+" ") {
+					t.Errorf("ace clean left %s (%v)", p, err)
+				}
+			}
+			if ents, _ := os.ReadDir(ew.evalIn); len(ents) != 3 {
+				var names []string
+				for _, e := range ents {
+					names = append(names, e.Name())
+				}
+				t.Errorf("the eval directory holds %v after ace clean, want plan.json, results and run.lock", names)
+			}
 
-	results := ew.runAgain(t, ctx, firstResult, before, append(run, "--json")...)
-	if len(results) != 2 {
-		t.Fatalf("%d results, want 2 tasks × fixer", len(results))
-	}
-	for _, r := range results {
-		if !r.Solved || r.Invalid != "" {
-			t.Errorf("%s %s: solved %v (%s, %s, %s)", r.InstanceID, r.Agent, r.Solved, r.Check, r.CheckDetail, r.Invalid)
-		}
+			results := ew.runAgain(t, ctx, firstResult, before, append(run, "--json")...)
+			if len(results) != 2 {
+				t.Fatalf("%d results, want 2 tasks × fixer", len(results))
+			}
+			for _, r := range results {
+				if !r.Solved || r.Invalid != "" {
+					t.Errorf("%s %s: solved %v (%s, %s, %s)", r.InstanceID, r.Agent, r.Solved, r.Check, r.CheckDetail, r.Invalid)
+				}
+			}
+		})
 	}
 }
 

@@ -1,6 +1,8 @@
 package eval
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -22,8 +24,10 @@ import (
 // lets go of it when the process ends, however it ends, so a held lock is a live eval run.
 const lockName = "run.lock"
 
-// kept are an eval directory's entries that are its results, never a leftover.
-var kept = []string{"plan.json", "results", lockName}
+// made are the entries ace eval run makes in its directory besides its results (plan.json, results/) and its
+// lock: the leftovers, once no eval run holds the directory. Nothing else there is ace's: a directory given with
+// --dir may hold the user's own files.
+var made = []string{"items", "ace", "cache", "check"}
 
 // ErrRunning is Lock's error (wrapped) when an ace eval run holds the directory.
 var ErrRunning = errors.New("an ace eval run is running in it")
@@ -44,10 +48,35 @@ func Lock(dir string) (unlock func(), err error) {
 	return func() { _ = l.Unlock() }, nil
 }
 
-// Dirs are the eval directories ace keeps under its root: <root>/eval/<owner>/<name>/run, the default of ace
-// eval run (DirBeside of DefaultTasks).
+// CheckDir refuses dir as an eval directory when it holds what ace eval run did not make (a missing or empty one
+// is fine): ace clean removes what an eval run made there, so the directory must be the eval's alone.
+func CheckDir(dir string) error {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if !slices.Contains(made, e.Name()) && !slices.Contains([]string{"plan.json", "results", lockName}, e.Name()) {
+			return fmt.Errorf("%s holds %s, which no ace eval run made there: an eval's directory is its own (ace clean "+
+				"removes what the run made in it), give a new or empty one", dir, e.Name())
+		}
+	}
+	return nil
+}
+
+// Dirs are the eval directories ace knows of: those under its root, <root>/eval/<owner>/<name>/run (the default
+// of ace eval run, DirBeside of DefaultTasks), and those elsewhere that an ace eval run registered (Register).
 func Dirs(root string) []string {
 	found, _ := filepath.Glob(filepath.Join(root, "eval", "*", "*", "run"))
+	links, _ := filepath.Glob(filepath.Join(root, registered, "*"))
+	for _, l := range links {
+		if d, err := os.Readlink(l); err == nil && filepath.IsAbs(d) && !slices.Contains(found, d) {
+			found = append(found, d)
+		}
+	}
 	var out []string
 	for _, d := range found {
 		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
@@ -57,17 +86,45 @@ func Dirs(root string) []string {
 	return out
 }
 
-// Leftovers are the entries of eval directory dir that are not its results (plan.json, results/): what an eval
-// run cut short left, or one that ended left of its engine. The caller holds dir's lock.
+// registered is where Register keeps its links, under ace's root.
+const registered = "eval-dirs"
+
+// Register records eval directory dir (absolute) under ace's root — a link <root>/eval-dirs/<hash of dir> to it —
+// unless it is one of the root's own eval directories, so that ace clean and doctor find an eval run's directory
+// wherever --dir put it: its leftovers once it is over, its lock (the run still going) meanwhile.
+func Register(root, dir string) error {
+	if slices.Contains(Dirs(root), dir) {
+		return nil
+	}
+	sum := sha256.Sum256([]byte(dir))
+	link := filepath.Join(root, registered, hex.EncodeToString(sum[:8]))
+	if d, err := os.Readlink(link); err == nil && d == dir {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(link), 0o700); err != nil {
+		return fmt.Errorf("register eval directory %s: %w", dir, err)
+	}
+	tmp := link + ".new"
+	_ = os.Remove(tmp)
+	if err := os.Symlink(dir, tmp); err != nil {
+		return fmt.Errorf("register eval directory %s: %w", dir, err)
+	}
+	if err := os.Rename(tmp, link); err != nil {
+		return fmt.Errorf("register eval directory %s: %w", dir, err)
+	}
+	return nil
+}
+
+// Leftovers are the entries ace eval run made in eval directory dir besides its results (made): what an eval run
+// cut short left, or one that ended left of its engine. The caller holds dir's lock.
 func Leftovers(dir string) ([]string, error) {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
+	if _, err := os.Stat(dir); err != nil {
 		return nil, err
 	}
 	var out []string
-	for _, e := range ents {
-		if !slices.Contains(kept, e.Name()) {
-			out = append(out, filepath.Join(dir, e.Name()))
+	for _, name := range made {
+		if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
+			out = append(out, filepath.Join(dir, name))
 		}
 	}
 	return out, nil

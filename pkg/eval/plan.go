@@ -27,16 +27,21 @@ func (it Item) Key() string { return fmt.Sprintf("%s/%s/%d", it.InstanceID, it.A
 // Plan numbers an eval directory's items once and for all (plan.json): a rerun with more agents, runs or tasks
 // adds items, and an item keeps its number, hence its run, its working copy and its result.
 type Plan struct {
-	path string
+	path string // "" for a plan kept in no file (a shared book numbers its items)
 
 	mu    sync.Mutex
 	items []Item
 	byKey map[string]int // key → index
+	byN   map[int]int    // number → index
 }
+
+// NewPlan is an empty plan kept in no file: a shared book's (SharedBook) items are numbered by the fleet's store.
+func NewPlan() *Plan { return &Plan{byKey: map[string]int{}, byN: map[int]int{}} }
 
 // LoadPlan reads dir's plan (none yet is an empty one).
 func LoadPlan(dir string) (*Plan, error) {
-	p := &Plan{path: filepath.Join(dir, "plan.json"), byKey: map[string]int{}}
+	p := NewPlan()
+	p.path = filepath.Join(dir, "plan.json")
 	b, err := os.ReadFile(p.path)
 	if errors.Is(err, os.ErrNotExist) {
 		return p, nil
@@ -51,7 +56,7 @@ func LoadPlan(dir string) (*Plan, error) {
 		if it.N != i+1 || it.InstanceID == "" || it.Agent == "" || it.Run <= 0 {
 			return nil, fmt.Errorf("%s: item %d is %+v", p.path, i+1, it)
 		}
-		p.byKey[it.Key()] = i
+		p.byKey[it.Key()], p.byN[it.N] = i, i
 	}
 	return p, nil
 }
@@ -65,23 +70,38 @@ func (p *Plan) Add(instance, agent string, run int) Item {
 		return p.items[i]
 	}
 	it.N = len(p.items) + 1
-	p.byKey[it.Key()] = len(p.items)
+	p.byKey[it.Key()], p.byN[it.N] = len(p.items), len(p.items)
 	p.items = append(p.items, it)
 	return it
+}
+
+// put records it as numbered elsewhere (by a shared book).
+func (p *Plan) put(it Item) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if _, ok := p.byN[it.N]; ok {
+		return
+	}
+	p.byKey[it.Key()], p.byN[it.N] = len(p.items), len(p.items)
+	p.items = append(p.items, it)
 }
 
 // Item is the item numbered n.
 func (p *Plan) Item(n int) (Item, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if n < 1 || n > len(p.items) {
+	i, ok := p.byN[n]
+	if !ok {
 		return Item{}, false
 	}
-	return p.items[n-1], true
+	return p.items[i], true
 }
 
-// Save writes the plan whole or not at all.
+// Save writes the plan whole or not at all (nothing for a plan kept in no file).
 func (p *Plan) Save() error {
+	if p.path == "" {
+		return nil
+	}
 	p.mu.Lock()
 	b, err := json.MarshalIndent(p.items, "", "  ")
 	p.mu.Unlock()

@@ -67,7 +67,8 @@ type RunResult struct {
 	// Invalid says why the result does not count: the agent's CLI was not the release asked for, or the run ended
 	// before its agent had a turn.
 	Invalid     string      `json:"invalid,omitempty"`
-	Patch       string      `json:"patch"` // the run's work: its branch against the base
+	Host        string      `json:"host,omitempty"` // the ace host that ran it (a fleet's hosts share an eval)
+	Patch       string      `json:"patch"`          // the run's work: its branch against the base
 	Usage       usage.Usage `json:"usage"`
 	WallSeconds float64     `json:"wall_seconds"`
 	Turns       int         `json:"turns"`
@@ -100,8 +101,13 @@ func (s *RunSet) Task(n int) (Item, *Task, error) {
 
 // RunOptions configure Run.
 type RunOptions struct {
-	Repo   string
-	Dir    string // the eval directory: plan.json, results/, items/
+	Repo string
+	Dir  string // the eval directory: plan.json, results/, items/
+	// Book keeps the items and results: nil for the eval directory's own (Set.Plan and results/); a SharedBook
+	// shares them with the other hosts of a fleet.
+	Book Book
+	// Host names this host in a result.
+	Host   string
 	Set    *RunSet
 	Agents []AgentSpec
 	Runs   int
@@ -116,18 +122,25 @@ type RunOptions struct {
 	Keep bool
 	// OnResult hears each item's result as it is written, one call at a time; done results found are not told.
 	OnResult func(RunResult)
-	Logger   *slog.Logger
+	// Poll is how often a host whose items are all held by other hosts looks for their results (a shared book;
+	// default 1s): it takes over an item whose host's lease ran out.
+	Poll   time.Duration
+	Logger *slog.Logger
 }
 
 // RunSummary is what Run did.
 type RunSummary struct {
 	Items   int // task × agent × run
 	Skipped int // scored before
-	Results []RunResult
+	// Elsewhere counts the results other hosts of a fleet scored meanwhile.
+	Elsewhere int
+	Results   []RunResult
 }
 
 // Run runs every item of the task set × agents × runs that has no result yet, Jobs at a time, and returns the
-// results of all of them (those of earlier runs too).
+// results of all of them (those of earlier runs, and of the other hosts sharing the book, too). With a shared
+// book it ends once every item has a result: it runs those no other live host holds, and waits for the others,
+// taking over any whose host's lease runs out.
 func Run(ctx context.Context, o RunOptions) (*RunSummary, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -135,32 +148,82 @@ func Run(ctx context.Context, o RunOptions) (*RunSummary, error) {
 	if o.Runs <= 0 || o.Jobs <= 0 || len(o.Agents) == 0 {
 		return nil, errors.New("eval run: no runs, jobs or agents")
 	}
-	var items []Item
+	if o.Book == nil {
+		o.Book = &fileBook{dir: o.Dir, plan: o.Set.Plan}
+	}
+	if o.Poll <= 0 {
+		o.Poll = time.Second
+	}
+	var keys []Item
 	for _, id := range taskOrder(o.Set) {
 		for _, a := range o.Agents {
 			for run := 1; run <= o.Runs; run++ {
-				items = append(items, o.Set.Plan.Add(id, a.String(), run))
+				keys = append(keys, Item{InstanceID: id, Agent: a.String(), Run: run})
 			}
 		}
 	}
-	if err := o.Set.Plan.Save(); err != nil {
+	items, err := o.Book.Number(ctx, keys)
+	if err != nil {
 		return nil, fmt.Errorf("the eval's plan: %w", err)
 	}
-	sum := &RunSummary{Items: len(items)}
-	var todo []Item
 	for _, it := range items {
-		if r, err := ReadResult(o.Dir, it.N); err == nil {
+		o.Set.Plan.put(it)
+	}
+	sum := &RunSummary{Items: len(items)}
+	done, err := o.Book.Results(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var todo []Item
+	before := map[int]bool{}
+	for _, it := range items {
+		if r, ok := done[it.N]; ok {
 			sum.Results = append(sum.Results, r)
 			sum.Skipped++
-			continue
-		} else if !errors.Is(err, os.ErrNotExist) {
-			return nil, err
+			before[it.N] = true
+		} else {
+			todo = append(todo, it)
 		}
-		todo = append(todo, it)
 	}
+	here := map[int]bool{}
+	for len(todo) > 0 {
+		took, err := o.pass(ctx, todo, sum, here)
+		if ctx.Err() != nil {
+			return sum, ctx.Err()
+		}
+		if err != nil {
+			return sum, err
+		}
+		if done, err = o.Book.Results(ctx); err != nil {
+			return sum, err
+		}
+		todo = slices.DeleteFunc(todo, func(it Item) bool { _, ok := done[it.N]; return ok })
+		if len(todo) > 0 && took == 0 {
+			// Every item left is another host's, running: look again in a while.
+			select {
+			case <-ctx.Done():
+				return sum, ctx.Err()
+			case <-time.After(o.Poll):
+			}
+		}
+	}
+	sum.Results = sum.Results[:0]
+	for _, it := range items {
+		sum.Results = append(sum.Results, done[it.N])
+		if !here[it.N] && !before[it.N] {
+			sum.Elsewhere++
+		}
+	}
+	return sum, nil
+}
+
+// pass runs the items of todo this host can hold, Jobs at a time, and says how many it held; here gets the
+// numbers of those it scored.
+func (o *RunOptions) pass(ctx context.Context, todo []Item, sum *RunSummary, here map[int]bool) (int, error) {
 	scratch := filepath.Join(o.Dir, "check")
 	var mu sync.Mutex
 	var firstErr error
+	took := 0
 	next := make(chan Item)
 	var wg sync.WaitGroup
 	for w := range min(o.Jobs, max(len(todo), 1)) {
@@ -170,18 +233,27 @@ func Run(ctx context.Context, o RunOptions) (*RunSummary, error) {
 		go func() {
 			defer wg.Done()
 			for it := range next {
-				r, err := o.item(ctx, it, &c, filepath.Join(scratch, fmt.Sprintf("slot-%d", w), "work"))
+				release, ok, err := o.Book.Hold(ctx, it.N)
+				var r RunResult
+				if err == nil && ok {
+					r, err = o.item(ctx, it, &c, filepath.Join(scratch, fmt.Sprintf("slot-%d", w), "work"))
+					release()
+				}
 				mu.Lock()
-				if err != nil {
+				if ok {
+					took++
+				}
+				switch {
+				case err != nil:
 					if firstErr == nil && ctx.Err() == nil {
 						firstErr = fmt.Errorf("item %d (%s): %w", it.N, it.Key(), err)
 					}
-					mu.Unlock()
-					continue
-				}
-				sum.Results = append(sum.Results, r)
-				if o.OnResult != nil {
-					o.OnResult(r)
+				case ok:
+					sum.Results = append(sum.Results, r)
+					here[it.N] = true
+					if o.OnResult != nil {
+						o.OnResult(r)
+					}
 				}
 				mu.Unlock()
 			}
@@ -195,10 +267,7 @@ func Run(ctx context.Context, o RunOptions) (*RunSummary, error) {
 	}
 	close(next)
 	wg.Wait()
-	if ctx.Err() != nil {
-		return sum, ctx.Err()
-	}
-	return sum, firstErr
+	return took, firstErr
 }
 
 // taskOrder is the set's tasks in a stable order.
@@ -222,7 +291,7 @@ func (o *RunOptions) item(ctx context.Context, it Item, c *Checker, work string)
 	if err != nil {
 		return RunResult{}, err
 	}
-	r := RunResult{Item: it, Repo: o.Repo, RunID: end.RunID, Status: end.Status, Error: end.Error, Usage: end.Usage,
+	r := RunResult{Item: it, Repo: o.Repo, Host: o.Host, RunID: end.RunID, Status: end.Status, Error: end.Error, Usage: end.Usage,
 		WallSeconds: end.Ended.Sub(end.Started).Seconds(), Turns: end.Turns, Nudges: end.Nudges, Questions: end.Questions,
 		CLIVersion: end.CLIVersion, Model: end.Model}
 	switch want := spec[0].Version; {
@@ -247,7 +316,7 @@ func (o *RunOptions) item(ctx context.Context, it Item, c *Checker, work string)
 		}
 	}
 	r.ScoredAt = time.Now().UTC()
-	if err := WriteResult(o.Dir, r); err != nil {
+	if err := o.Book.Write(ctx, r); err != nil {
 		return RunResult{}, err
 	}
 	if !o.Keep {

@@ -7,15 +7,15 @@ import (
 	"time"
 
 	"github.com/aceworks/ace/pkg/eval"
+	"github.com/aceworks/ace/pkg/store"
 )
 
 // chooseAgent is agent.default = "auto" (workflow.Options.ChooseAgent): the agent with the best solve rate per
-// dollar in the repository's latest eval — the results of ace eval run where it keeps them by default — among
+// dollar in the repository's latest eval — the results of ace eval run where it keeps them by default (latestEval) — among
 // those with agent.auto_min_runs scored runs that solved something; "" when none qualifies (or there is no eval).
 // An agent the eval ran at a pinned release (claude@2.1.332) is chosen by its name: runs use the installed CLI.
-func (s *Service) chooseAgent(_ context.Context, repo string) (agent, why string, err error) {
-	dir := eval.DirBeside(eval.DefaultTasks(s.Root, repo))
-	results, err := eval.ReadResults(dir)
+func (s *Service) chooseAgent(ctx context.Context, repo string) (agent, why string, err error) {
+	results, err := s.latestEval(ctx, repo)
 	if err != nil || len(results) == 0 {
 		return "", "", err
 	}
@@ -31,4 +31,18 @@ func (s *Service) chooseAgent(_ context.Context, repo string) (agent, why string
 	}
 	agent, _, _ = strings.Cut(c.Agent, "@")
 	return agent, fmt.Sprintf("the eval of %s recommends %s: %s", latest.UTC().Format("2006-01-02"), c.Agent, c.Why), nil
+}
+
+// latestEval are the results of the repository's eval in its default directory: a fleet's (the store on
+// PostgreSQL), which any of its hosts may have run, from the shared store (eval.SharedBook); else, or when the
+// fleet has none, this host's files.
+func (s *Service) latestEval(ctx context.Context, repo string) ([]eval.RunResult, error) {
+	dir := eval.DirBeside(eval.DefaultTasks(s.Root, repo))
+	if s.Store.Kind() == store.PostgreSQL {
+		results, err := (&eval.SharedBook{Store: s.Store, Name: eval.SharedName(repo, dir)}).List(ctx)
+		if err != nil || len(results) > 0 {
+			return results, err
+		}
+	}
+	return eval.ReadResults(dir)
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aceworks/ace/internal/pgtest"
 	"github.com/aceworks/ace/internal/testkit/acetest"
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/eval"
@@ -73,5 +74,47 @@ func TestAutoAgentIsTheEvalsBest(t *testing.T) {
 	}
 	if agent, why, _ := open(3, "dear"); agent != "dear" || why != "" {
 		t.Errorf("an agent asked for: %s (%q)", agent, why)
+	}
+}
+
+// TestAutoAgentOnAFleetIsTheSharedEvalsBest: with the store on PostgreSQL, agent.default = "auto" reads the
+// repository's eval from the fleet's store, where ace eval run on any host keeps its results (eval.SharedBook),
+// though this host's root holds none.
+func TestAutoAgentOnAFleetIsTheSharedEvalsBest(t *testing.T) {
+	t.Parallel()
+	in := pgConfig(t, pgtest.URL(t))
+	cfg := in.Cfg
+	cfg.Agents["cheap"], cfg.Agents["dear"] = cfg.Agents["fake"], cfg.Agents["fake"]
+	cfg.Agent = config.AgentDefaults{Default: config.AgentAuto, AutoOtherwise: "fake", AutoMinRuns: 3}
+	svc := openService(t, cfg, in.Exe)
+	ctx := context.Background()
+	// Another host's eval of the repository in its default directory (run/), scored into the shared store.
+	book := &eval.SharedBook{Store: svc.Store, Name: eval.SharedName(acetest.Repo, "/elsewhere/eval/acme/widgets/run"), Host: "beta"}
+	var items []eval.Item
+	for i := range 4 {
+		for _, a := range []string{"dear", "cheap"} {
+			items = append(items, eval.Item{InstanceID: fmt.Sprintf("t%d", i), Agent: a, Run: 1})
+		}
+	}
+	items, err := book.Number(ctx, items)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range items {
+		r := eval.RunResult{Item: it, Repo: acetest.Repo, Host: "beta", ScoredAt: time.Date(2026, 11, 21, 9, 0, 0, 0, time.UTC)}
+		r.Solved, r.Usage.CostUSD = true, 1 // dear: 1 solved per dollar
+		if it.Agent == "cheap" {
+			r.Solved, r.Usage.CostUSD = it.InstanceID < "t2", 0.1 // cheap: 5 solved per dollar
+		}
+		if err := book.Write(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := svc.Engine.Open(ctx, workflow.Request{Repo: acetest.Repo, Issue: acetest.Issue})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Agent != "cheap" || !strings.Contains(r.State.AgentAuto, "the eval of 2026-11-21 recommends cheap: solved 2 of 4 runs") {
+		t.Errorf("agent %s (%q), want cheap from the fleet's eval", r.Agent, r.State.AgentAuto)
 	}
 }

@@ -29,6 +29,17 @@ var migrations = []migration{
 	// Slots: what each run holds of its host's slots, apart from its versioned row (slots.go); the labelled
 	// issues no host had a slot for (queue.go).
 	slotColumns,
+	// An eval's items shared by a fleet's hosts: numbered once, held under a lease, scored once (eval.go).
+	execSQL(`CREATE TABLE eval_items (
+		eval_name TEXT NOT NULL,
+		n BIGINT NOT NULL,
+		item_key TEXT NOT NULL,
+		host TEXT NOT NULL DEFAULT '',
+		lease_until BIGINT NOT NULL DEFAULT 0,
+		result TEXT NOT NULL DEFAULT '',
+		PRIMARY KEY (eval_name, n),
+		UNIQUE (eval_name, item_key)
+	)`),
 }
 
 // postgresBaseline is the schema version a PostgreSQL store starts at: PostgreSQL came with it, so it has no

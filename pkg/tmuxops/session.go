@@ -266,6 +266,24 @@ func (c *Client) Sessions(ctx context.Context, prefix string) ([]string, error) 
 	return names, nil
 }
 
+// SessionDirs are the sessions starting with prefix, each with the directory it was started in (new-session -c).
+func (c *Client) SessionDirs(ctx context.Context, prefix string) (map[string]string, error) {
+	out, err := c.run(ctx, nil, "list-sessions", "-F", "#{session_name}"+fieldSep+"#{session_path}")
+	if err != nil {
+		if noServer(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	dirs := map[string]string{}
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		if name, dir, ok := strings.Cut(l, fieldSep); ok && strings.HasPrefix(name, prefix) {
+			dirs[name] = dir
+		}
+	}
+	return dirs, nil
+}
+
 // PipeToFile appends the session's output to path, capped at TranscriptCap bytes.
 func (c *Client) PipeToFile(ctx context.Context, name, path string) error {
 	args, err := pipeArgs(name, path)

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aceworks/ace/pkg/config"
@@ -23,6 +24,8 @@ type humans struct {
 	cfg     *config.Config // the labels and the trigger's policy
 	now     func() time.Time
 	log     *slog.Logger
+	// askMu orders the questions of best-of attempts, so that they find each other's on the issue.
+	askMu sync.Mutex
 }
 
 // humansCore is what humans need of the engine's core: the run's events, its runner (the answer queued, how it
@@ -60,6 +63,20 @@ func (hu *humans) askHuman(ctx context.Context, r *store.Run, question, screen s
 	}
 	body += fmt.Sprintf("\n\nReply in a comment: ace types your answer into the agent's session. "+
 		"(Or answer directly: `ace attach %d`, `ace send %d \"…\"`.)", r.Issue, r.Issue)
+	if a := r.State.AttemptOf; a != nil {
+		// One question on the issue for the attempts of a best-of run (bestof_ask.go).
+		hu.askMu.Lock()
+		defer hu.askMu.Unlock()
+		q, err := hu.attemptsQuestion(ctx, r)
+		if err != nil {
+			return err
+		}
+		if q != nil {
+			hu.joinQuestion(ctx, r, q, asked)
+			return nil
+		}
+		body = marker + "\n" + attemptsMarker(a.Parent) + strings.TrimPrefix(body, marker)
+	}
 	existing, err := hu.tracker.FindComment(ctx, r.Repo, r.Issue, marker)
 	if err != nil {
 		return trackerErr(fmt.Errorf("find question comment: %w", err))

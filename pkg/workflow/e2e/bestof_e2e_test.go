@@ -337,3 +337,59 @@ done Capitalized as asked in review.
 		t.Errorf("the winner's working copy %s is still there (%v)", copyDir, err)
 	}
 }
+
+// TestBestOfAsksTheHumanOnce: each of three attempts' agents asks the human a question before it works; the issue
+// gets one question, not three, and the one answer reaches every attempt that asked — the next turn of each is the
+// answer, byte-exact — after which they work and the pull request comes from the one that passed verify.
+func TestBestOfAsksTheHumanOnce(t *testing.T) {
+	t.Parallel()
+	w := bestOfWorld(t, "question Should the greeting be formal or casual?\n"+bestOfScript, nil)
+	allAsked := func(r *store.Run) bool {
+		as := w.attempts(r)
+		for _, a := range as {
+			if a.Status != store.StatusWaitingInput {
+				return false
+			}
+		}
+		return len(as) == 3
+	}
+	r := w.run(allAsked)
+	if !allAsked(r) {
+		t.Fatalf("run %s at %s (%s): its attempts did not all wait for an answer\n%s", r.Status, r.Step, r.Error, w.eventLog(r))
+	}
+	questions := func() (n int) {
+		for _, c := range w.gh.Comments(testRepo, testIssue) {
+			if strings.Contains(c.Body, "<!-- ace:question:") {
+				n++
+			}
+		}
+		return n
+	}
+	if n := questions(); n != 1 {
+		t.Fatalf("%d question comments on the issue, want 1 for the three attempts", n)
+	}
+	answer := "Formal, please."
+	w.gh.AddComment(testRepo, testIssue, "alice", answer)
+	r = w.run(untilEnded)
+	attempts := w.attempts(r)
+	if r.Status != store.StatusDone || len(attempts) != 3 || r.State.BestOf.Winner != 2 {
+		t.Fatalf("run %s (%s), %d attempts; want done from attempt 2\n%s", r.Status, r.Error, len(attempts), w.eventLog(r))
+	}
+	answered := 0
+	for _, tr := range w.turns() {
+		if tr.Prompt == answer {
+			answered++
+		}
+	}
+	if answered != 3 {
+		t.Errorf("%d turns were the answer, want one in each of the 3 attempts", answered)
+	}
+	for k, a := range attempts {
+		if log := w.eventLog(a); !strings.Contains(log, "answer from @alice") {
+			t.Errorf("attempt %d got no answer:\n%s", k+1, log)
+		}
+	}
+	if n := questions(); n != 1 {
+		t.Errorf("%d question comments on the issue in the end, want 1", n)
+	}
+}
