@@ -44,10 +44,22 @@ func (hu *humans) attemptsQuestion(ctx context.Context, r *store.Run) (*tracker.
 }
 
 // joinQuestion parks attempt r on the question q of its siblings that waits on the issue: its own question
-// (asked) is what ace show says it asked; the answer it waits for is the one after q.
-func (hu *humans) joinQuestion(ctx context.Context, r *store.Run, q *tracker.Comment, asked string) {
+// (asked) is what ace show says it asked; the answer it waits for is the one after q. A question the comment
+// does not show yet (another agent asks something else) is added to it, so that the one answer can answer it.
+func (hu *humans) joinQuestion(ctx context.Context, r *store.Run, q *tracker.Comment, shown, asked string) error {
+	if !strings.Contains(q.Body, quote(shown)) {
+		add := fmt.Sprintf("\n\n**Attempt %d** (%s) asks as well:\n\n%s", r.State.AttemptOf.K, r.Agent, quote(shown))
+		body := q.Body + add
+		if i := strings.LastIndex(q.Body, "\n\nReply in a comment:"); i >= 0 {
+			body = q.Body[:i] + add + q.Body[i:]
+		}
+		if _, err := hu.tracker.EditComment(ctx, r.Repo, q.ID, body); err != nil {
+			return trackerErr(fmt.Errorf("add the question to the attempts' comment: %w", err))
+		}
+	}
 	r.State.Question = asked
 	r.State.QuestionAt = q.CreatedAt
 	r.State.Questions++
 	hu.core.event(ctx, r, EventQuestion, firstLine(asked)+" (the question of another attempt waits on the issue: its answer is this one's too)")
+	return nil
 }

@@ -40,6 +40,7 @@ type humansCore interface {
 type humansTracker interface {
 	FindComment(ctx context.Context, repo string, number int, marker string) (*tracker.Comment, error)
 	CreateComment(ctx context.Context, repo string, number int, body string) (*tracker.Comment, error)
+	EditComment(ctx context.Context, repo string, id int64, body string) (*tracker.Comment, error)
 	Comments(ctx context.Context, repo string, number int, since time.Time) ([]tracker.Comment, error)
 	Self(ctx context.Context) (string, error)
 	Permission(ctx context.Context, repo, user string) (tracker.Permission, error)
@@ -72,8 +73,11 @@ func (hu *humans) askHuman(ctx context.Context, r *store.Run, question, screen s
 			return err
 		}
 		if q != nil {
-			hu.joinQuestion(ctx, r, q, asked)
-			return nil
+			shown := question // what the comment shows of this attempt's question: its menu where it has one
+			if qt != "" {
+				shown = qt
+			}
+			return hu.joinQuestion(ctx, r, q, shown, asked)
 		}
 		body = marker + "\n" + attemptsMarker(a.Parent) + strings.TrimPrefix(body, marker)
 	}

@@ -343,7 +343,9 @@ done Capitalized as asked in review.
 // answer, byte-exact — after which they work and the pull request comes from the one that passed verify.
 func TestBestOfAsksTheHumanOnce(t *testing.T) {
 	t.Parallel()
-	w := bestOfWorld(t, "question Should the greeting be formal or casual?\n"+bestOfScript, nil)
+	// The third attempt's agent asks something else: the one comment shows both questions, the same one once.
+	ask := `sh mkdir -p .ace && case "$PWD" in *-3) echo 'Should it rhyme?';; *) echo 'Should the greeting be formal or casual?';; esac > .ace/QUESTION` + "\n---\n"
+	w := bestOfWorld(t, ask+bestOfScript, nil)
 	allAsked := func(r *store.Run) bool {
 		as := w.attempts(r)
 		for _, a := range as {
@@ -367,6 +369,15 @@ func TestBestOfAsksTheHumanOnce(t *testing.T) {
 	}
 	if n := questions(); n != 1 {
 		t.Fatalf("%d question comments on the issue, want 1 for the three attempts", n)
+	}
+	for _, c := range w.gh.Comments(testRepo, testIssue) {
+		if !strings.Contains(c.Body, "<!-- ace:question:") {
+			continue
+		}
+		if n := strings.Count(c.Body, "formal or casual"); n != 1 || !strings.Contains(c.Body, "Should it rhyme?") {
+			t.Errorf("the question comment shows the first question %d times (want once) and the third attempt's "+
+				"own question %v:\n%s", n, strings.Contains(c.Body, "Should it rhyme?"), c.Body)
+		}
 	}
 	answer := "Formal, please."
 	w.gh.AddComment(testRepo, testIssue, "alice", answer)
