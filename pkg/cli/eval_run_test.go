@@ -20,6 +20,7 @@ import (
 	"github.com/aceworks/ace/internal/testkit/acetest"
 	"github.com/aceworks/ace/pkg/eval"
 	"github.com/aceworks/ace/pkg/headless"
+	"github.com/aceworks/ace/pkg/tmuxops"
 )
 
 // evalWorld is a repository with a history (evaltest), a task set made from two of its merged pull requests,
@@ -31,6 +32,7 @@ type evalWorld struct {
 	dir, cfg      string
 	tasks, evalIn string
 	socket        string
+	scripts       string            // the agents' scripts, which the boxes see read-only
 	fixes         map[string]string // instance id → the fixed file's path
 }
 
@@ -40,7 +42,7 @@ func newEvalWorld(t *testing.T) *evalWorld {
 	scripts := t.TempDir() // what the boxes see of the test: the agents' scripts, nothing of ace's root
 	w := evaltest.New(t, dir)
 	ew := &evalWorld{w: w, dir: dir, tasks: filepath.Join(dir, "tasks.jsonl"), evalIn: filepath.Join(dir, "eval"),
-		socket: "ace-test-" + acetest.RandomHex(4), fixes: map[string]string{}}
+		socket: "ace-test-" + acetest.RandomHex(4), scripts: scripts, fixes: map[string]string{}}
 	var tasks []eval.Task
 	var fix, future, merges strings.Builder
 	fix.WriteString("#!/bin/sh\n")
@@ -146,7 +148,9 @@ func (ew *evalWorld) endAgents() {
 			_ = headless.Proc{PID: st.AgentPID, Start: st.AgentStart}.Signal(syscall.SIGKILL)
 		}
 	}
-	_ = exec.Command("tmux", "-L", ew.socket+"-eval", "kill-server").Run()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = tmuxops.New(eval.Socket(ew.socket, ew.evalIn)).KillServer(ctx)
 }
 
 // ace is `ace --config <world's> args…` as a user runs it, not yet started.
