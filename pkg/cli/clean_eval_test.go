@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"github.com/aceworks/ace/internal/testkit"
 	"github.com/aceworks/ace/pkg/eval"
 	"github.com/aceworks/ace/pkg/headless"
+	"github.com/aceworks/ace/pkg/runbox"
 	"github.com/aceworks/ace/pkg/tmuxops"
 )
 
@@ -185,5 +187,82 @@ func TestCleanRemovesWhatAnInterruptedEvalLeft(t *testing.T) {
 	if exists(filepath.Join(running, "items")) || sessions(other) != "" || sessions(shared) != "" ||
 		!strings.Contains(out.String(), "removed tmux session ace-acme-calc-2 on socket "+other) {
 		t.Errorf("once the eval is over, ace clean left its items or its sessions:\n%s", out.String())
+	}
+}
+
+// TestCleanRemovesTheSocketsOfAnEvalTooDeep: an eval directory too deep for a socket's path has its engine keep
+// its sockets (its boxes' proxies', its live hosts') in a directory of its own under the temporary directory
+// (runbox.ShortSocket). An eval run killed mid-run leaves that directory with its sockets in it: ace clean -n names
+// it, ace clean removes it; a running eval's, too deep as well, is left alone until that eval is over.
+func TestCleanRemovesTheSocketsOfAnEvalTooDeep(t *testing.T) {
+	t.Parallel()
+	cfg, _ := cleanConfig(t)
+	root, ctx := cfg.Workspace.Root, context.Background()
+	deep := strings.Repeat("a-repository-with-a-long-name-", 3)
+	killed := filepath.Join(root, "eval", "acme", deep, "run")
+	running := filepath.Join(t.TempDir(), deep, "eval")
+	if err := eval.Register(root, running); err != nil {
+		t.Fatal(err)
+	}
+	// Each eval's engine left a live host's socket, as a killed host leaves it: bound, nobody listening.
+	sockets := map[string]string{}
+	for _, dir := range []string{killed, running} {
+		engine := eval.EngineRoot(dir)
+		p, err := runbox.ShortSocket(engine, filepath.Join(engine, "live", "acme-calc-1-run1", "host.sock"), "1-live", "host.sock")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasPrefix(p, dir) {
+			t.Fatalf("%s is not too deep for a socket: %s", dir, p)
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: p, Net: "unix"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ln.SetUnlinkOnClose(false)
+		ln.Close()
+		if err := os.MkdirAll(filepath.Join(engine, "run"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		sockets[dir] = filepath.Dir(filepath.Dir(p)) // the engine's own directory there
+		t.Cleanup(func() { _ = os.RemoveAll(sockets[dir]) })
+	}
+	if sockets[killed] == sockets[running] {
+		t.Fatalf("two evals share a socket directory: %s", sockets[killed])
+	}
+	unlock, err := eval.Lock(running)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exists := func(p string) bool { _, err := os.Stat(p); return err == nil }
+
+	var out bytes.Buffer
+	app := &App{Config: cfg, Stdout: &out, Stderr: &out}
+	if err := runClean(ctx, app, cleanOptions{DryRun: true}); err != nil {
+		t.Fatalf("ace clean -n: %v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "would remove "+sockets[killed]+" (left by an ace eval run") || !exists(sockets[killed]) {
+		t.Errorf("ace clean -n, the killed eval's sockets in %s:\n%s", sockets[killed], out.String())
+	}
+	out.Reset()
+	if err := runClean(ctx, app, cleanOptions{}); err != nil {
+		t.Fatalf("ace clean: %v\n%s", err, out.String())
+	}
+	if exists(sockets[killed]) || !strings.Contains(out.String(), "removed "+sockets[killed]+" ") {
+		t.Errorf("ace clean left the killed eval's sockets in %s:\n%s", sockets[killed], out.String())
+	}
+	if !exists(sockets[running]) || strings.Contains(out.String(), sockets[running]) {
+		t.Errorf("ace clean touched the running eval's sockets in %s:\n%s", sockets[running], out.String())
+	}
+	unlock()
+	out.Reset()
+	if err := runClean(ctx, app, cleanOptions{}); err != nil {
+		t.Fatalf("ace clean: %v\n%s", err, out.String())
+	}
+	if exists(sockets[running]) || !strings.Contains(out.String(), "removed "+sockets[running]+" ") {
+		t.Errorf("once the eval is over, ace clean left its sockets in %s:\n%s", sockets[running], out.String())
 	}
 }

@@ -300,7 +300,7 @@ func evalRunConfig(cfg *config.Config, dir string) *config.Config {
 	c := *cfg
 	c.Agent.Default, c.Agent.Fallback = "", nil
 	c.Agent.Attempts, c.Agent.AttemptsAgents, c.Labels.BestOfPrefix = 1, nil, "" // an item measures one agent: no best-of
-	c.Workspace.Root = filepath.Join(dir, "ace")
+	c.Workspace.Root = eval.EngineRoot(dir)
 	c.Store.URL = ""
 	c.Tmux.Socket = eval.Socket(cfg.Tmux.Socket, dir)
 	c.Memory.Enabled = false
