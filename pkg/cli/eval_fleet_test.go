@@ -19,6 +19,7 @@ import (
 	"github.com/aceworks/ace/pkg/eval"
 	"github.com/aceworks/ace/pkg/headless"
 	"github.com/aceworks/ace/pkg/store"
+	"github.com/aceworks/ace/pkg/tmuxops"
 )
 
 // evalHost is one ace host of a fleet running an eval: the world's ace.toml with a root, eval directory and tmux
@@ -61,7 +62,9 @@ func (h *evalHost) endAgents() {
 			_ = headless.Proc{PID: st.AgentPID, Start: st.AgentStart}.Signal(syscall.SIGKILL)
 		}
 	}
-	_ = exec.Command("tmux", "-L", h.socket+"-eval", "kill-server").Run()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = tmuxops.New(eval.Socket(h.socket, h.evalDir)).KillServer(ctx)
 }
 
 // runs are the runs of the host's eval engine (its own SQLite store), by issue: item N is issue N.

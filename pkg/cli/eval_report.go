@@ -71,9 +71,9 @@ func runEvalReport(ctx context.Context, app *App, o evalReportOptions) error {
 		return flagErrorf("--by %q: want agent or task", o.By)
 	}
 	dir := o.Dir
-	shared := app.Config.Store.URL != ""
+	fleet := app.Config.Store.URL != ""
 	var repo string
-	if dir == "" || shared {
+	if dir == "" || fleet {
 		var err error
 		if repo, err = service.ConfiguredRepo(app.Config, o.Repo); err != nil {
 			return &FlagError{err}
@@ -82,21 +82,16 @@ func runEvalReport(ctx context.Context, app *App, o evalReportOptions) error {
 			return err
 		}
 	}
-	var results []eval.RunResult
-	var err error
-	if shared {
-		// A fleet's eval: every host's results, from the shared store.
-		book, closeBook, berr := evalBook(ctx, app.Config, repo, dir, app)
-		if berr != nil {
-			return berr
+	var shared eval.SharedResults // a fleet's eval: every host's results, from the store
+	if fleet {
+		book, closeBook, err := evalBook(ctx, app.Config, repo, dir, app)
+		if err != nil {
+			return err
 		}
 		defer closeBook()
-		results, err = book.List(ctx)
+		shared = book.Store
 	}
-	if err == nil && len(results) == 0 {
-		// One host's eval (or one run before the store was shared): the directory's files.
-		results, err = eval.ReadResults(dir)
-	}
+	results, err := eval.ReadEval(ctx, shared, repo, dir)
 	if err != nil {
 		return err
 	}

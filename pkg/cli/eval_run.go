@@ -290,7 +290,8 @@ func evalMirror(ctx context.Context, app *App, repo string, tasks []eval.Task) (
 
 // evalRunConfig is the configuration of ace eval run's engine: ace.toml's, but for a root of the eval's own (its
 // store, runtime files, agents' homes and boxes; the store a SQLite file there, so that eval runs never mix
-// with the issues' runs), its own tmux socket, no memory across runs (a run would find another's answer), no
+// with the issues' runs), a tmux socket of the eval directory's own (eval.Socket: two evals at once never share a
+// session name), no memory across runs (a run would find another's answer), no
 // notifications, no pull request followed, and nothing that reaches GitHub: no tracker, API or MCP server an
 // agent could ask for the repository as it is now. Each run is its agent's alone: no fallback hands it to another
 // at a usage limit, and no default agent lets the repository's workflow choose another (repoflow changes the
@@ -299,9 +300,9 @@ func evalRunConfig(cfg *config.Config, dir string) *config.Config {
 	c := *cfg
 	c.Agent.Default, c.Agent.Fallback = "", nil
 	c.Agent.Attempts, c.Agent.AttemptsAgents, c.Labels.BestOfPrefix = 1, nil, "" // an item measures one agent: no best-of
-	c.Workspace.Root = filepath.Join(dir, "ace")
+	c.Workspace.Root = eval.EngineRoot(dir)
 	c.Store.URL = ""
-	c.Tmux.Socket = cfg.Tmux.Socket + "-eval"
+	c.Tmux.Socket = eval.Socket(cfg.Tmux.Socket, dir)
 	c.Memory.Enabled = false
 	c.Notify = nil
 	c.PR.Follow = false

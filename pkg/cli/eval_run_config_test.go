@@ -2,13 +2,16 @@ package cli
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/config"
+	"github.com/aceworks/ace/pkg/eval"
 )
 
-// TestEvalRunConfigKeepsRunsApart: ace eval run's engine works in a root, store and tmux socket of its own, with no
+// TestEvalRunConfigKeepsRunsApart: ace eval run's engine works in a root, store and tmux socket of its own (of its
+// eval directory's: another directory's eval has another), with no
 // memory, notification, follow-through, fallback or default agent, and nothing that reaches GitHub; the user's
 // configuration is left as it was.
 func TestEvalRunConfigKeepsRunsApart(t *testing.T) {
@@ -23,7 +26,9 @@ func TestEvalRunConfigKeepsRunsApart(t *testing.T) {
 	cfg.Agents = map[string]config.AgentConfig{"claude": {Override: agents.Override{GitHubMCP: "https://api.githubcopilot.com/mcp/"}}}
 
 	c := evalRunConfig(cfg, "/srv/ace/eval/acme/calc/run")
-	if c.Workspace.Root != filepath.Join("/srv/ace/eval/acme/calc/run", "ace") || c.Store.URL != "" || c.Tmux.Socket != "ace-eval" {
+	if c.Workspace.Root != filepath.Join("/srv/ace/eval/acme/calc/run", "ace") || c.Store.URL != "" ||
+		c.Tmux.Socket != eval.Socket("ace", "/srv/ace/eval/acme/calc/run") || !strings.HasPrefix(c.Tmux.Socket, "ace-eval-") ||
+		c.Tmux.Socket == evalRunConfig(cfg, "/srv/ace/eval/acme/calc/other").Tmux.Socket {
 		t.Errorf("root %s, store %q, socket %s", c.Workspace.Root, c.Store.URL, c.Tmux.Socket)
 	}
 	if c.Memory.Enabled || c.PR.Follow || c.Notify != nil || c.Agent.Default != "" || c.Agent.Fallback != nil {

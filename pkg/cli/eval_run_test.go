@@ -20,6 +20,8 @@ import (
 	"github.com/aceworks/ace/internal/testkit/acetest"
 	"github.com/aceworks/ace/pkg/eval"
 	"github.com/aceworks/ace/pkg/headless"
+	"github.com/aceworks/ace/pkg/runbox"
+	"github.com/aceworks/ace/pkg/tmuxops"
 )
 
 // evalWorld is a repository with a history (evaltest), a task set made from two of its merged pull requests,
@@ -31,6 +33,7 @@ type evalWorld struct {
 	dir, cfg      string
 	tasks, evalIn string
 	socket        string
+	scripts       string            // the agents' scripts, which the boxes see read-only
 	fixes         map[string]string // instance id → the fixed file's path
 }
 
@@ -40,7 +43,7 @@ func newEvalWorld(t *testing.T) *evalWorld {
 	scripts := t.TempDir() // what the boxes see of the test: the agents' scripts, nothing of ace's root
 	w := evaltest.New(t, dir)
 	ew := &evalWorld{w: w, dir: dir, tasks: filepath.Join(dir, "tasks.jsonl"), evalIn: filepath.Join(dir, "eval"),
-		socket: "ace-test-" + acetest.RandomHex(4), fixes: map[string]string{}}
+		socket: "ace-test-" + acetest.RandomHex(4), scripts: scripts, fixes: map[string]string{}}
 	var tasks []eval.Task
 	var fix, future, merges strings.Builder
 	fix.WriteString("#!/bin/sh\n")
@@ -146,7 +149,9 @@ func (ew *evalWorld) endAgents() {
 			_ = headless.Proc{PID: st.AgentPID, Start: st.AgentStart}.Signal(syscall.SIGKILL)
 		}
 	}
-	_ = exec.Command("tmux", "-L", ew.socket+"-eval", "kill-server").Run()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = tmuxops.New(eval.Socket(ew.socket, ew.evalIn)).KillServer(ctx)
 }
 
 // ace is `ace --config <world's> args…` as a user runs it, not yet started.
@@ -285,7 +290,8 @@ func TestEvalRunScoresEachAgentAndSurvivesAKill(t *testing.T) {
 
 // TestEvalRunKilledCleanedAndRunAgain: an ace eval run killed -9 once its first run is scored leaves its working
 // copies, cut bases and engine behind, in its default directory (under ace's root) or in one --dir put outside
-// the root; ace clean removes them and keeps the result (and, outside, a file of the user's beside the eval's
+// the root (so deep that its engine's sockets went to the temporary directory); ace clean removes them (those
+// sockets too) and keeps the result (and, outside, a file of the user's beside the eval's
 // directory); ace eval run again does only the run that had no result, from scratch, and solves it. A --dir that
 // holds files no eval run made is refused, with why.
 func TestEvalRunKilledCleanedAndRunAgain(t *testing.T) {
@@ -298,8 +304,9 @@ func TestEvalRunKilledCleanedAndRunAgain(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
 			if where == "outside" {
-				ew.evalIn = filepath.Join(ew.dir, "elsewhere", "eval")
-				mine := filepath.Join(ew.dir, "elsewhere", "notes.txt")
+				// So deep that its engine's sockets go to a directory of its own in the temporary one (runbox.ShortSocket).
+				ew.evalIn = filepath.Join(ew.dir, "elsewhere", strings.Repeat("deep-", 10), "eval")
+				mine := filepath.Join(filepath.Dir(ew.evalIn), "notes.txt")
 				if err := os.MkdirAll(filepath.Dir(mine), 0o755); err != nil {
 					t.Fatal(err)
 				}
@@ -319,12 +326,26 @@ func TestEvalRunKilledCleanedAndRunAgain(t *testing.T) {
 			run := []string{"eval", "run", "--tasks", ew.tasks, "--dir", ew.evalIn, "--agents", "fixer", "--jobs", "1"}
 			firstResult := filepath.Join(ew.evalIn, "results", "1.json")
 			before := ew.killAfterFirstResult(t, ctx, firstResult, run...)
+			sockets := runbox.ShortSocketDirs(eval.EngineRoot(ew.evalIn))
+			t.Cleanup(func() {
+				for _, d := range sockets {
+					_ = os.RemoveAll(d)
+				}
+			})
+			if where == "outside" && len(sockets) != 1 {
+				t.Errorf("the eval's engine kept its sockets in %v, want a directory of its own in the temporary one", sockets)
+			}
 
 			clean, out, errOut := ew.ace(ctx, "clean")
 			if err := clean.Run(); err != nil {
 				t.Fatalf("ace clean: %v\n%s\n%s", err, out, errOut)
 			}
 			t.Logf("ace clean:\n%s", out)
+			for _, p := range sockets {
+				if _, err := os.Stat(p); !os.IsNotExist(err) || !strings.Contains(out.String(), "removed "+p+" ") {
+					t.Errorf("ace clean left the eval's sockets in %s (%v)", p, err)
+				}
+			}
 			for _, left := range []string{"items", "ace"} {
 				p := filepath.Join(ew.evalIn, left)
 				if _, err := os.Stat(p); !os.IsNotExist(err) || !strings.Contains(out.String(), "removed "+p+" ") {

@@ -42,7 +42,7 @@ hear about runs that need input, fail, or open a pull request. ace poll --addr d
 // serveOptions builds the server's options from the configuration and the environment.
 func serveOptions(app *App, svc *service.Service, addr string) (serve.Options, error) {
 	cfg := app.Config.Serve
-	o := serve.Options{Store: svc.Store, Engine: svc.Engine, Queue: svc.Queue, Root: svc.Root, Addr: addr,
+	o := serve.Options{Store: svc.Store, Engine: svc.Engine, Queue: svc.Queue, Root: svc.Root, SharedEvals: svc.SharedEvals(), Addr: addr,
 		DeadAfter:    app.Config.Host.DeadAfter.Duration,
 		TriggerLabel: app.Config.Trigger.Label, MaxBody: cfg.MaxBodyBytes, Redactor: app.Redactor, Logger: app.Logger}
 	var err error

@@ -142,7 +142,17 @@ func (b *SharedBook) Write(ctx context.Context, r RunResult) error {
 }
 
 func (b *SharedBook) Results(ctx context.Context) (map[int]RunResult, error) {
-	raw, err := b.Store.EvalResults(ctx, b.Name)
+	return sharedResults(ctx, b.Store, b.Name)
+}
+
+// SharedResults is what reading a fleet's evals asks of its store (pkg/store's).
+type SharedResults interface {
+	EvalResults(ctx context.Context, eval string) (map[int][]byte, error)
+}
+
+// sharedResults are the results eval name keeps in a fleet's store, by item number.
+func sharedResults(ctx context.Context, st SharedResults, name string) (map[int]RunResult, error) {
+	raw, err := st.EvalResults(ctx, name)
 	if err != nil {
 		return nil, err
 	}
@@ -150,28 +160,36 @@ func (b *SharedBook) Results(ctx context.Context) (map[int]RunResult, error) {
 	for n, data := range raw {
 		var r RunResult
 		if err := json.Unmarshal(data, &r); err != nil {
-			return nil, fmt.Errorf("eval %s: the result of item %d: %w", b.Name, n, err)
+			return nil, fmt.Errorf("eval %s: the result of item %d: %w", name, n, err)
 		}
 		if r.N != n {
-			return nil, fmt.Errorf("eval %s: item %d holds the result of item %d", b.Name, n, r.N)
+			return nil, fmt.Errorf("eval %s: item %d holds the result of item %d", name, n, r.N)
 		}
 		out[n] = r
 	}
 	return out, nil
 }
 
-// List is the results kept, in the items' order.
-func (b *SharedBook) List(ctx context.Context) ([]RunResult, error) {
-	m, err := b.Results(ctx)
-	if err != nil {
-		return nil, err
+// ReadEval reads the results of repo's eval in directory dir, in the items' order: with a fleet's store (shared
+// not nil: the store is on PostgreSQL), those every host of the fleet kept there (SharedBook's) — unless it has
+// none, as for an eval run on this host before its store was shared: then, as on one host, the directory's files.
+// It is the one reader of an eval's results: ace eval report's, agent.default = "auto"'s and the dashboard's.
+func ReadEval(ctx context.Context, shared SharedResults, repo, dir string) ([]RunResult, error) {
+	if shared != nil {
+		m, err := sharedResults(ctx, shared, SharedName(repo, dir))
+		if err != nil {
+			return nil, err
+		}
+		if len(m) > 0 {
+			out := make([]RunResult, 0, len(m))
+			for _, r := range m {
+				out = append(out, r)
+			}
+			slices.SortFunc(out, func(a, b RunResult) int { return a.N - b.N })
+			return out, nil
+		}
 	}
-	out := make([]RunResult, 0, len(m))
-	for _, r := range m {
-		out = append(out, r)
-	}
-	slices.SortFunc(out, func(a, b RunResult) int { return a.N - b.N })
-	return out, nil
+	return ReadResults(dir)
 }
 
 func (b *SharedBook) logger() *slog.Logger {

@@ -13,4 +13,7 @@ func DefaultTasks(root, repo string) string {
 
 // DirBeside is ace eval run's directory for a task set: run/ beside it. The default one (beside DefaultTasks) is
 // the repository's latest eval, which agent.default = "auto" reads.
-func DirBeside(tasks string) string { return filepath.Join(filepath.Dir(tasks), "run") }
+func DirBeside(tasks string) string { return filepath.Join(filepath.Dir(tasks), runDir) }
+
+// runDir names DirBeside's directory.
+const runDir = "run"

@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -38,7 +39,7 @@ func TestLatestAllByRepository(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(broken, "1.json"), []byte("{"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	got, err := LatestAll(root)
+	got, err := LatestAll(context.Background(), root, nil)
 	if err == nil || !strings.Contains(err.Error(), "acme/broken") {
 		t.Errorf("err %v, want acme/broken's eval named", err)
 	}
@@ -46,7 +47,7 @@ func TestLatestAllByRepository(t *testing.T) {
 		!got[0].ScoredAt.Equal(at.Add(time.Hour)) {
 		t.Fatalf("latest %+v", got)
 	}
-	if none, err := LatestAll(t.TempDir()); err != nil || none != nil {
+	if none, err := LatestAll(context.Background(), t.TempDir(), nil); err != nil || none != nil {
 		t.Errorf("without evals: %v %v", none, err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/gofrs/flock"
 
 	"github.com/aceworks/ace/pkg/headless"
+	"github.com/aceworks/ace/pkg/runbox"
 )
 
 // An eval directory keeps what ace eval run scored — plan.json (the items' numbers) and results/ — and, while it
@@ -116,7 +117,9 @@ func Register(root, dir string) error {
 }
 
 // Leftovers are the entries ace eval run made in eval directory dir besides its results (made): what an eval run
-// cut short left, or one that ended left of its engine. The caller holds dir's lock.
+// cut short left, or one that ended left of its engine — and, outside it, the directory its engine keeps its sockets
+// in where dir is too deep for a socket's path (runbox.ShortSocket: its boxes' proxies', its live hosts'), which
+// no other eval shares. The caller holds dir's lock.
 func Leftovers(dir string) ([]string, error) {
 	if _, err := os.Stat(dir); err != nil {
 		return nil, err
@@ -127,8 +130,12 @@ func Leftovers(dir string) ([]string, error) {
 			out = append(out, filepath.Join(dir, name))
 		}
 	}
-	return out, nil
+	return append(out, runbox.ShortSocketDirs(EngineRoot(dir))...), nil
 }
+
+// EngineRoot is the root of the engine of the ace eval run in directory dir: its store, runtime files, agents'
+// homes and boxes.
+func EngineRoot(dir string) string { return filepath.Join(dir, "ace") }
 
 // Clean removes dir's leftovers, first ending the headless agents (and their supervisors) its engine started
 // that are still there — an eval run killed mid-run leaves them running — each by its PID and start time (a PID

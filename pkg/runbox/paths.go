@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"syscall"
 
@@ -61,18 +62,42 @@ func ShortSocket(root, preferred string, under ...string) (string, error) {
 	if len(preferred) <= maxSocketPath {
 		return preferred, nil
 	}
-	sum := sha256.Sum256([]byte(root))
-	name := fmt.Sprintf("ace-%d-%x", os.Getuid(), sum[:6])
-	for _, base := range []string{os.Getenv("XDG_RUNTIME_DIR"), os.TempDir(), "/tmp"} {
-		if !filepath.IsAbs(base) {
-			continue
-		}
-		dir := filepath.Join(base, name)
+	for _, dir := range shortDirs(root) {
 		if p := filepath.Join(append([]string{dir}, under...)...); len(p) <= maxSocketPath {
 			return p, privateDir(dir)
 		}
 	}
 	return "", fmt.Errorf("no socket path short enough for %s (ace's root %s is too deep)", filepath.Base(preferred), root)
+}
+
+// shortDirs are the directories ShortSocket may keep root's sockets in, in the order it tries them.
+func shortDirs(root string) []string {
+	sum := sha256.Sum256([]byte(root))
+	name := fmt.Sprintf("ace-%d-%x", os.Getuid(), sum[:6])
+	var out []string
+	for _, base := range []string{os.Getenv("XDG_RUNTIME_DIR"), os.TempDir(), "/tmp"} {
+		if filepath.IsAbs(base) {
+			out = append(out, filepath.Join(base, name))
+		}
+	}
+	return out
+}
+
+// ShortSocketDirs are the directories ShortSocket made for root's sockets that are there — this user's own: what
+// the engine whose root it is (an ace eval run's, under its directory) leaves outside its root, for ace clean to
+// remove once that engine is over.
+func ShortSocketDirs(root string) []string {
+	var out []string
+	for _, dir := range shortDirs(root) {
+		fi, err := os.Lstat(dir)
+		if err != nil || !fi.IsDir() || slices.Contains(out, dir) {
+			continue
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) == os.Getuid() {
+			out = append(out, dir)
+		}
+	}
+	return out
 }
 
 // privateDir makes dir, or checks that it is this user's private directory: another user could have made it

@@ -17,6 +17,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/aceworks/ace/internal/pgtest"
 	"github.com/aceworks/ace/internal/testkit"
 	"github.com/aceworks/ace/pkg/cli"
 	"github.com/aceworks/ace/pkg/config"
@@ -25,8 +26,10 @@ import (
 )
 
 // TestMain lets the test binary be ace itself (the end-to-end test runs `ace demo` and `ace serve`), and play
-// the parts tmux panes run: the launcher and the fake agent.
-func TestMain(m *testing.M) { os.Exit(testkit.Main(m, nil, cli.Child, testkit.As("ace", cli.Main))) }
+// the parts tmux panes run: the launcher and the fake agent; it stops the PostgreSQL cluster the tests started.
+func TestMain(m *testing.M) {
+	os.Exit(testkit.Main(m, pgtest.Main, cli.Child, testkit.As("ace", cli.Main)))
+}
 
 func freeAddr(t *testing.T) string {
 	t.Helper()

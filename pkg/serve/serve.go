@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/aceworks/ace/pkg/config"
+	"github.com/aceworks/ace/pkg/eval"
 	"github.com/aceworks/ace/pkg/secrets"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/workflow"
@@ -56,8 +57,10 @@ type Options struct {
 	Store  Store
 	Engine Engine
 	Queue  Queue
-	// Root is workspace.root: the transcripts of tmux runs are under its logs/.
+	// Root is workspace.root: the transcripts of tmux runs are under its logs/, this host's evals under its eval/.
 	Root string
+	// SharedEvals is a fleet's store (on PostgreSQL), where its hosts keep the evals they share; nil on one host.
+	SharedEvals eval.SharedEvals
 	// Addr is where the server listens: any address but a loopback one requires Token.
 	Addr string
 	// Token, when set, is required of every request but /healthz and the webhook (a Bearer header, or the

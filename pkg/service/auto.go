@@ -33,16 +33,16 @@ func (s *Service) chooseAgent(ctx context.Context, repo string) (agent, why stri
 	return agent, fmt.Sprintf("the eval of %s recommends %s: %s", latest.UTC().Format("2006-01-02"), c.Agent, c.Why), nil
 }
 
-// latestEval are the results of the repository's eval in its default directory: a fleet's (the store on
-// PostgreSQL), which any of its hosts may have run, from the shared store (eval.SharedBook); else, or when the
-// fleet has none, this host's files.
+// latestEval are the results of the repository's latest eval (eval.LatestResults): a fleet's from its store.
 func (s *Service) latestEval(ctx context.Context, repo string) ([]eval.RunResult, error) {
-	dir := eval.DirBeside(eval.DefaultTasks(s.Root, repo))
-	if s.Store.Kind() == store.PostgreSQL {
-		results, err := (&eval.SharedBook{Store: s.Store, Name: eval.SharedName(repo, dir)}).List(ctx)
-		if err != nil || len(results) > 0 {
-			return results, err
-		}
+	return eval.LatestResults(ctx, s.Root, repo, s.SharedEvals())
+}
+
+// SharedEvals is the store where a fleet's hosts keep the evals they share (its store on PostgreSQL, which
+// ace eval run's shared book writes to), or nil on one host, whose evals are its eval directories' files.
+func (s *Service) SharedEvals() eval.SharedEvals {
+	if s.Store.Kind() != store.PostgreSQL {
+		return nil
 	}
-	return eval.ReadResults(dir)
+	return s.Store
 }

@@ -109,3 +109,21 @@ func (s *Store) EvalResults(ctx context.Context, eval string) (map[int][]byte, e
 	}
 	return out, rows.Err()
 }
+
+// EvalNames are the names of the evals that have a result, sorted.
+func (s *Store) EvalNames(ctx context.Context) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT DISTINCT eval_name FROM eval_items WHERE result<>'' ORDER BY eval_name")
+	if err != nil {
+		return nil, fmt.Errorf("list evals: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return nil, fmt.Errorf("list evals: %w", err)
+		}
+		out = append(out, name)
+	}
+	return out, rows.Err()
+}

@@ -9,7 +9,7 @@ import (
 // TestEvalItemsSharedByHosts: two hosts' stores on one database number an eval's items once (a key keeps its
 // number, a new key gets the next); an item is taken by one host at a time, the holder renews its lease, another
 // takes it over once the lease has run out; the first result is kept and the item is then no one's to take;
-// another eval's items are apart.
+// another eval's items are apart; the evals named are those with a result.
 func TestEvalItemsSharedByHosts(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, fresh func(t *testing.T) target) {
 		ctx := context.Background()
@@ -56,6 +56,9 @@ func TestEvalItemsSharedByHosts(t *testing.T) {
 		rs, err := a.EvalResults(ctx, "acme/calc:run")
 		if err != nil || len(rs) != 1 || string(rs[1]) != `{"n":1,"by":"beta"}` {
 			t.Errorf("results %v, %v", rs, err)
+		}
+		if names, err := b.EvalNames(ctx); err != nil || len(names) != 1 || names[0] != "acme/calc:run" {
+			t.Errorf("evals with results %v, %v; want acme/calc:run alone (other:run has none)", names, err)
 		}
 	})
 }
