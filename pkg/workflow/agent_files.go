@@ -79,24 +79,3 @@ func (e *Engine) needFile(ctx context.Context, r *store.Run, what string, err er
 func RefusedLine(r *store.Run) string {
 	return strings.Join(r.State.Refused, "; ")
 }
-
-// refusedFilesRow is the status comment's row of the files ace refused: a human should know the agent left
-// them. Each path and finding is the agent's doing, so each refusal is a code span it cannot end.
-func refusedFilesRow(r *store.Run) string {
-	if len(r.State.Refused) == 0 {
-		return ""
-	}
-	quoted := make([]string, len(r.State.Refused))
-	for i, l := range r.State.Refused {
-		quoted[i] = "`" + strings.NewReplacer("`", "'", "|", "\\|", "\n", " ").Replace(l) + "`"
-	}
-	return fmt.Sprintf("| files | %s (`ace show %d`) |\n", listSome(quoted, 5), r.Issue)
-}
-
-// listSome joins the first n items, and says how many more there are.
-func listSome(items []string, n int) string {
-	if len(items) <= n {
-		return strings.Join(items, ", ")
-	}
-	return fmt.Sprintf("%s and %d more", strings.Join(items[:n], ", "), len(items)-n)
-}

@@ -104,32 +104,3 @@ func (e *Engine) bestOfBody(r *store.Run, bo *store.BestOfState) string {
 	fmt.Fprintf(&b, "\n---\nMade by ace: best of %d, attempt %d with agent `%s`.\n", bo.N, bo.Winner, r.Agent)
 	return b.String()
 }
-
-// bestOfRow is the status comment's row of a best-of parent: how many attempts and why, and the one chosen.
-func bestOfRow(r *store.Run) string {
-	bo := r.State.BestOf
-	if bo == nil {
-		return ""
-	}
-	s := fmt.Sprintf("%d attempts (%s)", bo.N, bo.Why)
-	if bo.Winner > 0 && bo.Winner <= len(bo.Results) {
-		s += fmt.Sprintf("; attempt %d chosen: %s", bo.Winner, resultLine(bo.Results[bo.Winner-1]))
-	}
-	return "| best of | " + s + " |\n"
-}
-
-// resultLine says how an attempt came out, in one line.
-func resultLine(res store.AttemptResult) string {
-	s := fmt.Sprintf("%s, verify %s, %d line(s) in %d file(s)", res.Status, orDash(res.Verify), res.Lines, res.Files)
-	if res.Usage != nil {
-		s += ", " + spent(res.Usage.CostUSD, res.Usage.Tokens())
-	}
-	return s
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "–"
-	}
-	return s
-}

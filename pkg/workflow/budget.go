@@ -104,25 +104,3 @@ func (sp *spending) dayBudgetReached(ctx context.Context) (reached bool, spentNo
 	}
 	return b.Reached(sum.CostUSD, sum.Tokens(), 1), spent(sum.CostUSD, sum.Tokens()), day.AddDate(0, 0, 1), nil
 }
-
-func spent(cost float64, tokens int64) string {
-	return fmt.Sprintf("$%.2f, %s tokens", cost, kilo(tokens))
-}
-
-// budgetLine renders a budget times n (a run's budget after n-1 grants).
-func budgetLine(b config.Budget, n int) string {
-	var parts []string
-	if b.MaxCostUSD > 0 {
-		parts = append(parts, fmt.Sprintf("$%.2f", b.MaxCostUSD*float64(n)))
-	}
-	if b.MaxTokens > 0 {
-		parts = append(parts, kilo(b.MaxTokens*int64(n))+" tokens")
-	}
-	switch len(parts) {
-	case 2:
-		return parts[0] + " or " + parts[1]
-	case 1:
-		return parts[0]
-	}
-	return "none"
-}

@@ -3,7 +3,6 @@ package workflow
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"time"
 
@@ -132,20 +131,4 @@ func (sp *spending) runModel(r *store.Run) string {
 		return prof.Model
 	}
 	return ""
-}
-
-// UsageLine renders a run's usage for people: "12.3k tokens (10k in, 2.3k out, 40k cached) · $0.0123".
-func UsageLine(u *store.Usage) string {
-	if u == nil {
-		return ""
-	}
-	return fmt.Sprintf("%s tokens (%s in, %s out, %s cache read, %s cache write) · $%.4f", kilo(u.Tokens()),
-		kilo(u.InputTokens), kilo(u.OutputTokens), kilo(u.CacheReadTokens), kilo(u.CacheWriteTokens), u.CostUSD)
-}
-
-func kilo(n int64) string {
-	if n < 1000 {
-		return fmt.Sprint(n)
-	}
-	return fmt.Sprintf("%.1fk", float64(n)/1000)
 }
