@@ -8,9 +8,6 @@ import (
 	"github.com/aceworks/ace/pkg/store"
 )
 
-// ErrNoSession is returned by operations that need the agent's live session when there is none.
-var ErrNoSession = errors.New("the run has no live agent session")
-
 // Stop cancels a run: its session (and every process it started) is killed, the run is marked cancelled and the
 // issue says so. The working copy is kept. A visit of the run in progress (a long clone, say) is interrupted; the
 // cancelled step then runs as the run's job, in whichever ace process works this host's queue.

@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"context"
+	"errors"
 
 	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/store"
@@ -134,3 +135,9 @@ type runHost interface {
 	leftWork(ctx context.Context, r *store.Run) (bool, error)
 	needFile(ctx context.Context, r *store.Run, what string, err error) error
 }
+
+// ErrNoSession is returned by operations that need the agent's live session when there is none.
+var ErrNoSession = errors.New("the run has no live agent session")
+
+// ErrHeadless is returned by operations that need a terminal screen when the run has none.
+var ErrHeadless = errors.New("the run is headless (runner exec): there is no screen; read its transcript with `ace logs`")

@@ -2,7 +2,6 @@ package workflow
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -19,9 +18,6 @@ import (
 // stream to <root>/logs/<agent>/<session id>.jsonl and a status file. The run keeps only names: the supervisor's
 // Proc (PID and start time), the turn number, the conversation id and the transcript path. A turn that ends
 // without .ace/DONE is the headless form of "idle at the prompt"; the next turn resumes the same conversation.
-
-// ErrHeadless is returned by operations that need a terminal screen when the run has none.
-var ErrHeadless = errors.New("the run is headless (runner exec): there is no screen; read its transcript with `ace logs`")
 
 // execRunner is the headless runner: each turn runs under its own supervisor, the monitor reads the turn's
 // status file, and text for the agent waits in the run (State.ExecPending) for the next turn.

@@ -264,10 +264,8 @@ const (
 	dialogSettle  = time.Second
 	dialogRetry   = 4 * time.Second
 	dialogAnswers = 3
-	// pasteAttempts bounds the pastes an agent may drop before a human is asked; pasteShowWait is how long a
-	// paste may take to show before it counts as dropped.
+	// pasteAttempts bounds the pastes an agent may drop before a human is asked.
 	pasteAttempts = 3
-	pasteShowWait = 5 * time.Second
 )
 
 // deliverPoll is how soon a starting agent is looked at again.
@@ -288,13 +286,4 @@ func (t *tmuxRunner) setPasteIntent(id int64, intent bool) bool {
 	was := o.pasteIntent
 	o.pasteIntent = intent
 	return was
-}
-
-// enterCount is how many Enters submit a paste into prof's CLI at first: tmux.enter_count, or one where a second
-// could submit the text again (Profile.OneEnter).
-func enterCount(configured int, prof agents.Profile) int {
-	if prof.OneEnter {
-		return 1
-	}
-	return configured
 }

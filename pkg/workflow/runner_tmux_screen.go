@@ -11,23 +11,6 @@ import (
 	"github.com/aceworks/ace/pkg/untrusted"
 )
 
-// observed is what the monitor saw of a session last time: with it, a tick whose pane shows no new activity
-// needs no screen capture. It is a cache; losing it (a restart) only costs one capture.
-type observed struct {
-	activity   time.Time
-	screen     string
-	state      agents.State
-	changedAt  time.Time // when the screen last differed from the one before
-	capturedAt time.Time
-	readyAt    time.Time // deliver_prompt: since when the composer has been ready without a break
-	// pasteIntent: this process saved the intent to paste the prompt and has not pasted yet (deliver_prompt).
-	pasteIntent bool
-	// revisit is when the monitor means to act on a screen it saw and left for now (revisitAt).
-	revisit time.Time
-	// started is deliver_prompt's look at a starting agent at which its signs of starting last moved (startFlat).
-	started signals
-}
-
 // recaptureEvery bounds how stale a cached screen may get even when tmux reports no activity.
 const recaptureEvery = 30 * time.Second
 
