@@ -2,8 +2,6 @@ package workflow
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
 	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/runbox"
@@ -77,23 +75,3 @@ func (ag *runAgent) commandOf(ctx context.Context, r *store.Run, prof agents.Pro
 	}
 	return agentCommand{argv: b.Argv, env: b.Env, secrets: le.secrets, boxed: true}, nil
 }
-
-// StartProxies serves the proxies of this host's unfinished boxed runs: called when this process starts working
-// the host's runs, so that a box that outlived the last ace reaches the network again before its run's next step.
-func (e *Engine) StartProxies(ctx context.Context) error {
-	runs, err := e.o.Store.ListRuns(ctx, store.Filter{Host: e.o.Host, Statuses: []store.Status{store.StatusActive,
-		store.StatusWaitingInput, store.StatusPausedLimit}})
-	if err != nil {
-		return fmt.Errorf("list the host's runs: %w", err)
-	}
-	var errs []error
-	for _, r := range runs {
-		if err := e.box.Ensure(ctx, r); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// Close ends what the engine serves in this process: the boxes' proxies.
-func (e *Engine) Close() { e.box.Close() }
