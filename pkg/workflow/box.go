@@ -8,19 +8,9 @@ import (
 	"github.com/aceworks/ace/pkg/store"
 )
 
-// The engine's use of the runs' boxes (package runbox): built with what they use, started with the agent (a
-// runner's command), kept at every step (Engine.Step), served again when this process takes its host's runs over.
-
-// newBoxes are the boxes of e's runs: e's configuration and root, its events, its tracker's endpoints, its
-// workspaces' mirror objects, its agents.
-func newBoxes(e *Engine) *runbox.Boxes {
-	mirrors, _ := e.o.Workspaces.(runbox.Mirrors)
-	return runbox.New(runbox.Options{
-		Config: e.cfg, Root: e.o.Root, Self: e.o.Self, Detector: e.o.Boxes,
-		Events: func(ctx context.Context, r *store.Run, kind, msg string) { e.event(ctx, r, EventKind(kind), msg) },
-		Store:  e.o.Store, Tracker: e.o.Tracker, Mirrors: mirrors, Profile: e.agent.profile, Logger: e.log,
-	})
-}
+// The engine's use of the runs' boxes (package runbox): built with what they use (newBoxes, engine.go), started
+// with the agent (a runner's command), kept at every step (Engine.Step), served again when this process takes its
+// host's runs over (Engine.StartProxies).
 
 // agentCommand is how a runner starts the agent: argv with env and, apart, secrets. Boxed, argv is the box's
 // and env its whole environment (nothing of ace's is added to it); unboxed, env is added to what the runner has.

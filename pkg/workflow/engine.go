@@ -263,3 +263,14 @@ func (e *Engine) StartProxies(ctx context.Context) error {
 
 // Close ends what the engine serves in this process: the boxes' proxies.
 func (e *Engine) Close() { e.box.Close() }
+
+// newBoxes are the boxes of e's runs: e's configuration and root, its events, its tracker's endpoints, its
+// workspaces' mirror objects, its agents.
+func newBoxes(e *Engine) *runbox.Boxes {
+	mirrors, _ := e.o.Workspaces.(runbox.Mirrors)
+	return runbox.New(runbox.Options{
+		Config: e.cfg, Root: e.o.Root, Self: e.o.Self, Detector: e.o.Boxes,
+		Events: func(ctx context.Context, r *store.Run, kind, msg string) { e.event(ctx, r, EventKind(kind), msg) },
+		Store:  e.o.Store, Tracker: e.o.Tracker, Mirrors: mirrors, Profile: e.agent.profile, Logger: e.log,
+	})
+}
