@@ -120,33 +120,3 @@ func (e *Engine) attemptEnded(ctx context.Context, r *store.Run) {
 	e.event(ctx, p, EventBestOf, fmt.Sprintf("attempt %d (run %d, %s) ended %s", a.K, r.ID, r.Agent, r.Status))
 	e.wake(ctx, p)
 }
-
-// attemptsSpent is what every attempt of r's best-of parent spent so far (r's own figure when r is no attempt):
-// budget.run bounds the N attempts together.
-func (sp *spending) attemptsSpent(ctx context.Context, r *store.Run) (*store.Usage, error) {
-	a := r.State.AttemptOf
-	if a == nil {
-		return r.State.Usage, nil
-	}
-	p, err := sp.store.GetRun(ctx, a.Parent)
-	if err != nil {
-		return nil, fmt.Errorf("read the best-of parent of run %d: %w", r.ID, err)
-	}
-	var runs []*store.Run
-	if bo := p.State.BestOf; bo != nil {
-		if runs, err = sp.core.attemptRuns(ctx, bo); err != nil {
-			return nil, err
-		}
-	}
-	own := false
-	for i, x := range runs {
-		if x.ID == r.ID {
-			runs[i], own = r, true // its own figure as of this moment, not as last saved
-		}
-	}
-	if !own {
-		runs = append(runs, r) // the parent died before it recorded r
-	}
-	sum := spentByAttempts(runs)
-	return &sum, nil
-}

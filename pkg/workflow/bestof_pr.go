@@ -104,3 +104,22 @@ func (e *Engine) bestOfBody(r *store.Run, bo *store.BestOfState) string {
 	fmt.Fprintf(&b, "\n---\nMade by ace: best of %d, attempt %d with agent `%s`.\n", bo.N, bo.Winner, r.Agent)
 	return b.String()
 }
+
+// best is the k of the best result that pushed its branch (0: none did): verify passed before failed or none,
+// then the fewest lines changed, then the cheapest, then the first.
+func best(results []store.AttemptResult) int {
+	var win *store.AttemptResult
+	for i := range results {
+		c := &results[i]
+		if !c.Pushed || c.Status != store.StatusDone {
+			continue
+		}
+		if win == nil || better(c, win) {
+			win = c
+		}
+	}
+	if win == nil {
+		return 0
+	}
+	return win.K
+}

@@ -43,18 +43,6 @@ func handOver(r *store.Run) {
 	s.Limit, s.ResumeAt = nil, time.Time{}
 }
 
-// withEarlierAgents is u, what the run's current agent spent by its own records, plus what the agents before it
-// spent (the usage at the last handover); u itself when the run never fell back.
-func withEarlierAgents(r *store.Run, u *store.Usage) *store.Usage {
-	h, ok := r.State.Fallback.Last()
-	if !ok || h.Usage == nil {
-		return u
-	}
-	sum := *h.Usage
-	sum.Add(*u)
-	return &sum
-}
-
 // handoverText is .ace/HANDOVER.md for agent to, which takes run r over for why: the work so far (so, or what
 // kept ace from reading it: soErr, with the base to read it from) and the end of the old agent's transcript
 // (tail, or what kept ace from reading it: tailErr).

@@ -3,12 +3,45 @@ package workflow
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/aceworks/ace/pkg/agents"
+	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/store"
 )
+
+// spending is what the agents spent (this file: their usage, read from their records and their turns) and the
+// budgets that bound it (budget.go).
+type spending struct {
+	core  spendingCore
+	store spendingStore
+	agent *runAgent
+	cfg   *config.Config // budgets, prices, the trigger's label
+	root  string         // workspace.root: the agents' homes, where their CLIs keep their sessions
+	now   func() time.Time
+	log   *slog.Logger
+
+	mu        sync.Mutex
+	usageRead map[int64]time.Time // when each run's agent's own usage records were last read (refreshUsage)
+}
+
+// spendingCore is what spending needs of the engine's core: the run's events and runner, its record of files
+// ace refused, and a best-of parent's attempts.
+type spendingCore interface {
+	event(ctx context.Context, r *store.Run, kind EventKind, msg string)
+	runner(r *store.Run) Runner
+	noteRefusal(ctx context.Context, r *store.Run, err error) bool
+	attemptRuns(ctx context.Context, bo *store.BestOfState) ([]*store.Run, error)
+}
+
+// spendingStore is the store as spending reads it: a best-of parent, and today's runs.
+type spendingStore interface {
+	GetRun(ctx context.Context, id int64) (*store.Run, error)
+	ListRuns(ctx context.Context, f store.Filter) ([]*store.Run, error)
+}
 
 // addTurn adds what one turn spent, as the agent reported it (headless and live runs), to the run's usage. Its
 // cost is the one the agent reported (claude); else it is priced with model's price ([prices], built-in
@@ -131,4 +164,16 @@ func (sp *spending) runModel(r *store.Run) string {
 		return prof.Model
 	}
 	return ""
+}
+
+// withEarlierAgents is u, what the run's current agent spent by its own records, plus what the agents before it
+// spent (the usage at the last handover); u itself when the run never fell back.
+func withEarlierAgents(r *store.Run, u *store.Usage) *store.Usage {
+	h, ok := r.State.Fallback.Last()
+	if !ok || h.Usage == nil {
+		return u
+	}
+	sum := *h.Usage
+	sum.Add(*u)
+	return &sum
 }
