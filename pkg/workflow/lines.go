@@ -5,14 +5,17 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/store"
+	"github.com/aceworks/ace/pkg/workspace"
 )
 
 // What ace says of a run in words, read from the stored run alone: the status comment's rows (status.go renders
 // them in its table), and the lines ace show and the dashboard print. Each part keeps its state in the run; its
-// words are here, below every part that says them, so a row never calls back into the part it describes.
+// words are here, below every part that says them, so a row never calls back into the part it describes. With
+// them, the helpers that shape text for the issue and the agent: quote, fenced, flatten, cutAt.
 
 // quote renders text as a Markdown code block that the text cannot break out of.
 func quote(text string) string { return fenced("text", text) }
@@ -184,4 +187,24 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// flatten makes untrusted text one sanitized line of at most n bytes.
+func flatten(s string, n int) string {
+	s = strings.Join(strings.Fields(workspace.Sanitize(s)), " ")
+	if len(s) <= n {
+		return s
+	}
+	return cutAt(s, n) + "…"
+}
+
+// cutAt is s in at most n bytes, never splitting a rune.
+func cutAt(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
