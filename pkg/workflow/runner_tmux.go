@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/runbox"
 	"github.com/aceworks/ace/pkg/store"
@@ -44,7 +43,7 @@ type tmuxRunner struct {
 	tmux  Sessions
 
 	mu   sync.Mutex
-	seen map[int64]*observed // per-run screen cache: what the monitor saw last (an optimisation, never the truth)
+	seen map[int64]*observed // per-run screen cache: what the monitor saw last (runner_tmux_seen.go)
 }
 
 func (*tmuxRunner) Name() string { return store.RunnerTmux }
@@ -70,20 +69,3 @@ func (*tmuxRunner) HasScreen() bool { return true }
 func (*tmuxRunner) Delivery() string { return "typed into the session" }
 
 func (*tmuxRunner) IdleProcess() bool { return true }
-
-// observed is what the monitor saw of a session last time: with it, a tick whose pane shows no new activity
-// needs no screen capture. It is a cache; losing it (a restart) only costs one capture.
-type observed struct {
-	activity   time.Time
-	screen     string
-	state      agents.State
-	changedAt  time.Time // when the screen last differed from the one before
-	capturedAt time.Time
-	readyAt    time.Time // deliver_prompt: since when the composer has been ready without a break
-	// pasteIntent: this process saved the intent to paste the prompt and has not pasted yet (deliver_prompt).
-	pasteIntent bool
-	// revisit is when the monitor means to act on a screen it saw and left for now (revisitAt).
-	revisit time.Time
-	// started is deliver_prompt's look at a starting agent at which its signs of starting last moved (startFlat).
-	started signals
-}

@@ -272,18 +272,3 @@ const (
 func deliverPoll(interval time.Duration) time.Duration {
 	return min(max(interval/2, 100*time.Millisecond), 500*time.Millisecond)
 }
-
-// setPasteIntent records whether this process saved the intent to paste run id's prompt and has not pasted
-// yet, and returns what was recorded before.
-func (t *tmuxRunner) setPasteIntent(id int64, intent bool) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	o := t.seen[id]
-	if o == nil {
-		o = &observed{}
-		t.seen[id] = o
-	}
-	was := o.pasteIntent
-	o.pasteIntent = intent
-	return was
-}

@@ -1,0 +1,116 @@
+package workflow
+
+import (
+	"time"
+
+	"github.com/aceworks/ace/pkg/agents"
+	"github.com/aceworks/ace/pkg/tmuxops"
+)
+
+// What the tmux runner saw of each run's screen, kept between the monitor's visits: an optimisation, never the
+// truth (a restarted ace starts without it and looks again). The files that look, type and deliver share it.
+
+// observed is what the monitor saw of a session last time: with it, a tick whose pane shows no new activity
+// needs no screen capture. It is a cache; losing it (a restart) only costs one capture.
+type observed struct {
+	activity   time.Time
+	screen     string
+	state      agents.State
+	changedAt  time.Time // when the screen last differed from the one before
+	capturedAt time.Time
+	readyAt    time.Time // deliver_prompt: since when the composer has been ready without a break
+	// pasteIntent: this process saved the intent to paste the prompt and has not pasted yet (deliver_prompt).
+	pasteIntent bool
+	// revisit is when the monitor means to act on a screen it saw and left for now (revisitAt).
+	revisit time.Time
+	// started is deliver_prompt's look at a starting agent at which its signs of starting last moved (startFlat).
+	started signals
+}
+
+// recaptureEvery bounds how stale a cached screen may get even when tmux reports no activity.
+const recaptureEvery = 30 * time.Second
+
+// revisitAt has the pane watch wake the run's job at at: the monitor saw a screen it will act on only then (a
+// dialog settling before it is answered, a menu just answered), and a screen that stays as it is prints nothing
+// that would wake the job earlier than its quiet snooze (claude 2.1.331's auto-mode notice, drawn just after an
+// answer, waited 30 s for its answer).
+func (t *tmuxRunner) revisitAt(runID int64, at time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if o := t.seen[runID]; o != nil {
+		o.revisit = at
+	}
+}
+
+// needCapture decides whether the cached screen o may be stale in a way that matters. Output that is still
+// flowing means the agent is working: nothing on its screen waits for an answer, so it is read only once the
+// output has stopped for settle (a dialog, a question, an idle composer are all still screens). The cached
+// screen is also refreshed every recaptureEvery, and always read when tmux reports no activity time at all.
+func needCapture(o *observed, pane tmuxops.Pane, now time.Time, settle time.Duration) bool {
+	switch {
+	case o.capturedAt.IsZero(), pane.Activity.IsZero(), now.Sub(o.capturedAt) >= recaptureEvery:
+		return true
+	case pane.Activity.Equal(o.activity) && o.capturedAt.Sub(pane.Activity) >= time.Second:
+		return false // nothing printed since the last capture
+	case pane.Activity.Equal(o.activity):
+		// tmux reports activity in whole seconds: output later in the second of the last capture leaves the
+		// activity time as it was (a permission dialog drawn just after a capture waited recaptureEvery, 30 s).
+		return now.Sub(o.capturedAt) >= settle
+	}
+	// tmux reports activity in whole seconds, so the output may be up to a second younger than it says.
+	return now.Sub(pane.Activity) >= settle+time.Second
+}
+
+// readyFor reports whether the run's agent has shown a ready composer, without a break, for readySettle; a look
+// that is not ready starts the wait afresh. It is kept with the monitor's cache: losing it costs one wait.
+func (t *tmuxRunner) readyFor(runID int64, ready bool) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	o := t.seen[runID]
+	if o == nil {
+		o = &observed{}
+		t.seen[runID] = o
+	}
+	now := t.now()
+	switch {
+	case !ready:
+		o.readyAt = time.Time{}
+		return false
+	case o.readyAt.IsZero():
+		o.readyAt = now
+	}
+	return now.Sub(o.readyAt) >= readySettle
+}
+
+// readySettle is how long a starting agent's composer must stay ready before the prompt goes in: gemini 0.61
+// draws its composer about 0.3 s before its trust dialog, which then took the pasted prompt's Enter as its
+// answer and restarted, losing the prompt (seen end to end in realcli_e2e_test.go).
+const readySettle = time.Second
+
+func (t *tmuxRunner) forget(runID int64) {
+	t.mu.Lock()
+	delete(t.seen, runID)
+	t.mu.Unlock()
+}
+
+func latest(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// setPasteIntent records whether this process saved the intent to paste run id's prompt and has not pasted
+// yet, and returns what was recorded before.
+func (t *tmuxRunner) setPasteIntent(id int64, intent bool) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	o := t.seen[id]
+	if o == nil {
+		o = &observed{}
+		t.seen[id] = o
+	}
+	was := o.pasteIntent
+	o.pasteIntent = intent
+	return was
+}
