@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -215,4 +216,36 @@ func (x *execRunner) execTurn(ctx context.Context, r *store.Run, prompt string) 
 	}
 	x.core.event(ctx, r, "session", fmt.Sprintf("%s headless %s, turn %d (transcript: ace logs %d)", how, prof.Name, turn, r.Issue))
 	return nil
+}
+
+// execStatus reads the current turn's status and copies what it learnt (conversation id, transcript) to the run.
+func (x *execRunner) execStatus(ctx context.Context, r *store.Run) *headless.Status {
+	st, err := headless.ReadStatus(x.execStatusPath(r))
+	if err != nil {
+		if !errors.Is(err, os.ErrNotExist) {
+			x.log.WarnContext(ctx, "read headless status", "run", r.ID, "err", err)
+		}
+		return nil
+	}
+	turn := r.State.ExecTurn
+	switch {
+	case st.Turn < turn:
+		return nil // the previous turn's, not yet replaced
+	case st.Turn > turn:
+		// A turn this run never recorded: its ace was killed right after starting it. Adopt it.
+		r.State.ExecTurn = st.Turn
+		r.State.ExecProc = headless.Proc{PID: st.SupervisorPID, Start: st.SupervisorStart}.String()
+		if f := r.State.ExecFormat; f == "" {
+			if prof, err := x.agent.profile(r); err == nil {
+				r.State.ExecFormat = prof.HeadlessFormat
+			}
+		}
+	}
+	if st.SessionID != "" {
+		r.AgentSessionID = st.SessionID
+	}
+	if st.Transcript != "" {
+		r.State.Transcript = st.Transcript
+	}
+	return st
 }

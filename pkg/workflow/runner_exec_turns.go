@@ -44,38 +44,6 @@ func (x *execRunner) execRunning(ctx context.Context, r *store.Run) (res Result,
 	return Stay(x.cfg.Monitor.Interval.Duration), true, nil
 }
 
-// execStatus reads the current turn's status and copies what it learnt (conversation id, transcript) to the run.
-func (x *execRunner) execStatus(ctx context.Context, r *store.Run) *headless.Status {
-	st, err := headless.ReadStatus(x.execStatusPath(r))
-	if err != nil {
-		if !errors.Is(err, os.ErrNotExist) {
-			x.log.WarnContext(ctx, "read headless status", "run", r.ID, "err", err)
-		}
-		return nil
-	}
-	turn := r.State.ExecTurn
-	switch {
-	case st.Turn < turn:
-		return nil // the previous turn's, not yet replaced
-	case st.Turn > turn:
-		// A turn this run never recorded: its ace was killed right after starting it. Adopt it.
-		r.State.ExecTurn = st.Turn
-		r.State.ExecProc = headless.Proc{PID: st.SupervisorPID, Start: st.SupervisorStart}.String()
-		if f := r.State.ExecFormat; f == "" {
-			if prof, err := x.agent.profile(r); err == nil {
-				r.State.ExecFormat = prof.HeadlessFormat
-			}
-		}
-	}
-	if st.SessionID != "" {
-		r.AgentSessionID = st.SessionID
-	}
-	if st.Transcript != "" {
-		r.State.Transcript = st.Transcript
-	}
-	return st
-}
-
 // execTurnEnded decides after a turn that ended without .ace/DONE or .ace/QUESTION: a queued prompt goes next;
 // a clean end is idleness (nudge, then a human); a crash, a timeout or a lost supervisor is an exit (finalize
 // what is there, else resume a bounded number of times, else fail).

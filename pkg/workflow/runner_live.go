@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/livehost"
@@ -141,4 +142,25 @@ func (l *liveRunner) launch(ctx context.Context, r *store.Run, name string, resp
 		verb = "resumed the live conversation of"
 	}
 	return l.panes.open(ctx, r, prof, cmd.spec, respawn, verb)
+}
+
+// delivered records that the conversation has the prompt.
+func (l *liveRunner) delivered(ctx context.Context, r *store.Run, how string) Result {
+	r.State.PromptDelivered, r.State.Resume, r.State.DeliverSince, r.State.LivePromptAt = true, false, time.Time{}, time.Time{}
+	r.State.MonitorSince = l.now()
+	l.core.event(ctx, r, "prompt", how)
+	return Goto(StepMonitor)
+}
+
+// restart starts the host again in the run's session, in the same conversation.
+func (l *liveRunner) restart(ctx context.Context, r *store.Run) error {
+	name, err := l.panes.sessionName(ctx, r)
+	if err != nil {
+		return err
+	}
+	_, found, err := l.panes.pane(ctx, name)
+	if err != nil {
+		return err
+	}
+	return l.launch(ctx, r, name, found)
 }

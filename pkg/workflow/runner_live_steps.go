@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/aceworks/ace/pkg/livehost"
 	"github.com/aceworks/ace/pkg/store"
@@ -72,14 +71,6 @@ func (l *liveRunner) Deliver(ctx context.Context, r *store.Run) (Result, error) 
 		return Result{}, fmt.Errorf("send the prompt to the live conversation: %w", err)
 	}
 	return l.delivered(ctx, r, "prompt sent to the live conversation"), nil
-}
-
-// delivered records that the conversation has the prompt.
-func (l *liveRunner) delivered(ctx context.Context, r *store.Run, how string) Result {
-	r.State.PromptDelivered, r.State.Resume, r.State.DeliverSince, r.State.LivePromptAt = true, false, time.Time{}, time.Time{}
-	r.State.MonitorSince = l.now()
-	l.core.event(ctx, r, "prompt", how)
-	return Goto(StepMonitor)
 }
 
 // Busy: a running turn with nothing waiting for an answer is left alone (its records are read as they come).
@@ -153,19 +144,6 @@ func (l *liveRunner) FollowUp(ctx context.Context, r *store.Run, prompt, deliver
 	r.State.Released = false
 	r.State.PromptDelivered, r.State.Resume = false, true
 	return Goto(StepDeliver), nil
-}
-
-// restart starts the host again in the run's session, in the same conversation.
-func (l *liveRunner) restart(ctx context.Context, r *store.Run) error {
-	name, err := l.panes.sessionName(ctx, r)
-	if err != nil {
-		return err
-	}
-	_, found, err := l.panes.pane(ctx, name)
-	if err != nil {
-		return err
-	}
-	return l.launch(ctx, r, name, found)
 }
 
 // Continue sends msg after a usage limit.
