@@ -208,3 +208,14 @@ func cutAt(s string, n int) string {
 	}
 	return s[:n]
 }
+
+// joinMessages is text after what was queued before it, each as it was given.
+func joinMessages(queued, text string) string {
+	switch {
+	case queued == "":
+		return text
+	case text == "":
+		return queued
+	}
+	return queued + "\n\n" + text
+}
