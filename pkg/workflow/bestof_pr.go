@@ -67,7 +67,7 @@ func (e *Engine) openBestPR(ctx context.Context, r *store.Run, bo *store.BestOfS
 // bestOfBody is the pull request's body: the winner's summary and verify line, then every attempt.
 func (e *Engine) bestOfBody(r *store.Run, bo *store.BestOfState) string {
 	var b strings.Builder
-	prIntro(&b, r) // node_finish.go
+	prIntro(&b, r) // lines.go
 	fmt.Fprintf(&b, "## Best of %d\n\n", bo.N)
 	b.WriteString("| attempt | agent | verify | change | cost | branch |\n|---|---|---|---|---|---|\n")
 	cmpr, _ := e.o.Tracker.(comparer)

@@ -13,7 +13,7 @@ import (
 )
 
 // What ace says of a run in words, read from the stored run alone: the status comment's rows (status.go renders
-// them in its table), and the lines ace show and the dashboard print. Each part keeps its state in the run; its
+// them in its table), the start of its pull request's body, and the lines ace show and the dashboard print. Each part keeps its state in the run; its
 // words are here, below every part that says them, so a row never calls back into the part it describes. With
 // them, the helpers that shape text for the issue and the agent: quote, fenced, flatten, cutAt.
 
@@ -218,4 +218,29 @@ func joinMessages(queued, text string) string {
 		return queued
 	}
 	return queued + "\n\n" + text
+}
+
+// verifyReport is the pull request's line about verify ("" when the repository has none).
+func verifyReport(r *store.Run) (line string, failed bool) {
+	st := r.State.Workflow
+	switch {
+	case st == nil || st.VerifiedHead == "":
+		return "", false
+	case st.VerifyPassed:
+		return fmt.Sprintf("Verified: `%s` passed", st.VerifyCommand), false
+	default:
+		return fmt.Sprintf("**Not verified**: %s after %d round(s) of fixes; this pull request is a draft until a human looks.",
+			st.VerifyFailure, st.VerifyRounds), true
+	}
+}
+
+// prIntro is the start of a pull request's body: the issue it closes, the agent's summary, verify's line.
+func prIntro(b *strings.Builder, r *store.Run) {
+	fmt.Fprintf(b, "Closes #%d\n\n", r.Issue)
+	if s := r.State.Summary; s != "" {
+		b.WriteString("## Summary (from the agent)\n\n" + s + "\n\n")
+	}
+	if line, _ := verifyReport(r); line != "" {
+		b.WriteString(line + "\n\n")
+	}
 }
