@@ -13,9 +13,10 @@ import (
 )
 
 // What ace says of a run in words, read from the stored run alone: the status comment's rows (status.go renders
-// them in its table), the start of its pull request's body, and the lines ace show and the dashboard print. Each part keeps its state in the run; its
-// words are here, below every part that says them, so a row never calls back into the part it describes. With
-// them, the helpers that shape text for the issue and the agent: quote, fenced, flatten, cutAt.
+// them in its table), the start of its pull request's body, and the lines ace show and the dashboard print. Each
+// part keeps its state in the run; its words are here, below every part that says them, so a row never calls back
+// into the part it describes. With them, the helpers that shape text for the issue and the agent: quote, fenced,
+// flatten, cutAt.
 
 // quote renders text as a Markdown code block that the text cannot break out of.
 func quote(text string) string { return fenced("text", text) }
