@@ -1,7 +1,6 @@
 package workflow
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -197,17 +196,6 @@ func judge(attempts []*store.Run) []store.AttemptResult {
 		out = append(out, res)
 	}
 	return out
-}
-
-func better(a, b *store.AttemptResult) bool {
-	if pa, pb := a.Verify == "passed", b.Verify == "passed"; pa != pb {
-		return pa
-	}
-	if a.Lines != b.Lines {
-		return a.Lines < b.Lines
-	}
-	ca, cb := costOf(a.Usage), costOf(b.Usage)
-	return cmp.Compare(ca, cb) < 0
 }
 
 func costOf(u *store.Usage) float64 {

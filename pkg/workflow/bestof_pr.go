@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -122,4 +123,15 @@ func best(results []store.AttemptResult) int {
 		return 0
 	}
 	return win.K
+}
+
+func better(a, b *store.AttemptResult) bool {
+	if pa, pb := a.Verify == "passed", b.Verify == "passed"; pa != pb {
+		return pa
+	}
+	if a.Lines != b.Lines {
+		return a.Lines < b.Lines
+	}
+	ca, cb := costOf(a.Usage), costOf(b.Usage)
+	return cmp.Compare(ca, cb) < 0
 }
