@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/workspace"
@@ -12,72 +11,6 @@ import (
 
 // A best-of attempt's side of the graph (bestof.go): its own working copy and session, a push and no pull
 // request, its end waking its parent.
-
-// attemptCopy is the run's working copy number (workspace.Spec.Copy): k for best-of attempt k, else 0.
-func attemptCopy(r *store.Run) int {
-	if a := r.State.AttemptOf; a != nil {
-		return a.K
-	}
-	return 0
-}
-
-// attemptSuffix tells an attempt's session and logs from its parent's and its siblings': "-<k>", or "".
-func attemptSuffix(r *store.Run) string {
-	if k := attemptCopy(r); k > 0 {
-		return "-" + strconv.Itoa(k)
-	}
-	return ""
-}
-
-// copyOf is the numbered working copy run r works in, 0 for the issue's own: an attempt's (<issue>-<k>), and a
-// best-of parent's once it has chosen — the winner's, whose branch its pull request is and where the winner's
-// agent kept its conversation, so that a round of the pull request reaches that agent in its copy.
-func copyOf(r *store.Run) int {
-	if k := attemptCopy(r); k > 0 {
-		return k
-	}
-	if bo := r.State.BestOf; bo != nil {
-		return bo.Winner
-	}
-	return 0
-}
-
-// copyOpener is the Workspaces that hold numbered copies of an issue beside its own (workspace.Manager).
-type copyOpener interface {
-	OpenCopy(ctx context.Context, repo string, issue, k int) (*workspace.Workspace, error)
-}
-
-// copyRemover is the Workspaces that can delete a numbered copy (workspace.Manager).
-type copyRemover interface {
-	RemoveCopy(ctx context.Context, repo string, issue, k int) error
-}
-
-// removeWork deletes the run's working copy (copyOf's); removed is false when these Workspaces delete none.
-func (e *Engine) removeWork(ctx context.Context, r *store.Run) (removed bool, err error) {
-	if k := copyOf(r); k > 0 {
-		if rm, ok := e.o.Workspaces.(copyRemover); ok {
-			return true, rm.RemoveCopy(ctx, r.Repo, r.Issue, k)
-		}
-		return false, nil
-	}
-	if rm, ok := e.o.Workspaces.(workspaceRemover); ok {
-		return true, rm.Remove(ctx, r.Repo, r.Issue)
-	}
-	return false, nil
-}
-
-// openWork opens the run's working copy: the issue's own, or copyOf's.
-func (e *Engine) openWork(ctx context.Context, r *store.Run) (*workspace.Workspace, error) {
-	k := copyOf(r)
-	if k == 0 {
-		return e.o.Workspaces.Open(ctx, r.Repo, r.Issue)
-	}
-	co, ok := e.o.Workspaces.(copyOpener)
-	if !ok {
-		return nil, Terminalf("best-of attempt %d: these working copies hold one per issue", k)
-	}
-	return co.OpenCopy(ctx, r.Repo, r.Issue, k)
-}
 
 // attemptPushed ends an attempt's finalize: its change is measured for the judging, and it ends without a pull
 // request.

@@ -21,7 +21,7 @@ func (sp *spending) budgetStop(ctx context.Context, r *store.Run, last string) (
 		return Result{}, false, nil
 	}
 	sp.refreshUsage(ctx, r, true) // usage.go: the figure of this moment, not one up to 30 s old
-	// A best-of attempt counts what all N attempts spent (bestof_attempt.go).
+	// A best-of attempt counts what all N attempts spent (attemptsSpent).
 	u, err := sp.attemptsSpent(ctx, r)
 	if err != nil {
 		return Result{}, false, err

@@ -39,7 +39,7 @@ type followCore interface {
 	needFile(ctx context.Context, r *store.Run, what string, err error) error
 	runner(r *store.Run) Runner
 	reported(ctx context.Context, r *store.Run, res Result, err error) (Result, error)
-	removeWork(ctx context.Context, r *store.Run) (removed bool, err error) // the run's working copy (bestof_attempt.go)
+	removeWork(ctx context.Context, r *store.Run) (removed bool, err error) // the run's working copy (engine_files.go)
 }
 
 // followTracker is the tracker as following uses it, its pull requests aside (prs): the comment for a human,

@@ -245,3 +245,8 @@ func prIntro(b *strings.Builder, r *store.Run) {
 		b.WriteString(line + "\n\n")
 	}
 }
+
+// RefusedLine says which files of the run's working copy or home ace refused, for ace show and the dashboard.
+func RefusedLine(r *store.Run) string {
+	return strings.Join(r.State.Refused, "; ")
+}

@@ -124,8 +124,9 @@ func (e *Engine) runner(r *store.Run) Runner { return runnerFor(r.Runner, e) }
 
 // runHost is what a runner needs of the engine's core, in the spirit of tailscale's ipnext.Host: the run's events
 // (recorded as a step records them, its watchers told) and the engine's rulings on a run — monitor.timeout, whether
-// an agent gone may start again (restart_cause.go), whether it left work, a file the run cannot go on without. The
-// Engine satisfies it; everything else a runner uses is a part, given to it as such (withRunners).
+// an agent gone may start again (run_checks.go), whether it left work, a file the run cannot go on without
+// (engine_files.go). The Engine satisfies it; everything else a runner uses is a part, given to it as such
+// (withRunners).
 type runHost interface {
 	event(ctx context.Context, r *store.Run, kind EventKind, msg string)
 	eventData(ctx context.Context, r *store.Run, kind EventKind, msg, data string)

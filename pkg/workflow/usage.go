@@ -127,7 +127,7 @@ func (sp *spending) sessionUsage(ctx context.Context, r *store.Run) {
 	}
 	r.State.Usage = withEarlierAgents(r, &store.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
 		CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens,
-		CostUSD: sp.sessionCost(r, u)}) // handover.go: and the agents before it
+		CostUSD: sp.sessionCost(r, u)}) // and the agents before it (withEarlierAgents)
 }
 
 // sessionCost is what a session usage cost: as the files recorded it, else priced model by model (in a fixed
