@@ -274,3 +274,37 @@ func newBoxes(e *Engine) *runbox.Boxes {
 		Store:  e.o.Store, Tracker: e.o.Tracker, Mirrors: mirrors, Profile: e.agent.profile, Logger: e.log,
 	})
 }
+
+// errNoChange tells updateFresh that the fresh run needs no change.
+var errNoChange = errors.New("no change")
+
+// updateFresh applies change to r and saves it. The run may be driven by another process at the same time (ace
+// poll, while ace send, ace nudge or ace stop write it): a write that conflicts is redone on the fresh run.
+func (e *Engine) updateFresh(ctx context.Context, r *store.Run, change func(*store.Run) (*store.Event, error)) error {
+	for attempt := 0; ; attempt++ {
+		ev, err := change(r)
+		if err != nil {
+			return err
+		}
+		err = e.o.Store.UpdateRun(ctx, r, ev)
+		if !errors.Is(err, store.ErrConflict) || attempt == 5 {
+			return err
+		}
+		fresh, gerr := e.o.Store.GetRun(ctx, r.ID)
+		if gerr != nil {
+			return fmt.Errorf("reload run %d: %w", r.ID, gerr)
+		}
+		*r = *fresh
+	}
+}
+
+// wake makes the run's job look at the run now (it changed outside a visit: ace send, ace nudge).
+func (e *Engine) wake(ctx context.Context, r *store.Run) {
+	e.signal()
+	if e.jobs == nil {
+		return
+	}
+	if err := e.jobs.Enqueue(ctx, r); err != nil {
+		e.log.WarnContext(ctx, "wake the run's job", "run", r.ID, "err", err)
+	}
+}
