@@ -197,10 +197,3 @@ func judge(attempts []*store.Run) []store.AttemptResult {
 	}
 	return out
 }
-
-func costOf(u *store.Usage) float64 {
-	if u == nil {
-		return 0
-	}
-	return u.CostUSD
-}

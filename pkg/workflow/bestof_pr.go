@@ -135,3 +135,10 @@ func better(a, b *store.AttemptResult) bool {
 	ca, cb := costOf(a.Usage), costOf(b.Usage)
 	return cmp.Compare(ca, cb) < 0
 }
+
+func costOf(u *store.Usage) float64 {
+	if u == nil {
+		return 0
+	}
+	return u.CostUSD
+}

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/headless"
@@ -248,4 +250,27 @@ func (x *execRunner) execStatus(ctx context.Context, r *store.Run) *headless.Sta
 		r.State.Transcript = st.Transcript
 	}
 	return st
+}
+
+// lastWords is what a human gets to see of a headless agent: its last message and its stderr tail.
+func lastWords(st *headless.Status) string {
+	if st == nil {
+		return ""
+	}
+	var parts []string
+	if t := strings.TrimSpace(st.LastText); t != "" {
+		parts = append(parts, t)
+	}
+	if t := strings.TrimSpace(st.StderrTail); t != "" {
+		parts = append(parts, "stderr:\n"+t)
+	}
+	return strings.Join(parts, "\n\n")
+}
+
+// killAgent ends an agent process group whose supervisor is gone without having ended it.
+func (x *execRunner) killAgent(st *headless.Status) {
+	if st == nil || st.Done || st.AgentPID == 0 {
+		return
+	}
+	_ = headless.Proc{PID: st.AgentPID, Start: st.AgentStart}.Signal(syscall.SIGKILL)
 }

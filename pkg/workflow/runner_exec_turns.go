@@ -173,21 +173,6 @@ func (x *execRunner) turnEnd(st *headless.Status) string {
 	return "the agent ended its turn"
 }
 
-// lastWords is what a human gets to see of a headless agent: its last message and its stderr tail.
-func lastWords(st *headless.Status) string {
-	if st == nil {
-		return ""
-	}
-	var parts []string
-	if t := strings.TrimSpace(st.LastText); t != "" {
-		parts = append(parts, t)
-	}
-	if t := strings.TrimSpace(st.StderrTail); t != "" {
-		parts = append(parts, "stderr:\n"+t)
-	}
-	return strings.Join(parts, "\n\n")
-}
-
 // queueExec keeps text for the next turn of a headless run (a nudge or a human's answer); the monitor starts
 // that turn as soon as the current one has ended.
 func queueExec(r *store.Run, text string) {
@@ -253,14 +238,6 @@ func (x *execRunner) Abandon(mine, fresh *store.Run) {
 	if err := headless.ParseProc(started).Signal(syscall.SIGTERM); err != nil {
 		x.log.Warn("stop an abandoned headless turn", "run", mine.ID, "err", err)
 	}
-}
-
-// killAgent ends an agent process group whose supervisor is gone without having ended it.
-func (x *execRunner) killAgent(st *headless.Status) {
-	if st == nil || st.Done || st.AgentPID == 0 {
-		return
-	}
-	_ = headless.Proc{PID: st.AgentPID, Start: st.AgentStart}.Signal(syscall.SIGKILL)
 }
 
 // execCompaction is compaction for a headless run, whose idle moment is the end of a turn: when the JSONL

@@ -145,43 +145,6 @@ func (t *tmuxRunner) exitCause(ctx context.Context, r *store.Run, pane tmuxops.P
 	return paneCause("the agent", pane, found, func() string { return t.panes.sessionGone(ctx, r) })
 }
 
-// look returns the session's screen and state, capturing only when needCapture says the screen may tell
-// something new: with many sessions, capture-pane is the expensive call.
-func (t *tmuxRunner) look(ctx context.Context, r *store.Run, prof agents.Profile, pane tmuxops.Pane) (*observed, error) {
-	now := t.now()
-	t.mu.Lock()
-	o := t.seen[r.ID]
-	if o == nil {
-		o = &observed{}
-		t.seen[r.ID] = o
-	}
-	need := needCapture(o, pane, now, t.cfg.Monitor.Settle.Duration)
-	o.revisit = time.Time{} // this look acts on what it sees, or asks for a revisit anew
-	t.mu.Unlock()
-	if !need {
-		return o, nil
-	}
-	return t.capture(ctx, r, prof, pane, o)
-}
-
-// capture reads the session's screen now into its cached record o.
-func (t *tmuxRunner) capture(ctx context.Context, r *store.Run, prof agents.Profile, pane tmuxops.Pane, o *observed) (*observed, error) {
-	now := t.now()
-	screen, err := t.tmux.Capture(ctx, r.Session, 0)
-	if err != nil {
-		return nil, fmt.Errorf("capture screen: %w", err)
-	}
-	state := prof.Classify(screen, pane.Dead, pane.ExitStatus)
-	// Under the lock: the pane watch (needsVisit) reads the same record from its own goroutine.
-	t.mu.Lock()
-	if screen != o.screen || o.capturedAt.IsZero() {
-		o.changedAt = now
-	}
-	o.screen, o.activity, o.capturedAt, o.state = screen, pane.Activity, now, state
-	t.mu.Unlock()
-	return o, nil
-}
-
 // answerSettle is how long after an answer (or the prompt) a menu on screen is taken for the one answered, not
 // a new one: gemini 0.61 still showed the permission dialog just allowed, and it went to the human twice.
 const answerSettle = 2 * time.Second

@@ -1,14 +1,18 @@
 package workflow
 
 import (
+	"context"
+	"fmt"
 	"time"
 
 	"github.com/aceworks/ace/pkg/agents"
+	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/tmuxops"
 )
 
 // What the tmux runner saw of each run's screen, kept between the monitor's visits: an optimisation, never the
-// truth (a restarted ace starts without it and looks again). The files that look, type and deliver share it.
+// truth (a restarted ace starts without it and looks again), and its look at a pane through it (look, capture).
+// The files that observe, type, deliver and judge liveness share it.
 
 // observed is what the monitor saw of a session last time: with it, a tick whose pane shows no new activity
 // needs no screen capture. It is a cache; losing it (a restart) only costs one capture.
@@ -113,4 +117,41 @@ func (t *tmuxRunner) setPasteIntent(id int64, intent bool) bool {
 	was := o.pasteIntent
 	o.pasteIntent = intent
 	return was
+}
+
+// look returns the session's screen and state, capturing only when needCapture says the screen may tell
+// something new: with many sessions, capture-pane is the expensive call.
+func (t *tmuxRunner) look(ctx context.Context, r *store.Run, prof agents.Profile, pane tmuxops.Pane) (*observed, error) {
+	now := t.now()
+	t.mu.Lock()
+	o := t.seen[r.ID]
+	if o == nil {
+		o = &observed{}
+		t.seen[r.ID] = o
+	}
+	need := needCapture(o, pane, now, t.cfg.Monitor.Settle.Duration)
+	o.revisit = time.Time{} // this look acts on what it sees, or asks for a revisit anew
+	t.mu.Unlock()
+	if !need {
+		return o, nil
+	}
+	return t.capture(ctx, r, prof, pane, o)
+}
+
+// capture reads the session's screen now into its cached record o.
+func (t *tmuxRunner) capture(ctx context.Context, r *store.Run, prof agents.Profile, pane tmuxops.Pane, o *observed) (*observed, error) {
+	now := t.now()
+	screen, err := t.tmux.Capture(ctx, r.Session, 0)
+	if err != nil {
+		return nil, fmt.Errorf("capture screen: %w", err)
+	}
+	state := prof.Classify(screen, pane.Dead, pane.ExitStatus)
+	// Under the lock: the pane watch (needsVisit) reads the same record from its own goroutine.
+	t.mu.Lock()
+	if screen != o.screen || o.capturedAt.IsZero() {
+		o.changedAt = now
+	}
+	o.screen, o.activity, o.capturedAt, o.state = screen, pane.Activity, now, state
+	t.mu.Unlock()
+	return o, nil
 }
