@@ -69,10 +69,11 @@ type Engine struct {
 	log   *slog.Logger
 	nodes map[Step]Node
 
-	// The runners: each owns its mechanics (runner.go).
-	tmux *tmuxRunner
-	exec *execRunner
-	live *liveRunner
+	// The runners: each owns its mechanics (runner.go); runners has them by name (Engine.runner).
+	tmux    *tmuxRunner
+	exec    *execRunner
+	live    *liveRunner
+	runners map[string]Runner
 
 	// The parts of the graph's work that several steps share, each in its own files.
 	prompts *prompts
@@ -308,3 +309,6 @@ func (e *Engine) wake(ctx context.Context, r *store.Run) {
 		e.log.WarnContext(ctx, "wake the run's job", "run", r.ID, "err", err)
 	}
 }
+
+// runner is the run's runner, working for e: the one of the run's kind (runner_kinds.go).
+func (e *Engine) runner(r *store.Run) Runner { return e.runners[Describe(r).Name()] }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 
-	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/store"
 )
 
@@ -73,54 +72,6 @@ type Describer interface {
 	// may be kept or released: tmux, live), rather than ending with its turn (exec).
 	IdleProcess() bool
 }
-
-// runnerKind is a line of the runners' list: a runner's name, and the runner of that name working for an engine
-// (of(nil): one for descriptions alone, which needs none).
-type runnerKind struct {
-	name string
-	of   func(e *Engine) Runner
-}
-
-// runnerKinds lists ace's runners by name (store.RunnerTmux…), the default first: a run stored without a runner,
-// or with one this ace does not know, is a tmux run, as every run was before there was a choice. A new runner is
-// its files and a line here.
-func runnerKinds() []runnerKind {
-	return []runnerKind{
-		kind(&tmuxRunner{}, func(e *Engine) *tmuxRunner { return e.tmux }),
-		kind(&execRunner{}, func(e *Engine) *execRunner { return e.exec }),
-		kind(&liveRunner{}, func(e *Engine) *liveRunner { return e.live }),
-	}
-}
-
-// kind is a line of runnerKinds: blank is the runner for descriptions (its Name names it), mine the engine's.
-func kind[R Runner](blank R, mine func(*Engine) R) runnerKind {
-	return runnerKind{name: blank.Name(), of: func(e *Engine) Runner {
-		if e == nil {
-			return blank
-		}
-		return mine(e)
-	}}
-}
-
-// runnerFor returns the runner named name working for e (nil: for descriptions only).
-func runnerFor(name string, e *Engine) Runner {
-	kinds := runnerKinds()
-	for _, k := range kinds {
-		if k.name == name {
-			return k.of(e)
-		}
-	}
-	return kinds[0].of(e)
-}
-
-// runnerOf names the runner an agent's profile asks for.
-func runnerOf(p agents.Profile) string { return runnerFor(p.Runner, nil).Name() }
-
-// Describe tells about a stored run's agent.
-func Describe(r *store.Run) Describer { return runnerFor(r.Runner, nil) }
-
-// runner is the run's runner, working for e.
-func (e *Engine) runner(r *store.Run) Runner { return runnerFor(r.Runner, e) }
 
 // runHost is what a runner needs of the engine's core, in the spirit of tailscale's ipnext.Host: the run's events
 // (recorded as a step records them, its watchers told) and the engine's rulings on a run — monitor.timeout, whether

@@ -25,6 +25,7 @@ import (
 // execRunner is the headless runner: each turn runs under its own supervisor, the monitor reads the turn's
 // status file, and text for the agent waits in the run (State.ExecPending) for the next turn.
 type execRunner struct {
+	execKind               // its name, and how a run of it is described (runner_kinds.go)
 	runnerDefaults         // Type: a headless agent takes text only as a new turn (Queue)
 	core           runHost // the run's events and the engine's rulings (runner.go)
 	cfg            *config.Config
@@ -41,25 +42,6 @@ type execRunner struct {
 	alive   *liveness
 	reach   *reach
 }
-
-func (*execRunner) Name() string { return store.RunnerExec }
-
-func (*execRunner) Where(r *store.Run) string {
-	if r.AgentSessionID != "" {
-		return "headless conversation " + r.AgentSessionID
-	}
-	return "headless, no conversation yet"
-}
-
-func (*execRunner) Session(*store.Run) string { return "headless" }
-
-func (*execRunner) Watch(r *store.Run) string { return fmt.Sprintf("ace logs %d -f", r.Issue) }
-
-func (*execRunner) HasScreen() bool { return false }
-
-func (*execRunner) Delivery() string { return "queued as the next turn of the conversation" }
-
-func (*execRunner) IdleProcess() bool { return false }
 
 // execName names a run's files: unique per run, readable next to the tmux sessions of other runs.
 func execName(r *store.Run) string {

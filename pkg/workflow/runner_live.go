@@ -27,6 +27,7 @@ import (
 type liveRunner struct {
 	// Queue: text sent to a live conversation needs no keeping; Abandon: a host started by a lost visit is found
 	// again by its session's name (Start re-attaches to it).
+	liveKind // its name, and how a run of it is described (runner_kinds.go)
 	runnerDefaults
 	core     runHost // the run's events and the engine's rulings (runner.go)
 	cfg      *config.Config
@@ -44,32 +45,6 @@ type liveRunner struct {
 	reach   *reach
 	panes   *panes
 }
-
-func (*liveRunner) Name() string { return store.RunnerLive }
-
-func (*liveRunner) Where(r *store.Run) string {
-	if r.Session == "" {
-		return "live, no conversation yet"
-	}
-	return "live conversation in tmux session " + r.Session
-}
-
-func (*liveRunner) Session(r *store.Run) string {
-	if r.Session == "" {
-		return "-"
-	}
-	return r.Session
-}
-
-func (*liveRunner) Watch(r *store.Run) string { return fmt.Sprintf("ace attach %d", r.Issue) }
-
-func (*liveRunner) HasScreen() bool { return true }
-
-// Delivery: an answer goes to the request it answers (a permission, the question tool) or, for a question of
-// ace's own protocol, as a user message.
-func (*liveRunner) Delivery() string { return "given to the live conversation" }
-
-func (*liveRunner) IdleProcess() bool { return true }
 
 // liveDir is where the live runs' host files are under ace's root, a directory a run (liveFilesOf); hostSocket
 // is a host's control socket in it (leftovers.go finds those a killed host left).
