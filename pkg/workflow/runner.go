@@ -14,7 +14,8 @@ import (
 // ask which one a run has: they call these methods. A runner reports what it saw that is not its own business —
 // a usage limit, a human to ask (Result.limit, Result.ask) — and the node that called it decides
 // (node_reports.go). A new runner is its files implementing Runner, runnerDefaults embedded for the methods it
-// has nothing to do in, and a line in runnerKinds.
+// has nothing to do in, its kind (runner_kinds.go: its name and description) with a line in runnerKinds, and its
+// making in withRunners.
 type Runner interface {
 	Describer
 	// Start opens the agent for the run, or re-attaches to the one a previous ace process left running (the
@@ -54,7 +55,7 @@ type Runner interface {
 }
 
 // Describer is what people are told about a run's agent: it needs no engine, so `ace ls`, `ace attach`, `ace
-// run` and the dashboard use it from a stored run alone.
+// run` and the dashboard use it from a stored run alone. A runner's kind implements it (runner_kinds.go).
 type Describer interface {
 	// Name is the runner's name in config (agents.X.runner) and in the store.
 	Name() string
