@@ -1,11 +1,11 @@
 package workflow
 
 import (
-	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
-	"slices"
-	"strings"
+	"strconv"
 
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/untrusted"
@@ -41,62 +41,46 @@ func hasWorkCopy(r *store.Run) bool {
 	return err == nil && fi.IsDir()
 }
 
-// noteRefusal records err when it is (or wraps) a refusal, once per file and finding, and reports whether it
-// was one.
-func (e *Engine) noteRefusal(ctx context.Context, r *store.Run, err error) bool {
-	ref, ok := untrusted.IsRefusal(err)
-	if !ok {
-		return false
+// attemptCopy is the run's working copy number (workspace.Spec.Copy): k for best-of attempt k, else 0.
+func attemptCopy(r *store.Run) int {
+	if a := r.State.AttemptOf; a != nil {
+		return a.K
 	}
-	line := ref.Error()
-	if slices.Contains(r.State.Refused, line) {
-		return true
-	}
-	e.log.WarnContext(ctx, "refused a file the agent controls", "run", r.ID, "refusal", line)
-	if len(r.State.Refused) >= maxRefused {
-		return true // the log has it; the run's record is bounded (an agent can leave any number)
-	}
-	r.State.Refused = append(slices.Clone(r.State.Refused), line)
-	e.event(ctx, r, EventFileRefused, line)
-	return true
+	return 0
 }
 
-// needFile is the error of a file of the working copy or home the run cannot go on without (one ace must write,
-// the live transcript): a refusal is recorded and ends the run — the agent put something there on purpose —
-// anything else is returned for the retry.
-func (e *Engine) needFile(ctx context.Context, r *store.Run, what string, err error) error {
-	if err == nil {
-		return nil
+// attemptSuffix tells an attempt's session and logs from its parent's and its siblings': "-<k>", or "".
+func attemptSuffix(r *store.Run) string {
+	if k := attemptCopy(r); k > 0 {
+		return "-" + strconv.Itoa(k)
 	}
-	err = fmt.Errorf("%s: %w", what, err)
-	if e.noteRefusal(ctx, r, err) {
-		return Terminal(err)
-	}
-	return err
+	return ""
 }
 
-// RefusedLine says which files of the run's working copy or home ace refused, for ace show and the dashboard.
-func RefusedLine(r *store.Run) string {
-	return strings.Join(r.State.Refused, "; ")
+// copyOf is the numbered working copy run r works in, 0 for the issue's own: an attempt's (<issue>-<k>), and a
+// best-of parent's once it has chosen — the winner's, whose branch its pull request is and where the winner's
+// agent kept its conversation, so that a round of the pull request reaches that agent in its copy.
+func copyOf(r *store.Run) int {
+	if k := attemptCopy(r); k > 0 {
+		return k
+	}
+	if bo := r.State.BestOf; bo != nil {
+		return bo.Winner
+	}
+	return 0
 }
 
-// refusedFilesRow is the status comment's row of the files ace refused: a human should know the agent left
-// them. Each path and finding is the agent's doing, so each refusal is a code span it cannot end.
-func refusedFilesRow(r *store.Run) string {
-	if len(r.State.Refused) == 0 {
-		return ""
-	}
-	quoted := make([]string, len(r.State.Refused))
-	for i, l := range r.State.Refused {
-		quoted[i] = "`" + strings.NewReplacer("`", "'", "|", "\\|", "\n", " ").Replace(l) + "`"
-	}
-	return fmt.Sprintf("| files | %s (`ace show %d`) |\n", listSome(quoted, 5), r.Issue)
-}
+// The done protocol's files, relative to the working copy (ACE_TASK.md tells the agent about them).
+const (
+	doneFile     = ".ace/DONE"
+	questionFile = ".ace/QUESTION"
+	handoverFile = ".ace/HANDOVER.md" // what an agent that takes a run over reads first (handover.go)
+)
 
-// listSome joins the first n items, and says how many more there are.
-func listSome(items []string, n int) string {
-	if len(items) <= n {
-		return strings.Join(items, ", ")
+// removeProtocolFile removes a done-protocol file of the working copy (the name: a link, never what it leads to).
+func removeProtocolFile(r *store.Run, rel string) error {
+	if err := workCopy(r).Remove(rel); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("remove %s: %w", rel, err)
 	}
-	return fmt.Sprintf("%s and %d more", strings.Join(items[:n], ", "), len(items)-n)
+	return nil
 }

@@ -1,7 +1,6 @@
 package workflow
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -197,52 +196,4 @@ func judge(attempts []*store.Run) []store.AttemptResult {
 		out = append(out, res)
 	}
 	return out
-}
-
-// best is the k of the best result that pushed its branch (0: none did): verify passed before failed or none,
-// then the fewest lines changed, then the cheapest, then the first.
-func best(results []store.AttemptResult) int {
-	var win *store.AttemptResult
-	for i := range results {
-		c := &results[i]
-		if !c.Pushed || c.Status != store.StatusDone {
-			continue
-		}
-		if win == nil || better(c, win) {
-			win = c
-		}
-	}
-	if win == nil {
-		return 0
-	}
-	return win.K
-}
-
-func better(a, b *store.AttemptResult) bool {
-	if pa, pb := a.Verify == "passed", b.Verify == "passed"; pa != pb {
-		return pa
-	}
-	if a.Lines != b.Lines {
-		return a.Lines < b.Lines
-	}
-	ca, cb := costOf(a.Usage), costOf(b.Usage)
-	return cmp.Compare(ca, cb) < 0
-}
-
-func costOf(u *store.Usage) float64 {
-	if u == nil {
-		return 0
-	}
-	return u.CostUSD
-}
-
-// spentByAttempts adds up what every attempt of a best-of run spent (budget.run bounds it).
-func spentByAttempts(attempts []*store.Run) store.Usage {
-	var sum store.Usage
-	for _, a := range attempts {
-		if a.State.Usage != nil {
-			sum.Add(*a.State.Usage)
-		}
-	}
-	return sum
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/workspace"
@@ -12,72 +11,6 @@ import (
 
 // A best-of attempt's side of the graph (bestof.go): its own working copy and session, a push and no pull
 // request, its end waking its parent.
-
-// attemptCopy is the run's working copy number (workspace.Spec.Copy): k for best-of attempt k, else 0.
-func attemptCopy(r *store.Run) int {
-	if a := r.State.AttemptOf; a != nil {
-		return a.K
-	}
-	return 0
-}
-
-// attemptSuffix tells an attempt's session and logs from its parent's and its siblings': "-<k>", or "".
-func attemptSuffix(r *store.Run) string {
-	if k := attemptCopy(r); k > 0 {
-		return "-" + strconv.Itoa(k)
-	}
-	return ""
-}
-
-// copyOf is the numbered working copy run r works in, 0 for the issue's own: an attempt's (<issue>-<k>), and a
-// best-of parent's once it has chosen — the winner's, whose branch its pull request is and where the winner's
-// agent kept its conversation, so that a round of the pull request reaches that agent in its copy.
-func copyOf(r *store.Run) int {
-	if k := attemptCopy(r); k > 0 {
-		return k
-	}
-	if bo := r.State.BestOf; bo != nil {
-		return bo.Winner
-	}
-	return 0
-}
-
-// copyOpener is the Workspaces that hold numbered copies of an issue beside its own (workspace.Manager).
-type copyOpener interface {
-	OpenCopy(ctx context.Context, repo string, issue, k int) (*workspace.Workspace, error)
-}
-
-// copyRemover is the Workspaces that can delete a numbered copy (workspace.Manager).
-type copyRemover interface {
-	RemoveCopy(ctx context.Context, repo string, issue, k int) error
-}
-
-// removeWork deletes the run's working copy (copyOf's); removed is false when these Workspaces delete none.
-func (e *Engine) removeWork(ctx context.Context, r *store.Run) (removed bool, err error) {
-	if k := copyOf(r); k > 0 {
-		if rm, ok := e.o.Workspaces.(copyRemover); ok {
-			return true, rm.RemoveCopy(ctx, r.Repo, r.Issue, k)
-		}
-		return false, nil
-	}
-	if rm, ok := e.o.Workspaces.(workspaceRemover); ok {
-		return true, rm.Remove(ctx, r.Repo, r.Issue)
-	}
-	return false, nil
-}
-
-// openWork opens the run's working copy: the issue's own, or copyOf's.
-func (e *Engine) openWork(ctx context.Context, r *store.Run) (*workspace.Workspace, error) {
-	k := copyOf(r)
-	if k == 0 {
-		return e.o.Workspaces.Open(ctx, r.Repo, r.Issue)
-	}
-	co, ok := e.o.Workspaces.(copyOpener)
-	if !ok {
-		return nil, Terminalf("best-of attempt %d: these working copies hold one per issue", k)
-	}
-	return co.OpenCopy(ctx, r.Repo, r.Issue, k)
-}
 
 // attemptPushed ends an attempt's finalize: its change is measured for the judging, and it ends without a pull
 // request.
@@ -119,34 +52,4 @@ func (e *Engine) attemptEnded(ctx context.Context, r *store.Run) {
 	}
 	e.event(ctx, p, EventBestOf, fmt.Sprintf("attempt %d (run %d, %s) ended %s", a.K, r.ID, r.Agent, r.Status))
 	e.wake(ctx, p)
-}
-
-// attemptsSpent is what every attempt of r's best-of parent spent so far (r's own figure when r is no attempt):
-// budget.run bounds the N attempts together.
-func (sp *spending) attemptsSpent(ctx context.Context, r *store.Run) (*store.Usage, error) {
-	a := r.State.AttemptOf
-	if a == nil {
-		return r.State.Usage, nil
-	}
-	p, err := sp.store.GetRun(ctx, a.Parent)
-	if err != nil {
-		return nil, fmt.Errorf("read the best-of parent of run %d: %w", r.ID, err)
-	}
-	var runs []*store.Run
-	if bo := p.State.BestOf; bo != nil {
-		if runs, err = sp.core.attemptRuns(ctx, bo); err != nil {
-			return nil, err
-		}
-	}
-	own := false
-	for i, x := range runs {
-		if x.ID == r.ID {
-			runs[i], own = r, true // its own figure as of this moment, not as last saved
-		}
-	}
-	if !own {
-		runs = append(runs, r) // the parent died before it recorded r
-	}
-	sum := spentByAttempts(runs)
-	return &sum, nil
 }

@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -67,7 +68,7 @@ func (e *Engine) openBestPR(ctx context.Context, r *store.Run, bo *store.BestOfS
 // bestOfBody is the pull request's body: the winner's summary and verify line, then every attempt.
 func (e *Engine) bestOfBody(r *store.Run, bo *store.BestOfState) string {
 	var b strings.Builder
-	prIntro(&b, r) // node_finish.go
+	prIntro(&b, r) // lines.go
 	fmt.Fprintf(&b, "## Best of %d\n\n", bo.N)
 	b.WriteString("| attempt | agent | verify | change | cost | branch |\n|---|---|---|---|---|---|\n")
 	cmpr, _ := e.o.Tracker.(comparer)
@@ -105,31 +106,39 @@ func (e *Engine) bestOfBody(r *store.Run, bo *store.BestOfState) string {
 	return b.String()
 }
 
-// bestOfRow is the status comment's row of a best-of parent: how many attempts and why, and the one chosen.
-func bestOfRow(r *store.Run) string {
-	bo := r.State.BestOf
-	if bo == nil {
-		return ""
+// best is the k of the best result that pushed its branch (0: none did): verify passed before failed or none,
+// then the fewest lines changed, then the cheapest, then the first.
+func best(results []store.AttemptResult) int {
+	var win *store.AttemptResult
+	for i := range results {
+		c := &results[i]
+		if !c.Pushed || c.Status != store.StatusDone {
+			continue
+		}
+		if win == nil || better(c, win) {
+			win = c
+		}
 	}
-	s := fmt.Sprintf("%d attempts (%s)", bo.N, bo.Why)
-	if bo.Winner > 0 && bo.Winner <= len(bo.Results) {
-		s += fmt.Sprintf("; attempt %d chosen: %s", bo.Winner, resultLine(bo.Results[bo.Winner-1]))
+	if win == nil {
+		return 0
 	}
-	return "| best of | " + s + " |\n"
+	return win.K
 }
 
-// resultLine says how an attempt came out, in one line.
-func resultLine(res store.AttemptResult) string {
-	s := fmt.Sprintf("%s, verify %s, %d line(s) in %d file(s)", res.Status, orDash(res.Verify), res.Lines, res.Files)
-	if res.Usage != nil {
-		s += ", " + spent(res.Usage.CostUSD, res.Usage.Tokens())
+func better(a, b *store.AttemptResult) bool {
+	if pa, pb := a.Verify == "passed", b.Verify == "passed"; pa != pb {
+		return pa
 	}
-	return s
+	if a.Lines != b.Lines {
+		return a.Lines < b.Lines
+	}
+	ca, cb := costOf(a.Usage), costOf(b.Usage)
+	return cmp.Compare(ca, cb) < 0
 }
 
-func orDash(s string) string {
-	if s == "" {
-		return "–"
+func costOf(u *store.Usage) float64 {
+	if u == nil {
+		return 0
 	}
-	return s
+	return u.CostUSD
 }

@@ -2,27 +2,15 @@ package workflow
 
 import (
 	"context"
-	"errors"
-	"fmt"
 
 	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/runbox"
 	"github.com/aceworks/ace/pkg/store"
 )
 
-// The engine's use of the runs' boxes (package runbox): built with what they use, started with the agent (a
-// runner's command), kept at every step (Engine.Step), served again when this process takes its host's runs over.
-
-// newBoxes are the boxes of e's runs: e's configuration and root, its events, its tracker's endpoints, its
-// workspaces' mirror objects, its agents.
-func newBoxes(e *Engine) *runbox.Boxes {
-	mirrors, _ := e.o.Workspaces.(runbox.Mirrors)
-	return runbox.New(runbox.Options{
-		Config: e.cfg, Root: e.o.Root, Self: e.o.Self, Detector: e.o.Boxes,
-		Events: func(ctx context.Context, r *store.Run, kind, msg string) { e.event(ctx, r, EventKind(kind), msg) },
-		Store:  e.o.Store, Tracker: e.o.Tracker, Mirrors: mirrors, Profile: e.agent.profile, Logger: e.log,
-	})
-}
+// The engine's use of the runs' boxes (package runbox): built with what they use (newBoxes, engine.go), started
+// with the agent (a runner's command), kept at every step (Engine.Step), served again when this process takes its
+// host's runs over (Engine.StartProxies).
 
 // agentCommand is how a runner starts the agent: argv with env and, apart, secrets. Boxed, argv is the box's
 // and env its whole environment (nothing of ace's is added to it); unboxed, env is added to what the runner has.
@@ -77,23 +65,3 @@ func (ag *runAgent) commandOf(ctx context.Context, r *store.Run, prof agents.Pro
 	}
 	return agentCommand{argv: b.Argv, env: b.Env, secrets: le.secrets, boxed: true}, nil
 }
-
-// StartProxies serves the proxies of this host's unfinished boxed runs: called when this process starts working
-// the host's runs, so that a box that outlived the last ace reaches the network again before its run's next step.
-func (e *Engine) StartProxies(ctx context.Context) error {
-	runs, err := e.o.Store.ListRuns(ctx, store.Filter{Host: e.o.Host, Statuses: []store.Status{store.StatusActive,
-		store.StatusWaitingInput, store.StatusPausedLimit}})
-	if err != nil {
-		return fmt.Errorf("list the host's runs: %w", err)
-	}
-	var errs []error
-	for _, r := range runs {
-		if err := e.box.Ensure(ctx, r); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// Close ends what the engine serves in this process: the boxes' proxies.
-func (e *Engine) Close() { e.box.Close() }

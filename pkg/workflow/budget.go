@@ -3,42 +3,10 @@ package workflow
 import (
 	"context"
 	"fmt"
-	"log/slog"
-	"sync"
 	"time"
 
-	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/store"
 )
-
-// spending is what the agents spent (usage.go) and the budgets that bound it.
-type spending struct {
-	core  spendingCore
-	store spendingStore
-	agent *runAgent
-	cfg   *config.Config // budgets, prices, the trigger's label
-	root  string         // workspace.root: the agents' homes, where their CLIs keep their sessions
-	now   func() time.Time
-	log   *slog.Logger
-
-	mu        sync.Mutex
-	usageRead map[int64]time.Time // when each run's agent's own usage records were last read (refreshUsage)
-}
-
-// spendingCore is what spending needs of the engine's core: the run's events and runner, its record of files
-// ace refused, and a best-of parent's attempts.
-type spendingCore interface {
-	event(ctx context.Context, r *store.Run, kind EventKind, msg string)
-	runner(r *store.Run) Runner
-	noteRefusal(ctx context.Context, r *store.Run, err error) bool
-	attemptRuns(ctx context.Context, bo *store.BestOfState) ([]*store.Run, error)
-}
-
-// spendingStore is the store as spending reads it: a best-of parent, and today's runs.
-type spendingStore interface {
-	GetRun(ctx context.Context, id int64) (*store.Run, error)
-	ListRuns(ctx context.Context, f store.Filter) ([]*store.Run, error)
-}
 
 // Budgets ([budget]). A run at budget.run is not nudged on: at its next idle moment (an idle composer, a turn
 // that ended without finishing) the issue is asked whether to go on, and each answer grants one more budget. A
@@ -53,7 +21,7 @@ func (sp *spending) budgetStop(ctx context.Context, r *store.Run, last string) (
 		return Result{}, false, nil
 	}
 	sp.refreshUsage(ctx, r, true) // usage.go: the figure of this moment, not one up to 30 s old
-	// A best-of attempt counts what all N attempts spent (bestof_attempt.go).
+	// A best-of attempt counts what all N attempts spent (attemptsSpent).
 	u, err := sp.attemptsSpent(ctx, r)
 	if err != nil {
 		return Result{}, false, err
@@ -105,24 +73,43 @@ func (sp *spending) dayBudgetReached(ctx context.Context) (reached bool, spentNo
 	return b.Reached(sum.CostUSD, sum.Tokens(), 1), spent(sum.CostUSD, sum.Tokens()), day.AddDate(0, 0, 1), nil
 }
 
-func spent(cost float64, tokens int64) string {
-	return fmt.Sprintf("$%.2f, %s tokens", cost, kilo(tokens))
+// attemptsSpent is what every attempt of r's best-of parent spent so far (r's own figure when r is no attempt):
+// budget.run bounds the N attempts together.
+func (sp *spending) attemptsSpent(ctx context.Context, r *store.Run) (*store.Usage, error) {
+	a := r.State.AttemptOf
+	if a == nil {
+		return r.State.Usage, nil
+	}
+	p, err := sp.store.GetRun(ctx, a.Parent)
+	if err != nil {
+		return nil, fmt.Errorf("read the best-of parent of run %d: %w", r.ID, err)
+	}
+	var runs []*store.Run
+	if bo := p.State.BestOf; bo != nil {
+		if runs, err = sp.core.attemptRuns(ctx, bo); err != nil {
+			return nil, err
+		}
+	}
+	own := false
+	for i, x := range runs {
+		if x.ID == r.ID {
+			runs[i], own = r, true // its own figure as of this moment, not as last saved
+		}
+	}
+	if !own {
+		runs = append(runs, r) // the parent died before it recorded r
+	}
+	sum := spentByAttempts(runs)
+	return &sum, nil
 }
 
-// budgetLine renders a budget times n (a run's budget after n-1 grants).
-func budgetLine(b config.Budget, n int) string {
-	var parts []string
-	if b.MaxCostUSD > 0 {
-		parts = append(parts, fmt.Sprintf("$%.2f", b.MaxCostUSD*float64(n)))
+// spentByAttempts adds up what every attempt of a best-of run spent (budget.run bounds it).
+func spentByAttempts(attempts []*store.Run) store.Usage {
+	var sum store.Usage
+	for _, a := range attempts {
+		if a.State.Usage != nil {
+			sum.Add(*a.State.Usage)
+		}
 	}
-	if b.MaxTokens > 0 {
-		parts = append(parts, kilo(b.MaxTokens*int64(n))+" tokens")
-	}
-	switch len(parts) {
-	case 2:
-		return parts[0] + " or " + parts[1]
-	case 1:
-		return parts[0]
-	}
-	return "none"
+	return sum
 }

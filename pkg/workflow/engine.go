@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"reflect"
-	"runtime/debug"
 	"sync"
 	"time"
 
@@ -71,10 +69,11 @@ type Engine struct {
 	log   *slog.Logger
 	nodes map[Step]Node
 
-	// The runners: each owns its mechanics (runner.go).
-	tmux *tmuxRunner
-	exec *execRunner
-	live *liveRunner
+	// The runners: each owns its mechanics (runner.go); runners has them by name (Engine.runner).
+	tmux    *tmuxRunner
+	exec    *execRunner
+	live    *liveRunner
+	runners map[string]Runner
 
 	// The parts of the graph's work that several steps share, each in its own files.
 	prompts *prompts
@@ -172,50 +171,6 @@ func withParts(e *Engine) *Engine {
 	return e
 }
 
-// Until says when a caller following a run (Follow) has seen enough.
-type Until func(r *store.Run) bool
-
-// UntilSettled follows a run until it is finished or waits for a human (an answer, or its pull request's
-// reviewers and CI while it follows it).
-func UntilSettled(r *store.Run) bool {
-	return r.Status.Terminal() || r.Status == store.StatusWaitingInput || Step(r.Step) == StepFollowPR
-}
-
-// UntilMonitoring follows a run until its prompt is delivered (it is being monitored) or it settles.
-func UntilMonitoring(r *store.Run) bool {
-	return UntilSettled(r) || Step(r.Step) == StepMonitor
-}
-
-// Follow enqueues the run's job (or wakes it) and waits until until says so, the run finishes, or ctx ends. The
-// run is worked by whichever ace process works this host's queue — this one when its Queue is started — and r is
-// kept up to date from the store.
-func (e *Engine) Follow(ctx context.Context, r *store.Run, until Until) error {
-	if err := e.enqueue(ctx, r); err != nil {
-		return err
-	}
-	for {
-		changed := e.changes()
-		fresh, err := e.o.Store.GetRun(ctx, r.ID)
-		if err != nil {
-			return fmt.Errorf("read run %d: %w", r.ID, err)
-		}
-		*r = *fresh
-		if r.Status.Terminal() || until(r) {
-			return nil
-		}
-		// Changes made in this process arrive at once; those of another process at the next look.
-		t := time.NewTimer(max(e.cfg.Monitor.Interval.Duration, 50*time.Millisecond))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-changed:
-		case <-t.C:
-		}
-		t.Stop()
-	}
-}
-
 // changes returns a channel closed at the next change of any run made by this process.
 func (e *Engine) changes() <-chan struct{} {
 	e.mu.Lock()
@@ -234,129 +189,6 @@ func (e *Engine) signal() {
 		close(e.changed)
 		e.changed = nil
 	}
-}
-
-// Step runs the run's current node once and persists what changed. The returned error is only for failures of
-// the engine itself (store unavailable, ctx cancelled); a node's own errors are handled by retry or failure.
-func (e *Engine) Step(ctx context.Context, r *store.Run) (Result, error) {
-	resumeWaiting(r)
-	step := Step(r.Step)
-	node, ok := e.nodes[step]
-	if !ok {
-		return Result{}, fmt.Errorf("run %d: unknown step %q (written by a newer ace?)", r.ID, step)
-	}
-	if res, wait, err := e.slots.gate(ctx, r); wait || err != nil { // a working run holds a slot first (slots.go)
-		return res, err
-	}
-	before := snapshot(r)
-	nctx, cancel := context.WithTimeout(ctx, stepTimeout(step))
-	res, err := e.call(nctx, node, r)
-	timedOut := nctx.Err() != nil
-	cancel()
-	if err != nil && ctx.Err() != nil {
-		return Result{}, ctx.Err()
-	}
-	if err != nil && timedOut {
-		err = fmt.Errorf("step %s did not finish within %s: %w", step, stepTimeout(step), err)
-	}
-	var ev *store.Event
-	if err != nil {
-		res, ev = e.onError(r, step, err)
-	} else if res.Next != "" {
-		r.State.Retries = 0
-	}
-	to := Step(r.Step)
-	if res.Next != "" {
-		to = res.Next
-	}
-	tev, err := transition(r, to, res.Status)
-	if err != nil {
-		// A node asked for a move the graph does not have: a bug, reported, never saved.
-		return Result{}, fmt.Errorf("step %s: %w", step, err)
-	}
-	if ev == nil {
-		ev = tev
-	}
-	if to != step {
-		e.notify(Progress{Run: r, Kind: EventStep, Step: to})
-	}
-	// The run's proxy served while it is boxed, and what it saw counted; what it saw of the model goes to the reach.
-	if seen, boxed := e.box.Keep(ctx, r); boxed && !r.Status.Terminal() {
-		e.reach.fromBox(ctx, r, seen)
-	}
-	if ev != nil || !reflect.DeepEqual(before, snapshot(r)) {
-		if err := e.o.Store.UpdateRun(ctx, r, ev); err != nil {
-			if errors.Is(err, store.ErrConflict) {
-				// Another process moved the run on; continue from what it wrote.
-				fresh, gerr := e.o.Store.GetRun(ctx, r.ID)
-				if gerr != nil {
-					return Result{}, fmt.Errorf("reload run %d after conflict: %w", r.ID, gerr)
-				}
-				e.runner(r).Abandon(r, fresh)
-				*r = *fresh
-				return Stay(time.Second), nil
-			}
-			return Result{}, fmt.Errorf("save run %d: %w", r.ID, err)
-		}
-		e.signal()
-		if r.Status.Terminal() {
-			e.attemptEnded(ctx, r) // bestof_attempt.go: its best-of parent looks at once
-		}
-	}
-	if left := e.slots.settle(ctx, r); left > 0 && res.Wait > left {
-		res.Wait = left // an idle agent is kept pr.release_after at most
-	}
-	return res, nil
-}
-
-// call runs a node with panic recovery: a bug in one node fails that run, never the process.
-func (e *Engine) call(ctx context.Context, node Node, r *store.Run) (res Result, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			e.log.ErrorContext(ctx, "node panicked", "run", r.ID, "step", r.Step, "panic", p, "stack", string(debug.Stack()))
-			err = Terminalf("internal error in step %s: %v", r.Step, p)
-		}
-	}()
-	return node(ctx, r)
-}
-
-// onError turns a node's error into the run's next move: a bounded number of retries with backoff for errors that
-// may pass, the failed step for the rest. Failing to report a failure is retried the same way and then given up.
-func (e *Engine) onError(r *store.Run, step Step, err error) (Result, *store.Event) {
-	n := r.State.Retries
-	e.log.Warn("step failed", "run", r.ID, "repo", r.Repo, "issue", r.Issue, "step", step, "attempt", n+1, "err", err)
-	if !IsTerminal(err) && n < e.o.MaxRetries {
-		r.State.Retries = n + 1
-		wait := backoff(n)
-		e.notify(Progress{Run: r, Kind: EventRetry, Step: step, Message: err.Error()})
-		return Stay(wait), &store.Event{Kind: "retry", Step: string(step),
-			Message: fmt.Sprintf("%v (retry %d/%d in %s)", err, n+1, e.o.MaxRetries, wait)}
-	}
-	r.State.Retries = 0
-	if step == StepFailed || step == StepCancelled {
-		// Reporting the end failed for good: end the run anyway, the reason stays in the store.
-		now := e.o.Now()
-		r.FinishedAt = &now
-		return Result{Status: endStatus(step)}, &store.Event{Kind: "error", Step: string(step), Message: "could not report: " + err.Error()}
-	}
-	r.Error = err.Error()
-	return Goto(StepFailed), &store.Event{Kind: "error", Step: string(step), Message: err.Error()}
-}
-
-func endStatus(s Step) store.Status {
-	if s == StepCancelled {
-		return store.StatusCancelled
-	}
-	return store.StatusFailed
-}
-
-// backoff is 2s, 4s, 8s … capped at one minute.
-func backoff(n int) time.Duration {
-	d := 2 * time.Second << n
-	if d > time.Minute || d <= 0 {
-		d = time.Minute
-	}
-	return d
 }
 
 // event appends an event for a side effect and tells the observer.
@@ -384,14 +216,99 @@ func (e *Engine) notify(p Progress) {
 	e.bus.publish(p)
 }
 
-// snapshot copies the fields of a run that matter for "did anything change".
-func snapshot(r *store.Run) store.Run {
-	c := *r
-	c.UpdatedAt = time.Time{}
-	c.Version = 0
-	c.Slot, c.SlotAt = "", time.Time{} // the store's slots are written apart from the run (slots.go)
-	return c
-}
-
 // since is how long ago t was; a time never recorded (zero) counts as "long ago".
 func (e *Engine) since(t time.Time) time.Duration { return clock(e.o.Now).since(t) }
+
+// UseJobs makes the runs of e advance as jobs of j.
+func (e *Engine) UseJobs(j Jobs) { e.jobs = j }
+
+// enqueue makes the run's job due now.
+func (e *Engine) enqueue(ctx context.Context, r *store.Run) error {
+	if e.jobs == nil {
+		return errNoJobs
+	}
+	return e.jobs.Enqueue(ctx, r)
+}
+
+// dispatch makes a dispatch pass due now (a slot for work was freed), when runs advance on a queue.
+func (e *Engine) dispatch(ctx context.Context) error {
+	if e.jobs == nil {
+		return nil
+	}
+	return e.jobs.Dispatch(ctx)
+}
+
+// StopAgent ends the run's agent, if it is still there, keeping its working copy and conversation (a fenced
+// host stops its agents before another host may take its runs).
+func (e *Engine) StopAgent(ctx context.Context, r *store.Run) error { return e.runner(r).Stop(ctx, r) }
+
+// Host is the name of the host this engine's runs live on.
+func (e *Engine) Host() string { return e.o.Host }
+
+// StartProxies serves the proxies of this host's unfinished boxed runs: called when this process starts working
+// the host's runs, so that a box that outlived the last ace reaches the network again before its run's next step.
+func (e *Engine) StartProxies(ctx context.Context) error {
+	runs, err := e.o.Store.ListRuns(ctx, store.Filter{Host: e.o.Host, Statuses: []store.Status{store.StatusActive,
+		store.StatusWaitingInput, store.StatusPausedLimit}})
+	if err != nil {
+		return fmt.Errorf("list the host's runs: %w", err)
+	}
+	var errs []error
+	for _, r := range runs {
+		if err := e.box.Ensure(ctx, r); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Close ends what the engine serves in this process: the boxes' proxies.
+func (e *Engine) Close() { e.box.Close() }
+
+// newBoxes are the boxes of e's runs: e's configuration and root, its events, its tracker's endpoints, its
+// workspaces' mirror objects, its agents.
+func newBoxes(e *Engine) *runbox.Boxes {
+	mirrors, _ := e.o.Workspaces.(runbox.Mirrors)
+	return runbox.New(runbox.Options{
+		Config: e.cfg, Root: e.o.Root, Self: e.o.Self, Detector: e.o.Boxes,
+		Events: func(ctx context.Context, r *store.Run, kind, msg string) { e.event(ctx, r, EventKind(kind), msg) },
+		Store:  e.o.Store, Tracker: e.o.Tracker, Mirrors: mirrors, Profile: e.agent.profile, Logger: e.log,
+	})
+}
+
+// errNoChange tells updateFresh that the fresh run needs no change.
+var errNoChange = errors.New("no change")
+
+// updateFresh applies change to r and saves it. The run may be driven by another process at the same time (ace
+// poll, while ace send, ace nudge or ace stop write it): a write that conflicts is redone on the fresh run.
+func (e *Engine) updateFresh(ctx context.Context, r *store.Run, change func(*store.Run) (*store.Event, error)) error {
+	for attempt := 0; ; attempt++ {
+		ev, err := change(r)
+		if err != nil {
+			return err
+		}
+		err = e.o.Store.UpdateRun(ctx, r, ev)
+		if !errors.Is(err, store.ErrConflict) || attempt == 5 {
+			return err
+		}
+		fresh, gerr := e.o.Store.GetRun(ctx, r.ID)
+		if gerr != nil {
+			return fmt.Errorf("reload run %d: %w", r.ID, gerr)
+		}
+		*r = *fresh
+	}
+}
+
+// wake makes the run's job look at the run now (it changed outside a visit: ace send, ace nudge).
+func (e *Engine) wake(ctx context.Context, r *store.Run) {
+	e.signal()
+	if e.jobs == nil {
+		return
+	}
+	if err := e.jobs.Enqueue(ctx, r); err != nil {
+		e.log.WarnContext(ctx, "wake the run's job", "run", r.ID, "err", err)
+	}
+}
+
+// runner is the run's runner, working for e: the one of the run's kind (runner_kinds.go).
+func (e *Engine) runner(r *store.Run) Runner { return e.runners[Describe(r).Name()] }

@@ -16,6 +16,10 @@ func withRunners(e *Engine) {
 		agent: e.agent, prompts: e.prompts, spend: e.spend, alive: e.alive, reach: e.reach}
 	e.live = &liveRunner{core: e, cfg: e.cfg, now: now, log: e.log, root: e.o.Root, liveHost: e.o.LiveHost,
 		agent: e.agent, prompts: e.prompts, spend: e.spend, alive: e.alive, reach: e.reach, panes: p}
+	e.runners = map[string]Runner{}
+	for _, rn := range []Runner{e.tmux, e.exec, e.live} { // one of each of runnerKinds
+		e.runners[rn.Name()] = rn
+	}
 	e.limits = &usageLimits{core: e, cfg: e.cfg, now: now, log: e.log, runs: e.o.Store, profile: e.o.Profile,
 		status: e.status, slots: e.slots}
 }

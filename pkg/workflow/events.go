@@ -84,33 +84,6 @@ type bus struct {
 	dropped atomic.Int64
 }
 
-// Subscribe returns a channel of every run event published from now on, with room for buffer events, and a
-// function that ends the subscription (and closes the channel).
-func (e *Engine) Subscribe(buffer int) (<-chan Progress, func()) {
-	b := &e.bus
-	ch := make(chan Progress, max(buffer, 1))
-	b.mu.Lock()
-	if b.subs == nil {
-		b.subs = map[int]chan Progress{}
-	}
-	id := b.next
-	b.next++
-	b.subs[id] = ch
-	b.mu.Unlock()
-	var once sync.Once
-	return ch, func() {
-		once.Do(func() {
-			b.mu.Lock()
-			delete(b.subs, id)
-			b.mu.Unlock()
-			close(ch)
-		})
-	}
-}
-
-// Dropped counts the events subscribers were too slow to take.
-func (e *Engine) Dropped() int64 { return e.bus.dropped.Load() }
-
 func (b *bus) publish(p Progress) {
 	b.mu.Lock()
 	defer b.mu.Unlock()

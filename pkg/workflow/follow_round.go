@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/tracker"
@@ -221,24 +220,4 @@ func digest(parts ...string) string {
 		h.Write([]byte{0})
 	}
 	return hex.EncodeToString(h.Sum(nil)[:12])
-}
-
-// flatten makes untrusted text one sanitized line of at most n bytes.
-func flatten(s string, n int) string {
-	s = strings.Join(strings.Fields(workspace.Sanitize(s)), " ")
-	if len(s) <= n {
-		return s
-	}
-	return cutAt(s, n) + "…"
-}
-
-// cutAt is s in at most n bytes, never splitting a rune.
-func cutAt(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }

@@ -43,31 +43,6 @@ func handOver(r *store.Run) {
 	s.Limit, s.ResumeAt = nil, time.Time{}
 }
 
-// withEarlierAgents is u, what the run's current agent spent by its own records, plus what the agents before it
-// spent (the usage at the last handover); u itself when the run never fell back.
-func withEarlierAgents(r *store.Run, u *store.Usage) *store.Usage {
-	h, ok := r.State.Fallback.Last()
-	if !ok || h.Usage == nil {
-		return u
-	}
-	sum := *h.Usage
-	sum.Add(*u)
-	return &sum
-}
-
-// handoversLine says, for the status comment, which agents the run went through and why: "fake → fake2 (usage
-// limit until 2025-06-01T12:00:00Z)"; "" when it never fell back.
-func handoversLine(r *store.Run) string {
-	if r.State.Fallback == nil {
-		return ""
-	}
-	var parts []string
-	for _, h := range r.State.Fallback.Handovers {
-		parts = append(parts, fmt.Sprintf("%s → %s (usage limit until %s)", h.From, h.To, h.Until.UTC().Format(time.RFC3339)))
-	}
-	return strings.Join(parts, "; ")
-}
-
 // handoverText is .ace/HANDOVER.md for agent to, which takes run r over for why: the work so far (so, or what
 // kept ace from reading it: soErr, with the base to read it from) and the end of the old agent's transcript
 // (tail, or what kept ace from reading it: tailErr).

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/tracker"
@@ -230,4 +231,14 @@ func firstLine(s string) string {
 // the task and never count as a human's answer.
 func isAceComment(body string) bool {
 	return strings.Contains(body, "<!-- ace:")
+}
+
+// questionText is what a menu on screen asks, as text for the issue: the lines above its options (the
+// question) and the options themselves; "" when the screen shows no menu.
+func questionText(screen string) string {
+	m, ok := agents.ParseMenu(screen)
+	if !ok {
+		return ""
+	}
+	return m.Question + "\n\n" + m.Describe()
 }

@@ -20,30 +20,4 @@ type Jobs interface {
 	Dispatch(ctx context.Context) error
 }
 
-// UseJobs makes the runs of e advance as jobs of j.
-func (e *Engine) UseJobs(j Jobs) { e.jobs = j }
-
 var errNoJobs = errors.New("workflow: no job queue")
-
-// enqueue makes the run's job due now.
-func (e *Engine) enqueue(ctx context.Context, r *store.Run) error {
-	if e.jobs == nil {
-		return errNoJobs
-	}
-	return e.jobs.Enqueue(ctx, r)
-}
-
-// dispatch makes a dispatch pass due now (a slot for work was freed), when runs advance on a queue.
-func (e *Engine) dispatch(ctx context.Context) error {
-	if e.jobs == nil {
-		return nil
-	}
-	return e.jobs.Dispatch(ctx)
-}
-
-// StopAgent ends the run's agent, if it is still there, keeping its working copy and conversation (a fenced
-// host stops its agents before another host may take its runs).
-func (e *Engine) StopAgent(ctx context.Context, r *store.Run) error { return e.runner(r).Stop(ctx, r) }
-
-// Host is the name of the host this engine's runs live on.
-func (e *Engine) Host() string { return e.o.Host }

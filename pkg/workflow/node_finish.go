@@ -77,17 +77,6 @@ func (e *Engine) prBody(r *store.Run, commits int) string {
 	return b.String()
 }
 
-// prIntro is the start of a pull request's body: the issue it closes, the agent's summary, verify's line.
-func prIntro(b *strings.Builder, r *store.Run) {
-	fmt.Fprintf(b, "Closes #%d\n\n", r.Issue)
-	if s := r.State.Summary; s != "" {
-		b.WriteString("## Summary (from the agent)\n\n" + s + "\n\n")
-	}
-	if line, _ := verifyReport(r); line != "" {
-		b.WriteString(line + "\n\n")
-	}
-}
-
 // report ends a successful run: the agent's session is closed, labels and the status comment say done.
 func (e *Engine) report(ctx context.Context, r *store.Run) (Result, error) {
 	if r.State.AttemptOf != nil {

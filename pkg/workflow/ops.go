@@ -8,9 +8,6 @@ import (
 	"github.com/aceworks/ace/pkg/store"
 )
 
-// ErrNoSession is returned by operations that need the agent's live session when there is none.
-var ErrNoSession = errors.New("the run has no live agent session")
-
 // Stop cancels a run: its session (and every process it started) is killed, the run is marked cancelled and the
 // issue says so. The working copy is kept. A visit of the run in progress (a long clone, say) is interrupted; the
 // cancelled step then runs as the run's job, in whichever ace process works this host's queue.
@@ -94,40 +91,6 @@ func (e *Engine) Send(ctx context.Context, r *store.Run, text string) error {
 	e.humans.answerEvent(ctx, r, "")
 	e.wake(ctx, r)
 	return nil
-}
-
-// errNoChange tells updateFresh that the fresh run needs no change.
-var errNoChange = errors.New("no change")
-
-// updateFresh applies change to r and saves it. The run may be driven by another process at the same time (ace
-// poll, while ace send, ace nudge or ace stop write it): a write that conflicts is redone on the fresh run.
-func (e *Engine) updateFresh(ctx context.Context, r *store.Run, change func(*store.Run) (*store.Event, error)) error {
-	for attempt := 0; ; attempt++ {
-		ev, err := change(r)
-		if err != nil {
-			return err
-		}
-		err = e.o.Store.UpdateRun(ctx, r, ev)
-		if !errors.Is(err, store.ErrConflict) || attempt == 5 {
-			return err
-		}
-		fresh, gerr := e.o.Store.GetRun(ctx, r.ID)
-		if gerr != nil {
-			return fmt.Errorf("reload run %d: %w", r.ID, gerr)
-		}
-		*r = *fresh
-	}
-}
-
-// wake makes the run's job look at the run now (it changed outside a visit: ace send, ace nudge).
-func (e *Engine) wake(ctx context.Context, r *store.Run) {
-	e.signal()
-	if e.jobs == nil {
-		return
-	}
-	if err := e.jobs.Enqueue(ctx, r); err != nil {
-		e.log.WarnContext(ctx, "wake the run's job", "run", r.ID, "err", err)
-	}
 }
 
 // Screen returns the agent's current screen (plus historyLines lines of scrollback).

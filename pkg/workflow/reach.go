@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"strings"
 	"time"
 
@@ -165,56 +164,4 @@ func (rc *reach) modelDest(r *store.Run) (dest, from string) {
 		return "", ""
 	}
 	return rc.box.ModelDest(prof)
-}
-
-// ReachLine says that the run's agent cannot reach its model, where and how often it tried, and what was said of
-// it last: "claude cannot reach its model (127.0.0.1:4000, 7 retries): Connection refused"; "" while it can.
-func ReachLine(r *store.Run) string {
-	st := r.State.Reach
-	if st == nil {
-		return ""
-	}
-	var what []string
-	if st.Dest != "" {
-		what = append(what, st.Dest)
-	}
-	switch {
-	case st.Retries > 0:
-		what = append(what, strconv.Itoa(st.Retries)+" "+plural(st.Retries, "retry", "retries"))
-	case st.Failed > 0:
-		what = append(what, strconv.Itoa(st.Failed)+" "+plural(st.Failed, "failed connection", "failed connections"))
-	}
-	s := r.Agent + " cannot reach its model"
-	if len(what) > 0 {
-		s += " (" + strings.Join(what, ", ") + ")"
-	}
-	if st.Error != "" {
-		s += ": " + st.Error
-	}
-	return s
-}
-
-// ReachHelp is ReachLine with since when and what would mend it, for ace show and the dashboard.
-func ReachHelp(r *store.Run) string {
-	if r.State.Reach == nil {
-		return ""
-	}
-	return reachHelp(r, r.State.Reach.Since.Local().Format(time.DateTime))
-}
-
-// reachRow is the status comment's row while the agent cannot reach its model.
-func reachRow(r *store.Run) string {
-	if r.State.Reach == nil {
-		return ""
-	}
-	help := reachHelp(r, r.State.Reach.Since.UTC().Format(time.RFC3339))
-	return fmt.Sprintf("| model | %s |\n", strings.NewReplacer("|", "\\|", "\n", " ").Replace(help))
-}
-
-func reachHelp(r *store.Run, since string) string {
-	s := ReachLine(r) + " (since " + since + ")"
-	if h := r.State.Reach.Hint; h != "" {
-		s += ". " + h
-	}
-	return s
 }

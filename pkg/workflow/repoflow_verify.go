@@ -101,20 +101,6 @@ func (fl *repoFlow) verifyBeforePR(ctx context.Context, r *store.Run, ws *worksp
 	return res, true, err
 }
 
-// verifyReport is the pull request's line about verify ("" when the repository has none).
-func verifyReport(r *store.Run) (line string, failed bool) {
-	st := r.State.Workflow
-	switch {
-	case st == nil || st.VerifiedHead == "":
-		return "", false
-	case st.VerifyPassed:
-		return fmt.Sprintf("Verified: `%s` passed", st.VerifyCommand), false
-	default:
-		return fmt.Sprintf("**Not verified**: %s after %d round(s) of fixes; this pull request is a draft until a human looks.",
-			st.VerifyFailure, st.VerifyRounds), true
-	}
-}
-
 // labelPR puts the workflow's labels on the pull request ace opened; a label that cannot be added is reported,
 // never a reason to fail a run whose pull request is open.
 func (fl *repoFlow) labelPR(ctx context.Context, r *store.Run, number int) {

@@ -1,8 +1,6 @@
 package workflow
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
 	"syscall"
 
@@ -18,7 +16,8 @@ import (
 // headless supervisor killed or stopped, its live host stopped, its process ended by SIGTERM or SIGHUP (a stop, a
 // shutdown, a hangup) — says nothing about the run, and a few of them must not fail a run that did nothing wrong.
 // The fence and a move to another host start the agent afresh from claim and spend nothing either. Restarts for
-// the host are bounded by monitor.timeout alone.
+// the host are bounded by monitor.timeout alone. The ruling is the engine's (mayRestart, restarted: run_checks.go); the cause, here, is the
+// runners' evidence.
 //
 // The evidence, by runner: tmux — a dead pane with the agent's exit status is the agent's, a session that is not
 // there the host's; exec — the turn's status written by its supervisor (the CLI's exit code, a kill for silence)
@@ -102,38 +101,6 @@ func turnCause(how string, st *headless.Status, reboot bool) exitCause {
 	return agentCause(how)
 }
 
-// restartData is an agent-exited event's Data when the agent is started again.
-type restartData struct {
-	Cause    string `json:"cause"` // "agent" or "host"
-	Evidence string `json:"evidence,omitempty"`
-	Counted  bool   `json:"counted"` // against monitor.max_restarts
-	Restarts int    `json:"restarts"`
-}
-
-// mayRestart reports whether run r's agent, gone for c without leaving work, may be started again: always when
-// the host took it, else while monitor.max_restarts is not spent.
-func (e *Engine) mayRestart(r *store.Run, c exitCause) bool {
-	return c.host || r.Restarts < e.cfg.Monitor.MaxRestarts
-}
-
-// restarted counts a restart for c (the agent's own end spends one of monitor.max_restarts) and records it,
-// cause and evidence, as an agent-exited event; did says what ace did ("restarting it").
-func (e *Engine) restarted(ctx context.Context, r *store.Run, c exitCause, did string) {
-	m := e.cfg.Monitor.MaxRestarts
-	d := restartData{Cause: "agent", Counted: !c.host}
-	msg := fmt.Sprintf("%s without changes; %s (%d/%d)", c.how, did, r.Restarts+1, m)
-	if c.host {
-		d.Cause, d.Evidence = "host", c.why
-		msg = fmt.Sprintf("%s without changes (%s); %s — the host's doing, not the agent's: not counted against "+
-			"monitor.max_restarts (%d/%d)", c.how, c.why, did, r.Restarts, m)
-	} else {
-		r.Restarts++
-	}
-	d.Restarts = r.Restarts
-	data, _ := json.Marshal(d)
-	e.eventData(ctx, r, EventAgentExited, msg, string(data))
-}
-
 // markStart records what tells, when run r's agent is found gone, whether the host restarted meanwhile.
 func markStart(r *store.Run) { r.State.Boot = procs.BootID() }
 
@@ -141,24 +108,4 @@ func markStart(r *store.Run) { r.State.Boot = procs.BootID() }
 func rebooted(r *store.Run) bool {
 	b := procs.BootID()
 	return r.State.Boot != "" && b != "" && b != r.State.Boot
-}
-
-// sessionGone says what ended the tmux session of run r's agent, which is not there: the host restarted, its
-// tmux server went (the one it started on, by PID), or only the session was ended.
-func (p *panes) sessionGone(ctx context.Context, r *store.Run) string {
-	if rebooted(r) {
-		return "the host restarted: its boot id changed"
-	}
-	was := r.State.TmuxServer
-	now, err := p.tmux.ServerPID(ctx)
-	switch {
-	case err != nil && was > 0:
-		return fmt.Sprintf("its tmux server (pid %d) is gone: tmux kill-server, a crash, a host restart or a server ace recovered", was)
-	case err != nil:
-		return "no tmux server runs: tmux kill-server, a crash, a host restart or a server ace recovered"
-	case was > 0 && now != was:
-		return fmt.Sprintf("its tmux server (pid %d) is gone, pid %d serves now: tmux kill-server, a crash, a host "+
-			"restart or a server ace recovered", was, now)
-	}
-	return "its tmux session was ended from outside (tmux kill-session)"
 }

@@ -2,11 +2,16 @@ package workflow
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 
 	"github.com/aceworks/ace/pkg/store"
 )
+
+// The engine's rulings on a monitored run, which the monitor makes and the runners ask for (runHost): has it run
+// out of monitor.timeout, is its issue still wanted, may its agent, gone, start again (restart_cause.go says why it
+// is gone).
 
 // timedOut reports whether the run has been monitored longer than monitor.timeout; if so it records why, with
 // the agent's last screen (or last words), for the failure report.
@@ -44,4 +49,36 @@ func (e *Engine) checkIssue(ctx context.Context, r *store.Run) (Result, bool) {
 		return Result{}, false
 	}
 	return Goto(StepCancelled), true
+}
+
+// restartData is an agent-exited event's Data when the agent is started again.
+type restartData struct {
+	Cause    string `json:"cause"` // "agent" or "host"
+	Evidence string `json:"evidence,omitempty"`
+	Counted  bool   `json:"counted"` // against monitor.max_restarts
+	Restarts int    `json:"restarts"`
+}
+
+// mayRestart reports whether run r's agent, gone for c without leaving work, may be started again: always when
+// the host took it, else while monitor.max_restarts is not spent.
+func (e *Engine) mayRestart(r *store.Run, c exitCause) bool {
+	return c.host || r.Restarts < e.cfg.Monitor.MaxRestarts
+}
+
+// restarted counts a restart for c (the agent's own end spends one of monitor.max_restarts) and records it,
+// cause and evidence, as an agent-exited event; did says what ace did ("restarting it").
+func (e *Engine) restarted(ctx context.Context, r *store.Run, c exitCause, did string) {
+	m := e.cfg.Monitor.MaxRestarts
+	d := restartData{Cause: "agent", Counted: !c.host}
+	msg := fmt.Sprintf("%s without changes; %s (%d/%d)", c.how, did, r.Restarts+1, m)
+	if c.host {
+		d.Cause, d.Evidence = "host", c.why
+		msg = fmt.Sprintf("%s without changes (%s); %s — the host's doing, not the agent's: not counted against "+
+			"monitor.max_restarts (%d/%d)", c.how, c.why, did, r.Restarts, m)
+	} else {
+		r.Restarts++
+	}
+	d.Restarts = r.Restarts
+	data, _ := json.Marshal(d)
+	e.eventData(ctx, r, EventAgentExited, msg, string(data))
 }

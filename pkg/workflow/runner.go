@@ -2,8 +2,8 @@ package workflow
 
 import (
 	"context"
+	"errors"
 
-	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/store"
 )
 
@@ -14,7 +14,8 @@ import (
 // ask which one a run has: they call these methods. A runner reports what it saw that is not its own business —
 // a usage limit, a human to ask (Result.limit, Result.ask) — and the node that called it decides
 // (node_reports.go). A new runner is its files implementing Runner, runnerDefaults embedded for the methods it
-// has nothing to do in, and a line in runnerKinds.
+// has nothing to do in, its kind (runner_kinds.go: its name and description) with a line in runnerKinds, and its
+// making in withRunners.
 type Runner interface {
 	Describer
 	// Start opens the agent for the run, or re-attaches to the one a previous ace process left running (the
@@ -54,7 +55,7 @@ type Runner interface {
 }
 
 // Describer is what people are told about a run's agent: it needs no engine, so `ace ls`, `ace attach`, `ace
-// run` and the dashboard use it from a stored run alone.
+// run` and the dashboard use it from a stored run alone. A runner's kind implements it (runner_kinds.go).
 type Describer interface {
 	// Name is the runner's name in config (agents.X.runner) and in the store.
 	Name() string
@@ -73,58 +74,11 @@ type Describer interface {
 	IdleProcess() bool
 }
 
-// runnerKind is a line of the runners' list: a runner's name, and the runner of that name working for an engine
-// (of(nil): one for descriptions alone, which needs none).
-type runnerKind struct {
-	name string
-	of   func(e *Engine) Runner
-}
-
-// runnerKinds lists ace's runners by name (store.RunnerTmux…), the default first: a run stored without a runner,
-// or with one this ace does not know, is a tmux run, as every run was before there was a choice. A new runner is
-// its files and a line here.
-func runnerKinds() []runnerKind {
-	return []runnerKind{
-		kind(&tmuxRunner{}, func(e *Engine) *tmuxRunner { return e.tmux }),
-		kind(&execRunner{}, func(e *Engine) *execRunner { return e.exec }),
-		kind(&liveRunner{}, func(e *Engine) *liveRunner { return e.live }),
-	}
-}
-
-// kind is a line of runnerKinds: blank is the runner for descriptions (its Name names it), mine the engine's.
-func kind[R Runner](blank R, mine func(*Engine) R) runnerKind {
-	return runnerKind{name: blank.Name(), of: func(e *Engine) Runner {
-		if e == nil {
-			return blank
-		}
-		return mine(e)
-	}}
-}
-
-// runnerFor returns the runner named name working for e (nil: for descriptions only).
-func runnerFor(name string, e *Engine) Runner {
-	kinds := runnerKinds()
-	for _, k := range kinds {
-		if k.name == name {
-			return k.of(e)
-		}
-	}
-	return kinds[0].of(e)
-}
-
-// runnerOf names the runner an agent's profile asks for.
-func runnerOf(p agents.Profile) string { return runnerFor(p.Runner, nil).Name() }
-
-// Describe tells about a stored run's agent.
-func Describe(r *store.Run) Describer { return runnerFor(r.Runner, nil) }
-
-// runner is the run's runner, working for e.
-func (e *Engine) runner(r *store.Run) Runner { return runnerFor(r.Runner, e) }
-
 // runHost is what a runner needs of the engine's core, in the spirit of tailscale's ipnext.Host: the run's events
 // (recorded as a step records them, its watchers told) and the engine's rulings on a run — monitor.timeout, whether
-// an agent gone may start again (restart_cause.go), whether it left work, a file the run cannot go on without. The
-// Engine satisfies it; everything else a runner uses is a part, given to it as such (withRunners).
+// an agent gone may start again (run_checks.go), whether it left work, a file the run cannot go on without
+// (engine_files.go). The Engine satisfies it; everything else a runner uses is a part, given to it as such
+// (withRunners).
 type runHost interface {
 	event(ctx context.Context, r *store.Run, kind EventKind, msg string)
 	eventData(ctx context.Context, r *store.Run, kind EventKind, msg, data string)
@@ -134,3 +88,9 @@ type runHost interface {
 	leftWork(ctx context.Context, r *store.Run) (bool, error)
 	needFile(ctx context.Context, r *store.Run, what string, err error) error
 }
+
+// ErrNoSession is returned by operations that need the agent's live session when there is none.
+var ErrNoSession = errors.New("the run has no live agent session")
+
+// ErrHeadless is returned by operations that need a terminal screen when the run has none.
+var ErrHeadless = errors.New("the run is headless (runner exec): there is no screen; read its transcript with `ace logs`")

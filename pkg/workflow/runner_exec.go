@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/headless"
@@ -20,12 +22,10 @@ import (
 // Proc (PID and start time), the turn number, the conversation id and the transcript path. A turn that ends
 // without .ace/DONE is the headless form of "idle at the prompt"; the next turn resumes the same conversation.
 
-// ErrHeadless is returned by operations that need a terminal screen when the run has none.
-var ErrHeadless = errors.New("the run is headless (runner exec): there is no screen; read its transcript with `ace logs`")
-
 // execRunner is the headless runner: each turn runs under its own supervisor, the monitor reads the turn's
 // status file, and text for the agent waits in the run (State.ExecPending) for the next turn.
 type execRunner struct {
+	execKind               // its name, and how a run of it is described (runner_kinds.go)
 	runnerDefaults         // Type: a headless agent takes text only as a new turn (Queue)
 	core           runHost // the run's events and the engine's rulings (runner.go)
 	cfg            *config.Config
@@ -41,76 +41,6 @@ type execRunner struct {
 	spend   *spending
 	alive   *liveness
 	reach   *reach
-}
-
-func (*execRunner) Name() string { return store.RunnerExec }
-
-func (*execRunner) Where(r *store.Run) string {
-	if r.AgentSessionID != "" {
-		return "headless conversation " + r.AgentSessionID
-	}
-	return "headless, no conversation yet"
-}
-
-func (*execRunner) Session(*store.Run) string { return "headless" }
-
-func (*execRunner) Watch(r *store.Run) string { return fmt.Sprintf("ace logs %d -f", r.Issue) }
-
-func (*execRunner) HasScreen() bool { return false }
-
-func (*execRunner) Delivery() string { return "queued as the next turn of the conversation" }
-
-func (*execRunner) IdleProcess() bool { return false }
-
-func (x *execRunner) Start(ctx context.Context, r *store.Run) (Result, error) {
-	return x.startExec(ctx, r)
-}
-
-// Deliver: the task is the first turn's prompt, which Start gives.
-func (x *execRunner) Deliver(ctx context.Context, r *store.Run) (Result, error) {
-	return x.startExec(ctx, r)
-}
-
-func (x *execRunner) Busy(ctx context.Context, r *store.Run) (Result, bool, error) {
-	return x.execRunning(ctx, r)
-}
-
-func (x *execRunner) Observe(ctx context.Context, r *store.Run) (Result, error) {
-	return x.execTurnEnded(ctx, r)
-}
-
-func (*execRunner) Queue(r *store.Run, text string) { queueExec(r, text) }
-
-func (*execRunner) FollowUp(_ context.Context, r *store.Run, prompt, _ string) (Result, error) {
-	queueExec(r, prompt)
-	return Goto(StepMonitor), nil
-}
-
-// Continue queues msg as the next turn, unless a turn is running already.
-func (x *execRunner) Continue(ctx context.Context, r *store.Run, msg string) error {
-	if ls := r.State.Limit; ls != nil && ls.StartOver {
-		msg = x.prompts.taskPrompt(r) // nothing to continue: a new conversation gets the task (execTurn)
-	}
-	if !x.execAlive(ctx, r) {
-		queueExec(r, msg)
-	}
-	return nil
-}
-
-func (x *execRunner) Stop(ctx context.Context, r *store.Run) error { return x.endExec(ctx, r) }
-
-func (x *execRunner) Working(ctx context.Context, r *store.Run) bool { return x.execAlive(ctx, r) }
-
-// Live: a headless run has no session to type into, only a conversation to continue with a new turn.
-func (x *execRunner) Live(ctx context.Context, r *store.Run) error {
-	if r.AgentSessionID == "" && !x.execAlive(ctx, r) {
-		return fmt.Errorf("%s#%d (no headless conversation yet): %w", r.Repo, r.Issue, ErrNoSession)
-	}
-	return nil
-}
-
-func (*execRunner) Screen(_ context.Context, r *store.Run, _ int) (string, error) {
-	return "", fmt.Errorf("%s#%d: %w", r.Repo, r.Issue, ErrHeadless)
 }
 
 // execName names a run's files: unique per run, readable next to the tmux sessions of other runs.
@@ -270,4 +200,59 @@ func (x *execRunner) execTurn(ctx context.Context, r *store.Run, prompt string) 
 	}
 	x.core.event(ctx, r, "session", fmt.Sprintf("%s headless %s, turn %d (transcript: ace logs %d)", how, prof.Name, turn, r.Issue))
 	return nil
+}
+
+// execStatus reads the current turn's status and copies what it learnt (conversation id, transcript) to the run.
+func (x *execRunner) execStatus(ctx context.Context, r *store.Run) *headless.Status {
+	st, err := headless.ReadStatus(x.execStatusPath(r))
+	if err != nil {
+		if !errors.Is(err, os.ErrNotExist) {
+			x.log.WarnContext(ctx, "read headless status", "run", r.ID, "err", err)
+		}
+		return nil
+	}
+	turn := r.State.ExecTurn
+	switch {
+	case st.Turn < turn:
+		return nil // the previous turn's, not yet replaced
+	case st.Turn > turn:
+		// A turn this run never recorded: its ace was killed right after starting it. Adopt it.
+		r.State.ExecTurn = st.Turn
+		r.State.ExecProc = headless.Proc{PID: st.SupervisorPID, Start: st.SupervisorStart}.String()
+		if f := r.State.ExecFormat; f == "" {
+			if prof, err := x.agent.profile(r); err == nil {
+				r.State.ExecFormat = prof.HeadlessFormat
+			}
+		}
+	}
+	if st.SessionID != "" {
+		r.AgentSessionID = st.SessionID
+	}
+	if st.Transcript != "" {
+		r.State.Transcript = st.Transcript
+	}
+	return st
+}
+
+// lastWords is what a human gets to see of a headless agent: its last message and its stderr tail.
+func lastWords(st *headless.Status) string {
+	if st == nil {
+		return ""
+	}
+	var parts []string
+	if t := strings.TrimSpace(st.LastText); t != "" {
+		parts = append(parts, t)
+	}
+	if t := strings.TrimSpace(st.StderrTail); t != "" {
+		parts = append(parts, "stderr:\n"+t)
+	}
+	return strings.Join(parts, "\n\n")
+}
+
+// killAgent ends an agent process group whose supervisor is gone without having ended it.
+func (x *execRunner) killAgent(st *headless.Status) {
+	if st == nil || st.Done || st.AgentPID == 0 {
+		return
+	}
+	_ = headless.Proc{PID: st.AgentPID, Start: st.AgentStart}.Signal(syscall.SIGKILL)
 }

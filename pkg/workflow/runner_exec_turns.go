@@ -44,38 +44,6 @@ func (x *execRunner) execRunning(ctx context.Context, r *store.Run) (res Result,
 	return Stay(x.cfg.Monitor.Interval.Duration), true, nil
 }
 
-// execStatus reads the current turn's status and copies what it learnt (conversation id, transcript) to the run.
-func (x *execRunner) execStatus(ctx context.Context, r *store.Run) *headless.Status {
-	st, err := headless.ReadStatus(x.execStatusPath(r))
-	if err != nil {
-		if !errors.Is(err, os.ErrNotExist) {
-			x.log.WarnContext(ctx, "read headless status", "run", r.ID, "err", err)
-		}
-		return nil
-	}
-	turn := r.State.ExecTurn
-	switch {
-	case st.Turn < turn:
-		return nil // the previous turn's, not yet replaced
-	case st.Turn > turn:
-		// A turn this run never recorded: its ace was killed right after starting it. Adopt it.
-		r.State.ExecTurn = st.Turn
-		r.State.ExecProc = headless.Proc{PID: st.SupervisorPID, Start: st.SupervisorStart}.String()
-		if f := r.State.ExecFormat; f == "" {
-			if prof, err := x.agent.profile(r); err == nil {
-				r.State.ExecFormat = prof.HeadlessFormat
-			}
-		}
-	}
-	if st.SessionID != "" {
-		r.AgentSessionID = st.SessionID
-	}
-	if st.Transcript != "" {
-		r.State.Transcript = st.Transcript
-	}
-	return st
-}
-
 // execTurnEnded decides after a turn that ended without .ace/DONE or .ace/QUESTION: a queued prompt goes next;
 // a clean end is idleness (nudge, then a human); a crash, a timeout or a lost supervisor is an exit (finalize
 // what is there, else resume a bounded number of times, else fail).
@@ -205,21 +173,6 @@ func (x *execRunner) turnEnd(st *headless.Status) string {
 	return "the agent ended its turn"
 }
 
-// lastWords is what a human gets to see of a headless agent: its last message and its stderr tail.
-func lastWords(st *headless.Status) string {
-	if st == nil {
-		return ""
-	}
-	var parts []string
-	if t := strings.TrimSpace(st.LastText); t != "" {
-		parts = append(parts, t)
-	}
-	if t := strings.TrimSpace(st.StderrTail); t != "" {
-		parts = append(parts, "stderr:\n"+t)
-	}
-	return strings.Join(parts, "\n\n")
-}
-
 // queueExec keeps text for the next turn of a headless run (a nudge or a human's answer); the monitor starts
 // that turn as soon as the current one has ended.
 func queueExec(r *store.Run, text string) {
@@ -285,14 +238,6 @@ func (x *execRunner) Abandon(mine, fresh *store.Run) {
 	if err := headless.ParseProc(started).Signal(syscall.SIGTERM); err != nil {
 		x.log.Warn("stop an abandoned headless turn", "run", mine.ID, "err", err)
 	}
-}
-
-// killAgent ends an agent process group whose supervisor is gone without having ended it.
-func (x *execRunner) killAgent(st *headless.Status) {
-	if st == nil || st.Done || st.AgentPID == 0 {
-		return
-	}
-	_ = headless.Proc{PID: st.AgentPID, Start: st.AgentStart}.Signal(syscall.SIGKILL)
 }
 
 // execCompaction is compaction for a headless run, whose idle moment is the end of a turn: when the JSONL

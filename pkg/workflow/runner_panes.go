@@ -198,3 +198,23 @@ func (p *panes) stop(ctx context.Context, r *store.Run) error {
 	}
 	return nil
 }
+
+// sessionGone says what ended the tmux session of run r's agent, which is not there: the host restarted, its
+// tmux server went (the one it started on, by PID), or only the session was ended.
+func (p *panes) sessionGone(ctx context.Context, r *store.Run) string {
+	if rebooted(r) {
+		return "the host restarted: its boot id changed"
+	}
+	was := r.State.TmuxServer
+	now, err := p.tmux.ServerPID(ctx)
+	switch {
+	case err != nil && was > 0:
+		return fmt.Sprintf("its tmux server (pid %d) is gone: tmux kill-server, a crash, a host restart or a server ace recovered", was)
+	case err != nil:
+		return "no tmux server runs: tmux kill-server, a crash, a host restart or a server ace recovered"
+	case was > 0 && now != was:
+		return fmt.Sprintf("its tmux server (pid %d) is gone, pid %d serves now: tmux kill-server, a crash, a host "+
+			"restart or a server ace recovered", was, now)
+	}
+	return "its tmux session was ended from outside (tmux kill-session)"
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/runbox"
 	"github.com/aceworks/ace/pkg/store"
+	"github.com/aceworks/ace/pkg/tmuxops"
 )
 
 // tmuxRunner runs the agent's own terminal UI in a tmux session (`ace attach` shows it): the prompt is pasted
@@ -20,6 +21,7 @@ type tmuxRunner struct {
 	// Busy: a tmux agent's screen tells busy from idle, and Observe reads it; Queue: text typed into a live
 	// session needs no keeping; Abandon: a tmux session started by a lost visit is found again by its name
 	// (Start re-attaches to it).
+	tmuxKind // its name, and how a run of it is described (runner_kinds.go)
 	runnerDefaults
 	core runHost // the run's events and the engine's rulings (runner.go)
 	cfg  *config.Config
@@ -45,173 +47,151 @@ type tmuxRunner struct {
 	tmux  Sessions
 
 	mu   sync.Mutex
-	seen map[int64]*observed // per-run screen cache: what the monitor saw last (an optimisation, never the truth)
+	seen map[int64]*observed // per-run screen cache: what the monitor saw last (below)
 }
 
-func (*tmuxRunner) Name() string { return store.RunnerTmux }
+// What the tmux runner saw of each run's screen (seen), kept between the monitor's visits: an optimisation, never the
+// truth (a restarted ace starts without it and looks again), and its look at a pane through it (look, capture).
+// The files that observe, type, deliver and judge liveness share it.
 
-func (*tmuxRunner) Where(r *store.Run) string {
-	if r.Session == "" {
-		return "no tmux session yet"
-	}
-	return "tmux session " + r.Session
+// observed is what the monitor saw of a session last time: with it, a tick whose pane shows no new activity
+// needs no screen capture. It is a cache; losing it (a restart) only costs one capture.
+type observed struct {
+	activity   time.Time
+	screen     string
+	state      agents.State
+	changedAt  time.Time // when the screen last differed from the one before
+	capturedAt time.Time
+	readyAt    time.Time // deliver_prompt: since when the composer has been ready without a break
+	// pasteIntent: this process saved the intent to paste the prompt and has not pasted yet (deliver_prompt).
+	pasteIntent bool
+	// revisit is when the monitor means to act on a screen it saw and left for now (revisitAt).
+	revisit time.Time
+	// started is deliver_prompt's look at a starting agent at which its signs of starting last moved (startFlat).
+	started signals
 }
 
-func (*tmuxRunner) Session(r *store.Run) string {
-	if r.Session == "" {
-		return "-"
+// recaptureEvery bounds how stale a cached screen may get even when tmux reports no activity.
+const recaptureEvery = 30 * time.Second
+
+// revisitAt has the pane watch wake the run's job at at: the monitor saw a screen it will act on only then (a
+// dialog settling before it is answered, a menu just answered), and a screen that stays as it is prints nothing
+// that would wake the job earlier than its quiet snooze (claude 2.1.331's auto-mode notice, drawn just after an
+// answer, waited 30 s for its answer).
+func (t *tmuxRunner) revisitAt(runID int64, at time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if o := t.seen[runID]; o != nil {
+		o.revisit = at
 	}
-	return r.Session
 }
 
-func (*tmuxRunner) Watch(r *store.Run) string { return fmt.Sprintf("ace attach %d", r.Issue) }
-
-func (*tmuxRunner) HasScreen() bool { return true }
-
-func (*tmuxRunner) Delivery() string { return "typed into the session" }
-
-func (*tmuxRunner) IdleProcess() bool { return true }
-
-// Start opens the agent's tmux session, or re-attaches to the one a previous ace process left running.
-func (t *tmuxRunner) Start(ctx context.Context, r *store.Run) (Result, error) {
-	name, err := t.panes.sessionName(ctx, r)
-	if err != nil {
-		return Result{}, err
-	}
-	pane, found, err := t.panes.pane(ctx, name)
-	if err != nil {
-		return Result{}, err
-	}
+// needCapture decides whether the cached screen o may be stale in a way that matters. Output that is still
+// flowing means the agent is working: nothing on its screen waits for an answer, so it is read only once the
+// output has stopped for settle (a dialog, a question, an idle composer are all still screens). The cached
+// screen is also refreshed every recaptureEvery, and always read when tmux reports no activity time at all.
+func needCapture(o *observed, pane tmuxops.Pane, now time.Time, settle time.Duration) bool {
 	switch {
-	case found && !pane.Dead:
-		r.Session = name
-		t.core.event(ctx, r, "session", "re-attached to running session "+name)
-	case found:
-		// A dead pane from an earlier attempt: start the agent afresh in it.
-		if err := t.launch(ctx, r, name, true, false); err != nil {
-			return Result{}, err
-		}
-	default:
-		if err := t.launch(ctx, r, name, false, false); err != nil {
-			return Result{}, err
-		}
+	case o.capturedAt.IsZero(), pane.Activity.IsZero(), now.Sub(o.capturedAt) >= recaptureEvery:
+		return true
+	case pane.Activity.Equal(o.activity) && o.capturedAt.Sub(pane.Activity) >= time.Second:
+		return false // nothing printed since the last capture
+	case pane.Activity.Equal(o.activity):
+		// tmux reports activity in whole seconds: output later in the second of the last capture leaves the
+		// activity time as it was (a permission dialog drawn just after a capture waited recaptureEvery, 30 s).
+		return now.Sub(o.capturedAt) >= settle
 	}
-	if r.State.PromptDelivered {
-		return Goto(StepMonitor), nil
-	}
-	return Goto(StepDeliver), nil
+	// tmux reports activity in whole seconds, so the output may be up to a second younger than it says.
+	return now.Sub(pane.Activity) >= settle+time.Second
 }
 
-func (t *tmuxRunner) Deliver(ctx context.Context, r *store.Run) (Result, error) {
-	return t.deliverPrompt(ctx, r)
+// readyFor reports whether the run's agent has shown a ready composer, without a break, for readySettle; a look
+// that is not ready starts the wait afresh. It is kept with the monitor's cache: losing it costs one wait.
+func (t *tmuxRunner) readyFor(runID int64, ready bool) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	o := t.seen[runID]
+	if o == nil {
+		o = &observed{}
+		t.seen[runID] = o
+	}
+	now := t.now()
+	switch {
+	case !ready:
+		o.readyAt = time.Time{}
+		return false
+	case o.readyAt.IsZero():
+		o.readyAt = now
+	}
+	return now.Sub(o.readyAt) >= readySettle
 }
 
-func (t *tmuxRunner) Observe(ctx context.Context, r *store.Run) (Result, error) {
-	t.spend.refreshUsage(ctx, r, false) // usage.go: what the agent spent so far, for ace ls and budgets
-	return t.observeScreen(ctx, r)
+// readySettle is how long a starting agent's composer must stay ready before the prompt goes in: gemini 0.61
+// draws its composer about 0.3 s before its trust dialog, which then took the pasted prompt's Enter as its
+// answer and restarted, losing the prompt (seen end to end in realcli_e2e_test.go).
+const readySettle = time.Second
+
+func (t *tmuxRunner) forget(runID int64) {
+	t.mu.Lock()
+	delete(t.seen, runID)
+	t.mu.Unlock()
 }
 
-func (t *tmuxRunner) Type(ctx context.Context, r *store.Run, text string) error {
-	if err := t.typeAnswer(ctx, r, text); err != nil {
-		return fmt.Errorf("type into %s: %w", r.Session, err)
+func latest(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
 	}
-	return nil
+	return b
 }
 
-// FollowUp types the round's prompt into the session; an agent gone between rounds is restarted in the same
-// working copy, and the resume prompt (deliver_prompt) says what the round is about.
-func (t *tmuxRunner) FollowUp(ctx context.Context, r *store.Run, prompt, delivered string) (Result, error) {
-	pane, found, err := t.panes.pane(ctx, r.Session)
-	if err != nil {
-		return Result{}, err
+// setPasteIntent records whether this process saved the intent to paste run id's prompt and has not pasted
+// yet, and returns what was recorded before.
+func (t *tmuxRunner) setPasteIntent(id int64, intent bool) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	o := t.seen[id]
+	if o == nil {
+		o = &observed{}
+		t.seen[id] = o
 	}
-	if r.Session == "" || !found || pane.Dead {
-		t.forget(r.ID)
-		name, err := t.panes.sessionName(ctx, r)
-		if err != nil {
-			return Result{}, err
-		}
-		// A released run's agent continues its conversation: the model sees what it did for the earlier rounds.
-		released := r.State.Released
-		if err := t.launch(ctx, r, name, found, released); err != nil {
-			return Result{}, err
-		}
-		if released {
-			r.State.Released = false
-		} else {
-			t.core.event(ctx, r, "agent-exited", "the agent was gone between rounds; restarted it in the same working copy")
-		}
-		r.State.PromptDelivered = false
-		r.State.Resume = true
-		return Goto(StepDeliver), nil
-	}
-	if err := t.type_(ctx, r, prompt); err != nil {
-		return Result{}, fmt.Errorf("send the follow-up round: %w", err)
-	}
-	t.markTranscript(r)
-	t.core.event(ctx, r, "prompt", delivered)
-	return Goto(StepMonitor), nil
+	was := o.pasteIntent
+	o.pasteIntent = intent
+	return was
 }
 
-// Continue types msg unless the agent is already busy again (it resumed by itself); the limit messages in view
-// now are the ones the pause was for. A limit menu still open is answered first, with the key that keeps the
-// user's choice: claude prints its limit message a moment before it opens "What do you want to do?", so the
-// pause may have come before the menu, and a paused run does not look at its screen.
-func (t *tmuxRunner) Continue(ctx context.Context, r *store.Run, msg string) error {
+// look returns the session's screen and state, capturing only when needCapture says the screen may tell
+// something new: with many sessions, capture-pane is the expensive call.
+func (t *tmuxRunner) look(ctx context.Context, r *store.Run, prof agents.Profile, pane tmuxops.Pane) (*observed, error) {
+	now := t.now()
+	t.mu.Lock()
+	o := t.seen[r.ID]
+	if o == nil {
+		o = &observed{}
+		t.seen[r.ID] = o
+	}
+	need := needCapture(o, pane, now, t.cfg.Monitor.Settle.Duration)
+	o.revisit = time.Time{} // this look acts on what it sees, or asks for a revisit anew
+	t.mu.Unlock()
+	if !need {
+		return o, nil
+	}
+	return t.capture(ctx, r, prof, pane, o)
+}
+
+// capture reads the session's screen now into its cached record o.
+func (t *tmuxRunner) capture(ctx context.Context, r *store.Run, prof agents.Profile, pane tmuxops.Pane, o *observed) (*observed, error) {
+	now := t.now()
 	screen, err := t.tmux.Capture(ctx, r.Session, 0)
 	if err != nil {
-		return fmt.Errorf("capture screen: %w", err)
+		return nil, fmt.Errorf("capture screen: %w", err)
 	}
-	prof, err := t.agent.profile(r)
-	if err != nil {
-		return err
+	state := prof.Classify(screen, pane.Dead, pane.ExitStatus)
+	// Under the lock: the pane watch (needsVisit) reads the same record from its own goroutine.
+	t.mu.Lock()
+	if screen != o.screen || o.capturedAt.IsZero() {
+		o.changedAt = now
 	}
-	answered, err := t.answerLimitMenu(ctx, r, prof, screen)
-	if err != nil {
-		return err
-	}
-	if answered {
-		if screen, err = t.tmux.Capture(ctx, r.Session, 0); err != nil {
-			return fmt.Errorf("capture screen: %w", err)
-		}
-	}
-	if prof.Limits().UnsavedUntilReply {
-		// gemini drops a refused prompt from its history: the continue alone would reach a model that never saw
-		// the task. It says where the task is, as a restart's prompt does.
-		msg += ". " + t.prompts.resumePrompt(r)
-	}
-	if prof.Classify(screen, false, 0) != agents.StateBusy {
-		if err := t.type_(ctx, r, msg); err != nil {
-			return fmt.Errorf("resume after the usage limit: %w", err)
-		}
-	}
-	_, limitState(r).Seen, _ = prof.LimitOnScreen(screen, t.now())
-	return nil
+	o.screen, o.activity, o.capturedAt, o.state = screen, pane.Activity, now, state
+	t.mu.Unlock()
+	return o, nil
 }
-
-// Stop kills the agent's session and everything it started, if it is still there.
-func (t *tmuxRunner) Stop(ctx context.Context, r *store.Run) error {
-	t.forget(r.ID)
-	return t.panes.stop(ctx, r)
-}
-
-func (t *tmuxRunner) Working(ctx context.Context, r *store.Run) bool {
-	if r.Session == "" {
-		return false
-	}
-	prof, err := t.agent.profile(r)
-	if err != nil {
-		return false
-	}
-	screen, err := t.tmux.Capture(ctx, r.Session, 0)
-	return err == nil && prof.IsBusy(screen)
-}
-
-func (t *tmuxRunner) Live(ctx context.Context, r *store.Run) error { return t.panes.live(ctx, r) }
-
-func (t *tmuxRunner) Screen(ctx context.Context, r *store.Run, historyLines int) (string, error) {
-	return t.panes.screen(ctx, r, historyLines)
-}
-
-// readUsage: the agent's CLI records what it spent in its session files (usageReader).
-func (t *tmuxRunner) readUsage(ctx context.Context, r *store.Run) { t.spend.sessionUsage(ctx, r) }

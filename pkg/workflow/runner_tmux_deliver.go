@@ -266,37 +266,11 @@ const (
 	dialogSettle  = time.Second
 	dialogRetry   = 4 * time.Second
 	dialogAnswers = 3
-	// pasteAttempts bounds the pastes an agent may drop before a human is asked; pasteShowWait is how long a
-	// paste may take to show before it counts as dropped.
+	// pasteAttempts bounds the pastes an agent may drop before a human is asked.
 	pasteAttempts = 3
-	pasteShowWait = 5 * time.Second
 )
 
 // deliverPoll is how soon a starting agent is looked at again.
 func deliverPoll(interval time.Duration) time.Duration {
 	return min(max(interval/2, 100*time.Millisecond), 500*time.Millisecond)
-}
-
-// setPasteIntent records whether this process saved the intent to paste run id's prompt and has not pasted
-// yet, and returns what was recorded before.
-func (t *tmuxRunner) setPasteIntent(id int64, intent bool) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	o := t.seen[id]
-	if o == nil {
-		o = &observed{}
-		t.seen[id] = o
-	}
-	was := o.pasteIntent
-	o.pasteIntent = intent
-	return was
-}
-
-// enterCount is how many Enters submit a paste into prof's CLI at first: tmux.enter_count, or one where a second
-// could submit the text again (Profile.OneEnter).
-func enterCount(configured int, prof agents.Profile) int {
-	if prof.OneEnter {
-		return 1
-	}
-	return configured
 }

@@ -100,16 +100,6 @@ func (t *tmuxRunner) waitMenu(ctx context.Context, r *store.Run, ok func(agents.
 	}
 }
 
-// questionText is what a menu on screen asks, as text for the issue: the lines above its options (the
-// question) and the options themselves; "" when the screen shows no menu.
-func questionText(screen string) string {
-	m, ok := agents.ParseMenu(screen)
-	if !ok {
-		return ""
-	}
-	return m.Question + "\n\n" + m.Describe()
-}
-
 // errOptionMissing reports whether err says a menu lacked the option ace wanted.
 func errOptionMissing(err error) bool {
 	var missing *OptionMissingError
@@ -276,4 +266,16 @@ func (t *tmuxRunner) type_(ctx context.Context, r *store.Run, text string) error
 	}
 	t.forget(r.ID)
 	return t.tmux.Deliver(ctx, r.Session, text, o)
+}
+
+// pasteShowWait is how long a paste may take to show before it counts as dropped (pasteAttempts).
+const pasteShowWait = 5 * time.Second
+
+// enterCount is how many Enters submit a paste into prof's CLI at first: tmux.enter_count, or one where a second
+// could submit the text again (Profile.OneEnter).
+func enterCount(configured int, prof agents.Profile) int {
+	if prof.OneEnter {
+		return 1
+	}
+	return configured
 }

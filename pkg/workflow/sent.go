@@ -57,17 +57,6 @@ func sentWaiting(r *store.Run) string {
 	return r.State.ResumeWith
 }
 
-// joinMessages is text after what was queued before it, each as it was given.
-func joinMessages(queued, text string) string {
-	switch {
-	case queued == "":
-		return text
-	case text == "":
-		return queued
-	}
-	return queued + "\n\n" + text
-}
-
 // sentRound starts, for a run following its pull request whose released agent was sent text, a round whose
 // prompt is the text: the agent works on it with a slot of its own, and what it commits is pushed as a round's.
 // It counts as a round, as an /ace comment does, though pr.max_rounds does not hold back what a human asked for.

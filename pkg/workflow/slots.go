@@ -199,10 +199,3 @@ func (sl *slots) slotWait() time.Duration {
 func AgentReleased(r *store.Run) bool {
 	return !r.Status.Terminal() && waits(r) && !r.Slot.Live()
 }
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}

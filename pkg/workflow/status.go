@@ -59,9 +59,9 @@ func (rp *reporter) renderStatus(run *store.Run, v statusView) string {
 	fmt.Fprintf(&b, "| state | `%s` |\n", stateLabel(r))
 	fmt.Fprintf(&b, "| attempt | %d |\n", r.Attempt)
 	fmt.Fprintf(&b, "| agent | %s |\n", strings.TrimSpace(r.Agent+" "+r.State.AgentCLI.String()))
-	b.WriteString(bestOfRow(r)) // bestof_pr.go
+	b.WriteString(bestOfRow(r)) // the parts' rows: lines.go
 	if h := handoversLine(r); h != "" {
-		fmt.Fprintf(&b, "| handed over | %s |\n", h) // handover.go
+		fmt.Fprintf(&b, "| handed over | %s |\n", h)
 	}
 	if r.Branch != "" {
 		fmt.Fprintf(&b, "| branch | `%s` |\n", r.Branch)
@@ -76,8 +76,8 @@ func (rp *reporter) renderStatus(run *store.Run, v statusView) string {
 		fmt.Fprintf(&b, "| usage | %s |\n", UsageLine(r.State.Usage))
 	}
 	b.WriteString(runbox.StatusRow(r))
-	b.WriteString(refusedFilesRow(r)) // agent_files.go
-	b.WriteString(reachRow(r))        // reach.go
+	b.WriteString(refusedFilesRow(r))
+	b.WriteString(reachRow(r))
 	if r.Status == store.StatusPausedLimit {
 		fmt.Fprintf(&b, "| resumes | %s |\n", r.State.ResumeAt.UTC().Format(time.RFC3339))
 	}
@@ -143,16 +143,4 @@ func (rp *reporter) setLabels(ctx context.Context, r *store.Run, add []string, r
 		}
 	}
 	return nil
-}
-
-// quote renders text as a Markdown code block that the text cannot break out of.
-func quote(text string) string { return fenced("text", text) }
-
-// fenced renders text as a Markdown code block of lang that the text cannot break out of.
-func fenced(lang, text string) string {
-	fence := "```"
-	for strings.Contains(text, fence) {
-		fence += "`"
-	}
-	return fence + lang + "\n" + strings.TrimRight(text, "\n") + "\n" + fence
 }

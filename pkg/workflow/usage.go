@@ -3,13 +3,45 @@ package workflow
 import (
 	"context"
 	"errors"
-	"fmt"
+	"log/slog"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/aceworks/ace/pkg/agents"
+	"github.com/aceworks/ace/pkg/config"
 	"github.com/aceworks/ace/pkg/store"
 )
+
+// spending is what the agents spent (this file: their usage, read from their records and their turns) and the
+// budgets that bound it (budget.go).
+type spending struct {
+	core  spendingCore
+	store spendingStore
+	agent *runAgent
+	cfg   *config.Config // budgets, prices, the trigger's label
+	root  string         // workspace.root: the agents' homes, where their CLIs keep their sessions
+	now   func() time.Time
+	log   *slog.Logger
+
+	mu        sync.Mutex
+	usageRead map[int64]time.Time // when each run's agent's own usage records were last read (refreshUsage)
+}
+
+// spendingCore is what spending needs of the engine's core: the run's events and runner, its record of files
+// ace refused, and a best-of parent's attempts.
+type spendingCore interface {
+	event(ctx context.Context, r *store.Run, kind EventKind, msg string)
+	runner(r *store.Run) Runner
+	noteRefusal(ctx context.Context, r *store.Run, err error) bool
+	attemptRuns(ctx context.Context, bo *store.BestOfState) ([]*store.Run, error)
+}
+
+// spendingStore is the store as spending reads it: a best-of parent, and today's runs.
+type spendingStore interface {
+	GetRun(ctx context.Context, id int64) (*store.Run, error)
+	ListRuns(ctx context.Context, f store.Filter) ([]*store.Run, error)
+}
 
 // addTurn adds what one turn spent, as the agent reported it (headless and live runs), to the run's usage. Its
 // cost is the one the agent reported (claude); else it is priced with model's price ([prices], built-in
@@ -95,7 +127,7 @@ func (sp *spending) sessionUsage(ctx context.Context, r *store.Run) {
 	}
 	r.State.Usage = withEarlierAgents(r, &store.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
 		CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens,
-		CostUSD: sp.sessionCost(r, u)}) // handover.go: and the agents before it
+		CostUSD: sp.sessionCost(r, u)}) // and the agents before it (withEarlierAgents)
 }
 
 // sessionCost is what a session usage cost: as the files recorded it, else priced model by model (in a fixed
@@ -134,18 +166,14 @@ func (sp *spending) runModel(r *store.Run) string {
 	return ""
 }
 
-// UsageLine renders a run's usage for people: "12.3k tokens (10k in, 2.3k out, 40k cached) · $0.0123".
-func UsageLine(u *store.Usage) string {
-	if u == nil {
-		return ""
+// withEarlierAgents is u, what the run's current agent spent by its own records, plus what the agents before it
+// spent (the usage at the last handover); u itself when the run never fell back.
+func withEarlierAgents(r *store.Run, u *store.Usage) *store.Usage {
+	h, ok := r.State.Fallback.Last()
+	if !ok || h.Usage == nil {
+		return u
 	}
-	return fmt.Sprintf("%s tokens (%s in, %s out, %s cache read, %s cache write) · $%.4f", kilo(u.Tokens()),
-		kilo(u.InputTokens), kilo(u.OutputTokens), kilo(u.CacheReadTokens), kilo(u.CacheWriteTokens), u.CostUSD)
-}
-
-func kilo(n int64) string {
-	if n < 1000 {
-		return fmt.Sprint(n)
-	}
-	return fmt.Sprintf("%.1fk", float64(n)/1000)
+	sum := *h.Usage
+	sum.Add(*u)
+	return &sum
 }
