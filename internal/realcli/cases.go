@@ -5,14 +5,10 @@ import (
 	"testing"
 )
 
-// Queue hands the machine's real-CLI slots to the cases of one test process in the order they asked for them.
-//
-// Why not t.Parallel: go test's -parallel counts a parallel case that waits for a slot as running. With the
-// real-CLI cases parallel beside the package's other tests, dozens of them waiting would take every -parallel
-// place and starve the rest; kept out of the rest's way (a test that is not parallel, as TestRealCLI was), the
-// other tests only began when the last real CLI was done. A case run by Cases waits for its slot first, in a
-// goroutine of its own, and only then becomes a subtest: it takes no -parallel place, and its parent, one
-// parallel test, runs beside the others.
+// Queue hands the machine's real-CLI slots to the cases of one test process in the order they asked for them,
+// so that a test can start its longest cases first; as parallel subtests they took free slots in no order, and
+// the last to start could be the longest. A case run by Cases waits for its slot in a goroutine of its own and
+// only then becomes a subtest: it takes no place of go test's -parallel while it waits.
 type Queue struct {
 	turn sync.Mutex // held while waiting for a slot: those waiting get one in turn, first come first served
 }

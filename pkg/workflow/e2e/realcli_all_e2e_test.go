@@ -7,15 +7,14 @@ import (
 	"github.com/aceworks/ace/internal/realcli"
 )
 
-// TestRealCLI runs every real-CLI case of this package: each case once it holds one of the machine's real-CLI
-// slots (realcli.Cases), all of them inside one parallel test beside the package's others, so the rest of the
-// package runs while the real CLIs do. As a test that was not parallel it held the other tests back until its
-// last CLI was done (they ran after it, 90 s to 130 s more on 2 cores); its cases as parallel subtests would
-// take go test's -parallel places while they wait for a slot. The groups queue their cases slowest first (a
-// stuck agent is waited for by the minute), so that the last to start is not the longest. The groups keep their
-// names: `-run '^TestRealCLI$/^issue$/gemini'` runs one group's gemini cases.
+// TestRealCLI runs every real-CLI case of this package, each case once it holds one of the machine's real-CLI
+// slots (realcli.Cases), in the order they asked for one: the groups queue their cases slowest first (a stuck
+// agent is waited for by the minute), so that the last to start is not the longest. It is not parallel: the
+// package's other tests run after it. Beside the real CLIs (tried: TestRealCLI parallel, its cases taking no
+// -parallel place) the other tests' runs were starved on 2 cores — 3 and 16 of them past their deadlines in
+// two runs, on a machine loaded besides — where after it they pass. The groups keep their names:
+// `-run '^TestRealCLI$/^issue$/gemini'` runs one group's gemini cases.
 func TestRealCLI(t *testing.T) {
-	t.Parallel()
 	var q realcli.Queue
 	var groups sync.WaitGroup
 	for _, g := range []struct {
