@@ -122,7 +122,8 @@ func TestUsageLimitPausesEveryRunOnTheAgent(t *testing.T) {
 			reset = resetOf(t, r)
 		}
 		if r.Status != store.StatusPausedLimit || !r.State.ResumeAt.Equal(reset) {
-			t.Fatalf("%s#%d: %s resume_at %v, want paused_limit until %v\n%s", r.Repo, r.Issue, r.Status, r.State.ResumeAt, reset, w.eventLog(r))
+			t.Fatalf("%s#%d: %s (%s) resume_at %v, want paused_limit until %v\n%s", r.Repo, r.Issue, r.Status, r.Error,
+				r.State.ResumeAt, reset, w.eventLog(r))
 		}
 	}
 	if !runs[1].State.Limit.Shared || runs[0].State.Limit.Shared {
