@@ -20,6 +20,7 @@ import (
 	"github.com/aceworks/ace/internal/gittest"
 	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/config"
+	"github.com/aceworks/ace/pkg/sandbox"
 	"github.com/aceworks/ace/pkg/secrets"
 	"github.com/aceworks/ace/pkg/service"
 )
@@ -122,10 +123,18 @@ func Secrets(env map[string]string) *secrets.Resolver {
 	return secrets.NewResolver(secrets.Options{LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
 }
 
+// boxes is this test binary's answer to whether boxes work here: the machine is the same for every service a
+// test opens, and finding out runs bubblewrap three times (a few hundred runs in the e2e package).
+var boxes = sandbox.NewDetector()
+
 // Open opens ace's service with opts, and ends it when t ends: it stops the job queue (no step may be under way
-// while the agents are ended), kills the tmux server (its agents, by PID) and closes the service.
+// while the agents are ended), kills the tmux server (its agents, by PID) and closes the service. Unless opts
+// says otherwise, the service shares the test binary's box detector.
 func Open(t testing.TB, opts service.Options) *service.Service {
 	t.Helper()
+	if opts.Boxes == nil {
+		opts.Boxes = boxes
+	}
 	svc, err := service.Open(context.Background(), opts)
 	if err != nil {
 		t.Fatalf("open ace: %v", err)
