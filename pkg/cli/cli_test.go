@@ -8,13 +8,24 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/aceworks/ace/internal/testkit"
 	"github.com/aceworks/ace/pkg/cli"
 )
 
+// TestMain lets the test binary be ace for the scripts. The tests run wider than the CPUs (testkit.Widen): the
+// eval runs and the scripts wait on ace's processes most of their time.
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
+	testscript.Main(wide{m}, map[string]func(){
 		"ace": func() { os.Exit(cli.Main()) },
 	})
+}
+
+// wide runs its tests widened; testscript.Main calls Run only when the binary runs the tests, not as ace.
+type wide struct{ m *testing.M }
+
+func (w wide) Run() int {
+	testkit.Widen()
+	return w.m.Run()
 }
 
 // TestScripts runs the command-line scenarios in testdata/script with HOME and XDG dirs per script.
