@@ -1,7 +1,10 @@
 package testkit
 
 import (
+	"flag"
 	"os"
+	"runtime"
+	"strconv"
 	"testing"
 )
 
@@ -55,5 +58,19 @@ func As(name string, main func() int) Child {
 		}
 		os.Args = append([]string{exe}, args[1:]...)
 		return main(), true
+	}
+}
+
+// Widen makes the tests about to run (call it in TestMain, before m.Run) run more at once than there are CPUs,
+// go test's default: tests that spend most of their time waiting — on agents, tmux, git, a fleet's timers —
+// left the CPUs idle while they waited two at a time. An explicit -test.parallel is left as it is.
+func Widen() {
+	if !flag.Parsed() {
+		flag.Parse()
+	}
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		_ = flag.Set("test.parallel", strconv.Itoa(max(24, 8*runtime.GOMAXPROCS(0))))
 	}
 }

@@ -36,6 +36,11 @@ func TestReleaseRunsItsProgram(t *testing.T) {
 	if _, err := Resolve("claude@2.1.331", Override{}); err == nil {
 		t.Error("a release name without its program was taken for the built-in agent")
 	}
+	// Runner live starts the live command: the release runs there, whatever the tmux command it falls back to.
+	live, err := Resolve("claude", Override{Program: prog, Runner: "live", Command: "my-wrapper --model {model}"})
+	if err != nil || live.Program() != prog || live.Live != prog+strings.TrimPrefix(base.Live, "claude") || live.Command != "my-wrapper --model {model}" {
+		t.Errorf("a live agent with its own tmux command: program %q, live %q, command %q: %v", live.Program(), live.Live, live.Command, err)
+	}
 }
 
 // TestCodexReleaseRunsBehindItsWrapper: codex@0.171.0 with a program keeps starting ace's codex-gh (which hands

@@ -9,19 +9,26 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/aceworks/ace/internal/pgtest"
+	"github.com/aceworks/ace/internal/testkit"
 	"github.com/aceworks/ace/pkg/cli"
 )
 
+// TestMain lets the test binary be ace for the scripts. The tests run wider than the CPUs (testkit.Widen): the
+// eval runs and the scripts wait on ace's processes most of their time.
 func TestMain(m *testing.M) {
-	testscript.Main(stopsPostgres{m}, map[string]func(){
+	testscript.Main(tests{m}, map[string]func(){
 		"ace": func() { os.Exit(cli.Main()) },
 	})
 }
 
-// stopsPostgres runs the tests and then stops the PostgreSQL cluster they started, if any.
-type stopsPostgres struct{ m *testing.M }
+// tests runs the tests widened, then stops the PostgreSQL cluster they started, if any; testscript.Main calls
+// Run only when the binary runs the tests, not as ace.
+type tests struct{ m *testing.M }
 
-func (s stopsPostgres) Run() int { return pgtest.Main(s.m) }
+func (t tests) Run() int {
+	testkit.Widen()
+	return pgtest.Main(t.m)
+}
 
 // TestScripts runs the command-line scenarios in testdata/script with HOME and XDG dirs per script.
 func TestScripts(t *testing.T) {

@@ -53,6 +53,7 @@ func TestSupervisorBoxedTurn(t *testing.T) {
 // TestSupervisorBoxedStop: stopping a boxed turn (ace stop, a timeout) reaches the agent's processes, whose
 // SIGTERM handler saves its work; bwrap, signalled, would have killed them at once.
 func TestSupervisorBoxedStop(t *testing.T) {
+	t.Parallel()
 	tu := newTurn(t, "gemini", "sh trap 'echo saved > saved; exit 0' TERM; touch ready; while :; do sleep 0.05; done\nhang\n")
 	tu.spec.KillGrace = 10 * time.Second
 	boxed(t, tu)

@@ -6,6 +6,7 @@ import (
 )
 
 func TestReadLinesSurvivesOverlongLines(t *testing.T) {
+	t.Parallel()
 	in := "short\n" + strings.Repeat("x", 100) + "\n\nlast without newline"
 	var got []string
 	if err := readLines(strings.NewReader(in), 10, func(b []byte) { got = append(got, string(b)) }); err != nil {
@@ -25,6 +26,7 @@ func TestReadLinesSurvivesOverlongLines(t *testing.T) {
 }
 
 func TestParseAllKeepsGoingAfterGiantLine(t *testing.T) {
+	t.Parallel()
 	p := typeParser()
 	var evs []Event
 	in := "{\"type\":\"init\",\"session_id\":\"s\"}\n" + strings.Repeat("{", 50) + "\n{\"type\":\"result\",\"status\":\"success\"}\n"

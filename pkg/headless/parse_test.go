@@ -25,6 +25,7 @@ func (typeParse) Parse(line []byte) []Event {
 func (typeParse) Flush() []Event { return nil }
 
 func TestUnknownFormat(t *testing.T) {
+	t.Parallel()
 	ps := Parsers{"json": typeParser}
 	if _, err := ps.New("aider"); err == nil || !strings.Contains(err.Error(), "want one of json") {
 		t.Errorf("New(aider): %v", err)
@@ -35,6 +36,7 @@ func TestUnknownFormat(t *testing.T) {
 }
 
 func TestTruncateKeepsUTF8(t *testing.T) {
+	t.Parallel()
 	s := strings.Repeat("é", maxOutput) // 2 bytes a rune, so the cut lands mid-rune
 	s = "a" + s
 	got := Truncate(s)

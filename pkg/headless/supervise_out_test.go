@@ -9,6 +9,7 @@ import (
 // TestRedactorReplacesNestedSecretsWhole: of two secrets where one starts the other, the longer is replaced
 // whole, whatever order they come in (map order is random).
 func TestRedactorReplacesNestedSecretsWhole(t *testing.T) {
+	t.Parallel()
 	for range 20 {
 		r := redactor(map[string]string{"A": "abcd", "B": "abcdefgh", "C": "xyz"})
 		if got := r.Redact("key abcdefgh, short abcd, tiny xyz"); got != "key [redacted], short [redacted], tiny xyz" {
@@ -20,6 +21,7 @@ func TestRedactorReplacesNestedSecretsWhole(t *testing.T) {
 // TestRefusedSpecTakesItsSecretsFileAlong: a spec the supervisor refuses (from another version of ace, say)
 // does not leave the secrets file it names behind.
 func TestRefusedSpecTakesItsSecretsFileAlong(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	secretsFile := filepath.Join(dir, "env-1")
 	if err := os.WriteFile(secretsFile, []byte(`{"KEY":"value"}`), 0o600); err != nil {
@@ -41,6 +43,7 @@ func TestRefusedSpecTakesItsSecretsFileAlong(t *testing.T) {
 
 // TestCappedCountsWhatEarlierTurnsWrote: a transcript that earlier turns filled up to the cap takes no more.
 func TestCappedCountsWhatEarlierTurnsWrote(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "t.jsonl")
 	if err := os.WriteFile(path, []byte("0123456789"), 0o600); err != nil {
 		t.Fatal(err)

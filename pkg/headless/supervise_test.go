@@ -127,6 +127,7 @@ func (tu *turn) file(path string) string {
 }
 
 func TestSupervisorTurn(t *testing.T) {
+	t.Parallel()
 	for _, format := range []string{"claude", "codex", "gemini"} {
 		t.Run(format, func(t *testing.T) {
 			tu := newTurn(t, format, "say Hello.\nsh echo $PLAIN $TEST_SECRET\nwarn stderr has $TEST_SECRET\ndone ok\n")
@@ -172,6 +173,7 @@ func TestSupervisorTurn(t *testing.T) {
 }
 
 func TestSupervisorPromptOnStdin(t *testing.T) {
+	t.Parallel()
 	tu := newTurn(t, "claude", "done ok\n")
 	record := filepath.Join(tu.dir, "record.jsonl")
 	tu.spec.Argv = append(tu.spec.Argv, "--record", record)
@@ -194,6 +196,7 @@ func TestSupervisorPromptOnStdin(t *testing.T) {
 }
 
 func TestSupervisorIdleTimeout(t *testing.T) {
+	t.Parallel()
 	tu := newTurn(t, "codex", "say Thinking.\nhang\n")
 	tu.spec.IdleTimeout = 300 * time.Millisecond
 	st := tu.wait(tu.start())
@@ -212,6 +215,7 @@ func TestSupervisorIdleTimeout(t *testing.T) {
 // exit (gemini 0.61 under load printed its result and stayed for minutes) is ended after the spec's exit grace,
 // long before the idle timeout, its result kept: the turn ended as the agent said.
 func TestSupervisorEndsAnAgentThatLingersAfterItsResult(t *testing.T) {
+	t.Parallel()
 	tu := newTurn(t, "gemini", "say Writing it.\nlinger\ndone ok\n")
 	tu.spec.ExitGrace = 300 * time.Millisecond
 	tu.spec.IdleTimeout = time.Hour // only the result's grace can end the turn within the wait
@@ -225,6 +229,7 @@ func TestSupervisorEndsAnAgentThatLingersAfterItsResult(t *testing.T) {
 }
 
 func TestSupervisorTurnTimeout(t *testing.T) {
+	t.Parallel()
 	// The agent keeps talking, so only the absolute bound can end it.
 	tu := newTurn(t, "gemini", strings.Repeat("say still busy\nbusy 50ms\n", 200))
 	tu.spec.TurnTimeout = 400 * time.Millisecond
@@ -236,6 +241,7 @@ func TestSupervisorTurnTimeout(t *testing.T) {
 }
 
 func TestSupervisorCrashWithoutSession(t *testing.T) {
+	t.Parallel()
 	// A CLI that dies before printing its session: the lines are kept under the orphan name, the exit recorded.
 	tu := newTurn(t, "claude", "")
 	tu.spec.Argv = []string{"/bin/sh", "-c", "echo 'not json'; echo 'Invalid API key' >&2; exit 41"}
@@ -252,6 +258,7 @@ func TestSupervisorCrashWithoutSession(t *testing.T) {
 }
 
 func TestSupervisorResumeAppends(t *testing.T) {
+	t.Parallel()
 	tu := newTurn(t, "gemini", "say one\n---\nsay two\n")
 	first := tu.wait(tu.start())
 	tu.spec.SessionID, tu.spec.Turn, tu.spec.SecretsFile = first.SessionID, 2, ""
@@ -275,6 +282,7 @@ func TestSupervisorResumeAppends(t *testing.T) {
 }
 
 func TestSupervisorStopKillsAgent(t *testing.T) {
+	t.Parallel()
 	tu := newTurn(t, "claude", "say Working.\nhang\n")
 	p := tu.start()
 	var st *headless.Status
@@ -305,6 +313,7 @@ func TestSupervisorStopKillsAgent(t *testing.T) {
 }
 
 func TestProcIdentity(t *testing.T) {
+	t.Parallel()
 	cmd := exec.Command("/bin/sh", "-c", "exit 0")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -337,6 +346,7 @@ func TestProcIdentity(t *testing.T) {
 }
 
 func TestRender(t *testing.T) {
+	t.Parallel()
 	var b bytes.Buffer
 	for _, e := range []headless.Event{
 		{Kind: headless.KindInit, SessionID: "abc", Model: "m1"},
@@ -369,6 +379,7 @@ error: max turns
 // TestSupervisorEndsLeftoverDaemons: a process the agent started in a session of its own (as codex leaves its
 // app-server) is ended with the turn.
 func TestSupervisorEndsLeftoverDaemons(t *testing.T) {
+	t.Parallel()
 	tu := newTurn(t, "codex", "")
 	pidFile := filepath.Join(tu.dir, "daemon.pid")
 	script := "sh setsid sleep 1000 >/dev/null 2>&1 </dev/null & echo $! > " + pidFile + "\ndone ok\n"
@@ -395,6 +406,7 @@ func TestSupervisorEndsLeftoverDaemons(t *testing.T) {
 }
 
 func TestSupervisorStartFailure(t *testing.T) {
+	t.Parallel()
 	tu := newTurn(t, "claude", "")
 	tu.spec.Argv = []string{filepath.Join(tu.dir, "no-such-cli")}
 	st := tu.wait(tu.start())
@@ -407,6 +419,7 @@ func TestSupervisorStartFailure(t *testing.T) {
 }
 
 func TestSupervisorFollowsForkedSession(t *testing.T) {
+	t.Parallel()
 	tu := newTurn(t, "claude", "say one\n---\nsay two\n")
 	first := tu.wait(tu.start())
 	tu.spec.SessionID, tu.spec.Turn, tu.spec.SecretsFile = first.SessionID, 2, ""

@@ -25,9 +25,10 @@ import (
 )
 
 // TestMain lets the test binary play the parts tmux panes run (the launcher, the fake agent) and ace itself, and
-// stops the PostgreSQL cluster the tests started.
+// stops the PostgreSQL cluster the tests started. The fleet tests wait on hosts' timers most of their time: they
+// run all at once (testkit.Widen).
 func TestMain(m *testing.M) {
-	os.Exit(testkit.Main(m, pgtest.Main, cli.Child, testkit.As("ace", cli.Main)))
+	os.Exit(testkit.Main(m, func(m *testing.M) int { testkit.Widen(); return pgtest.Main(m) }, cli.Child, testkit.As("ace", cli.Main)))
 }
 
 const (

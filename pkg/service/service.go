@@ -52,6 +52,9 @@ type Options struct {
 	Dispatch bool
 	// Now is the one clock of the engine and the store; default time.Now.
 	Now func() time.Time
+	// Boxes says whether boxes work on this machine; default a new detector, which finds out at first use (a few
+	// bubblewrap runs). A process that opens many services (tests) shares one.
+	Boxes *sandbox.Detector
 }
 
 var _ workflow.Memory = (*memory.Store)(nil)
@@ -118,7 +121,10 @@ func Open(ctx context.Context, o Options) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open the state store: %w", err)
 	}
-	boxes := sandbox.NewDetector() // one answer for the agents' boxes and the boxes git runs in on working copies
+	boxes := o.Boxes // one answer for the agents' boxes and the boxes git runs in on working copies
+	if boxes == nil {
+		boxes = sandbox.NewDetector()
+	}
 	ws, err := workspace.New(workspace.Options{
 		Root: root, AuthorName: cfg.Git.AuthorName, AuthorEmail: cfg.Git.AuthorEmail, Logger: log,
 		Boxes: boxes, GitTimeout: cfg.Workspace.GitTimeout.Duration, Auth: trk,

@@ -146,3 +146,31 @@ func BenchmarkQuery(b *testing.B) {
 		})
 	}
 }
+
+// TestConnectionsAreKeptBetweenUses: the connections several callers use at once stay open for the next ones (a
+// new connection reads the schema and prepares its statements anew), up to sqliteIdleConns.
+func TestConnectionsAreKeptBetweenUses(t *testing.T) {
+	t.Parallel()
+	st, err := Open(context.Background(), filepath.Join(t.TempDir(), "ace.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	db := st.DB()
+	for range 3 {
+		var conns []*sql.Conn
+		for range sqliteIdleConns {
+			c, err := db.Conn(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			conns = append(conns, c)
+		}
+		for _, c := range conns {
+			c.Close()
+		}
+	}
+	if s := db.Stats(); s.MaxIdleClosed != 0 || s.OpenConnections != sqliteIdleConns {
+		t.Errorf("%d connections open, %d closed for want of an idle place: want the %d in use kept", s.OpenConnections, s.MaxIdleClosed, sqliteIdleConns)
+	}
+}

@@ -77,6 +77,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
 	db := sql.OpenDB(stmtConnector{conn})
+	db.SetMaxIdleConns(sqliteIdleConns)
 	s := newStore(SQLite, db, path, opts)
 	s.lock = path + ".lock"
 	if err := s.setUp(ctx, path); err != nil {
@@ -85,6 +86,13 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	}
 	return s, nil
 }
+
+// sqliteIdleConns is how many SQLite connections the store keeps open between uses. database/sql keeps 2 by
+// default, and an ace process uses more at once (River's producers, completer and heartbeats beside the engine's
+// steps): each connection past 2 was closed after its query and a new one opened for the next, which runs the
+// DSN's pragmas, reads the whole schema and prepares every statement again (its statement cache goes with it)
+// — a tenth of the e2e tests' own CPU. A kept connection costs a file handle and SQLite's page cache.
+const sqliteIdleConns = 8
 
 // setUp switches a new database to WAL and migrates its schema under a file lock next to it. Without the lock
 // two processes starting on a fresh root raced: switching to WAL, and the WAL clean-up of the last connection

@@ -138,6 +138,7 @@ var hooks = []string{"applypatch-msg", "pre-applypatch", "post-applypatch", "pre
 // commits, reads, hands over and pushes — boxed, and where boxes do not work the hooks, fsmonitor and diff
 // programs still do not run (a filter would: an unboxed agent runs as the user anyway).
 func TestWorkingCopyProgramsNeverRunOnTheHost(t *testing.T) {
+	t.Parallel()
 	for _, tc := range boxedAndNot {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -194,6 +195,7 @@ func slicesWithout(s []string, drop ...string) []string {
 // from that remote, running the command. ace's git has no transport at all, boxed or not, so the push fails
 // saying what is missing, and nothing ran.
 func TestLazyFetchOfAPartialCloneGoesNowhere(t *testing.T) {
+	t.Parallel()
 	for _, tc := range boxedAndNot {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -11,6 +11,7 @@ import (
 // TestSoFar: the commits since the base, what is not committed (new files too, ace's own files not) and the diff
 // against the base of committed and uncommitted changes; the index is left as it was.
 func TestSoFar(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	m, spec, _ := setup(t)
 	ws, err := m.Prepare(ctx, spec)

@@ -48,6 +48,7 @@ func setupServer(t *testing.T) (*Manager, Spec, string, *gittest.HTTPServer) {
 }
 
 func TestPrepareCommitPushOverSmartHTTPWithoutTokenOnDisk(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	m, spec, bare := setup(t)
 	ws, err := m.Prepare(ctx, spec)
@@ -108,6 +109,7 @@ func TestPrepareCommitPushOverSmartHTTPWithoutTokenOnDisk(t *testing.T) {
 }
 
 func TestPrepareReusesCopyAndKeepsLocalCommits(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	m, spec, _ := setup(t)
 	ws, err := m.Prepare(ctx, spec)
@@ -128,6 +130,7 @@ func TestPrepareReusesCopyAndKeepsLocalCommits(t *testing.T) {
 }
 
 func TestBrokenCopyIsMovedAside(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	m, spec, _ := setup(t)
 	dir, _ := m.Path(spec.Repo, spec.Issue)
@@ -199,6 +202,7 @@ func TestBranchName(t *testing.T) {
 }
 
 func TestCopiesOfOneIssueStandApart(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	m, spec, _ := setup(t)
 	own, err := m.Prepare(ctx, spec)
@@ -227,6 +231,7 @@ func TestCopiesOfOneIssueStandApart(t *testing.T) {
 }
 
 func TestDiffSizeCountsTheBranchAgainstItsBase(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	m, spec, _ := setup(t)
 	ws, err := m.Prepare(ctx, spec)

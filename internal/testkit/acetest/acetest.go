@@ -10,18 +10,27 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/riverqueue/river/riverdriver/riversqlite"
+	"github.com/riverqueue/river/rivermigrate"
 
 	"github.com/aceworks/ace/internal/fakegithub"
 	"github.com/aceworks/ace/internal/gittest"
 	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/config"
+	"github.com/aceworks/ace/pkg/sandbox"
 	"github.com/aceworks/ace/pkg/secrets"
 	"github.com/aceworks/ace/pkg/service"
+	"github.com/aceworks/ace/pkg/store"
 )
 
 // The forge's repository, its issue and the two users' tokens.
@@ -122,10 +131,21 @@ func Secrets(env map[string]string) *secrets.Resolver {
 	return secrets.NewResolver(secrets.Options{LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
 }
 
+// boxes is this test binary's answer to whether boxes work here: the machine is the same for every service a
+// test opens, and finding out runs bubblewrap three times (a few hundred runs in the e2e package).
+var boxes = sandbox.NewDetector()
+
 // Open opens ace's service with opts, and ends it when t ends: it stops the job queue (no step may be under way
-// while the agents are ended), kills the tmux server (its agents, by PID) and closes the service.
+// while the agents are ended), kills the tmux server (its agents, by PID) and closes the service. Unless opts
+// says otherwise, the service shares the test binary's box detector.
 func Open(t testing.TB, opts service.Options) *service.Service {
 	t.Helper()
+	if opts.Boxes == nil {
+		opts.Boxes = boxes
+	}
+	if opts.Config != nil && opts.Config.Store.URL == "" {
+		seedStore(t, filepath.Join(opts.Config.Workspace.Root, "ace.db"))
+	}
 	svc, err := service.Open(context.Background(), opts)
 	if err != nil {
 		t.Fatalf("open ace: %v", err)
@@ -138,6 +158,58 @@ func Open(t testing.TB, opts service.Options) *service.Service {
 		_ = svc.Close()
 	})
 	return svc
+}
+
+// migrated is a SQLite store with ace's tables and River's, made once per test binary. A new root's store starts
+// as a copy of it: migrating afresh took every world 2-3 s under load, River's migrations most of it. ace
+// migrates a store it opens as always; a copy leaves it nothing to do.
+var migrated struct {
+	once sync.Once
+	db   []byte
+	err  error
+}
+
+// seedStore writes the migrated store at path, unless a store is there already.
+func seedStore(t testing.TB, path string) {
+	t.Helper()
+	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+		return
+	}
+	migrated.once.Do(func() { migrated.db, migrated.err = migrate() })
+	if migrated.err != nil {
+		t.Fatalf("a migrated store: %v", migrated.err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, migrated.db, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// migrate makes a store in a directory of its own, migrates River's tables into it and returns its file (one
+// file: closing the last connection folds the WAL into it).
+func migrate() ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	dir, err := os.MkdirTemp("", "acetest-store-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "ace.db")
+	st, err := store.Open(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	m, err := rivermigrate.New(riversqlite.New(st.DB()), &rivermigrate.Config{Logger: slog.New(slog.DiscardHandler)})
+	if err == nil {
+		_, err = m.Migrate(ctx, rivermigrate.DirectionUp, nil)
+	}
+	if err = errors.Join(err, st.Close()); err != nil {
+		return nil, err
+	}
+	return os.ReadFile(path)
 }
 
 // RandomHex is n random bytes in hex, to name what must not clash with another test's (a tmux socket).

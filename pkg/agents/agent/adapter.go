@@ -132,11 +132,17 @@ func (p Profile) WrappedCLI(exe string) string {
 }
 
 // Program is the program the agent runs on its runner, as doctor checks and versions it: the command's
-// executable (the headless command's for runner exec), or the CLI behind ace's wrapper.
+// executable (the headless command's for runner exec, the live command's for runner live), or the CLI behind
+// ace's wrapper. A live agent's own tmux command, which it falls back to, is not what its runner starts.
 func (p Profile) Program() string {
 	exe := p.Executable()
-	if p.Runner == store.RunnerExec {
+	switch p.Runner {
+	case store.RunnerExec:
 		exe = p.HeadlessExecutable()
+	case store.RunnerLive:
+		if live := firstWord(p.Live); live != "" {
+			exe = live
+		}
 	}
 	if cli := p.WrappedCLI(exe); cli != "" {
 		return cli

@@ -195,17 +195,14 @@ func expand(tmpl string, v Vars, key string) ([]string, error) {
 }
 
 // HeadlessExecutable is the program the headless command runs.
-func (p Profile) HeadlessExecutable() string {
-	words, err := secrets.SplitCommand(p.Headless)
-	if err != nil || len(words) == 0 {
-		return ""
-	}
-	return words[0]
-}
+func (p Profile) HeadlessExecutable() string { return firstWord(p.Headless) }
 
 // Executable is the program the command runs.
-func (p Profile) Executable() string {
-	words, err := secrets.SplitCommand(p.Command)
+func (p Profile) Executable() string { return firstWord(p.Command) }
+
+// firstWord is the program a command template runs ("" for none).
+func firstWord(tmpl string) string {
+	words, err := secrets.SplitCommand(tmpl)
 	if err != nil || len(words) == 0 {
 		return ""
 	}

@@ -3,12 +3,9 @@ package e2e_test
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"log/slog"
 	"os"
-	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -32,14 +29,10 @@ func TestMain(m *testing.M) {
 	os.Exit(testkit.Main(m, runWide, cli.Child, testkit.As("ace", cli.Main)))
 }
 
-// runWide runs the tests with more of them at once than there are CPUs (go test's default): each spends most of
-// its time waiting on agents, tmux and git, not computing. An explicit -test.parallel is left as it is.
+// runWide runs the tests with more of them at once than there are CPUs (testkit.Widen): each spends most of its
+// time waiting on agents, tmux and git, not computing.
 func runWide(m *testing.M) int {
-	set := false
-	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
-	if !set {
-		_ = flag.Set("test.parallel", strconv.Itoa(max(24, 8*runtime.GOMAXPROCS(0))))
-	}
+	testkit.Widen()
 	return m.Run()
 }
 

@@ -18,17 +18,17 @@ import (
 // with a warning on the run, and opens its pull request. The tmux side is the fake agent, which draws claude's
 // markers.
 func TestLiveFallsBackToTmux(t *testing.T) {
-	// Not parallel: the `claude` on PATH is this test's own.
-	bin := t.TempDir()
+	t.Parallel()
+	claude := filepath.Join(t.TempDir(), "claude")
 	script := "#!/bin/sh\necho 'claude: this build has no stream-json mode' >&2\nexit 1\n"
-	if err := os.WriteFile(filepath.Join(bin, "claude"), []byte(script), 0o755); err != nil {
+	if err := os.WriteFile(claude, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	w := newWorld(t, workScript, func(c *config.Config) {
 		fake := c.Agents["fake"]
+		// The live runner starts this test's claude (as a release installed apart), the tmux runner the fake.
 		c.Agents["claude"] = config.AgentConfig{
-			Override: agents.Override{Command: fake.Command, Env: fake.Env, Runner: "live"}}
+			Override: agents.Override{Command: fake.Command, Env: fake.Env, Runner: "live", Program: claude}}
 		c.Agent.Default = "claude"
 	})
 	r := w.run(workflow.UntilSettled)

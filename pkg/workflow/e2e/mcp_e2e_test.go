@@ -14,13 +14,8 @@ import (
 )
 
 // asClaude makes the fake agent play claude (claude's profile: markers, .mcp.json) with a GitHub MCP server
-// configured. A stand-in `claude` on PATH satisfies the check that the real CLI is installed.
-func asClaude(t *testing.T) func(*config.Config) {
-	bin := t.TempDir()
-	if err := os.WriteFile(filepath.Join(bin, "claude"), []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+// configured. Its command is the fake's own: no `claude` needs to be installed.
+func asClaude() func(*config.Config) {
 	return func(c *config.Config) {
 		a := c.Agents["fake"]
 		a.GitHubMCP = "http://127.0.0.1:9/mcp/"
@@ -33,8 +28,9 @@ func asClaude(t *testing.T) func(*config.Config) {
 // GitHub MCP server and the token's variable; the agent has the token in its environment; the file is never
 // committed and holds no token.
 func TestClaudeGetsGitHubMCPWithoutTokenOnDisk(t *testing.T) {
+	t.Parallel()
 	script := "sh test \"$GITHUB_TOKEN\" = \"" + botToken + "\" && echo yes > .ace/token-seen\n" + workScript
-	w := newWorld(t, script, asClaude(t))
+	w := newWorld(t, script, asClaude())
 	r := w.run(workflow.UntilSettled)
 	if r.Status != store.StatusDone {
 		t.Fatalf("run ended %s: %s", r.Status, r.Error)
@@ -55,8 +51,9 @@ func TestClaudeGetsGitHubMCPWithoutTokenOnDisk(t *testing.T) {
 // TestTrackedMCPConfigIsLeftAlone: a repository that tracks its .mcp.json keeps it byte for byte, and the pull
 // request does not touch it.
 func TestTrackedMCPConfigIsLeftAlone(t *testing.T) {
+	t.Parallel()
 	const tracked = "{\n  // the project's own servers\n  \"mcpServers\": {}\n}\n"
-	w := newWorld(t, workScript, asClaude(t))
+	w := newWorld(t, workScript, asClaude())
 	seed := filepath.Join(w.dir, "seed")
 	gittest.Run(t, w.dir, "clone", "-q", w.remote, seed)
 	if err := os.WriteFile(filepath.Join(seed, ".mcp.json"), []byte(tracked), 0o644); err != nil {

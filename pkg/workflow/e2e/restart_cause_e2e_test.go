@@ -40,10 +40,14 @@ func TestHostKillsDoNotSpendMaxRestarts(t *testing.T) {
 }
 
 // TestLiveHostKillsDoNotSpendMaxRestarts is TestHostKillsDoNotSpendMaxRestarts for the live runner: its host goes
-// with the tmux server. Not parallel: the `claude` on PATH is this test's own (the fake speaking its protocol).
+// with the tmux server. The `claude` it starts is this test's own (the fake speaking its protocol).
 func TestLiveHostKillsDoNotSpendMaxRestarts(t *testing.T) {
+	t.Parallel()
 	for _, then := range []string{"works", "crashes"} {
-		t.Run(then, func(t *testing.T) { hostKillsCase(t, "live", then) })
+		t.Run(then, func(t *testing.T) {
+			t.Parallel()
+			hostKillsCase(t, "live", then)
+		})
 	}
 }
 
@@ -61,18 +65,18 @@ func hostKillsCase(t *testing.T, runner, then string) {
 	case "exec":
 		w = newHeadlessWorld(t, "claude", script, tune)
 	case "live":
-		bin := t.TempDir()
-		t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+		claude := filepath.Join(t.TempDir(), "claude")
 		w = newWorld(t, script, func(c *config.Config) {
 			tune(c)
 			fake := c.Agents["fake"]
-			c.Agents["claude"] = config.AgentConfig{Override: agents.Override{Command: fake.Command, Env: fake.Env, Runner: "live"}}
+			// The live runner starts claude, this test's (as a release installed apart).
+			c.Agents["claude"] = config.AgentConfig{Override: agents.Override{Command: fake.Command, Env: fake.Env, Runner: "live", Program: claude}}
 			c.Agent.Default = "claude"
 		})
 		// Its place in the script is kept in the working copy (git-excluded .ace/): a resumed conversation goes on.
 		shim := fmt.Sprintf("#!/bin/sh\nexec %s demo-agent live --script %s --record %s --state .ace/fake.state \"$@\"\n",
 			w.bin, w.script, w.record)
-		if err := os.WriteFile(filepath.Join(bin, "claude"), []byte(shim), 0o755); err != nil {
+		if err := os.WriteFile(claude, []byte(shim), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	default:
