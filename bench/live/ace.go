@@ -56,7 +56,7 @@ type aceSpec struct {
 	Timeout time.Duration `json:"timeout"` // monitor.timeout
 }
 
-// aceConfig is the world's ace.toml: the real-CLI cases' (pkg/workflow/e2e newRealWorld), the runner chosen,
+// aceConfig is the world's ace.toml: the real-CLI cases' (e2e newRealWorld), the runner chosen,
 // auto_approve on where the CLI asks for permissions (the question is what is measured), poll.interval and
 // monitor.interval the spec's, and runs that end when their pull request opens.
 func aceConfig(s aceSpec) (*config.Config, error) {

@@ -2,7 +2,7 @@
 // run: a case that fails one time in twenty shows here, not in CI.
 //
 //	go run ./scripts/soak -n 20                                  # every real-CLI case, 20 rounds
-//	go run ./scripts/soak -n 5 -run '^TestRealCLI$/^issue$/gemini' ./pkg/workflow/e2e
+//	go run ./scripts/soak -n 5 -run '^TestRealCLI$/^issue$/gemini' ./e2e
 //
 // Each round is one `go test -json -count=1` of the packages whose tests run a real CLI (those importing
 // internal/realcli, or the ones named), beside -load busy loops, each in a session of its own as the tmux servers

@@ -75,7 +75,7 @@ func Adapter() *agent.Adapter {
 
 // gitTools lets headless claude run the git commands ace's done protocol asks for (commit its work and
 // look at it): with acceptEdits alone, `claude -p` denies every Bash call, so the agent's `git commit` fails and
-// ace commits for it (seen end to end in pkg/workflow/e2e realcli_e2e_test.go). Nothing else is allowed: no push
+// ace commits for it (seen end to end in e2e realcli_e2e_test.go). Nothing else is allowed: no push
 // (ace pushes), no other command.
 const gitTools = `--allowedTools "Bash(git add:*)" "Bash(git commit:*)" "Bash(git status:*)" "Bash(git diff:*)" "Bash(git log:*)"`
 

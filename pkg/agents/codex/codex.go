@@ -78,7 +78,7 @@ func Adapter() *agent.Adapter {
 // network). On Linux codex's sandbox is bubblewrap, and a box allows no nested user namespace (bwrap
 // --disable-userns, where most unprivileged kernel exploits start): 0.169.0's every shell command failed there
 // with "bwrap: Creating new namespace failed: nesting depth or /proc/sys/user/max_*_namespaces exceeded
-// (ENOSPC)" (pkg/workflow/e2e sandbox_e2e_test.go). Only the value of a --sandbox the command has is changed, or
+// (ENOSPC)" (e2e sandbox_e2e_test.go). Only the value of a --sandbox the command has is changed, or
 // of a sandbox_mode config override (the live command's).
 func boxArgv(argv []string) []string {
 	out := slices.Clone(argv)

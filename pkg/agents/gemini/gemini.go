@@ -101,7 +101,7 @@ func profile() agent.Profile {
 
 // runEnv: gemini 0.61's shell tool runs git with GIT_CONFIG_GLOBAL=/dev/null, so the user's name and
 // e-mail are gone and the agent's `git commit` fails ("Author identity unknown"; seen end to end in
-// pkg/workflow/e2e realcli_e2e_test.go). ace passes the identity git finds in the working copy (the user's global one or the
+// e2e realcli_e2e_test.go). ace passes the identity git finds in the working copy (the user's global one or the
 // repository's own) as GIT_AUTHOR_* and GIT_COMMITTER_*, which gemini leaves alone.
 //
 // GEMINI_CLI_TRUST_WORKSPACE=true trusts the working copy ace made for this session only, as --skip-trust does
