@@ -110,8 +110,39 @@ func TestCheckPassesOnThePinnedCLIs(t *testing.T) {
 			agentcheck.Print(&out, results)
 			t.Logf("ace agents check:\n%s", out.String())
 			if len(results) != 1 || !results[0].OK() || results[0].Version != c.Version {
+				for _, res := range results {
+					logFailedPhases(t, res)
+				}
 				t.Fatalf("the check of %s did not hold", c.Label())
 			}
 		})
+	}
+}
+
+// logFailedPhases puts into the test's output what a failed phase left in its directory — the screens of its
+// failed steps, the model's requests and ace's log — which goes with the test's temporary directory: a failure
+// that happens once in many runs is read from the output.
+func logFailedPhases(t *testing.T, res agentcheck.Result) {
+	t.Helper()
+	for _, rep := range res.Reports {
+		if rep.OK() {
+			continue
+		}
+		files := []string{filepath.Join(rep.Dir, "model.log"), filepath.Join(rep.Dir, "ace.log")}
+		for _, s := range rep.Steps {
+			if s.Screen != "" {
+				files = append([]string{s.Screen}, files...)
+			}
+		}
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				continue
+			}
+			if len(b) > 24<<10 {
+				b = b[len(b)-24<<10:] // its end: what led to the failure
+			}
+			t.Logf("phase %s, %s:\n%s", rep.Phase, filepath.Base(f), b)
+		}
 	}
 }

@@ -17,9 +17,7 @@ import (
 	"github.com/aceworks/ace/internal/pgtest"
 	"github.com/aceworks/ace/internal/testkit"
 	"github.com/aceworks/ace/pkg/eval"
-	"github.com/aceworks/ace/pkg/headless"
 	"github.com/aceworks/ace/pkg/store"
-	"github.com/aceworks/ace/pkg/tmuxops"
 )
 
 // evalHost is one ace host of a fleet running an eval: the world's ace.toml with a root, eval directory and tmux
@@ -54,18 +52,7 @@ func (h *evalHost) ace(ctx context.Context, args ...string) (cmd *exec.Cmd, stdo
 }
 
 // endAgents ends, by PID, the headless supervisors and agents the host's eval runs left, and its eval tmux server.
-func (h *evalHost) endAgents() {
-	files, _ := filepath.Glob(filepath.Join(h.evalDir, "ace", "run", "headless", "*.status.json"))
-	for _, f := range files {
-		if st, err := headless.ReadStatus(f); err == nil {
-			_ = headless.Proc{PID: st.SupervisorPID, Start: st.SupervisorStart}.Signal(syscall.SIGKILL)
-			_ = headless.Proc{PID: st.AgentPID, Start: st.AgentStart}.Signal(syscall.SIGKILL)
-		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	_ = tmuxops.New(eval.Socket(h.socket, h.evalDir)).KillServer(ctx)
-}
+func (h *evalHost) endAgents() { endEvalAgents(h.evalDir, h.socket) }
 
 // runs are the runs of the host's eval engine (its own SQLite store), by issue: item N is issue N.
 func (h *evalHost) runs(t *testing.T) map[int][]*store.Run {

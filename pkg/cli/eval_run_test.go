@@ -141,8 +141,12 @@ func newEvalWorld(t *testing.T) *evalWorld {
 
 // endAgents ends, by PID, the headless supervisors and agents the eval's runs started that are still there (an
 // ace killed mid-run leaves them), and the eval's tmux server.
-func (ew *evalWorld) endAgents() {
-	files, _ := filepath.Glob(filepath.Join(ew.evalIn, "ace", "run", "headless", "*.status.json"))
+func (ew *evalWorld) endAgents() { endEvalAgents(ew.evalIn, ew.socket) }
+
+// endEvalAgents ends, by PID, what the eval in dir left running: its headless supervisors and agents, and the tmux
+// server of its socket (socket: the configured tmux.socket).
+func endEvalAgents(dir, socket string) {
+	files, _ := filepath.Glob(filepath.Join(dir, "ace", "run", "headless", "*.status.json"))
 	for _, f := range files {
 		if st, err := headless.ReadStatus(f); err == nil {
 			_ = headless.Proc{PID: st.SupervisorPID, Start: st.SupervisorStart}.Signal(syscall.SIGKILL)
@@ -151,7 +155,7 @@ func (ew *evalWorld) endAgents() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_ = tmuxops.New(eval.Socket(ew.socket, ew.evalIn)).KillServer(ctx)
+	_ = tmuxops.New(eval.Socket(socket, dir)).KillServer(ctx)
 }
 
 // ace is `ace --config <world's> args…` as a user runs it, not yet started.
