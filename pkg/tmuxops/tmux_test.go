@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -32,18 +31,10 @@ func TestMain(m *testing.M) {
 	})))
 }
 
-// sockets numbers the tests' tmux sockets: tests run in parallel, each on a server of its own.
-var sockets atomic.Int64
-
-// socketName is a tmux socket no other test of any process uses.
-func socketName(prefix string) string {
-	return fmt.Sprintf("%s-%d-%d", prefix, os.Getpid(), sockets.Add(1))
-}
-
 // newClient starts nothing: the server appears with the first session and is killed by PID at cleanup.
 func newClient(t *testing.T) *tmuxops.Client {
 	t.Helper()
-	c := tmuxops.New(socketName("ace-test"))
+	c := tmuxops.New(fmt.Sprintf("ace-test-%d-%d", os.Getpid(), time.Now().UnixNano()%1e6))
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -109,7 +100,6 @@ func records(t *testing.T, path string) []string {
 }
 
 func TestLongPromptArrivesByteExactOnceDespiteSplashAndSwallowedEnter(t *testing.T) {
-	t.Parallel()
 	c := newClient(t)
 	_, record := startAgent(t, c, "ace-paste-1", agentOpts{flags: []string{"--splash", "700ms", "--swallow-enters", "1"}})
 	var b strings.Builder
@@ -135,7 +125,6 @@ func TestLongPromptArrivesByteExactOnceDespiteSplashAndSwallowedEnter(t *testing
 // below ignores) gets no Enter — it would be a newline, or an empty submit — and Deliver says the paste was not
 // shown; pasted again once the agent takes input, the prompt arrives once.
 func TestADroppedPasteGetsNoEnter(t *testing.T) {
-	t.Parallel()
 	c := newClient(t)
 	_, record := startAgent(t, c, "ace-drop-1", agentOpts{flags: []string{"--splash", "1500ms"}})
 	prompt := "Read the task file and do what it says."
@@ -159,7 +148,6 @@ func TestADroppedPasteGetsNoEnter(t *testing.T) {
 }
 
 func TestSecretsReachTheAgentButNoCommandLine(t *testing.T) {
-	t.Parallel()
 	c := newClient(t)
 	secret := "s3cr3t-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	dir, _ := startAgent(t, c, "ace-secret-1", agentOpts{
@@ -187,7 +175,6 @@ func TestSecretsReachTheAgentButNoCommandLine(t *testing.T) {
 }
 
 func TestExactTargetsDeadPanesAndKillingDaemons(t *testing.T) {
-	t.Parallel()
 	c := newClient(t)
 	ctx := context.Background()
 	dir12, _ := startAgent(t, c, "ace-x-12", agentOpts{script: "sh sleep 1000 & echo $! > daemon.pid\nidle\n"})
@@ -239,7 +226,6 @@ func TestExactTargetsDeadPanesAndKillingDaemons(t *testing.T) {
 }
 
 func TestErrorsCarryExitCodeAndStderr(t *testing.T) {
-	t.Parallel()
 	c := newClient(t)
 	startAgent(t, c, "ace-err-1", agentOpts{})
 	err := c.SendKeys(context.Background(), "ace-no-such-session", "Enter")
@@ -250,7 +236,6 @@ func TestErrorsCarryExitCodeAndStderr(t *testing.T) {
 }
 
 func TestSessionNames(t *testing.T) {
-	t.Parallel()
 	cases := map[string]string{
 		"acme/widgets": "ace-widgets-7",
 		"acme/api.v2":  "", // sanitized: gets a hash
@@ -276,7 +261,6 @@ func TestSessionNames(t *testing.T) {
 // not held back in a buffer until 4 KiB more arrive or the pane ends; and its very first bytes are there too
 // (the pipe is set up in the same tmux call that starts the agent).
 func TestTranscriptIsWrittenAsItComes(t *testing.T) {
-	t.Parallel()
 	c := newClient(t)
 	dir := t.TempDir()
 	log := filepath.Join(dir, "session.log")
@@ -295,7 +279,6 @@ func TestTranscriptIsWrittenAsItComes(t *testing.T) {
 // tmux has not reaped yet as unknown — never as a clean exit. (tmux 3.3 marks a pane dead before it reaps the
 // process, and now and then leaves it a zombie for good: unknown is a right answer here.)
 func TestExitStatusOfDeadPanes(t *testing.T) {
-	t.Parallel()
 	c := newClient(t)
 	ctx := context.Background()
 	for name, argv := range map[string][]string{
@@ -329,7 +312,6 @@ func TestExitStatusOfDeadPanes(t *testing.T) {
 // TestKillServerRemovesItsSocket: nothing of a killed server is left behind, its socket file included — also
 // when the server had already died by a signal, which leaves the socket on disk.
 func TestKillServerRemovesItsSocket(t *testing.T) {
-	t.Parallel()
 	c := newClient(t)
 	ctx := context.Background()
 	for _, crashFirst := range []bool{false, true} {
@@ -369,7 +351,6 @@ func isZombie(pid int) bool {
 }
 
 func TestQualifiedSessionNames(t *testing.T) {
-	t.Parallel()
 	a, b := tmuxops.QualifiedSessionName("acme/widgets", 7), tmuxops.QualifiedSessionName("other/widgets", 7)
 	if a == b || !strings.HasPrefix(a, "ace-widgets_") || !strings.HasSuffix(a, "-7") {
 		t.Fatalf("qualified names %q and %q", a, b)
