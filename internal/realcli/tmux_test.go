@@ -189,6 +189,11 @@ func driveScreens(ctx context.Context, t *testing.T, tm *tmuxSession, spec cliSc
 			stayed = ""
 			if !tm.waitChange(ctx, t, shown) {
 				stayed = hit.name
+				// Looked at again, not only once it changes: the screen may already be the next one (gemini
+				// 0.61 under load drew its composer under the API-key screen it had left, and took the Enter as
+				// an empty message), and would never change by itself.
+				last = ""
+				continue
 			}
 		case !sent && spec.ready.MatchString(shown):
 			time.Sleep(500 * time.Millisecond)
