@@ -31,7 +31,7 @@ func (cs *Cases) Run(name string, c CLI, body func(t *testing.T)) {
 	go func() {
 		defer cs.wait.Done()
 		cs.q.turn.Lock()
-		release, err := holdSlot(cs.t.Context())
+		release, _, err := holdSlot(cs.t.Context())
 		cs.q.turn.Unlock()
 		if err != nil {
 			cs.t.Errorf("realcli: wait for a real-CLI slot for %s: %v", name, err)

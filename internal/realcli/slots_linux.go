@@ -26,34 +26,31 @@ func Slot(t testing.TB) {
 	if os.Getenv(envInside) != "" {
 		return
 	}
-	n, err := Slots()
-	if err != nil {
-		t.Fatalf("realcli: %v", err)
-	}
 	start := time.Now()
-	f, i, err := takeSlot(t.Context(), slotDir(), n)
+	release, slot, err := holdSlot(t.Context())
 	if err != nil {
 		t.Fatalf("realcli: wait for a real-CLI slot: %v", err)
 	}
-	t.Cleanup(func() { _ = f.Close() }) // closing the file drops its lock
-	t.Logf("realcli: slot %d of %d after %s", i+1, n, time.Since(start).Round(time.Millisecond))
+	t.Cleanup(release)
+	t.Logf("realcli: slot %s after %s", slot, time.Since(start).Round(time.Millisecond))
 }
 
-// holdSlot waits for one of the machine's slots as Slot does, for a caller that is not the test the slot is for
-// (Cases): it returns the function that frees it. Inside the namespace there is nothing to hold.
-func holdSlot(ctx context.Context) (release func(), err error) {
+// holdSlot waits for one of the machine's slots (see Slot) and returns the function that frees it (closing its
+// file drops its lock) and which slot it is ("3 of 8"); Cases holds one for a case before the case's test
+// exists. Inside the namespace there is nothing to hold.
+func holdSlot(ctx context.Context) (release func(), slot string, err error) {
 	if os.Getenv(envInside) != "" {
-		return func() {}, nil
+		return func() {}, "", nil
 	}
 	n, err := Slots()
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	f, _, err := takeSlot(ctx, slotDir(), n)
+	f, i, err := takeSlot(ctx, slotDir(), n)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	return func() { _ = f.Close() }, nil
+	return func() { _ = f.Close() }, fmt.Sprintf("%d of %d", i+1, n), nil
 }
 
 // slotDir holds the slots' lock files: one directory for every test process of this user on the machine.

@@ -11,4 +11,4 @@ import (
 func Slot(t testing.TB) { t.Helper() }
 
 // holdSlot holds nothing where Slot limits nothing.
-func holdSlot(context.Context) (func(), error) { return func() {}, nil }
+func holdSlot(context.Context) (func(), string, error) { return func() {}, "", nil }
