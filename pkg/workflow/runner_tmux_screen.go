@@ -110,8 +110,9 @@ func (t *tmuxRunner) onIdle(ctx context.Context, r *store.Run, screen string) (R
 	return Stay(m.Interval.Duration), nil
 }
 
-// onAgentExit handles a dead pane (or a vanished session): keep what the agent committed, else restart it — a
-// bounded number of times when it ended by itself (restart_cause.go) — else give up with its last screen.
+// onAgentExit handles a dead pane (or a vanished session): keep what the agent committed, else have the start step
+// restart it — a bounded number of times when it ended by itself (restart_cause.go) — else give up with its last
+// screen.
 func (t *tmuxRunner) onAgentExit(ctx context.Context, r *store.Run, pane tmuxops.Pane, found bool) (Result, error) {
 	screen := ""
 	if found {
@@ -127,18 +128,12 @@ func (t *tmuxRunner) onAgentExit(ctx context.Context, r *store.Run, pane tmuxops
 		return Goto(StepFinalize), nil
 	}
 	if t.core.mayRestart(r, c) {
+		// The look decides; the start step starts the agent again (Start), in a visit of its own and stored at
+		// start_session, so an ace that stops in between starts it on its next visit.
 		t.core.restarted(ctx, r, c, "restarting it")
 		t.forget(r.ID)
-		name, err := t.panes.sessionName(ctx, r)
-		if err != nil {
-			return Result{}, err
-		}
-		// An agent stopped for its slot (released) continues its conversation.
-		if err := t.launch(ctx, r, name, found, r.State.Released); err != nil {
-			return Result{}, err
-		}
-		r.State.PromptDelivered, r.State.Resume, r.State.Released = false, true, false
-		return Goto(StepDeliver), nil
+		r.State.PromptDelivered, r.State.Resume = false, true
+		return Goto(StepStartSession), nil
 	}
 	r.Error = fmt.Sprintf("%s %d times without making changes", c.how, r.Restarts+1)
 	r.State.LastScreen = screen

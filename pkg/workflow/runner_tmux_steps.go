@@ -11,7 +11,8 @@ import (
 // The tmux runner's steps: what the graph's nodes call (Runner). They sit above the screen, keys, delivery and
 // session files they use; runner_tmux.go holds the runner's parts and describes a run of it.
 
-// Start opens the agent's tmux session, or re-attaches to the one a previous ace process left running.
+// Start opens the agent's tmux session, or re-attaches to the one a previous ace process left running; the
+// monitor's look sends a gone agent here to be started again (onAgentExit).
 func (t *tmuxRunner) Start(ctx context.Context, r *store.Run) (Result, error) {
 	name, err := t.panes.sessionName(ctx, r)
 	if err != nil {
@@ -25,15 +26,13 @@ func (t *tmuxRunner) Start(ctx context.Context, r *store.Run) (Result, error) {
 	case found && !pane.Dead:
 		r.Session = name
 		t.core.event(ctx, r, "session", "re-attached to running session "+name)
-	case found:
-		// A dead pane from an earlier attempt: start the agent afresh in it.
-		if err := t.launch(ctx, r, name, true, false); err != nil {
-			return Result{}, err
-		}
 	default:
-		if err := t.launch(ctx, r, name, false, false); err != nil {
+		// A dead pane (an earlier attempt's, or an agent gone while monitored) is started afresh in place; an
+		// agent stopped for its slot (released) continues its conversation.
+		if err := t.launch(ctx, r, name, found, r.State.Released); err != nil {
 			return Result{}, err
 		}
+		r.State.Released = false
 	}
 	if r.State.PromptDelivered {
 		return Goto(StepMonitor), nil
