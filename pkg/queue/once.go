@@ -18,8 +18,10 @@ type OnceReport struct {
 }
 
 // startupSteps are the steps before an agent has its prompt: a pass (cron's ace poll --once) keeps a new run going
-// through them rather than leaving an agent without its task until the next pass.
-var startupSteps = []workflow.Step{workflow.StepClaim, workflow.StepPrepare, workflow.StepWriteTask, workflow.StepStartSession, workflow.StepDeliver}
+// through them rather than leaving an agent without its task until the next pass. ask_human is with them: a
+// question decided in the pass is posted in it, not left unasked until the next.
+var startupSteps = []workflow.Step{workflow.StepClaim, workflow.StepPrepare, workflow.StepWriteTask, workflow.StepStartSession,
+	workflow.StepDeliver, workflow.StepAsk}
 
 // Once is one pass for cron: it starts working, enqueues a dispatch, and returns when every job that was due has
 // been visited once and every run it visited is past its start-up steps — or when bound has passed. Jobs other

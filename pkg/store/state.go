@@ -42,6 +42,8 @@ type RunState struct {
 	Question   string    `json:"question,omitzero"`
 	QuestionAt time.Time `json:"question_at,omitzero"`
 	Questions  int       `json:"questions,omitzero"`
+	// Ask is the question a node decided to ask a human, kept until the ask_human step has posted it.
+	Ask *Ask `json:"ask,omitzero"`
 
 	// Remembered is set once the run's outcome went to memory; MemoryPointer names the memory note pointed to in
 	// the working copy.
@@ -275,4 +277,13 @@ func (s *RunState) DropAgent() {
 		s.Limit = &l
 	}
 	s.Resume = true
+}
+
+// Ask is a question for a human that a node decided on and the ask_human step posts: Message is what the issue
+// is asked, Screen what the agent shows (empty when there is none to show); InWords parks the run on what its
+// agent said in words, not on a screen only its process shows.
+type Ask struct {
+	Message string `json:"message"`
+	Screen  string `json:"screen,omitzero"`
+	InWords bool   `json:"in_words,omitzero"`
 }

@@ -1,7 +1,7 @@
 // Package workflow runs one attempt at one issue as a persisted state-machine graph:
 //
 //	claim → prepare_workspace → write_task → start_session → deliver_prompt → monitor ─┬→ finalize → report ─┬→ done
-//	                                                                ↑   ↓ question        └→ failed | cancelled │
+//	                                                                ↑   ↓ ask_human       └→ failed | cancelled │
 //	                                                                └ waiting_input (human answers on the issue)  │
 //	                                                      follow_pr (the pull request's CI and review) ←───────────┘
 //	                                                        └→ a round: deliver_prompt → monitor → finalize → report

@@ -132,6 +132,7 @@ func New(o Options) (*Engine, error) {
 		StepStartSession: e.startSession,
 		StepDeliver:      e.deliver,
 		StepMonitor:      e.monitor,
+		StepAsk:          e.ask,
 		StepHandover:     e.handover,
 		StepWaitingInput: e.waitingInput,
 		StepFinalize:     e.finalize,
