@@ -26,7 +26,7 @@ func (e *Engine) Step(ctx context.Context, r *store.Run) (Result, error) {
 	if res, wait, err := e.slots.gate(ctx, r); wait || err != nil { // a working run holds a slot first (slots.go)
 		return res, err
 	}
-	before := snapshot(r)
+	before, reached := snapshot(r), r.State.Reach
 	nctx, cancel := context.WithTimeout(ctx, stepTimeout(step))
 	res, err := e.call(nctx, node, r)
 	timedOut := nctx.Err() != nil
@@ -62,6 +62,7 @@ func (e *Engine) Step(ctx context.Context, r *store.Run) (Result, error) {
 	if seen, boxed := e.box.Keep(ctx, r); boxed && !r.Status.Terminal() {
 		e.reach.fromBox(ctx, r, seen)
 	}
+	e.reach.show(ctx, r, reached) // a reach state the visit started, on the status comment
 	if ev != nil || !reflect.DeepEqual(before, snapshot(r)) {
 		if err := e.o.Store.UpdateRun(ctx, r, ev); err != nil {
 			if errors.Is(err, store.ErrConflict) {

@@ -49,7 +49,8 @@ type reachSign struct {
 	dest, from, err string
 }
 
-// note records a sign: the run's reach state starts (with an event and the status comment saying so) or goes on.
+// note records a sign: the run's reach state starts (with an event; the status comment says so after the visit,
+// show) or goes on.
 func (rc *reach) note(ctx context.Context, r *store.Run, s reachSign) {
 	st := r.State.Reach
 	fresh := st == nil
@@ -80,7 +81,15 @@ func (rc *reach) note(ctx context.Context, r *store.Run, s reachSign) {
 	bound := rc.cfg.Monitor.UnreachableAfter.Duration
 	rc.core.event(ctx, r, EventUnreachable, fmt.Sprintf("%s; ace asks on the issue if it still cannot in %s (monitor.unreachable_after)",
 		ReachLine(r), bound))
-	// The status comment says so now: a human looking at the issue sees why nothing happens.
+}
+
+// show puts a reach state that started in the visit (was: the state before it) on the status comment: a human
+// looking at the issue sees why nothing happens. The engine calls it once the visit's node returned
+// (Engine.Step), so that a runner's look only records the sign.
+func (rc *reach) show(ctx context.Context, r *store.Run, was *store.ReachState) {
+	if st := r.State.Reach; st == nil || st == was || r.Status.Terminal() {
+		return
+	}
 	if err := rc.status.postStatus(ctx, r, statusView{Headline: "working, but " + ReachLine(r)}); err != nil {
 		rc.log.WarnContext(ctx, "status comment", "run", r.ID, "err", err)
 	}
