@@ -62,7 +62,7 @@ func (e *Engine) Step(ctx context.Context, r *store.Run) (Result, error) {
 	if seen, boxed := e.box.Keep(ctx, r); boxed && !r.Status.Terminal() {
 		e.reach.fromBox(ctx, r, seen)
 	}
-	e.reach.show(ctx, r, reached) // a reach state the visit started, on the status comment
+	e.reach.settle(ctx, r, reached) // what the visit saw of the model: its destination, hint, a new state said
 	if ev != nil || !reflect.DeepEqual(before, snapshot(r)) {
 		if err := e.o.Store.UpdateRun(ctx, r, ev); err != nil {
 			if errors.Is(err, store.ErrConflict) {

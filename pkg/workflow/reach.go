@@ -49,12 +49,11 @@ type reachSign struct {
 	dest, from, err string
 }
 
-// note records a sign: the run's reach state starts (with an event; the status comment says so after the visit,
-// show) or goes on.
+// note records a sign: the run's reach state starts or goes on (settle, after the visit, completes it and says a
+// new one).
 func (rc *reach) note(ctx context.Context, r *store.Run, s reachSign) {
 	st := r.State.Reach
-	fresh := st == nil
-	if fresh {
+	if st == nil {
 		st = &store.ReachState{Since: rc.now()}
 		r.State.Reach = st
 	}
@@ -65,34 +64,43 @@ func (rc *reach) note(ctx context.Context, r *store.Run, s reachSign) {
 	if s.failed > 0 {
 		st.Failed = s.failed
 	}
-	switch {
-	case s.dest != "":
+	if s.dest != "" {
 		st.Dest, st.From = s.dest, s.from
-	case st.Dest == "":
-		st.Dest, st.From = rc.modelDest(r)
 	}
 	if s.err != "" {
 		st.Error = runbox.Printable(strings.TrimSpace(s.err), 300)
 	}
-	st.Hint = reachHint(st)
-	if !fresh {
+}
+
+// settle completes the run's reach state once the visit's node returned (Engine.Step; was is the state before
+// the visit), so that a runner's look only records the sign: the destination from the agent's configuration where
+// no sign named it, what would mend it, and for a state the visit started, its event and the status comment
+// saying so — a human looking at the issue sees why nothing happens.
+func (rc *reach) settle(ctx context.Context, r *store.Run, was *store.ReachState) {
+	st := r.State.Reach
+	if st == nil || r.Status.Terminal() {
+		return
+	}
+	rc.complete(r)
+	if st == was {
 		return
 	}
 	bound := rc.cfg.Monitor.UnreachableAfter.Duration
 	rc.core.event(ctx, r, EventUnreachable, fmt.Sprintf("%s; ace asks on the issue if it still cannot in %s (monitor.unreachable_after)",
 		ReachLine(r), bound))
-}
-
-// show puts a reach state that started in the visit (was: the state before it) on the status comment: a human
-// looking at the issue sees why nothing happens. The engine calls it once the visit's node returned
-// (Engine.Step), so that a runner's look only records the sign.
-func (rc *reach) show(ctx context.Context, r *store.Run, was *store.ReachState) {
-	if st := r.State.Reach; st == nil || st == was || r.Status.Terminal() {
-		return
-	}
 	if err := rc.status.postStatus(ctx, r, statusView{Headline: "working, but " + ReachLine(r)}); err != nil {
 		rc.log.WarnContext(ctx, "status comment", "run", r.ID, "err", err)
 	}
+}
+
+// complete gives the run's reach state the destination from the agent's configuration where no sign named it,
+// and what would mend it. A question about the state (ask) is worded from them.
+func (rc *reach) complete(r *store.Run) {
+	st := r.State.Reach
+	if st.Dest == "" {
+		st.Dest, st.From = rc.modelDest(r)
+	}
+	st.Hint = reachHint(st)
 }
 
 // answered ends the run's reach state: the model answers again.

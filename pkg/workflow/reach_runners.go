@@ -72,6 +72,11 @@ func (l *liveRunner) retryRecord(ctx context.Context, r *store.Run, rec livehost
 			}
 			break
 		}
+		if st != nil && !st.Asked {
+			// The state may have started with a retry of this visit, and is completed only after it (settle):
+			// the question is worded from it completed.
+			l.reach.complete(r)
+		}
 		return l.reach.gaveUp(r, rec.Text)
 	}
 	return Result{}, false, nil

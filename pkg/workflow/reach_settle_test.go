@@ -26,8 +26,9 @@ func (p *postsTracker) CreateComment(_ context.Context, _ string, _ int, body st
 	return &tracker.Comment{ID: int64(len(p.bodies))}, nil
 }
 
-// TestReachShownOnceItStarts: a reach state the visit started goes on the status comment after the visit (the
-// runner's look only records the sign); one that was there before the visit is not posted again.
+// TestReachShownOnceItStarts: a reach state the visit started is completed after the visit (the runner's look only
+// records the sign) — its hint, its event, the status comment saying so; one that was there before the visit is
+// not posted again.
 func TestReachShownOnceItStarts(t *testing.T) {
 	t.Parallel()
 	pt := &postsTracker{}
@@ -35,11 +36,12 @@ func TestReachShownOnceItStarts(t *testing.T) {
 	e := withParts(&Engine{cfg: cfg, o: Options{Config: cfg, Tracker: pt, Store: &eventsOnly{}, Now: time.Now}})
 	r := &store.Run{ID: 1, Issue: 7, Agent: "claude", Runner: store.RunnerExec, Status: store.StatusActive, Step: string(StepMonitor)}
 	r.State.Reach = &store.ReachState{Since: time.Now(), At: time.Now(), Dest: "api.example:443"}
-	e.reach.show(context.Background(), r, nil)
-	if len(pt.bodies) != 1 || !strings.Contains(pt.bodies[0], "working, but") {
-		t.Fatalf("a reach state the visit started: comments %q, want one status comment saying why", pt.bodies)
+	e.reach.settle(context.Background(), r, nil)
+	if len(pt.bodies) != 1 || !strings.Contains(pt.bodies[0], "working, but") || r.State.Reach.Hint == "" {
+		t.Fatalf("a reach state the visit started: comments %q, hint %q; want one status comment saying why, and a hint",
+			pt.bodies, r.State.Reach.Hint)
 	}
-	e.reach.show(context.Background(), r, r.State.Reach)
+	e.reach.settle(context.Background(), r, r.State.Reach)
 	if len(pt.bodies) != 1 {
 		t.Errorf("a reach state that was there before the visit: %d comments, want it not posted again", len(pt.bodies))
 	}
