@@ -196,6 +196,9 @@ type AgentState struct {
 	Resume bool `json:"resume,omitzero"`
 	// NudgedAt is when the agent was last nudged.
 	NudgedAt time.Time `json:"nudged_at,omitzero"`
+	// Tell is what the monitor decided to type into its idle agent, for the tell_agent step: "nudge" or
+	// "compact".
+	Tell string `json:"tell,omitzero"`
 	// LastScreen is the agent's last screen (or last words, headless), shown to a human when the run ends.
 	LastScreen string `json:"last_screen,omitzero"`
 	// CompactAt is the transcript's size at the agent's last compaction (or its start); HasCompactAt says it was

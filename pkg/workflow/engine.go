@@ -133,6 +133,7 @@ func New(o Options) (*Engine, error) {
 		StepDeliver:      e.deliver,
 		StepMonitor:      e.monitor,
 		StepAsk:          e.ask,
+		StepTell:         e.tell,
 		StepHandover:     e.handover,
 		StepWaitingInput: e.waitingInput,
 		StepFinalize:     e.finalize,

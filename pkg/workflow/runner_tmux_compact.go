@@ -14,10 +14,10 @@ import (
 // the agent shows, so its growth since the last compaction is a cheap, agent-independent measure of how much
 // the context has taken in. The offset lives in the run's state: the count survives a restart of ace.
 
-// compactIfDue asks an idle agent to compact its context with its own command when its transcript grew past
-// monitor.compact_threshold since the last compaction, and reports whether it did. A failure is logged and not
-// fatal: the next idle moment tries again.
-func (t *tmuxRunner) compactIfDue(ctx context.Context, r *store.Run, prof agents.Profile, st agents.State) bool {
+// compactDue reports whether an idle agent is to compact its context with its own command: its transcript grew
+// past monitor.compact_threshold since the last compaction. The monitor decides it; the tell_agent step types the
+// command (compact).
+func (t *tmuxRunner) compactDue(r *store.Run, prof agents.Profile, st agents.State) bool {
 	threshold := t.cfg.Monitor.CompactThreshold
 	if threshold <= 0 || prof.CompactCommand == "" || st != agents.StateReady {
 		return false
@@ -33,19 +33,25 @@ func (t *tmuxRunner) compactIfDue(ctx context.Context, r *store.Run, prof agents
 		r.State.Compacting = false
 		return false
 	}
-	offset := r.State.CompactAt
-	if !agents.CompactDue(size, offset, threshold, st) {
-		return false
+	return agents.CompactDue(size, r.State.CompactAt, threshold, st)
+}
+
+// compact types the agent's compaction command (the tell_agent step, after compactDue). A failure is logged and
+// not fatal: the next idle moment tries again.
+func (t *tmuxRunner) compact(ctx context.Context, r *store.Run, prof agents.Profile) {
+	size, err := t.transcriptSize(r)
+	if err != nil {
+		return
 	}
+	offset := r.State.CompactAt
 	if err := t.type_(ctx, r, prof.CompactCommand); err != nil {
 		t.log.WarnContext(ctx, "compact", "run", r.ID, "session", r.Session, "err", err)
-		return false
+		return
 	}
 	r.State.CompactAt, r.State.HasCompactAt = size, true
 	r.State.Compacting = true
 	t.core.event(ctx, r, "compact", fmt.Sprintf("asked the agent to compact its context (%s): its transcript grew %d KiB",
 		prof.CompactCommand, agents.Growth(size, offset)>>10))
-	return true
 }
 
 // markTranscript starts the compaction count at the transcript's current size: a new or restarted agent has an

@@ -79,8 +79,8 @@ func (t *tmuxRunner) observeScreen(ctx context.Context, r *store.Run) (Result, e
 	case agents.StateDialog:
 		return t.answerDialog(ctx, r, prof, o.screen, m.Interval.Duration)
 	case agents.StateReady:
-		if t.compactIfDue(ctx, r, prof, o.state) {
-			return Stay(m.Interval.Duration), nil
+		if t.compactDue(r, prof, o.state) {
+			return tellAgent(r, tellCompact), nil
 		}
 		idle := t.now().Sub(latest(o.changedAt, pane.Activity))
 		if idle >= m.IdleAfter.Duration && t.now.since(r.State.NudgedAt) >= m.IdleAfter.Duration {
@@ -90,8 +90,8 @@ func (t *tmuxRunner) observeScreen(ctx context.Context, r *store.Run) (Result, e
 	return Stay(m.Interval.Duration), nil
 }
 
-// onIdle nudges an agent that sits at its prompt without having finished, up to max_nudges times; then a human
-// is asked to look.
+// onIdle decides on an agent that sits at its prompt without having finished: it is nudged (by the tell_agent
+// step) up to max_nudges times; then a human is asked to look.
 func (t *tmuxRunner) onIdle(ctx context.Context, r *store.Run, screen string) (Result, error) {
 	m := t.cfg.Monitor
 	if res, ok, err := t.spend.budgetStop(ctx, r, screen); ok {
@@ -101,13 +101,36 @@ func (t *tmuxRunner) onIdle(ctx context.Context, r *store.Run, screen string) (R
 		msg := fmt.Sprintf("The agent has been idle for %s after %d nudges without finishing. Its screen:", m.IdleAfter.Duration, r.Nudges)
 		return askFor(msg, screen), nil
 	}
-	if err := t.type_(ctx, r, t.prompts.nudgePrompt()); err != nil {
-		return Result{}, fmt.Errorf("nudge: %w", err)
+	return tellAgent(r, tellNudge), nil
+}
+
+// tell types into the idle agent what the monitor's look decided (the tell_agent step): its compaction command,
+// or a nudge. An agent gone meanwhile goes back to the look, which restarts it.
+func (t *tmuxRunner) tell(ctx context.Context, r *store.Run, what string) (Result, error) {
+	m := t.cfg.Monitor
+	pane, found, err := t.panes.pane(ctx, r.Session)
+	if err != nil {
+		return Result{}, err
 	}
-	r.Nudges++
-	r.State.NudgedAt = t.now()
-	t.core.event(ctx, r, "nudge", fmt.Sprintf("nudged the idle agent (%d/%d)", r.Nudges, m.MaxNudges))
-	return Stay(m.Interval.Duration), nil
+	if !found || pane.Dead {
+		return Goto(StepMonitor), nil
+	}
+	prof, err := t.agent.profile(r)
+	if err != nil {
+		return Result{}, err
+	}
+	switch what {
+	case tellCompact:
+		t.compact(ctx, r, prof)
+	case tellNudge:
+		if err := t.type_(ctx, r, t.prompts.nudgePrompt()); err != nil {
+			return Result{}, fmt.Errorf("nudge: %w", err)
+		}
+		r.Nudges++
+		r.State.NudgedAt = t.now()
+		t.core.event(ctx, r, "nudge", fmt.Sprintf("nudged the idle agent (%d/%d)", r.Nudges, m.MaxNudges))
+	}
+	return Result{Next: StepMonitor, Wait: m.Interval.Duration}, nil
 }
 
 // onAgentExit handles a dead pane (or a vanished session): keep what the agent committed, else have the start step

@@ -24,8 +24,9 @@ const (
 	StepStartSession Step = "start_session"
 	StepDeliver      Step = "deliver_prompt"
 	StepMonitor      Step = "monitor"
-	StepAsk          Step = "ask_human" // a question a node decided on, posted on the issue (node_ask.go)
-	StepHandover     Step = "handover"  // to a fallback agent at a usage limit (node_handover.go)
+	StepAsk          Step = "ask_human"  // a question a node decided on, posted on the issue (node_ask.go)
+	StepTell         Step = "tell_agent" // a nudge or a compaction the monitor decided on, typed (node_tell.go)
+	StepHandover     Step = "handover"   // to a fallback agent at a usage limit (node_handover.go)
 	StepWaitingInput Step = "waiting_input"
 	StepFinalize     Step = "finalize"
 	StepReport       Step = "report"
