@@ -196,8 +196,8 @@ type AgentState struct {
 	Resume bool `json:"resume,omitzero"`
 	// NudgedAt is when the agent was last nudged.
 	NudgedAt time.Time `json:"nudged_at,omitzero"`
-	// Tell is what the monitor decided to type into its idle agent, for the tell_agent step: "nudge" or
-	// "compact".
+	// Tell is what the monitor decided on its idle agent, for the tell_agent step: "idle" (a nudge, or a human
+	// asked) or "compact".
 	Tell string `json:"tell,omitzero"`
 	// LastScreen is the agent's last screen (or last words, headless), shown to a human when the run ends.
 	LastScreen string `json:"last_screen,omitzero"`

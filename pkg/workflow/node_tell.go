@@ -8,33 +8,34 @@ import (
 
 // What the monitor may decide to type into an idle agent (State.Tell), for the tell_agent step.
 const (
-	tellNudge   = "nudge"   // the nudge prompt: the agent sits at its prompt without having finished
+	tellIdle    = "idle"    // it sits at its prompt without having finished: a nudge, or a human asked
 	tellCompact = "compact" // its CLI's compaction command: its transcript grew past monitor.compact_threshold
 )
 
-// teller is a runner whose look decides to type into its idle agent (the tmux runner): tell types what.
+// teller is a runner whose look decides to act on its idle agent (the tmux runner): tell acts on what.
 type teller interface {
 	tell(ctx context.Context, r *store.Run, what string) (Result, error)
 }
 
-// tellAgent is the monitor's decision to type what into the idle agent: the tell_agent step types it.
+// tellAgent is the monitor's decision to act on its idle agent: the tell_agent step acts on what.
 func tellAgent(r *store.Run, what string) Result {
 	r.State.Tell = what
 	return Goto(StepTell)
 }
 
-// tell types into the idle agent what the monitor decided (a nudge, its compaction command) and goes back to the
-// monitor. It is a step of its own, stored like the others: a visit of the monitor only looks and decides, and a
-// nudge that failed to go in is typed again by the next visit here.
+// tell acts on the idle agent as the monitor decided — its compaction command typed; a nudge, or a human asked
+// at its budget or after max_nudges — and goes back to the monitor. It is a step of its own, stored like the
+// others: a visit of the monitor only looks and decides, and a nudge that failed to go in is typed again by the
+// next visit here.
 func (e *Engine) tell(ctx context.Context, r *store.Run) (Result, error) {
 	t, ok := e.runner(r).(teller)
 	if !ok || r.State.Tell == "" {
-		return Goto(StepMonitor), nil // nothing to type: the agent is looked at again
+		return Goto(StepMonitor), nil // nothing to do: the agent is looked at again
 	}
 	res, err := t.tell(ctx, r, r.State.Tell)
 	if err != nil {
 		return Result{}, err
 	}
 	r.State.Tell = ""
-	return res, nil
+	return e.reported(ctx, r, res, nil) // a human to be asked (the budget, the nudges spent)
 }

@@ -84,14 +84,14 @@ func (t *tmuxRunner) observeScreen(ctx context.Context, r *store.Run) (Result, e
 		}
 		idle := t.now().Sub(latest(o.changedAt, pane.Activity))
 		if idle >= m.IdleAfter.Duration && t.now.since(r.State.NudgedAt) >= m.IdleAfter.Duration {
-			return t.onIdle(ctx, r, o.screen)
+			return tellAgent(r, tellIdle), nil // the tell_agent step nudges it, or asks a human (onIdle)
 		}
 	}
 	return Stay(m.Interval.Duration), nil
 }
 
-// onIdle decides on an agent that sits at its prompt without having finished: it is nudged (by the tell_agent
-// step) up to max_nudges times; then a human is asked to look.
+// onIdle is the tell_agent step's part for an agent that sits at its prompt without having finished: at its
+// budget, or after max_nudges nudges, a human is asked to look; else it is nudged.
 func (t *tmuxRunner) onIdle(ctx context.Context, r *store.Run, screen string) (Result, error) {
 	m := t.cfg.Monitor
 	if res, ok, err := t.spend.budgetStop(ctx, r, screen); ok {
@@ -101,13 +101,19 @@ func (t *tmuxRunner) onIdle(ctx context.Context, r *store.Run, screen string) (R
 		msg := fmt.Sprintf("The agent has been idle for %s after %d nudges without finishing. Its screen:", m.IdleAfter.Duration, r.Nudges)
 		return askFor(msg, screen), nil
 	}
-	return tellAgent(r, tellNudge), nil
+	if err := t.type_(ctx, r, t.prompts.nudgePrompt()); err != nil {
+		return Result{}, fmt.Errorf("nudge: %w", err)
+	}
+	r.Nudges++
+	r.State.NudgedAt = t.now()
+	t.core.event(ctx, r, "nudge", fmt.Sprintf("nudged the idle agent (%d/%d)", r.Nudges, m.MaxNudges))
+	return Result{Next: StepMonitor, Wait: m.Interval.Duration}, nil
 }
 
-// tell types into the idle agent what the monitor's look decided (the tell_agent step): its compaction command,
-// or a nudge. An agent gone meanwhile goes back to the look, which restarts it.
+// tell acts on the idle agent as the monitor's look decided (the tell_agent step): it types its compaction
+// command, or it is nudged or a human asked (onIdle). An agent gone meanwhile goes back to the look, which
+// restarts it.
 func (t *tmuxRunner) tell(ctx context.Context, r *store.Run, what string) (Result, error) {
-	m := t.cfg.Monitor
 	pane, found, err := t.panes.pane(ctx, r.Session)
 	if err != nil {
 		return Result{}, err
@@ -115,22 +121,19 @@ func (t *tmuxRunner) tell(ctx context.Context, r *store.Run, what string) (Resul
 	if !found || pane.Dead {
 		return Goto(StepMonitor), nil
 	}
+	if what == tellIdle {
+		screen, err := t.tmux.Capture(ctx, r.Session, 0)
+		if err != nil {
+			return Result{}, fmt.Errorf("capture screen: %w", err)
+		}
+		return t.onIdle(ctx, r, screen)
+	}
 	prof, err := t.agent.profile(r)
 	if err != nil {
 		return Result{}, err
 	}
-	switch what {
-	case tellCompact:
-		t.compact(ctx, r, prof)
-	case tellNudge:
-		if err := t.type_(ctx, r, t.prompts.nudgePrompt()); err != nil {
-			return Result{}, fmt.Errorf("nudge: %w", err)
-		}
-		r.Nudges++
-		r.State.NudgedAt = t.now()
-		t.core.event(ctx, r, "nudge", fmt.Sprintf("nudged the idle agent (%d/%d)", r.Nudges, m.MaxNudges))
-	}
-	return Result{Next: StepMonitor, Wait: m.Interval.Duration}, nil
+	t.compact(ctx, r, prof)
+	return Result{Next: StepMonitor, Wait: t.cfg.Monitor.Interval.Duration}, nil
 }
 
 // onAgentExit handles a dead pane (or a vanished session): keep what the agent committed, else have the start step
