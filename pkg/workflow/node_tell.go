@@ -6,21 +6,9 @@ import (
 	"github.com/aceworks/ace/pkg/store"
 )
 
-// What the monitor may decide to type into an idle agent (State.Tell), for the tell_agent step.
-const (
-	tellIdle    = "idle"    // it sits at its prompt without having finished: a nudge, or a human asked
-	tellCompact = "compact" // its CLI's compaction command: its transcript grew past monitor.compact_threshold
-)
-
 // teller is a runner whose look decides to act on its idle agent (the tmux runner): tell acts on what.
 type teller interface {
 	tell(ctx context.Context, r *store.Run, what string) (Result, error)
-}
-
-// tellAgent is the monitor's decision to act on its idle agent: the tell_agent step acts on what.
-func tellAgent(r *store.Run, what string) Result {
-	r.State.Tell = what
-	return Goto(StepTell)
 }
 
 // tell acts on the idle agent as the monitor decided — its compaction command typed; a nudge, or a human asked

@@ -138,3 +138,15 @@ func (res Result) then(f func()) Result {
 	}
 	return res
 }
+
+// What the monitor may decide on its idle agent (State.Tell), for the tell_agent step (node_tell.go).
+const (
+	tellIdle    = "idle"    // it sits at its prompt without having finished: a nudge, or a human asked
+	tellCompact = "compact" // its CLI's compaction command: its transcript grew past monitor.compact_threshold
+)
+
+// tellAgent is the monitor's decision to act on its idle agent: the tell_agent step acts on what.
+func tellAgent(r *store.Run, what string) Result {
+	r.State.Tell = what
+	return Goto(StepTell)
+}
