@@ -17,7 +17,9 @@ func fakeProfile() Profile {
 	return Profile{
 		Command: "ace demo-agent",
 		Markers: Markers{Ready: re(`\? for shortcuts`), Busy: re(`esc to interrupt`),
-			Approval: re(`Do you want to proceed\?`), Question: re(`Enter to select`)},
+			Approval: re(`Do you want to proceed\?`), Question: re(`Enter to select`),
+			// As claude 2.1.332 stops a turn behind a gateway (Markers.Stopped); its prompts are echoed "› …".
+			Stopped: re(`(?m)^Stopped by the CLI: `), Entry: re(`(?m)^(› \S|Stopped by the CLI: )`)},
 		Dialogs: []Dialog{
 			agent.Choose("trust", `Trust this folder\?`, `^Trust and continue`),
 			agent.Permission("permission", `Do you want to proceed\?`, `^Yes$`),

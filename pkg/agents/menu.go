@@ -66,6 +66,11 @@ func cursorLine(line string) (col int, text string, ok bool) {
 	if text == "" || len(rest) == len(text) { // a cursor is followed by a space, then the option
 		return 0, "", false
 	}
+	if r == '●' && !numbered.MatchString(text) {
+		// gemini's cursor is always in front of a numbered option; claude draws ● in front of each entry of its
+		// transcript ("● Write(GREETING.md)", "● Auto mode can't check actions…"), which is no menu.
+		return 0, "", false
+	}
 	col = off + utf8.RuneCountInString(body[:len(body)-len(trimmed)]) + 1 + (len(rest) - len(text))
 	return col, strings.TrimSpace(text), true
 }

@@ -27,6 +27,7 @@ func TestParseMenuRealScreens(t *testing.T) {
 		{"real/codex-0.169.0/05-trust.txt", []string{"Trust and continue", "Back to Agent Command Center"}, 0, "trust", 0, ""},
 		{"real/gemini-0.61.0/01-trust.txt", []string{"Trust folder (project)", "Trust parent folder (user)", "Don't trust"}, 0, "trust", 0, ""},
 		{"real/gemini-0.61.0/02-auth-method.txt", []string{"Sign in with Google", "Use Gemini API Key", "Vertex AI"}, 1, "auth-method", 1, ""},
+		{"real/claude-2.1.332/43-approval-no-first.txt", []string{"No", "Yes"}, 0, "permission", 1, ""},
 		{"screens/claude/question-real-ask.txt", []string{"Formal", "Casual", "Type something.", "Chat about this"}, 0, "", -1,
 			"Should the greeting be formal or casual?"},
 	} {
@@ -127,5 +128,48 @@ func TestMenuBesideAPanel(t *testing.T) {
 	}
 	if m.Question != "Do you want to proceed?" {
 		t.Errorf("question %q", m.Question)
+	}
+}
+
+// TestNoMenuInClaudesTranscript: claude draws ● in front of each entry of its transcript; lines under such an
+// entry at its indentation are no menu (2.1.332's notice after a call it did not run, read as a menu of four
+// "options", had ace move a cursor over it).
+func TestNoMenuInClaudesTranscript(t *testing.T) {
+	screen, err := os.ReadFile(filepath.Join("testdata", "real", "claude-2.1.332", "42-interrupted-by-check.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, ok := ParseMenu(string(screen)); ok {
+		t.Fatalf("a menu read from a transcript:\n%s", m.Describe())
+	}
+}
+
+// TestTurnStoppedByClaude: claude 2.1.332's notice after a call its safety check could not judge, as the last
+// entry of its transcript, is a stopped turn; the dialog before it is not, nor the notice once a message
+// followed it.
+func TestTurnStoppedByClaude(t *testing.T) {
+	p, _ := Builtin("claude")
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join("testdata", "real", "claude-2.1.332", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	stopped := read("42-interrupted-by-check.txt")
+	if !p.TurnStopped(stopped) {
+		t.Error("the notice as the last entry: not a stopped turn")
+	}
+	if p.Classify(stopped, false, 0) != StateReady {
+		t.Errorf("the stopped turn classified %s, want ready", p.Classify(stopped, false, 0))
+	}
+	if p.TurnStopped(read("41-auto-mode-check.txt")) {
+		t.Error("the dialog taken for a stopped turn")
+	}
+	i := strings.LastIndex(stopped, "\n────")
+	i = strings.LastIndex(stopped[:i], "\n────") // the rule above the composer
+	followed := stopped[:i] + "\n❯ please continue\n" + stopped[i:]
+	if p.TurnStopped(followed) {
+		t.Error("the notice with a message after it taken for a stopped turn")
 	}
 }

@@ -32,6 +32,11 @@ func TestRealFirstRunScreens(t *testing.T) {
 			// CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC, as a gateway user has it): without auto_approve a
 			// permission for the human; with it, a dialog ace answers (TestAutoModeCheckStaysInAutoMode).
 			"41-auto-mode-check": {StateApproval, "", ""},
+			// Once it is answered (stay in auto mode), the action it could not check asks: "No" first and
+			// preselected, without numbers; a stray Enter here says No. If the action was not run, the turn stops
+			// with a notice as the transcript's last entry, over an idle composer (Markers.Stopped).
+			"43-approval-no-first":    {StateApproval, "", ""},
+			"42-interrupted-by-check": {StateReady, "", ""},
 			// Its model unreachable (nothing on ANTHROPIC_BASE_URL's port): retrying, with its wait on the spinner line.
 			"51-retry": {StateBusy, "", ""},
 		},

@@ -16,6 +16,9 @@
 //	ask TEXT            show an on-screen question (a numbered list, "Enter to select"); waits for a key or text
 //	approve TEXT        show a permission dialog ("Do you want to proceed?"); 1/y continues, 2/n/Esc ends the turn
 //	notice TEXT         show a notice ("Enter to continue"); Enter continues the turn
+//	choose TEXT         show a permission as claude 2.1.332 asks one its check could not judge: options without
+//	                    numbers, "No" first and preselected; the arrow keys move, Enter picks; No ends the turn
+//	slow DUR            the next notice or choice stays drawn DUR after its answer (a CLI slow to redraw)
 //	idle                do nothing; ends the turn
 //	hang [N%]           stay busy forever, ignoring input; with N%, redraw the busy line ten times a second at N % of
 //	                    a core's CPU (gemini 0.61's "Thinking..." costs 11 %)
@@ -128,7 +131,7 @@ func parseScript(path string) ([]action, error) {
 		}
 		verb, arg, _ := strings.Cut(l, " ")
 		switch verb {
-		case "say", "busy", "sleep", "write", "append", "sh", "done", "question", "ask", "approve", "notice", "idle", "hang", "stall", "linger", "crash", "warn", "---":
+		case "say", "busy", "sleep", "write", "append", "sh", "done", "question", "ask", "approve", "notice", "choose", "slow", "idle", "hang", "stall", "linger", "crash", "warn", "---":
 		default:
 			return nil, fmt.Errorf("%s:%d: unknown action %q", path, n, verb)
 		}
@@ -141,6 +144,7 @@ func parseScript(path string) ([]action, error) {
 type input struct {
 	paste string
 	key   byte
+	arrow byte // 'A' up, 'B' down
 	enter bool
 	at    time.Time // when it was read from the terminal
 }
@@ -156,7 +160,9 @@ type agent struct {
 	busy     bool
 	dialog   []string
 	swallow  int
-	inputs   chan input
+	// slow is how long the next notice or choice stays drawn after its answer (the action slow).
+	slow   time.Duration
+	inputs chan input
 	// pastedAt is when the composer's text arrived, turnEnded when the last turn ended: text that arrived
 	// before the end of the turn was typed while the agent was busy.
 	pastedAt  time.Time
@@ -482,9 +488,51 @@ func (a *agent) do(act action, sigs chan os.Signal) (code int, exit, end bool) {
 		// the composer, as in a real CLI.
 		drawn := time.Now()
 		a.waitDialog(sigs, func(in input) (string, bool) { return "", in.enter && in.at.After(drawn) })
+		a.lagRedraw()
 		a.dialog = nil
 		a.busy = true
 		a.say("Noted: " + act.arg)
+	case "slow":
+		a.slow, _ = time.ParseDuration(act.arg)
+	case "choose":
+		a.busy = false
+		options, at := []string{"No", "Yes"}, 0
+		drawChoice := func() {
+			a.dialog = []string{act.arg, "Do you want to proceed?"}
+			for i, o := range options {
+				cursor := "  "
+				if i == at {
+					cursor = "❯ "
+				}
+				a.dialog = append(a.dialog, cursor+o)
+			}
+			a.dialog = append(a.dialog, "Esc to cancel · Tab to amend")
+			a.draw()
+		}
+		drawChoice()
+		answer := a.waitDialog(sigs, func(in input) (string, bool) {
+			switch {
+			case in.arrow == 'A' && at > 0:
+				at--
+				drawChoice()
+			case in.arrow == 'B' && at < len(options)-1:
+				at++
+				drawChoice()
+			case in.enter:
+				return strings.ToLower(options[at]), true
+			case in.key == 0x1b:
+				return "no", true
+			}
+			return "", false
+		})
+		a.lagRedraw()
+		a.dialog = nil
+		a.busy = true
+		a.say("Permission: " + answer)
+		if answer != "yes" {
+			a.say("Interrupted · What should the agent do instead?")
+			return 0, false, true
+		}
 	case "hang":
 		a.draw()
 		share, _ := strconv.ParseFloat(strings.TrimSuffix(act.arg, "%"), 64)
@@ -519,6 +567,12 @@ func (a *agent) do(act action, sigs chan os.Signal) (code int, exit, end bool) {
 	}
 	a.draw()
 	return 0, false, false
+}
+
+// lagRedraw keeps the answered dialog on screen for the time the action slow asked, once.
+func (a *agent) lagRedraw() {
+	time.Sleep(a.slow)
+	a.slow = 0
 }
 
 func (a *agent) waitDialog(sigs chan os.Signal, accept func(input) (string, bool)) string {

@@ -22,7 +22,9 @@ func (a *agent) readInput(r io.Reader) {
 			return
 		}
 		if b == 0x1b {
-			peek, _ := br.Peek(5)
+			// Only what came with the Esc: Peek(5) waited for five bytes more, so an arrow key (3 bytes) held
+			// back the keys after it until more input came.
+			peek, _ := br.Peek(min(5, br.Buffered()))
 			if string(peek) == start[1:] {
 				br.Discard(5)
 				var sb strings.Builder
@@ -50,6 +52,9 @@ func (a *agent) readInput(r io.Reader) {
 				for {
 					c, err := br.ReadByte()
 					if err != nil || (c >= 0x40 && c <= 0x7e) {
+						if c == 'A' || c == 'B' { // the arrow keys up and down: a menu's cursor moves
+							a.inputs <- input{arrow: c, at: time.Now()}
+						}
 						break
 					}
 				}

@@ -32,6 +32,9 @@ type RunState struct {
 
 	// MonitorSince is when the current stretch of monitoring began: monitor.timeout counts from it.
 	MonitorSince time.Time `json:"monitor_since,omitzero"`
+	// ApprovedAt is when ace last allowed a permission on the agent's screen itself (auto_approve): the menu
+	// it answered may stay drawn a moment, and is not answered again meanwhile.
+	ApprovedAt time.Time `json:"approved_at,omitzero"`
 	// IssueChecked is when the issue was last looked at for being closed or unlabeled.
 	IssueChecked time.Time `json:"issue_checked,omitzero"`
 	// Summary is the agent's .ace/DONE.

@@ -25,7 +25,17 @@ func (t *tmuxRunner) observeScreen(ctx context.Context, r *store.Run) (Result, e
 	if err != nil {
 		return Result{}, err
 	}
+	visit := t.now()
 	o, err := t.look(ctx, r, prof, pane)
+	if err == nil && awaitsKeys(o.state) && o.capturedAt.Before(visit) {
+		// What ace answers, it answers on a screen read now: the cache may be settle old, and the agent may have
+		// moved on (claude 2.1.332 replaced its dialog by a permission prompt, "No" preselected, and an Enter
+		// meant for the dialog, sent on the cached screen, said No and interrupted the agent's turn).
+		cached := o.screen
+		if o, err = t.capture(ctx, r, prof, pane, o); err == nil && o.screen != cached {
+			return Stay(m.Interval.Duration), nil // looked at afresh on the next visit, from the top
+		}
+	}
 	if tmuxops.Gone(err) {
 		return t.onAgentExit(ctx, r, pane, false) // gone since the pane list was read (its server killed or crashed)
 	}
@@ -54,9 +64,11 @@ func (t *tmuxRunner) observeScreen(ctx context.Context, r *store.Run) (Result, e
 	} else {
 		t.alive.forget(r.ID)
 	}
-	if since := t.now.since(r.State.MonitorSince); (o.state == agents.StateApproval || o.state == agents.StateQuestion) && since < answerSettle {
-		// Just answered (or just delivered): the agent may still show the menu it is leaving.
-		t.revisitAt(r.ID, r.State.MonitorSince.Add(answerSettle))
+	answered := latest(r.State.MonitorSince, r.State.ApprovedAt)
+	if since := t.now.since(answered); (o.state == agents.StateApproval || o.state == agents.StateQuestion) && since < answerSettle {
+		// Just answered (or just delivered): the agent may still show the menu it is leaving — an Enter sent
+		// again there answers whatever it draws next.
+		t.revisitAt(r.ID, answered.Add(answerSettle))
 		return Stay(m.Interval.Duration), nil
 	}
 	switch o.state {
@@ -64,6 +76,7 @@ func (t *tmuxRunner) observeScreen(ctx context.Context, r *store.Run) (Result, e
 		if prof.AutoApprove && prof.Approve != nil {
 			err := t.chooseOption(ctx, r, o.screen, prof.Approve)
 			if err == nil {
+				r.State.ApprovedAt = t.now()
 				t.core.event(ctx, r, "approved", "answered a permission dialog (auto_approve)")
 				return Stay(m.Interval.Duration), nil
 			}
@@ -83,6 +96,13 @@ func (t *tmuxRunner) observeScreen(ctx context.Context, r *store.Run) (Result, e
 			return tellAgent(r, tellCompact), nil
 		}
 		idle := t.now().Sub(latest(o.changedAt, pane.Activity))
+		if prof.TurnStopped(o.screen) {
+			// The CLI stopped the turn itself and says a message goes on: waiting idle_after would only stall.
+			if idle >= m.Settle.Duration {
+				return tellAgent(r, tellStopped), nil
+			}
+			t.revisitAt(r.ID, latest(o.changedAt, pane.Activity).Add(m.Settle.Duration))
+		}
 		if idle >= m.IdleAfter.Duration && t.now.since(r.State.NudgedAt) >= m.IdleAfter.Duration {
 			return tellAgent(r, tellIdle), nil // the tell_agent step nudges it, or asks a human (onIdle)
 		}
@@ -90,9 +110,15 @@ func (t *tmuxRunner) observeScreen(ctx context.Context, r *store.Run) (Result, e
 	return Stay(m.Interval.Duration), nil
 }
 
+// awaitsKeys reports whether an agent in state s waits for something ace may answer with keys: a dialog, a
+// permission, a question (its menu), a limit menu or an idle composer (a nudge, compaction).
+func awaitsKeys(s agents.State) bool {
+	return s != agents.StateBusy && s != agents.StateStarting
+}
+
 // onIdle is the tell_agent step's part for an agent that sits at its prompt without having finished: at its
-// budget, or after max_nudges nudges, a human is asked to look; else it is nudged.
-func (t *tmuxRunner) onIdle(ctx context.Context, r *store.Run, screen string) (Result, error) {
+// budget, or after max_nudges nudges, a human is asked to look; else it is nudged (how says why).
+func (t *tmuxRunner) onIdle(ctx context.Context, r *store.Run, screen, how string) (Result, error) {
 	m := t.cfg.Monitor
 	if res, ok, err := t.spend.budgetStop(ctx, r, screen); ok {
 		return res, err
@@ -106,7 +132,7 @@ func (t *tmuxRunner) onIdle(ctx context.Context, r *store.Run, screen string) (R
 	}
 	r.Nudges++
 	r.State.NudgedAt = t.now()
-	t.core.event(ctx, r, "nudge", fmt.Sprintf("nudged the idle agent (%d/%d)", r.Nudges, m.MaxNudges))
+	t.core.event(ctx, r, "nudge", fmt.Sprintf("%s (%d/%d)", how, r.Nudges, m.MaxNudges))
 	return Result{Next: StepMonitor, Wait: m.Interval.Duration}, nil
 }
 
@@ -121,12 +147,16 @@ func (t *tmuxRunner) tell(ctx context.Context, r *store.Run, what string) (Resul
 	if !found || pane.Dead {
 		return Goto(StepMonitor), nil
 	}
-	if what == tellIdle {
+	if what == tellIdle || what == tellStopped {
 		screen, err := t.tmux.Capture(ctx, r.Session, 0)
 		if err != nil {
 			return Result{}, fmt.Errorf("capture screen: %w", err)
 		}
-		return t.onIdle(ctx, r, screen)
+		how := "nudged the idle agent"
+		if what == tellStopped {
+			how = "continued the agent's turn, which its CLI had stopped"
+		}
+		return t.onIdle(ctx, r, screen, how)
 	}
 	prof, err := t.agent.profile(r)
 	if err != nil {

@@ -143,6 +143,7 @@ func (res Result) then(f func()) Result {
 const (
 	tellIdle    = "idle"    // it sits at its prompt without having finished: a nudge, or a human asked
 	tellCompact = "compact" // its CLI's compaction command: its transcript grew past monitor.compact_threshold
+	tellStopped = "stopped" // its CLI stopped its turn and says a message goes on (Profile.TurnStopped): a nudge now
 )
 
 // tellAgent is the monitor's decision to act on its idle agent: the tell_agent step acts on what.

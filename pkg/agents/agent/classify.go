@@ -74,6 +74,33 @@ func lastMatch(re *regexp.Regexp, text string) int {
 	return strings.LastIndex(text[:all[len(all)-1][0]], "\n") + 1
 }
 
+// TurnStopped reports whether the CLI stopped the agent's turn by itself and waits for a message to go on: its
+// Stopped notice is the last entry of the transcript (nobody wrote since) and the composer is empty. An agent
+// stopped this way has not finished; waiting idle_after before the nudge only stalls the run.
+func (p Profile) TurnStopped(screen string) bool {
+	m := p.Markers
+	t := transcript(screen)
+	at := lastMatch(m.Stopped, t)
+	return at >= 0 && lastMatch(m.Entry, t) <= at
+}
+
+// composerLines is how far up from the bottom the composer's block reaches: claude's rule, composer, rule and
+// footer, with a hint line.
+const composerLines = 6
+
+// transcript is the screen above the composer: CLIs draw their composer under a rule (claude between two), and
+// what it shows — a placeholder, text typed and not yet sent — is no entry of the transcript.
+func transcript(screen string) string {
+	lines := strings.Split(strings.TrimRight(screen, "\n "), "\n")
+	cut := len(lines)
+	for i := len(lines) - 1; i >= 0 && i >= len(lines)-composerLines; i-- {
+		if t := strings.TrimSpace(lines[i]); len(t) >= 10*len("─") && strings.Trim(t, "─") == "" {
+			cut = i
+		}
+	}
+	return strings.Join(lines[:cut], "\n")
+}
+
 // IsReady reports whether the composer takes input.
 func (p Profile) IsReady(screen string) bool { return p.Classify(screen, false, 0) == StateReady }
 

@@ -37,6 +37,9 @@ type Markers struct {
 	Ready, Busy, Approval, Question, Starting *regexp.Regexp
 	// Pasted is the placeholder a CLI draws in its composer for a long paste instead of the text.
 	Pasted *regexp.Regexp
+	// Stopped is a notice the CLI prints when it stopped the agent's turn by itself and waits for a message to go
+	// on; Entry starts an entry of its transcript (see TurnStopped).
+	Stopped, Entry *regexp.Regexp
 }
 
 // Dialog is a first-run or permission screen and how ace answers it: by meaning, the option whose words match

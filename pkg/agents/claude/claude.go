@@ -90,7 +90,13 @@ func profile() agent.Profile {
 		Markers: agent.Markers{Ready: re(`\? for shortcuts|\(shift\+tab to cycle\)`), Busy: re(`esc to interrupt`), Approval: re(approval),
 			// AskUserQuestion: a numbered list the human answers, never ace.
 			Question: re(`Enter to select`),
-			Pasted:   re(`\[Pasted text #\d+`)},
+			Pasted:   re(`\[Pasted text #\d+`),
+			// 2.1.332 behind a gateway, when it did not run a call its safety check could not judge: "Did not run
+			// 1 call … Interrupted · What should Claude do instead?", then this notice as the transcript's last
+			// entry, "Actions that need the check now ask for your approval": a message goes on, and each action
+			// asks. Its transcript's entries start with ● (what Claude did) or ❯ (what the user wrote).
+			Stopped: re(`● Auto mode can't check actions in this session\. Its safety check runs on the server`),
+			Entry:   re(`(?m)^[●❯] \S`)},
 		// Options by their words: 2.1.331 lists "No, exit" first and preselected in its trust dialog (2.1.197
 		// had "1. Yes, I trust this folder" first), and "2. No (recommended)" is preselected for the API key.
 		Dialogs: []agent.Dialog{
