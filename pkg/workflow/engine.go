@@ -201,7 +201,9 @@ func (e *Engine) event(ctx context.Context, r *store.Run, kind EventKind, msg st
 // eventData records an event whose Data holds what it is about as JSON.
 func (e *Engine) eventData(ctx context.Context, r *store.Run, kind EventKind, msg, data string) {
 	// Events are what a run did, kept without secrets: in the log too, beside what ace did around them.
-	e.log.DebugContext(ctx, "event", "run", r.ID, "kind", kind, "step", r.Step, "msg", msg)
+	if e.log != nil { // a test's engine may have none
+		e.log.DebugContext(ctx, "event", "run", r.ID, "kind", kind, "step", r.Step, "msg", msg)
+	}
 	if err := e.o.Store.AppendEvent(ctx, r.ID, store.Event{Kind: string(kind), Step: r.Step, Message: msg, Data: data}); err != nil {
 		e.log.WarnContext(ctx, "record event", "run", r.ID, "kind", kind, "err", err)
 	}
