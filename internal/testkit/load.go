@@ -27,7 +27,9 @@ func LoadCPU(t testing.TB, n int) {
 	t.Helper()
 	loops := make([]*exec.Cmd, 0, n)
 	for range n {
-		cmd := exec.Command("sh", "-c", "while :; do :; done")
+		// A loop ends itself once this process is gone: a test binary killed or panicking runs no cleanup, and
+		// its loops, in sessions of their own, were left behind stopped or spinning.
+		cmd := exec.Command("sh", "-c", fmt.Sprintf("while kill -0 %d 2>/dev/null; do :; done", os.Getpid()))
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 		if err := cmd.Start(); err != nil {
 			t.Fatalf("start a busy loop: %v", err)

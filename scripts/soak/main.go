@@ -283,7 +283,8 @@ func printStats(w io.Writer, all map[string]*stats) {
 func startHogs(n int) ([]*exec.Cmd, error) {
 	var hogs []*exec.Cmd
 	for range n {
-		cmd := exec.Command("sh", "-c", "while :; do :; done")
+		// A loop ends itself once the soak is gone (killed, it runs no cleanup).
+		cmd := exec.Command("sh", "-c", fmt.Sprintf("while kill -0 %d 2>/dev/null; do :; done", os.Getpid()))
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 		if err := cmd.Start(); err != nil {
 			return hogs, fmt.Errorf("start a busy loop: %w", err)
