@@ -411,3 +411,58 @@ func TestPanesWithoutAUTF8Locale(t *testing.T) {
 		t.Fatalf("the pane's process %d outlived the server", panes[0].PID)
 	}
 }
+
+// TestKillSparesTheProcessThatHasADeadPanesPID: tmux names a dead pane by the PID its process had; a process that
+// has that PID since (another session's agent, another ace's tmux server) survives the session's Kill. The PID is
+// handed out again on purpose (ns_last_pid: root only, and another fork on the machine may take it first).
+func TestKillSparesTheProcessThatHasADeadPanesPID(t *testing.T) {
+	t.Parallel()
+	c := newClient(t)
+	ctx := context.Background()
+	if err := c.NewSession(ctx, tmuxops.SessionSpec{Name: "ace-dead-1", Dir: t.TempDir(), Argv: []string{"sh", "-c", "exit 3"}}); err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	testkit.WaitFor(t, "the pane to die", 10*time.Second, func() bool {
+		panes, _ := c.Panes(ctx)
+		for _, p := range panes {
+			if p.Session == "ace-dead-1" && p.Dead && p.PID > 0 && !procs.Alive(p.PID) {
+				pid = p.PID
+				return true
+			}
+		}
+		return false
+	})
+	other := takePID(t, pid)
+	if err := c.Kill(ctx, "ace-dead-1"); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := c.HasSession(ctx, "ace-dead-1"); err != nil || ok {
+		t.Errorf("the session is still there (%v)", err)
+	}
+	if !procs.Alive(other.Process.Pid) {
+		t.Errorf("Kill ended process %d, which has the dead pane's PID since", pid)
+	}
+}
+
+// takePID starts a process of the test's with pid, or skips.
+func takePID(t *testing.T, pid int) *exec.Cmd {
+	t.Helper()
+	for range 50 {
+		if err := os.WriteFile("/proc/sys/kernel/ns_last_pid", []byte(strconv.Itoa(pid-1)), 0); err != nil {
+			t.Skipf("cannot hand a PID out again here: %v", err)
+		}
+		cmd := exec.Command("sleep", "600")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if cmd.Process.Pid == pid {
+			t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+			return cmd
+		}
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	}
+	t.Skipf("PID %d was taken by another process each time", pid)
+	return nil
+}
