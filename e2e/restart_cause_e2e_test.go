@@ -41,9 +41,12 @@ func TestHostKillsDoNotSpendMaxRestarts(t *testing.T) {
 
 // TestLiveHostKillsDoNotSpendMaxRestarts is TestHostKillsDoNotSpendMaxRestarts for the live runner: its host goes
 // with the tmux server. The `claude` it starts is this test's own (the fake speaking its protocol). Not parallel
-// (yet): run beside the package's parallel tests in CI, its first take once found no tmux server left — the agent
-// had started its script, the run was at monitor with its live conversation, and the server was gone before the
-// test took it. Why is open (see the closing note of this change); alone it passes.
+// (yet): beside other parallel tests under load a take sometimes finds no tmux server left ("no server running":
+// its socket file is there, nobody listens), the agent — in a process group of its own — still running its script,
+// the run at monitor with no event of ace's ending the session. Seen 1 in 8 runs beside the other host-kill cases
+// and the crash soak (-parallel 16, 2 busy loops), at the first take and after a restart; 0 in 10 with -count=5
+// beside 2 busy loops alone. Not a segfault of tmux (none logged then), not tmuxops.Kill signalling a dead pane's
+// reused PID (fixed; seen again after). Open.
 func TestLiveHostKillsDoNotSpendMaxRestarts(t *testing.T) {
 	for _, then := range []string{"works", "crashes"} {
 		t.Run(then, func(t *testing.T) { hostKillsCase(t, "live", then) })
@@ -163,11 +166,19 @@ func (w *world) takeAgent(runner string) {
 }
 
 // runAsync drives issue 193 until it has ended, in the background; the channel gives the run, or nil after
-// reporting why it could not.
+// reporting why it could not. A test that stops early (t.Fatal) ends the drive at cleanup, before its store is
+// closed, and waits for it: a drive left going met the closed store and failed the test after it had completed,
+// which panics and ends every test of the package.
 func (w *world) runAsync() <-chan *store.Run {
 	out := make(chan *store.Run, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	done := make(chan struct{})
+	w.t.Cleanup(func() {
+		cancel()
+		<-done
+	})
 	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+		defer close(done)
 		defer cancel()
 		r, err := w.svc.Engine.Open(ctx, workflow.Request{Repo: testRepo, Issue: testIssue, NewAttempt: true})
 		if err == nil {

@@ -5,10 +5,12 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/aceworks/ace/pkg/store"
@@ -35,13 +37,9 @@ func (sb *Boxes) Remove(ctx context.Context, r *store.Run) {
 // Clean deletes what a finished run's box left under root (its agent's home, its socket's directory): ace
 // clean removes it with the working copy.
 func Clean(root string, r *store.Run) error {
-	dirs := []string{boxDir(root, r.ID)}
+	errs := []error{os.RemoveAll(boxDir(root, r.ID))}
 	if b := r.State.Box; b != nil && b.Proxy != "" {
-		dirs = append(dirs, filepath.Dir(b.Proxy))
-	}
-	var errs []error
-	for _, d := range dirs {
-		errs = append(errs, os.RemoveAll(d))
+		errs = append(errs, os.RemoveAll(filepath.Dir(b.Proxy)), removeShortDir(root, b.Proxy))
 	}
 	return errors.Join(errs...)
 }
@@ -100,13 +98,132 @@ func ShortSocketDirs(root string) []string {
 	return out
 }
 
+// SocketDir makes the directory of sock, a path ShortSocket gave for root: under a short directory, that one
+// checked to be this user's private directory first. Another run of the same root may remove the short directory,
+// empty, at the same moment (RemoveSocketDir): it is made again then.
+func SocketDir(root, sock string) error {
+	dir := filepath.Dir(sock)
+	short, ok := shortDirOf(root, sock)
+	if !ok {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return fmt.Errorf("the socket's directory: %w", err)
+		}
+		return nil
+	}
+	rel, err := filepath.Rel(short, dir)
+	if err != nil {
+		return fmt.Errorf("the socket's directory: %w", err)
+	}
+	const attempts = 10 // each lost race is another run's removal between two calls: a handful is plenty
+	for range attempts {
+		if err := privateDir(short); err != nil {
+			return err
+		}
+		err = mkdirsIn(short, rel)
+		if !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return fmt.Errorf("the socket's directory %s: removed again each time it was made: %w", dir, err)
+}
+
+// mkdirsIn makes rel's directories one by one under base, which must be there (MkdirAll would make base too,
+// without privateDir's check).
+func mkdirsIn(base, rel string) error {
+	d := base
+	for _, part := range strings.Split(rel, string(filepath.Separator)) {
+		if part == "." || part == "" {
+			continue
+		}
+		d = filepath.Join(d, part)
+		if err := os.Mkdir(d, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("the socket's directory: %w", err)
+		}
+	}
+	return nil
+}
+
+// RemoveSocketDir removes the directory ShortSocket put sock in for root, when it put it outside root (a socket
+// under root is in a directory of the run's that goes with the rest of it), and the short directory of root once
+// nothing else is in it. What listened there is over: the directory would be left in the temporary one otherwise.
+func RemoveSocketDir(root, sock string) error {
+	short, ok := shortDirOf(root, sock)
+	if !ok {
+		return nil
+	}
+	rel, err := filepath.Rel(short, sock)
+	if err != nil {
+		return fmt.Errorf("the socket's directory: %w", err)
+	}
+	own := filepath.Join(short, strings.Split(rel, string(filepath.Separator))[0]) // the run's, right under short
+	if own == sock {
+		return errors.Join(ignoreMissing(os.Remove(sock)), removeShortDir(root, sock))
+	}
+	return errors.Join(os.RemoveAll(own), removeShortDir(root, sock))
+}
+
+// RemoveShortDirs removes root's short directories that are empty: an engine that closes leaves no directory of
+// its own in the temporary one. A run's directory in there stays (a box outliving the engine sees it, and a
+// restarted ace listens in it again).
+func RemoveShortDirs(root string) error {
+	var errs []error
+	for _, dir := range ShortSocketDirs(root) {
+		errs = append(errs, removeIfEmpty(dir))
+	}
+	return errors.Join(errs...)
+}
+
+// removeShortDir removes the short directory sock is in, if it is one of root's and empty.
+func removeShortDir(root, sock string) error {
+	short, ok := shortDirOf(root, sock)
+	if !ok {
+		return nil
+	}
+	return removeIfEmpty(short)
+}
+
+// removeIfEmpty removes dir unless something is in it: rmdir refuses a directory that is not empty, so a
+// directory another run makes in it at the same moment either stops the removal or is made after it (SocketDir
+// makes the short directory again then).
+func removeIfEmpty(dir string) error {
+	err := os.Remove(dir)
+	if err == nil || errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, syscall.EEXIST) {
+		return nil
+	}
+	return fmt.Errorf("the sockets' directory: %w", err)
+}
+
+func ignoreMissing(err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return err
+}
+
+// shortDirOf is the short directory of root's that sock is under, if it is under one.
+func shortDirOf(root, sock string) (string, bool) {
+	for _, dir := range shortDirs(root) {
+		if strings.HasPrefix(sock, dir+string(filepath.Separator)) {
+			return dir, true
+		}
+	}
+	return "", false
+}
+
 // privateDir makes dir, or checks that it is this user's private directory: another user could have made it
 // first, to listen in the proxy's place.
 func privateDir(dir string) error {
-	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
-		return fmt.Errorf("the box's socket directory: %w", err)
+	var fi fs.FileInfo
+	err := fs.ErrNotExist
+	// Another run of the same root may remove the directory, empty, between its making and its check: make it again.
+	for range 10 {
+		if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+			return fmt.Errorf("the box's socket directory: %w", err)
+		}
+		if fi, err = os.Lstat(dir); !errors.Is(err, fs.ErrNotExist) {
+			break
+		}
 	}
-	fi, err := os.Lstat(dir)
 	if err != nil {
 		return fmt.Errorf("the box's socket directory: %w", err)
 	}

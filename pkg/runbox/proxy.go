@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -96,7 +94,7 @@ func (sb *Boxes) Ensure(ctx context.Context, r *store.Run) error {
 		}
 		p.stop()
 	}
-	if err := os.MkdirAll(filepath.Dir(box.Proxy), 0o700); err != nil {
+	if err := SocketDir(sb.o.Root, box.Proxy); err != nil {
 		return fmt.Errorf("egress proxy of run %d: %w", r.ID, err)
 	}
 	ln, err := egress.ListenUnix(box.Proxy)
@@ -278,6 +276,12 @@ func (sb *Boxes) Keep(ctx context.Context, r *store.Run) (seen Seen, boxed bool)
 	seen = sb.sync(r)
 	if r.Status.Terminal() || box.Proxy == "" {
 		sb.stop(r.ID)
+		if r.Status.Terminal() && box.Proxy != "" {
+			// Nothing listens there again: a directory outside root would stay in the temporary one.
+			if err := RemoveSocketDir(sb.o.Root, box.Proxy); err != nil {
+				sb.o.Logger.WarnContext(ctx, "remove the box's socket directory", "run", r.ID, "err", err)
+			}
+		}
 		return seen, true
 	}
 	if err := sb.Ensure(ctx, r); err != nil {
@@ -345,7 +349,7 @@ func (sb *Boxes) stop(id int64) {
 }
 
 // Close ends every proxy this process serves (the process is going; the boxes stay, and a restarted ace serves
-// their proxies anew at the same sockets).
+// their proxies anew at the same sockets), and removes root's short socket directory if no run's is left in it.
 func (sb *Boxes) Close() {
 	sb.mu.Lock()
 	ps := sb.proxies
@@ -353,6 +357,9 @@ func (sb *Boxes) Close() {
 	sb.mu.Unlock()
 	for _, p := range ps {
 		p.stop()
+	}
+	if err := RemoveShortDirs(sb.o.Root); err != nil {
+		sb.o.Logger.Warn("remove the sockets' directory", "err", err)
 	}
 }
 

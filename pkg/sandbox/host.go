@@ -61,9 +61,9 @@ func Available(ctx context.Context) error {
 
 // try runs `true` in a box with the flags every box gets.
 func (h *Host) try(ctx context.Context) error {
-	dir, err := os.MkdirTemp("", "ace-box-check-")
+	dir, err := checkDir()
 	if err != nil {
-		return fmt.Errorf("sandbox: %w", err)
+		return err
 	}
 	defer os.RemoveAll(dir)
 	self := filepath.Join(dir, "self")
@@ -90,9 +90,9 @@ func (h *Host) try(ctx context.Context) error {
 // notification missing (Linux < 5.9) or refused (a container's seccomp profile). Boxes still keep the agent
 // from them.
 func (h *Host) CheckRecorder(ctx context.Context, self string) error {
-	dir, err := os.MkdirTemp("", "ace-box-check-")
+	dir, err := checkDir()
 	if err != nil {
-		return fmt.Errorf("sandbox: %w", err)
+		return err
 	}
 	defer os.RemoveAll(dir)
 	args, err := h.bwrapArgs(Spec{WorkDir: dir, Home: dir}, self, []string{SelfPath, ChildArg, "--probe-recorder", "--", "true"})

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/aceworks/ace/internal/testkit"
 
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/workflow"
@@ -33,11 +36,22 @@ func browser(t *testing.T) context.Context {
 		}
 		t.Skip("chromium is not installed (apt-get install chromium): skipping the dashboard's browser test")
 	}
+	// Everything the browser writes goes under the test's directory: killed, it removes nothing itself (its
+	// singleton socket's org.chromium.Chromium.* directory in $TMPDIR, its profile, its crash dumps).
+	own := t.TempDir()
+	dirs := map[string]string{}
+	for _, d := range []string{"profile", "crashes", "tmp"} {
+		dirs[d] = filepath.Join(own, d)
+		if err := os.Mkdir(dirs[d], 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
 	var pid int
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(bin), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
 		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1480, 920),
+		chromedp.Flag("disable-sync", true), chromedp.UserDataDir(dirs["profile"]), chromedp.WindowSize(1480, 920),
+		chromedp.Flag("crash-dumps-dir", dirs["crashes"]), chromedp.Env("TMPDIR=" + dirs["tmp"]),
 		chromedp.ModifyCmdFunc(func(cmd *exec.Cmd) { cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} }),
 	}
 	actx, acancel := chromedp.NewExecAllocator(context.Background(), opts...)
@@ -57,6 +71,10 @@ func browser(t *testing.T) context.Context {
 		acancel()
 		if pid > 0 {
 			_ = syscall.Kill(-pid, syscall.SIGKILL) // the browser's helpers share its process group
+			// They are gone before the directories they write in are removed (an earlier cleanup: LIFO).
+			testkit.WaitFor(t, "the browser's processes to end", 10*time.Second, func() bool {
+				return errors.Is(syscall.Kill(-pid, 0), syscall.ESRCH)
+			})
 		}
 	})
 	return ctx

@@ -20,13 +20,15 @@ import (
 // first listing runs no tmux process, survives output that mimics the protocol's own markers, hides its own
 // session, and neither outlives the server nor revives it.
 func TestControlConnectionSpawnsNothingPerCall(t *testing.T) {
+	t.Parallel()
 	var spawned atomic.Int64
-	socket := fmt.Sprintf("ace-ctl-test-%d-%d", os.Getpid(), time.Now().UnixNano()%1e6)
+	socket := socketName("ace-ctl-test")
 	c := tmuxops.New(socket, tmuxops.WithControl(), tmuxops.WithExec(func(ctx context.Context, name string, args ...string) *exec.Cmd {
 		spawned.Add(1)
 		return exec.CommandContext(ctx, name, args...)
 	}))
 	plain := tmuxops.New(socket)
+	removeDirsLast(t)
 	t.Cleanup(func() {
 		_ = c.Close()
 		if err := plain.KillServer(context.Background()); err != nil {
@@ -86,6 +88,7 @@ func TestControlConnectionSpawnsNothingPerCall(t *testing.T) {
 
 // TestControlSessionEndsWithTheClient: closing the client removes its hidden session.
 func TestControlSessionEndsWithTheClient(t *testing.T) {
+	t.Parallel()
 	c := newClient(t)
 	ctx := context.Background()
 	mon := tmuxops.New(c.Socket(), tmuxops.WithControl())
@@ -135,6 +138,7 @@ func monitorMain(socket string) int {
 // 3.3a segfaulted when destroy-unattached ended the dead monitor's session, and every agent went with the
 // server. The next monitor ends the dead one's session.
 func TestAKilledMonitorTakesNoAgentWithIt(t *testing.T) {
+	t.Parallel()
 	c := newClient(t)
 	ctx := context.Background()
 	if err := c.NewSession(ctx, tmuxops.SessionSpec{Name: "ace-kept-1", Dir: t.TempDir(), Argv: []string{"sleep", "600"}}); err != nil {

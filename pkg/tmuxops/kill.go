@@ -19,20 +19,14 @@ const killGrace = 2 * time.Second
 // Kill ends the session and every process it started: the pane's process, its process group and all its
 // descendants (agents leave daemons behind), by PID — SIGTERM, then SIGKILL after a grace period.
 func (c *Client) Kill(ctx context.Context, name string) error {
-	out, err := c.run(ctx, nil, "list-panes", "-t", target(name), "-F", "#{pane_pid}")
+	out, err := c.run(ctx, nil, "list-panes", "-t", target(name), "-F", "#{pane_pid}"+fieldSep+"#{pane_dead}"+fieldSep+"#{pid}")
 	if err != nil {
 		if ok, herr := c.HasSession(ctx, name); herr == nil && !ok {
 			return nil
 		}
 		return err
 	}
-	var roots []int
-	for _, f := range strings.Fields(out) {
-		if pid, err := strconv.Atoi(f); err == nil && pid > 0 {
-			roots = append(roots, pid)
-		}
-	}
-	killTree(roots)
+	killTree(paneRoots(out, procs.Read))
 	if _, err := c.run(ctx, nil, "kill-session", "-t", target(name)); err != nil {
 		if ok, herr := c.HasSession(ctx, name); herr == nil && !ok {
 			return nil
@@ -40,6 +34,32 @@ func (c *Client) Kill(ctx context.Context, name string) error {
 		return err
 	}
 	return nil
+}
+
+// paneRoots are the processes of the panes list-panes listed (pane pid, dead, server pid) that are still the
+// panes' own: a child of the server, and for a dead pane one tmux has not reaped yet (its group may hold what the
+// agent left). tmux names a dead pane by the PID its process had, which another process may have now — another
+// session's agent, another test's tmux server, anything of the user's: that one and its group and descendants
+// are not the pane's to end.
+func paneRoots(out string, read func(pid int) (procs.Stat, error)) []int {
+	var roots []int
+	for _, line := range strings.Fields(out) {
+		f := strings.Split(line, fieldSep)
+		if len(f) != 3 {
+			continue
+		}
+		pid, err1 := strconv.Atoi(f[0])
+		server, err2 := strconv.Atoi(f[2])
+		if err1 != nil || err2 != nil || pid <= 0 {
+			continue
+		}
+		st, err := read(pid)
+		if err != nil || st.PPID != server || (f[1] == "1" && st.State != 'Z') {
+			continue
+		}
+		roots = append(roots, pid)
+	}
+	return roots
 }
 
 // ServerPID is the tmux server's process id.
@@ -89,26 +109,35 @@ func (c *Client) defaultSocketPath() string {
 	return filepath.Join(dir, "tmux-"+strconv.Itoa(os.Getuid()), c.socket)
 }
 
-// killTree signals roots, their process groups and all descendants, then waits for them to go.
+// killTree signals roots, their process groups and all descendants, then waits for them to go. Each is signalled
+// only while it is the process it was when listed (its start time): one that ended meanwhile may have left its
+// PID to another.
 func killTree(roots []int) {
 	if len(roots) == 0 {
 		return
 	}
-	pids := map[int]bool{}
+	pids := map[int]uint64{}
 	for _, r := range roots {
-		pids[r] = true
-		for _, d := range procs.Descendants(r) {
-			pids[d] = true
+		for _, p := range append([]int{r}, procs.Descendants(r)...) {
+			if st, err := procs.Read(p); err == nil {
+				pids[p] = st.Start
+			}
 		}
+	}
+	same := func(p int) bool {
+		st, err := procs.Read(p)
+		return err == nil && st.Start == pids[p]
 	}
 	signal := func(sig syscall.Signal) {
 		for _, r := range roots {
-			if pgid, err := syscall.Getpgid(r); err == nil && pgid == r {
+			if pgid, err := syscall.Getpgid(r); err == nil && pgid == r && same(r) {
 				_ = syscall.Kill(-pgid, sig)
 			}
 		}
 		for p := range pids {
-			_ = syscall.Kill(p, sig)
+			if same(p) {
+				_ = syscall.Kill(p, sig)
+			}
 		}
 	}
 	signal(syscall.SIGTERM)
@@ -122,7 +151,7 @@ func killTree(roots []int) {
 	signal(syscall.SIGKILL)
 }
 
-func anyAlive(pids map[int]bool) bool {
+func anyAlive(pids map[int]uint64) bool {
 	for p := range pids {
 		if procs.Alive(p) {
 			return true

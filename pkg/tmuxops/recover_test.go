@@ -119,6 +119,7 @@ func tmuxLs(socket string) string {
 // kill-server` afterwards ends the server — a client left behind held the server half-exited, refusing every
 // later ace ("server exited unexpectedly").
 func TestAKilledAcesControlClientDiesWithIt(t *testing.T) {
+	t.Parallel()
 	c := newClient(t)
 	ctx := context.Background()
 	if err := c.NewSession(ctx, tmuxops.SessionSpec{Name: "ace-agent-1", Dir: t.TempDir(), Argv: []string{"sleep", "600"}}); err != nil {
@@ -206,6 +207,7 @@ func recordingClient(t *testing.T) (*tmuxops.Client, func() []tmuxops.Recovery) 
 // socket: the orphaned client and the half-exited server are ended, and it is told so (Leftovers says it first,
 // ending nothing, for ace doctor).
 func TestANextAceStartsOnAServerADeadAceLeftUnusable(t *testing.T) {
+	t.Parallel()
 	c, recoveries := recordingClient(t)
 	orphan := leaveHalfExitedServer(t, c)
 	ctx := context.Background()
@@ -237,6 +239,7 @@ func TestANextAceStartsOnAServerADeadAceLeftUnusable(t *testing.T) {
 // TestAServerNothingEndsIsKilled: a server held half-exited by a control client that is no ace's (a user's,
 // attached by hand) is given unusableFor to exit, then killed, and the next session starts on a fresh one.
 func TestAServerNothingEndsIsKilled(t *testing.T) {
+	t.Parallel()
 	c, recoveries := recordingClient(t)
 	ctx := context.Background()
 	if err := c.NewSession(ctx, tmuxops.SessionSpec{Name: "ace-agent-1", Dir: t.TempDir(), Argv: []string{"sleep", "600"}}); err != nil {
@@ -266,6 +269,7 @@ func TestAServerNothingEndsIsKilled(t *testing.T) {
 // TestRecoverEndsWhatDeadAcesLeft: before it uses the server, an ace ends the control clients and sessions of
 // dead aces, and nothing else: the agents' sessions and the server stay.
 func TestRecoverEndsWhatDeadAcesLeft(t *testing.T) {
+	t.Parallel()
 	c := newClient(t)
 	ctx := context.Background()
 	if err := c.NewSession(ctx, tmuxops.SessionSpec{Name: "ace-agent-1", Dir: t.TempDir(), Argv: []string{"sleep", "600"}}); err != nil {
@@ -309,6 +313,7 @@ func TestRecoverEndsWhatDeadAcesLeft(t *testing.T) {
 // TestNoEnvFileOutlivesAStartThatFailed: the env file (secrets) written for a pane that tmux did not start is
 // removed at once.
 func TestNoEnvFileOutlivesAStartThatFailed(t *testing.T) {
+	t.Parallel()
 	c := newClient(t)
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -341,6 +346,7 @@ func TestNoEnvFileOutlivesAStartThatFailed(t *testing.T) {
 // TestGoneTellsASessionThatWentFromAFailedCommand: a capture of a session that is not there, or on a socket with
 // no server, says the session is gone; a command tmux refuses for another reason does not.
 func TestGoneTellsASessionThatWentFromAFailedCommand(t *testing.T) {
+	t.Parallel()
 	c := newClient(t)
 	ctx := context.Background()
 	if _, err := c.Capture(ctx, "ace-nope", 0); !tmuxops.Gone(err) {

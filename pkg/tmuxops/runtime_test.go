@@ -30,6 +30,7 @@ func deadTag(t *testing.T) string {
 // TestRuntimeLeftovers: a runtime file is a leftover once nothing will read it — its writer gone and no launcher
 // naming it, after a grace for a launch under way; or unread for long — and no sooner.
 func TestRuntimeLeftovers(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	now := time.Now()
 	gone := deadTag(t)

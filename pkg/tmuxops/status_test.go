@@ -5,6 +5,7 @@ import (
 )
 
 func TestExitStatusParsing(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		status, signal string
 		want           int

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -31,10 +32,28 @@ func TestMain(m *testing.M) {
 	})))
 }
 
-// newClient starts nothing: the server appears with the first session and is killed by PID at cleanup.
+// sockets numbers the tests' tmux sockets: tests run in parallel, each on a server of its own.
+var sockets atomic.Int64
+
+// socketName is a tmux socket no other test of any process uses.
+func socketName(prefix string) string {
+	return fmt.Sprintf("%s-%d-%d", prefix, os.Getpid(), sockets.Add(1))
+}
+
+// removeDirsLast has t's temporary directories removed after every cleanup registered from here on: t.TempDir
+// registers their removal at its first call, and cleanups run last in, first out. A cleanup that ends a tmux
+// server, registered after this, runs before the removal: no agent still writes in a directory being removed.
+func removeDirsLast(t *testing.T) {
+	t.Helper()
+	_ = t.TempDir()
+}
+
+// newClient starts nothing: the server appears with the first session and is killed by PID at cleanup, before
+// the test's directories (its agents') are removed.
 func newClient(t *testing.T) *tmuxops.Client {
 	t.Helper()
-	c := tmuxops.New(fmt.Sprintf("ace-test-%d-%d", os.Getpid(), time.Now().UnixNano()%1e6))
+	c := tmuxops.New(socketName("ace-test"))
+	removeDirsLast(t)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -100,6 +119,7 @@ func records(t *testing.T, path string) []string {
 }
 
 func TestLongPromptArrivesByteExactOnceDespiteSplashAndSwallowedEnter(t *testing.T) {
+	t.Parallel()
 	c := newClient(t)
 	_, record := startAgent(t, c, "ace-paste-1", agentOpts{flags: []string{"--splash", "700ms", "--swallow-enters", "1"}})
 	var b strings.Builder
@@ -125,6 +145,7 @@ func TestLongPromptArrivesByteExactOnceDespiteSplashAndSwallowedEnter(t *testing
 // below ignores) gets no Enter — it would be a newline, or an empty submit — and Deliver says the paste was not
 // shown; pasted again once the agent takes input, the prompt arrives once.
 func TestADroppedPasteGetsNoEnter(t *testing.T) {
+	t.Parallel()
 	c := newClient(t)
 	_, record := startAgent(t, c, "ace-drop-1", agentOpts{flags: []string{"--splash", "1500ms"}})
 	prompt := "Read the task file and do what it says."
@@ -148,6 +169,7 @@ func TestADroppedPasteGetsNoEnter(t *testing.T) {
 }
 
 func TestSecretsReachTheAgentButNoCommandLine(t *testing.T) {
+	t.Parallel()
 	c := newClient(t)
 	secret := "s3cr3t-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	dir, _ := startAgent(t, c, "ace-secret-1", agentOpts{
@@ -175,6 +197,7 @@ func TestSecretsReachTheAgentButNoCommandLine(t *testing.T) {
 }
 
 func TestExactTargetsDeadPanesAndKillingDaemons(t *testing.T) {
+	t.Parallel()
 	c := newClient(t)
 	ctx := context.Background()
 	dir12, _ := startAgent(t, c, "ace-x-12", agentOpts{script: "sh sleep 1000 & echo $! > daemon.pid\nidle\n"})
@@ -226,6 +249,7 @@ func TestExactTargetsDeadPanesAndKillingDaemons(t *testing.T) {
 }
 
 func TestErrorsCarryExitCodeAndStderr(t *testing.T) {
+	t.Parallel()
 	c := newClient(t)
 	startAgent(t, c, "ace-err-1", agentOpts{})
 	err := c.SendKeys(context.Background(), "ace-no-such-session", "Enter")
@@ -236,6 +260,7 @@ func TestErrorsCarryExitCodeAndStderr(t *testing.T) {
 }
 
 func TestSessionNames(t *testing.T) {
+	t.Parallel()
 	cases := map[string]string{
 		"acme/widgets": "ace-widgets-7",
 		"acme/api.v2":  "", // sanitized: gets a hash
@@ -261,6 +286,7 @@ func TestSessionNames(t *testing.T) {
 // not held back in a buffer until 4 KiB more arrive or the pane ends; and its very first bytes are there too
 // (the pipe is set up in the same tmux call that starts the agent).
 func TestTranscriptIsWrittenAsItComes(t *testing.T) {
+	t.Parallel()
 	c := newClient(t)
 	dir := t.TempDir()
 	log := filepath.Join(dir, "session.log")
@@ -279,6 +305,7 @@ func TestTranscriptIsWrittenAsItComes(t *testing.T) {
 // tmux has not reaped yet as unknown — never as a clean exit. (tmux 3.3 marks a pane dead before it reaps the
 // process, and now and then leaves it a zombie for good: unknown is a right answer here.)
 func TestExitStatusOfDeadPanes(t *testing.T) {
+	t.Parallel()
 	c := newClient(t)
 	ctx := context.Background()
 	for name, argv := range map[string][]string{
@@ -312,6 +339,7 @@ func TestExitStatusOfDeadPanes(t *testing.T) {
 // TestKillServerRemovesItsSocket: nothing of a killed server is left behind, its socket file included — also
 // when the server had already died by a signal, which leaves the socket on disk.
 func TestKillServerRemovesItsSocket(t *testing.T) {
+	t.Parallel()
 	c := newClient(t)
 	ctx := context.Background()
 	for _, crashFirst := range []bool{false, true} {
@@ -351,6 +379,7 @@ func isZombie(pid int) bool {
 }
 
 func TestQualifiedSessionNames(t *testing.T) {
+	t.Parallel()
 	a, b := tmuxops.QualifiedSessionName("acme/widgets", 7), tmuxops.QualifiedSessionName("other/widgets", 7)
 	if a == b || !strings.HasPrefix(a, "ace-widgets_") || !strings.HasSuffix(a, "-7") {
 		t.Fatalf("qualified names %q and %q", a, b)
@@ -381,4 +410,59 @@ func TestPanesWithoutAUTF8Locale(t *testing.T) {
 	if procs.Alive(panes[0].PID) {
 		t.Fatalf("the pane's process %d outlived the server", panes[0].PID)
 	}
+}
+
+// TestKillSparesTheProcessThatHasADeadPanesPID: tmux names a dead pane by the PID its process had; a process that
+// has that PID since (another session's agent, another ace's tmux server) survives the session's Kill. The PID is
+// handed out again on purpose (ns_last_pid: root only, and another fork on the machine may take it first).
+func TestKillSparesTheProcessThatHasADeadPanesPID(t *testing.T) {
+	t.Parallel()
+	c := newClient(t)
+	ctx := context.Background()
+	if err := c.NewSession(ctx, tmuxops.SessionSpec{Name: "ace-dead-1", Dir: t.TempDir(), Argv: []string{"sh", "-c", "exit 3"}}); err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	testkit.WaitFor(t, "the pane to die", 10*time.Second, func() bool {
+		panes, _ := c.Panes(ctx)
+		for _, p := range panes {
+			if p.Session == "ace-dead-1" && p.Dead && p.PID > 0 && !procs.Alive(p.PID) {
+				pid = p.PID
+				return true
+			}
+		}
+		return false
+	})
+	other := takePID(t, pid)
+	if err := c.Kill(ctx, "ace-dead-1"); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := c.HasSession(ctx, "ace-dead-1"); err != nil || ok {
+		t.Errorf("the session is still there (%v)", err)
+	}
+	if !procs.Alive(other.Process.Pid) {
+		t.Errorf("Kill ended process %d, which has the dead pane's PID since", pid)
+	}
+}
+
+// takePID starts a process of the test's with pid, or skips.
+func takePID(t *testing.T, pid int) *exec.Cmd {
+	t.Helper()
+	for range 50 {
+		if err := os.WriteFile("/proc/sys/kernel/ns_last_pid", []byte(strconv.Itoa(pid-1)), 0); err != nil {
+			t.Skipf("cannot hand a PID out again here: %v", err)
+		}
+		cmd := exec.Command("sleep", "600")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if cmd.Process.Pid == pid {
+			t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+			return cmd
+		}
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	}
+	t.Skipf("PID %d was taken by another process each time", pid)
+	return nil
 }

@@ -87,10 +87,11 @@ func (l *liveRunner) launch(ctx context.Context, r *store.Run, name string, resp
 	if err != nil {
 		return err
 	}
-	for _, d := range []string{dir, filepath.Dir(socket)} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			return fmt.Errorf("live host's directory: %w", err)
-		}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("live host's directory: %w", err)
+	}
+	if err := runbox.SocketDir(l.root, socket); err != nil {
+		return fmt.Errorf("live host's socket: %w", err)
 	}
 	rw := []string{dir}
 	if filepath.Dir(socket) != dir {

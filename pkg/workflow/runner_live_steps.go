@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/aceworks/ace/pkg/livehost"
+	"github.com/aceworks/ace/pkg/runbox"
 	"github.com/aceworks/ace/pkg/store"
 )
 
@@ -167,6 +168,10 @@ func (l *liveRunner) Stop(ctx context.Context, r *store.Run) error {
 	}
 	if _, _, sock, _, err := l.liveFiles(r); err == nil {
 		removeSocket(sock)
+		// Its directory too, where it is outside ace's root; a host started anew makes it again.
+		if err := runbox.RemoveSocketDir(l.root, sock); err != nil {
+			l.log.WarnContext(ctx, "remove the live host's socket directory", "run", r.ID, "err", err)
+		}
 	}
 	return nil
 }
