@@ -33,7 +33,9 @@ func (t *tmuxRunner) observeScreen(ctx context.Context, r *store.Run) (Result, e
 		// meant for the dialog, sent on the cached screen, said No and interrupted the agent's turn).
 		cached := o.screen
 		if o, err = t.capture(ctx, r, prof, pane, o); err == nil && o.screen != cached {
-			return Stay(m.Interval.Duration), nil // looked at afresh on the next visit, from the top
+			// Looked at afresh on the next visit, from the top: at once, not when the pane watch next sees a change.
+			t.revisitAt(r.ID, t.now())
+			return Stay(m.Interval.Duration), nil
 		}
 	}
 	if tmuxops.Gone(err) {
