@@ -42,9 +42,9 @@ func (c *Client) Kill(ctx context.Context, name string) error {
 	return nil
 }
 
-// ServerPID is the tmux server's process id.
+// ServerPID is the tmux server's process id (over the control connection when there is one).
 func (c *Client) ServerPID(ctx context.Context) (int, error) {
-	out, err := c.run(ctx, nil, "display-message", "-p", "#{pid}")
+	out, err := c.query(ctx, "display-message", "-p", "#{pid}")
 	if err != nil {
 		return 0, err
 	}
