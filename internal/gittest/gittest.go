@@ -124,7 +124,10 @@ func NewHTTPServer(t testing.TB, root, password string) *HTTPServer {
 		Args: []string{"http-backend"},
 		// REMOTE_USER set means "authenticated" to http-backend, which only then accepts pushes; the wrapper below
 		// does the authentication.
-		Env: []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1", "GIT_CONFIG_NOSYSTEM=1", "REMOTE_USER=gittest"},
+		Env: []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1", "GIT_CONFIG_NOSYSTEM=1", "REMOTE_USER=gittest",
+			// No automatic gc after each push: a process per push, and the remotes of a test are small.
+			"GIT_CONFIG_COUNT=2", "GIT_CONFIG_KEY_0=receive.autogc", "GIT_CONFIG_VALUE_0=false",
+			"GIT_CONFIG_KEY_1=gc.auto", "GIT_CONFIG_VALUE_1=0"},
 	}
 	s.server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if f := s.hook.Load(); f != nil {
