@@ -32,7 +32,7 @@ func (c *Client) Kill(ctx context.Context, name string) error {
 			roots = append(roots, pid)
 		}
 	}
-	killTree(roots)
+	killTree(procs.Snapshot(), roots)
 	if _, err := c.run(ctx, nil, "kill-session", "-t", target(name)); err != nil {
 		if ok, herr := c.HasSession(ctx, name); herr == nil && !ok {
 			return nil
@@ -68,7 +68,9 @@ func (c *Client) KillServer(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("tmux server pid %q: %w", pidText, err)
 	}
-	killTree(procs.Descendants(pid))
+	// One read of the process table for the whole server: it was read again for each process below it.
+	table := procs.Snapshot()
+	killTree(table, table.Descendants(pid))
 	_, _ = c.run(ctx, nil, "kill-server")
 	if procs.Alive(pid) {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
@@ -89,15 +91,15 @@ func (c *Client) defaultSocketPath() string {
 	return filepath.Join(dir, "tmux-"+strconv.Itoa(os.Getuid()), c.socket)
 }
 
-// killTree signals roots, their process groups and all descendants, then waits for them to go.
-func killTree(roots []int) {
+// killTree signals roots, their process groups and all their descendants in table, then waits for them to go.
+func killTree(table procs.Table, roots []int) {
 	if len(roots) == 0 {
 		return
 	}
 	pids := map[int]bool{}
 	for _, r := range roots {
 		pids[r] = true
-		for _, d := range procs.Descendants(r) {
+		for _, d := range table.Descendants(r) {
 			pids[d] = true
 		}
 	}
