@@ -231,7 +231,7 @@ func (h *author) git(args ...string) string {
 	h.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd := exec.CommandContext(ctx, "git", gittest.NoAutoGC(args...)...)
 	cmd.Dir = h.dir
 	date := h.at.Format(time.RFC3339)
 	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_TERMINAL_PROMPT=0",

@@ -22,12 +22,28 @@ import (
 	"time"
 )
 
+// NoAutoGC is args, with the options that keep git from starting `git maintenance run --auto` (or `gc --auto`)
+// first when args run a command that would (a commit, a merge, a fetch…): a process each time, with nothing to do
+// in a test's repository of a few commits. Other commands are left as they are: `git config gc.auto` must still
+// read the repository's own setting.
+func NoAutoGC(args ...string) []string {
+	if len(args) == 0 || !slices.Contains(autoGCCommands(), args[0]) {
+		return args
+	}
+	return append([]string{"-c", "gc.auto=0", "-c", "maintenance.auto=false"}, args...)
+}
+
+// autoGCCommands are git's commands that run automatic maintenance when they end.
+func autoGCCommands() []string {
+	return []string{"commit", "merge", "fetch", "pull", "am", "rebase", "cherry-pick", "revert", "stash"}
+}
+
 // Run runs git in dir and fails the test on error, returning trimmed stdout.
 func Run(t testing.TB, dir string, args ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd := exec.CommandContext(ctx, "git", NoAutoGC(args...)...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_TERMINAL_PROMPT=0",
 		"GIT_AUTHOR_NAME=test", "GIT_AUTHOR_EMAIL=test@ace.invalid",
@@ -124,7 +140,10 @@ func NewHTTPServer(t testing.TB, root, password string) *HTTPServer {
 		Args: []string{"http-backend"},
 		// REMOTE_USER set means "authenticated" to http-backend, which only then accepts pushes; the wrapper below
 		// does the authentication.
-		Env: []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1", "GIT_CONFIG_NOSYSTEM=1", "REMOTE_USER=gittest"},
+		Env: []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1", "GIT_CONFIG_NOSYSTEM=1", "REMOTE_USER=gittest",
+			// No automatic gc after each push: a process per push, and the remotes of a test are small.
+			"GIT_CONFIG_COUNT=2", "GIT_CONFIG_KEY_0=receive.autogc", "GIT_CONFIG_VALUE_0=false",
+			"GIT_CONFIG_KEY_1=gc.auto", "GIT_CONFIG_VALUE_1=0"},
 	}
 	s.server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if f := s.hook.Load(); f != nil {

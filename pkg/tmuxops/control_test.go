@@ -16,8 +16,8 @@ import (
 	"github.com/aceworks/ace/pkg/tmuxops"
 )
 
-// TestControlConnectionSpawnsNothingPerCall: with WithControl, listing panes and capturing screens after the
-// first listing runs no tmux process, survives output that mimics the protocol's own markers, hides its own
+// TestControlConnectionSpawnsNothingPerCall: with WithControl, listing panes and sessions, capturing screens,
+// asking for a session and for the server's PID after the first listing runs no tmux process, survives output that mimics the protocol's own markers, hides its own
 // session, and neither outlives the server nor revives it.
 func TestControlConnectionSpawnsNothingPerCall(t *testing.T) {
 	t.Parallel()
@@ -63,8 +63,24 @@ func TestControlConnectionSpawnsNothingPerCall(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	if ok, err := c.HasSession(ctx, "ace-ctl-1"); !ok || err != nil {
+		t.Fatalf("has the session: %v %v", ok, err)
+	}
+	if ok, err := c.HasSession(ctx, "ace-ctl"); ok || err != nil {
+		t.Fatalf("has a session of a name no session has: %v %v", ok, err)
+	}
+	if s, err := c.Sessions(ctx, "ace-"); err != nil || len(s) != 1 || s[0] != "ace-ctl-1" {
+		t.Fatalf("sessions: %v %v", s, err)
+	}
+	server, err := c.ServerPID(ctx)
+	if err != nil || server <= 0 {
+		t.Fatalf("server pid: %d %v", server, err)
+	}
 	if n := spawned.Load() - before; n != 0 {
-		t.Fatalf("%d tmux processes for 100 reads over the control connection", n)
+		t.Fatalf("%d tmux processes for 104 reads over the control connection", n)
+	}
+	if want, err := plain.ServerPID(ctx); err != nil || want != server {
+		t.Fatalf("server pid over the control connection %d, as a process %d (%v)", server, want, err)
 	}
 	if _, err := c.Capture(ctx, "ace-nope", 0); err == nil {
 		t.Fatal("capturing a missing session succeeded")
@@ -79,6 +95,12 @@ func TestControlConnectionSpawnsNothingPerCall(t *testing.T) {
 	for range 3 {
 		if p, err := c.Panes(ctx); err != nil || len(p) != 0 {
 			t.Fatalf("after the server died: %v %v", p, err)
+		}
+		if ok, err := c.HasSession(ctx, "ace-ctl-1"); ok || err != nil {
+			t.Fatalf("has the session after the server died: %v %v", ok, err)
+		}
+		if s, err := c.Sessions(ctx, "ace-"); err != nil || len(s) != 0 {
+			t.Fatalf("sessions after the server died: %v %v", s, err)
 		}
 	}
 	if out, err := exec.Command("tmux", "-L", socket, "ls").CombinedOutput(); err == nil {

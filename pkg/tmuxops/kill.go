@@ -26,7 +26,7 @@ func (c *Client) Kill(ctx context.Context, name string) error {
 		}
 		return err
 	}
-	killTree(paneRoots(out, procs.Read))
+	killTree(procs.Snapshot(), paneRoots(out, procs.Read))
 	if _, err := c.run(ctx, nil, "kill-session", "-t", target(name)); err != nil {
 		if ok, herr := c.HasSession(ctx, name); herr == nil && !ok {
 			return nil
@@ -62,9 +62,9 @@ func paneRoots(out string, read func(pid int) (procs.Stat, error)) []int {
 	return roots
 }
 
-// ServerPID is the tmux server's process id.
+// ServerPID is the tmux server's process id (over the control connection when there is one).
 func (c *Client) ServerPID(ctx context.Context) (int, error) {
-	out, err := c.run(ctx, nil, "display-message", "-p", "#{pid}")
+	out, err := c.query(ctx, "display-message", "-p", "#{pid}")
 	if err != nil {
 		return 0, err
 	}
@@ -88,7 +88,9 @@ func (c *Client) KillServer(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("tmux server pid %q: %w", pidText, err)
 	}
-	killTree(procs.Descendants(pid))
+	// One read of the process table for the whole server: it was read again for each process below it.
+	table := procs.Snapshot()
+	killTree(table, table.Descendants(pid))
 	_, _ = c.run(ctx, nil, "kill-server")
 	if procs.Alive(pid) {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
@@ -109,16 +111,16 @@ func (c *Client) defaultSocketPath() string {
 	return filepath.Join(dir, "tmux-"+strconv.Itoa(os.Getuid()), c.socket)
 }
 
-// killTree signals roots, their process groups and all descendants, then waits for them to go. Each is signalled
-// only while it is the process it was when listed (its start time): one that ended meanwhile may have left its
-// PID to another.
-func killTree(roots []int) {
+// killTree signals roots, their process groups and all their descendants in table, then waits for them to go.
+// Each is signalled only while it is the process it was when listed (its start time): one that ended meanwhile
+// may have left its PID to another.
+func killTree(table procs.Table, roots []int) {
 	if len(roots) == 0 {
 		return
 	}
 	pids := map[int]uint64{}
 	for _, r := range roots {
-		for _, p := range append([]int{r}, procs.Descendants(r)...) {
+		for _, p := range append([]int{r}, table.Descendants(r)...) {
 			if st, err := procs.Read(p); err == nil {
 				pids[p] = st.Start
 			}

@@ -235,9 +235,10 @@ func LaunchMain(args []string) int {
 	return execve(args[2:], env)
 }
 
-// HasSession reports whether a session named exactly name exists.
+// HasSession reports whether a session named exactly name exists (over the control connection when there is
+// one: a monitor asks before each look at a screen).
 func (c *Client) HasSession(ctx context.Context, name string) (bool, error) {
-	_, err := c.run(ctx, nil, "has-session", "-t", target(name))
+	_, err := c.query(ctx, "has-session", "-t", target(name))
 	if err == nil {
 		return true, nil
 	}
@@ -248,9 +249,9 @@ func (c *Client) HasSession(ctx context.Context, name string) (bool, error) {
 	return false, err
 }
 
-// Sessions lists session names starting with prefix.
+// Sessions lists session names starting with prefix (over the control connection when there is one).
 func (c *Client) Sessions(ctx context.Context, prefix string) ([]string, error) {
-	out, err := c.run(ctx, nil, "list-sessions", "-F", "#{session_name}")
+	out, err := c.query(ctx, "list-sessions", "-F", "#{session_name}")
 	if err != nil {
 		if noServer(err) {
 			return nil, nil

@@ -42,7 +42,8 @@ type repoFlow struct {
 	follow   *followThrough // a failed verify goes back to the agent as a round
 	status   *reporter
 	cfg      *config.Config
-	root     string // workspace.root: the workflow logs
+	root     string    // workspace.root: the workflow logs
+	files    fileCache // the workflow file of each commit read
 	now      func() time.Time
 	log      *slog.Logger
 }
@@ -151,7 +152,7 @@ func (fl *repoFlow) repoWorkflow(ctx context.Context, r *store.Run) (config.Repo
 		if err != nil {
 			return config.RepoWorkflow{}, Terminal(err)
 		}
-		data, found, err := readAt(ctx, mirror, r.State.Workflow.Rev, config.WorkflowFile)
+		data, found, err := fl.files.readAt(ctx, mirror, r.State.Workflow.Rev, config.WorkflowFile)
 		if err != nil {
 			return config.RepoWorkflow{}, err
 		}
@@ -171,22 +172,6 @@ func (fl *repoFlow) repoWorkflow(ctx context.Context, r *store.Run) (config.Repo
 // workflowErr puts every problem of a workflow on one line: it heads the failed run's status comment.
 func workflowErr(err error) error {
 	return fmt.Errorf("the repository's workflow is invalid: %s", strings.ReplaceAll(err.Error(), "\n", "; "))
-}
-
-// readAt reads path at rev in a bare repository; found is false when the commit has no such file.
-func readAt(ctx context.Context, gitDir, rev, path string) (data []byte, found bool, err error) {
-	ls, err := gitText(ctx, gitDir, "ls-tree", rev, "--", path)
-	if err != nil {
-		return nil, false, fmt.Errorf("look for %s at %s: %w", path, rev, err)
-	}
-	if ls == "" {
-		return nil, false, nil
-	}
-	out, err := exec.CommandContext(ctx, "git", "--git-dir", gitDir, "cat-file", "blob", rev+":"+path).Output()
-	if err != nil {
-		return nil, false, fmt.Errorf("read %s at %s: %w", path, rev, err)
-	}
-	return out, true, nil
 }
 
 func gitText(ctx context.Context, gitDir string, args ...string) (string, error) {

@@ -137,12 +137,15 @@ var boxes = sandbox.NewDetector()
 
 // Open opens ace's service with opts, and ends it when t ends: it stops the job queue (no step may be under way
 // while the agents are ended), kills the tmux server (its agents, by PID) and closes the service. Unless opts
-// says otherwise, the service shares the test binary's box detector.
+// says otherwise, the service shares the test binary's box detector. It watches its agents as ace run and ace
+// poll do (service.Options.Watching): through one tmux control connection, not a tmux process per look (the
+// e2e package started some 2,700 of those).
 func Open(t testing.TB, opts service.Options) *service.Service {
 	t.Helper()
 	if opts.Boxes == nil {
 		opts.Boxes = boxes
 	}
+	opts.Watching = true
 	if opts.Config != nil && opts.Config.Store.URL == "" {
 		seedStore(t, filepath.Join(opts.Config.Workspace.Root, "ace.db"))
 	}
