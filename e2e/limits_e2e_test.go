@@ -97,7 +97,12 @@ func TestUsageLimitPausesAndResumesAtReset(t *testing.T) {
 
 func TestUsageLimitPausesEveryRunOnTheAgent(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t, limitScript(), func(c *config.Config) {
+	// Issue 193's agent meets its limit only once issue 194's has started its turn, and both runs are followed at
+	// once: followed one after the other, 194 was claimed, prepared and started only after 193 paused — on a loaded
+	// machine 25 s later, when 193's 20 s limit had passed (seen in CI).
+	script := `sh case "$PWD" in *194*) touch ../194-started;; *193*) while [ ! -e ../194-started ]; do sleep 0.05; done;; esac` +
+		"\n" + limitScript()
+	w := newWorld(t, script, func(c *config.Config) {
 		limitTune(c)
 		// Issue 194's agent idles until the pause reaches it, however long issue 193's run takes to meet its limit on
 		// a loaded machine: idle_after beyond the test's own deadline (at 30 s, a start of 193 slowed by a busy
@@ -115,12 +120,17 @@ func TestUsageLimitPausesEveryRunOnTheAgent(t *testing.T) {
 		}
 		runs = append(runs, r)
 	}
-	var reset time.Time
+	errs := make(chan error, len(runs))
 	for _, r := range runs {
-		follow(t, w, r, untilPaused)
-		if r.Issue == testIssue {
-			reset = resetOf(t, r)
+		go func() { errs <- w.svc.Engine.Follow(ctx, r, untilPaused) }()
+	}
+	for range runs {
+		if err := <-errs; err != nil {
+			t.Fatalf("follow until paused: %v", err)
 		}
+	}
+	reset := resetOf(t, runs[0])
+	for _, r := range runs {
 		if r.Status != store.StatusPausedLimit || !r.State.ResumeAt.Equal(reset) {
 			t.Fatalf("%s#%d: %s (%s) resume_at %v, want paused_limit until %v\n%s", r.Repo, r.Issue, r.Status, r.Error,
 				r.State.ResumeAt, reset, w.eventLog(r))
