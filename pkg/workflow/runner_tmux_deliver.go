@@ -183,9 +183,19 @@ func (t *tmuxRunner) pasteLost(ctx context.Context, r *store.Run, screen string)
 // it is answered again, at most dialogAnswers times: spaced, never a key per look (pressing again and again
 // stalls codex). Still there after that, it goes to a human with the screen.
 func (t *tmuxRunner) answerDialog(ctx context.Context, r *store.Run, prof agents.Profile, screen string, poll time.Duration) (Result, error) {
+	d, res, due := t.dialogDue(r, prof, screen, poll)
+	if !due {
+		return res, nil
+	}
+	return t.dialogAnswer(ctx, r, d, screen, Stay(poll))
+}
+
+// dialogDue decides on the dialog on screen (answerDialog): due when it is to be answered now; else res says
+// what instead (looked at again after poll, a human asked).
+func (t *tmuxRunner) dialogDue(r *store.Run, prof agents.Profile, screen string, poll time.Duration) (agents.Dialog, Result, bool) {
 	d, ok := prof.DialogOn(screen)
 	if !ok {
-		return Stay(poll), nil
+		return d, Stay(poll), false
 	}
 	name := d.Name
 	st := &r.State
@@ -195,7 +205,7 @@ func (t *tmuxRunner) answerDialog(ctx context.Context, r *store.Run, prof agents
 		// answered after it settled, with answers of its own; only a screen that stayed as it was is a retry.
 		st.Dialog, st.DialogScreen, st.DialogAt, st.DialogAnswers = name, "", t.now(), 0
 		t.revisitAt(r.ID, st.DialogAt.Add(dialogSettle))
-		return Stay(poll), nil
+		return d, Stay(poll), false
 	}
 	wait := dialogRetry
 	if st.DialogAnswers == 0 {
@@ -203,13 +213,30 @@ func (t *tmuxRunner) answerDialog(ctx context.Context, r *store.Run, prof agents
 	}
 	if t.now.since(st.DialogAt) < wait {
 		t.revisitAt(r.ID, st.DialogAt.Add(wait))
-		return Stay(poll), nil
+		return d, Stay(poll), false
 	}
 	if st.DialogAnswers >= dialogAnswers {
 		msg := fmt.Sprintf("ace answered the agent's %s dialog %d times, but it is still there. Answer with the keys "+
 			"or text that pass it.", name, st.DialogAnswers)
-		return askFor(msg, screen).then(func() { clearDialog(r) }), nil
+		return d, askFor(msg, screen).then(func() { clearDialog(r) }), false
 	}
+	return d, Result{}, true
+}
+
+// dialogStill reports whether screen still shows the dialog dialogDue found due (same name, and for a retry the
+// screen answered before): the dialog a later step answers.
+func dialogStill(r *store.Run, prof agents.Profile, screen string) (agents.Dialog, bool) {
+	d, ok := prof.DialogOn(screen)
+	st := &r.State
+	if !ok || d.Name != st.Dialog || st.DialogAnswers > 0 && st.DialogScreen != screenDigest(screen) {
+		return d, false
+	}
+	return d, true
+}
+
+// dialogAnswer answers dialog d on screen and counts the answer; then the run goes on as after says.
+func (t *tmuxRunner) dialogAnswer(ctx context.Context, r *store.Run, d agents.Dialog, screen string, after Result) (Result, error) {
+	name, st := d.Name, &r.State
 	if err := t.answerDialogOnce(ctx, r, d, screen); errOptionMissing(err) {
 		msg := fmt.Sprintf("The agent shows its %s dialog, but ace found none of its options that means what it "+
 			"wants (%s). Answer with the keys or text that pass it.", name, d.Choose)
@@ -225,7 +252,7 @@ func (t *tmuxRunner) answerDialog(ctx context.Context, r *store.Run, prof agents
 	}
 	t.core.event(ctx, r, "dialog", how)
 	t.forget(r.ID)
-	return Stay(poll), nil
+	return after, nil
 }
 
 // answerDialogOnce answers dialog d on screen: its option by meaning, or its keys where it has no options.

@@ -8,29 +8,30 @@ import (
 	"github.com/aceworks/ace/pkg/store"
 )
 
-// limitOnScreen looks for a new limit on a tmux agent's screen (one more than ace has acted on), reported in res,
-// and answers the menu a limit opens. ok is false when there is none.
-func (t *tmuxRunner) limitOnScreen(ctx context.Context, r *store.Run, prof agents.Profile, o *observed) (Result, bool, error) {
+// limitOnScreen looks for a new limit on a tmux agent's screen (one more than ace has acted on), reported in res;
+// a menu the limit opened is answered first, by the tell_agent step (tellLimitMenu). ok is false when there is none.
+func (t *tmuxRunner) limitOnScreen(r *store.Run, prof agents.Profile, o *observed) (Result, bool) {
 	if o.state == agents.StateBusy {
-		return Result{}, false, nil
+		return Result{}, false
 	}
-	menu, err := t.answerLimitMenu(ctx, r, prof, o.screen)
-	if err != nil {
-		return Result{}, true, err
+	if _, menu := prof.LimitMenu(o.screen); menu {
+		return tellAgent(r, tellLimitMenu), true
 	}
-	l, count, found := prof.LimitOnScreen(o.screen, t.now())
+	return t.newLimit(r, prof, o.screen)
+}
+
+// newLimit reports a limit on screen that ace has not acted on yet (the monitor decides: limits.go).
+func (t *tmuxRunner) newLimit(r *store.Run, prof agents.Profile, screen string) (Result, bool) {
+	l, count, found := prof.LimitOnScreen(screen, t.now())
 	seen := limitSeen(r)
 	if count < seen {
 		seen = count // the ones acted on scrolled away
 		limitState(r).Seen = count
 	}
 	if !found || count <= seen {
-		if menu {
-			return Stay(t.cfg.Monitor.Interval.Duration), true, nil
-		}
-		return Result{}, false, nil
+		return Result{}, false
 	}
-	return sawLimit(l, count), true, nil // the monitor decides (limits.go)
+	return sawLimit(l, count), true
 }
 
 // answerLimitMenu answers the menu a limit opened on screen, if one is there, with the option that keeps the

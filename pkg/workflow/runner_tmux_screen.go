@@ -47,8 +47,8 @@ func (t *tmuxRunner) observeScreen(ctx context.Context, r *store.Run) (Result, e
 		// turn) is a new one, to settle before its answer and with its own answers, not a retry of the old.
 		clearDialog(r)
 	}
-	if res, ok, err := t.limitOnScreen(ctx, r, prof, o); ok || err != nil { // limits.go
-		return res, err
+	if res, ok := t.limitOnScreen(r, prof, o); ok { // runner_tmux_limit.go
+		return res, nil
 	}
 	if res, ok, err := t.retryOnScreen(ctx, r, prof, o, pane.Activity); ok || err != nil { // the model unreachable: reach_runners.go
 		return res, err
@@ -74,23 +74,16 @@ func (t *tmuxRunner) observeScreen(ctx context.Context, r *store.Run) (Result, e
 	switch o.state {
 	case agents.StateApproval:
 		if prof.AutoApprove && prof.Approve != nil {
-			err := t.chooseOption(ctx, r, o.screen, prof.Approve)
-			if err == nil {
-				r.State.ApprovedAt = t.now()
-				t.core.event(ctx, r, "approved", "answered a permission dialog (auto_approve)")
-				return Stay(m.Interval.Duration), nil
-			}
-			if !errOptionMissing(err) {
-				return Result{}, fmt.Errorf("approve: %w", err)
-			}
-			return askFor("The agent asks for permission, and ace (auto_approve) found no option that allows it once:",
-				o.screen), nil
+			return tellAgent(r, tellApprove), nil // tell_agent allows it once (runner_tmux_tell.go)
 		}
 		return askFor("The agent asks for permission:", o.screen), nil
 	case agents.StateQuestion:
 		return askFor("The agent asks a question on its screen:", o.screen), nil
 	case agents.StateDialog:
-		return t.answerDialog(ctx, r, prof, o.screen, m.Interval.Duration)
+		if _, res, due := t.dialogDue(r, prof, o.screen, m.Interval.Duration); !due {
+			return res, nil
+		}
+		return tellAgent(r, tellDialog), nil // tell_agent answers it (runner_tmux_tell.go)
 	case agents.StateReady:
 		if t.compactDue(r, prof, o.state) {
 			return tellAgent(r, tellCompact), nil
@@ -114,56 +107,6 @@ func (t *tmuxRunner) observeScreen(ctx context.Context, r *store.Run) (Result, e
 // permission, a question (its menu), a limit menu or an idle composer (a nudge, compaction).
 func awaitsKeys(s agents.State) bool {
 	return s != agents.StateBusy && s != agents.StateStarting
-}
-
-// onIdle is the tell_agent step's part for an agent that sits at its prompt without having finished: at its
-// budget, or after max_nudges nudges, a human is asked to look; else it is nudged (how says why).
-func (t *tmuxRunner) onIdle(ctx context.Context, r *store.Run, screen, how string) (Result, error) {
-	m := t.cfg.Monitor
-	if res, ok, err := t.spend.budgetStop(ctx, r, screen); ok {
-		return res, err
-	}
-	if r.Nudges >= m.MaxNudges {
-		msg := fmt.Sprintf("The agent has been idle for %s after %d nudges without finishing. Its screen:", m.IdleAfter.Duration, r.Nudges)
-		return askFor(msg, screen), nil
-	}
-	if err := t.type_(ctx, r, t.prompts.nudgePrompt()); err != nil {
-		return Result{}, fmt.Errorf("nudge: %w", err)
-	}
-	r.Nudges++
-	r.State.NudgedAt = t.now()
-	t.core.event(ctx, r, "nudge", fmt.Sprintf("%s (%d/%d)", how, r.Nudges, m.MaxNudges))
-	return Result{Next: StepMonitor, Wait: m.Interval.Duration}, nil
-}
-
-// tell acts on the idle agent as the monitor's look decided (the tell_agent step): it types its compaction
-// command, or it is nudged or a human asked (onIdle). An agent gone meanwhile goes back to the look, which
-// restarts it.
-func (t *tmuxRunner) tell(ctx context.Context, r *store.Run, what string) (Result, error) {
-	pane, found, err := t.panes.pane(ctx, r.Session)
-	if err != nil {
-		return Result{}, err
-	}
-	if !found || pane.Dead {
-		return Goto(StepMonitor), nil
-	}
-	if what == tellIdle || what == tellStopped {
-		screen, err := t.tmux.Capture(ctx, r.Session, 0)
-		if err != nil {
-			return Result{}, fmt.Errorf("capture screen: %w", err)
-		}
-		how := "nudged the idle agent"
-		if what == tellStopped {
-			how = "continued the agent's turn, which its CLI had stopped"
-		}
-		return t.onIdle(ctx, r, screen, how)
-	}
-	prof, err := t.agent.profile(r)
-	if err != nil {
-		return Result{}, err
-	}
-	t.compact(ctx, r, prof)
-	return Result{Next: StepMonitor, Wait: t.cfg.Monitor.Interval.Duration}, nil
 }
 
 // onAgentExit handles a dead pane (or a vanished session): keep what the agent committed, else have the start step
