@@ -2,7 +2,6 @@ package workflow
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/aceworks/ace/pkg/agents"
@@ -19,7 +18,7 @@ func (t *tmuxRunner) observeScreen(ctx context.Context, r *store.Run) (Result, e
 		return Result{}, err
 	}
 	if !found || pane.Dead {
-		return t.onAgentExit(ctx, r, pane, found)
+		return tellAgent(r, tellExited), nil // tell_agent rules on what it left (onAgentExit)
 	}
 	prof, err := t.agent.profile(r)
 	if err != nil {
@@ -37,7 +36,7 @@ func (t *tmuxRunner) observeScreen(ctx context.Context, r *store.Run) (Result, e
 		}
 	}
 	if tmuxops.Gone(err) {
-		return t.onAgentExit(ctx, r, pane, false) // gone since the pane list was read (its server killed or crashed)
+		return tellAgent(r, tellGone), nil // gone since the pane list was read (its server killed or crashed)
 	}
 	if err != nil {
 		return Result{}, err
@@ -107,41 +106,6 @@ func (t *tmuxRunner) observeScreen(ctx context.Context, r *store.Run) (Result, e
 // permission, a question (its menu), a limit menu or an idle composer (a nudge, compaction).
 func awaitsKeys(s agents.State) bool {
 	return s != agents.StateBusy && s != agents.StateStarting
-}
-
-// onAgentExit handles a dead pane (or a vanished session): keep what the agent committed, else have the start step
-// restart it — a bounded number of times when it ended by itself (restart_cause.go) — else give up with its last
-// screen.
-func (t *tmuxRunner) onAgentExit(ctx context.Context, r *store.Run, pane tmuxops.Pane, found bool) (Result, error) {
-	screen := ""
-	if found {
-		screen, _ = t.tmux.Capture(ctx, r.Session, 0)
-	}
-	worked, err := t.core.leftWork(ctx, r)
-	if err != nil {
-		return Result{}, err
-	}
-	c := t.exitCause(ctx, r, pane, found)
-	if worked {
-		t.core.event(ctx, r, "agent-exited", c.how+"; finalizing what it did")
-		return Goto(StepFinalize), nil
-	}
-	if t.core.mayRestart(r, c) {
-		// The look decides; the start step starts the agent again (Start), in a visit of its own and stored at
-		// start_session, so an ace that stops in between starts it on its next visit.
-		t.core.restarted(ctx, r, c, "restarting it")
-		t.forget(r.ID)
-		r.State.PromptDelivered, r.State.Resume = false, true
-		return Goto(StepStartSession), nil
-	}
-	r.Error = fmt.Sprintf("%s %d times without making changes", c.how, r.Restarts+1)
-	r.State.LastScreen = screen
-	return Goto(StepFailed), nil
-}
-
-// exitCause reads why the agent is gone (paneCause).
-func (t *tmuxRunner) exitCause(ctx context.Context, r *store.Run, pane tmuxops.Pane, found bool) exitCause {
-	return paneCause("the agent", pane, found, func() string { return t.panes.sessionGone(ctx, r) })
 }
 
 // answerSettle is how long after an answer (or the prompt) a menu on screen is taken for the one answered, not

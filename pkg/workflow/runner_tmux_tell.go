@@ -14,14 +14,20 @@ import (
 
 // tell acts on the agent as the monitor's look decided (the tell_agent step): it answers the menu the look found
 // (a dialog, a permission with auto_approve, a limit's menu), types its compaction command, or it is nudged or
-// a human asked (onIdle). An agent gone meanwhile goes back to the look, which restarts it.
+// a human asked (onIdle); for an agent the look found gone, it rules on what it left (onAgentExit). An agent gone
+// meanwhile goes back to the look, which decides on it.
 func (t *tmuxRunner) tell(ctx context.Context, r *store.Run, what string) (Result, error) {
 	pane, found, err := t.panes.pane(ctx, r.Session)
 	if err != nil {
 		return Result{}, err
 	}
-	if !found || pane.Dead {
-		return Goto(StepMonitor), nil
+	switch gone := !found || pane.Dead; {
+	case what == tellGone:
+		return t.onAgentExit(ctx, r, pane, false) // its session went after the pane list the look read
+	case what == tellExited && gone:
+		return t.onAgentExit(ctx, r, pane, found)
+	case gone || what == tellExited:
+		return Goto(StepMonitor), nil // gone meanwhile: the look decides on it (or it is there: looked at again)
 	}
 	switch what {
 	case tellDialog, tellApprove, tellLimitMenu:
@@ -124,4 +130,39 @@ func (t *tmuxRunner) onIdle(ctx context.Context, r *store.Run, screen, how strin
 	r.State.NudgedAt = t.now()
 	t.core.event(ctx, r, "nudge", fmt.Sprintf("%s (%d/%d)", how, r.Nudges, m.MaxNudges))
 	return Result{Next: StepMonitor, Wait: m.Interval.Duration}, nil
+}
+
+// onAgentExit handles a dead pane (or a vanished session): keep what the agent committed, else have the start step
+// restart it — a bounded number of times when it ended by itself (restart_cause.go) — else give up with its last
+// screen.
+func (t *tmuxRunner) onAgentExit(ctx context.Context, r *store.Run, pane tmuxops.Pane, found bool) (Result, error) {
+	screen := ""
+	if found {
+		screen, _ = t.tmux.Capture(ctx, r.Session, 0)
+	}
+	worked, err := t.core.leftWork(ctx, r)
+	if err != nil {
+		return Result{}, err
+	}
+	c := t.exitCause(ctx, r, pane, found)
+	if worked {
+		t.core.event(ctx, r, "agent-exited", c.how+"; finalizing what it did")
+		return Goto(StepFinalize), nil
+	}
+	if t.core.mayRestart(r, c) {
+		// The look decides; the start step starts the agent again (Start), in a visit of its own and stored at
+		// start_session, so an ace that stops in between starts it on its next visit.
+		t.core.restarted(ctx, r, c, "restarting it")
+		t.forget(r.ID)
+		r.State.PromptDelivered, r.State.Resume = false, true
+		return Goto(StepStartSession), nil
+	}
+	r.Error = fmt.Sprintf("%s %d times without making changes", c.how, r.Restarts+1)
+	r.State.LastScreen = screen
+	return Goto(StepFailed), nil
+}
+
+// exitCause reads why the agent is gone (paneCause).
+func (t *tmuxRunner) exitCause(ctx context.Context, r *store.Run, pane tmuxops.Pane, found bool) exitCause {
+	return paneCause("the agent", pane, found, func() string { return t.panes.sessionGone(ctx, r) })
 }

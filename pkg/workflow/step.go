@@ -25,7 +25,7 @@ const (
 	StepDeliver      Step = "deliver_prompt"
 	StepMonitor      Step = "monitor"
 	StepAsk          Step = "ask_human"  // a question a node decided on, posted on the issue (node_ask.go)
-	StepTell         Step = "tell_agent" // a nudge or a compaction the monitor decided on, typed (node_tell.go)
+	StepTell         Step = "tell_agent" // what the monitor decided to do to its agent, done (node_tell.go)
 	StepHandover     Step = "handover"   // to a fallback agent at a usage limit (node_handover.go)
 	StepWaitingInput Step = "waiting_input"
 	StepFinalize     Step = "finalize"
@@ -165,6 +165,9 @@ const (
 	tellDialog    = "dialog"     // a dialog settled on screen (State.Dialog*): its answer
 	tellApprove   = "approve"    // a permission prompt, auto_approve set: its "allow once" option
 	tellLimitMenu = "limit-menu" // the menu a usage limit opened: the option that keeps the user's choice
+	// An agent gone: what it left is finalized, or it is restarted (start_session), or the run fails (onAgentExit).
+	tellExited = "exited" // its pane dead, or its session not in the pane list
+	tellGone   = "gone"   // its session went after the pane list was read (its tmux server killed or crashed)
 )
 
 // tellAgent is the monitor's decision to act on its idle agent: the tell_agent step acts on what.
