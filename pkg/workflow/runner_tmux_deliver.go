@@ -190,50 +190,6 @@ func (t *tmuxRunner) answerDialog(ctx context.Context, r *store.Run, prof agents
 	return t.dialogAnswer(ctx, r, d, screen, Stay(poll))
 }
 
-// dialogDue decides on the dialog on screen (answerDialog): due when it is to be answered now; else res says
-// what instead (looked at again after poll, a human asked).
-func (t *tmuxRunner) dialogDue(r *store.Run, prof agents.Profile, screen string, poll time.Duration) (agents.Dialog, Result, bool) {
-	d, ok := prof.DialogOn(screen)
-	if !ok {
-		return d, Stay(poll), false
-	}
-	name := d.Name
-	st := &r.State
-	if st.Dialog != name || st.DialogAnswers > 0 && st.DialogScreen != screenDigest(screen) {
-		// A new dialog, or the one answered shown again on a screen that changed since the answer: the agent
-		// took the answer and went on (claude's auto-mode check comes back for a later action). Either is
-		// answered after it settled, with answers of its own; only a screen that stayed as it was is a retry.
-		st.Dialog, st.DialogScreen, st.DialogAt, st.DialogAnswers = name, "", t.now(), 0
-		t.revisitAt(r.ID, st.DialogAt.Add(dialogSettle))
-		return d, Stay(poll), false
-	}
-	wait := dialogRetry
-	if st.DialogAnswers == 0 {
-		wait = dialogSettle
-	}
-	if t.now.since(st.DialogAt) < wait {
-		t.revisitAt(r.ID, st.DialogAt.Add(wait))
-		return d, Stay(poll), false
-	}
-	if st.DialogAnswers >= dialogAnswers {
-		msg := fmt.Sprintf("ace answered the agent's %s dialog %d times, but it is still there. Answer with the keys "+
-			"or text that pass it.", name, st.DialogAnswers)
-		return d, askFor(msg, screen).then(func() { clearDialog(r) }), false
-	}
-	return d, Result{}, true
-}
-
-// dialogStill reports whether screen still shows the dialog dialogDue found due (same name, and for a retry the
-// screen answered before): the dialog a later step answers.
-func dialogStill(r *store.Run, prof agents.Profile, screen string) (agents.Dialog, bool) {
-	d, ok := prof.DialogOn(screen)
-	st := &r.State
-	if !ok || d.Name != st.Dialog || st.DialogAnswers > 0 && st.DialogScreen != screenDigest(screen) {
-		return d, false
-	}
-	return d, true
-}
-
 // dialogAnswer answers dialog d on screen and counts the answer; then the run goes on as after says.
 func (t *tmuxRunner) dialogAnswer(ctx context.Context, r *store.Run, d agents.Dialog, screen string, after Result) (Result, error) {
 	name, st := d.Name, &r.State

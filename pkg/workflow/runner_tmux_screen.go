@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/aceworks/ace/pkg/agents"
@@ -46,7 +47,7 @@ func (t *tmuxRunner) observeScreen(ctx context.Context, r *store.Run) (Result, e
 		// turn) is a new one, to settle before its answer and with its own answers, not a retry of the old.
 		clearDialog(r)
 	}
-	if res, ok := t.limitOnScreen(r, prof, o); ok { // runner_tmux_limit.go
+	if res, ok := t.limitOnScreen(r, prof, o); ok {
 		return res, nil
 	}
 	if res, ok, err := t.retryOnScreen(ctx, r, prof, o, pane.Activity); ok || err != nil { // the model unreachable: reach_runners.go
@@ -100,6 +101,76 @@ func (t *tmuxRunner) observeScreen(ctx context.Context, r *store.Run) (Result, e
 		}
 	}
 	return Stay(m.Interval.Duration), nil
+}
+
+// limitOnScreen looks for a new limit on a tmux agent's screen (one more than ace has acted on), reported in res;
+// a menu the limit opened is answered first, by the tell_agent step (tellLimitMenu). ok is false when there is none.
+func (t *tmuxRunner) limitOnScreen(r *store.Run, prof agents.Profile, o *observed) (Result, bool) {
+	if o.state == agents.StateBusy {
+		return Result{}, false
+	}
+	if _, menu := prof.LimitMenu(o.screen); menu {
+		return tellAgent(r, tellLimitMenu), true
+	}
+	return t.newLimit(r, prof, o.screen)
+}
+
+// newLimit reports a limit on screen that ace has not acted on yet (the monitor decides: limits.go).
+func (t *tmuxRunner) newLimit(r *store.Run, prof agents.Profile, screen string) (Result, bool) {
+	l, count, found := prof.LimitOnScreen(screen, t.now())
+	seen := limitSeen(r)
+	if count < seen {
+		seen = count // the ones acted on scrolled away
+		limitState(r).Seen = count
+	}
+	if !found || count <= seen {
+		return Result{}, false
+	}
+	return sawLimit(l, count), true
+}
+
+// dialogDue decides on the dialog on screen (answerDialog): due when it is to be answered now; else res says
+// what instead (looked at again after poll, a human asked).
+func (t *tmuxRunner) dialogDue(r *store.Run, prof agents.Profile, screen string, poll time.Duration) (agents.Dialog, Result, bool) {
+	d, ok := prof.DialogOn(screen)
+	if !ok {
+		return d, Stay(poll), false
+	}
+	name := d.Name
+	st := &r.State
+	if st.Dialog != name || st.DialogAnswers > 0 && st.DialogScreen != screenDigest(screen) {
+		// A new dialog, or the one answered shown again on a screen that changed since the answer: the agent
+		// took the answer and went on (claude's auto-mode check comes back for a later action). Either is
+		// answered after it settled, with answers of its own; only a screen that stayed as it was is a retry.
+		st.Dialog, st.DialogScreen, st.DialogAt, st.DialogAnswers = name, "", t.now(), 0
+		t.revisitAt(r.ID, st.DialogAt.Add(dialogSettle))
+		return d, Stay(poll), false
+	}
+	wait := dialogRetry
+	if st.DialogAnswers == 0 {
+		wait = dialogSettle
+	}
+	if t.now.since(st.DialogAt) < wait {
+		t.revisitAt(r.ID, st.DialogAt.Add(wait))
+		return d, Stay(poll), false
+	}
+	if st.DialogAnswers >= dialogAnswers {
+		msg := fmt.Sprintf("ace answered the agent's %s dialog %d times, but it is still there. Answer with the keys "+
+			"or text that pass it.", name, st.DialogAnswers)
+		return d, askFor(msg, screen).then(func() { clearDialog(r) }), false
+	}
+	return d, Result{}, true
+}
+
+// dialogStill reports whether screen still shows the dialog dialogDue found due (same name, and for a retry the
+// screen answered before): the dialog a later step answers.
+func dialogStill(r *store.Run, prof agents.Profile, screen string) (agents.Dialog, bool) {
+	d, ok := prof.DialogOn(screen)
+	st := &r.State
+	if !ok || d.Name != st.Dialog || st.DialogAnswers > 0 && st.DialogScreen != screenDigest(screen) {
+		return d, false
+	}
+	return d, true
 }
 
 // awaitsKeys reports whether an agent in state s waits for something ace may answer with keys: a dialog, a

@@ -93,6 +93,20 @@ func (t *tmuxRunner) tellKeys(ctx context.Context, r *store.Run, what string) (R
 	return Goto(StepMonitor), nil
 }
 
+// answerLimitMenu answers the menu a limit opened on screen, if one is there, with the option that keeps the
+// user's choice (codex's preselected option would switch the model).
+func (t *tmuxRunner) answerLimitMenu(ctx context.Context, r *store.Run, prof agents.Profile, screen string) (bool, error) {
+	d, found := prof.LimitMenu(screen)
+	if !found {
+		return false, nil
+	}
+	if err := t.chooseOption(ctx, r, screen, d.Choose); err != nil {
+		return false, fmt.Errorf("answer the limit menu: %w", err)
+	}
+	t.core.event(ctx, r, EventLimit, fmt.Sprintf("answered the usage-limit menu with %q (keeps the user's choice)", d.Choose))
+	return true, nil
+}
+
 // approve allows the permission on screen once (auto_approve); a menu without such an option goes to a human.
 func (t *tmuxRunner) approve(ctx context.Context, r *store.Run, screen string, after Result) (Result, error) {
 	prof, err := t.agent.profile(r)
