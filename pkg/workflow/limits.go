@@ -278,11 +278,3 @@ func firstLineOf(s string) string {
 	}
 	return s
 }
-
-// limitState is the run's limit bookkeeping, made on first use.
-func limitState(r *store.Run) *store.LimitState {
-	if r.State.Limit == nil {
-		r.State.Limit = &store.LimitState{}
-	}
-	return r.State.Limit
-}

@@ -175,14 +175,6 @@ func pickFallback(list []string, r *store.Run, now time.Time, usable func(agent 
 	return "", skipped, nil
 }
 
-// limitSeen is the limit ace last acted on: a count of screen messages (tmux) or a turn number (headless).
-func limitSeen(r *store.Run) int {
-	if r.State.Limit == nil {
-		return 0
-	}
-	return r.State.Limit.Seen
-}
-
 // limitPauses is how many pauses in a row the run has had without a reset to wait for.
 func limitPauses(r *store.Run) int {
 	if r.State.Limit == nil {

@@ -183,33 +183,16 @@ func (t *tmuxRunner) pasteLost(ctx context.Context, r *store.Run, screen string)
 // it is answered again, at most dialogAnswers times: spaced, never a key per look (pressing again and again
 // stalls codex). Still there after that, it goes to a human with the screen.
 func (t *tmuxRunner) answerDialog(ctx context.Context, r *store.Run, prof agents.Profile, screen string, poll time.Duration) (Result, error) {
-	d, ok := prof.DialogOn(screen)
-	if !ok {
-		return Stay(poll), nil
+	d, res, due := t.dialogDue(r, prof, screen, poll)
+	if !due {
+		return res, nil
 	}
-	name := d.Name
-	st := &r.State
-	if st.Dialog != name || st.DialogAnswers > 0 && st.DialogScreen != screenDigest(screen) {
-		// A new dialog, or the one answered shown again on a screen that changed since the answer: the agent
-		// took the answer and went on (claude's auto-mode check comes back for a later action). Either is
-		// answered after it settled, with answers of its own; only a screen that stayed as it was is a retry.
-		st.Dialog, st.DialogScreen, st.DialogAt, st.DialogAnswers = name, "", t.now(), 0
-		t.revisitAt(r.ID, st.DialogAt.Add(dialogSettle))
-		return Stay(poll), nil
-	}
-	wait := dialogRetry
-	if st.DialogAnswers == 0 {
-		wait = dialogSettle
-	}
-	if t.now.since(st.DialogAt) < wait {
-		t.revisitAt(r.ID, st.DialogAt.Add(wait))
-		return Stay(poll), nil
-	}
-	if st.DialogAnswers >= dialogAnswers {
-		msg := fmt.Sprintf("ace answered the agent's %s dialog %d times, but it is still there. Answer with the keys "+
-			"or text that pass it.", name, st.DialogAnswers)
-		return askFor(msg, screen).then(func() { clearDialog(r) }), nil
-	}
+	return t.dialogAnswer(ctx, r, d, screen, Stay(poll))
+}
+
+// dialogAnswer answers dialog d on screen and counts the answer; then the run goes on as after says.
+func (t *tmuxRunner) dialogAnswer(ctx context.Context, r *store.Run, d agents.Dialog, screen string, after Result) (Result, error) {
+	name, st := d.Name, &r.State
 	if err := t.answerDialogOnce(ctx, r, d, screen); errOptionMissing(err) {
 		msg := fmt.Sprintf("The agent shows its %s dialog, but ace found none of its options that means what it "+
 			"wants (%s). Answer with the keys or text that pass it.", name, d.Choose)
@@ -225,7 +208,7 @@ func (t *tmuxRunner) answerDialog(ctx context.Context, r *store.Run, prof agents
 	}
 	t.core.event(ctx, r, "dialog", how)
 	t.forget(r.ID)
-	return Stay(poll), nil
+	return after, nil
 }
 
 // answerDialogOnce answers dialog d on screen: its option by meaning, or its keys where it has no options.

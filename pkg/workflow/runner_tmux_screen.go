@@ -19,7 +19,7 @@ func (t *tmuxRunner) observeScreen(ctx context.Context, r *store.Run) (Result, e
 		return Result{}, err
 	}
 	if !found || pane.Dead {
-		return t.onAgentExit(ctx, r, pane, found)
+		return tellAgent(r, tellExited), nil // tell_agent rules on what it left (onAgentExit)
 	}
 	prof, err := t.agent.profile(r)
 	if err != nil {
@@ -39,7 +39,7 @@ func (t *tmuxRunner) observeScreen(ctx context.Context, r *store.Run) (Result, e
 		}
 	}
 	if tmuxops.Gone(err) {
-		return t.onAgentExit(ctx, r, pane, false) // gone since the pane list was read (its server killed or crashed)
+		return tellAgent(r, tellGone), nil // gone since the pane list was read (its server killed or crashed)
 	}
 	if err != nil {
 		return Result{}, err
@@ -49,8 +49,8 @@ func (t *tmuxRunner) observeScreen(ctx context.Context, r *store.Run) (Result, e
 		// turn) is a new one, to settle before its answer and with its own answers, not a retry of the old.
 		clearDialog(r)
 	}
-	if res, ok, err := t.limitOnScreen(ctx, r, prof, o); ok || err != nil { // limits.go
-		return res, err
+	if res, ok := t.limitOnScreen(r, prof, o); ok {
+		return res, nil
 	}
 	if res, ok, err := t.retryOnScreen(ctx, r, prof, o, pane.Activity); ok || err != nil { // the model unreachable: reach_runners.go
 		return res, err
@@ -76,23 +76,16 @@ func (t *tmuxRunner) observeScreen(ctx context.Context, r *store.Run) (Result, e
 	switch o.state {
 	case agents.StateApproval:
 		if prof.AutoApprove && prof.Approve != nil {
-			err := t.chooseOption(ctx, r, o.screen, prof.Approve)
-			if err == nil {
-				r.State.ApprovedAt = t.now()
-				t.core.event(ctx, r, "approved", "answered a permission dialog (auto_approve)")
-				return Stay(m.Interval.Duration), nil
-			}
-			if !errOptionMissing(err) {
-				return Result{}, fmt.Errorf("approve: %w", err)
-			}
-			return askFor("The agent asks for permission, and ace (auto_approve) found no option that allows it once:",
-				o.screen), nil
+			return tellAgent(r, tellApprove), nil // tell_agent allows it once (runner_tmux_tell.go)
 		}
 		return askFor("The agent asks for permission:", o.screen), nil
 	case agents.StateQuestion:
 		return askFor("The agent asks a question on its screen:", o.screen), nil
 	case agents.StateDialog:
-		return t.answerDialog(ctx, r, prof, o.screen, m.Interval.Duration)
+		if _, res, due := t.dialogDue(r, prof, o.screen, m.Interval.Duration); !due {
+			return res, nil
+		}
+		return tellAgent(r, tellDialog), nil // tell_agent answers it (runner_tmux_tell.go)
 	case agents.StateReady:
 		if t.compactDue(r, prof, o.state) {
 			return tellAgent(r, tellCompact), nil
@@ -112,95 +105,80 @@ func (t *tmuxRunner) observeScreen(ctx context.Context, r *store.Run) (Result, e
 	return Stay(m.Interval.Duration), nil
 }
 
+// limitOnScreen looks for a new limit on a tmux agent's screen (one more than ace has acted on), reported in res;
+// a menu the limit opened is answered first, by the tell_agent step (tellLimitMenu). ok is false when there is none.
+func (t *tmuxRunner) limitOnScreen(r *store.Run, prof agents.Profile, o *observed) (Result, bool) {
+	if o.state == agents.StateBusy {
+		return Result{}, false
+	}
+	if _, menu := prof.LimitMenu(o.screen); menu {
+		return tellAgent(r, tellLimitMenu), true
+	}
+	return t.newLimit(r, prof, o.screen)
+}
+
+// newLimit reports a limit on screen that ace has not acted on yet (the monitor decides: limits.go).
+func (t *tmuxRunner) newLimit(r *store.Run, prof agents.Profile, screen string) (Result, bool) {
+	l, count, found := prof.LimitOnScreen(screen, t.now())
+	seen := limitSeen(r)
+	if count < seen {
+		seen = count // the ones acted on scrolled away
+		limitState(r).Seen = count
+	}
+	if !found || count <= seen {
+		return Result{}, false
+	}
+	return sawLimit(l, count), true
+}
+
+// dialogDue decides on the dialog on screen (answerDialog): due when it is to be answered now; else res says
+// what instead (looked at again after poll, a human asked).
+func (t *tmuxRunner) dialogDue(r *store.Run, prof agents.Profile, screen string, poll time.Duration) (agents.Dialog, Result, bool) {
+	d, ok := prof.DialogOn(screen)
+	if !ok {
+		return d, Stay(poll), false
+	}
+	name := d.Name
+	st := &r.State
+	if st.Dialog != name || st.DialogAnswers > 0 && st.DialogScreen != screenDigest(screen) {
+		// A new dialog, or the one answered shown again on a screen that changed since the answer: the agent
+		// took the answer and went on (claude's auto-mode check comes back for a later action). Either is
+		// answered after it settled, with answers of its own; only a screen that stayed as it was is a retry.
+		st.Dialog, st.DialogScreen, st.DialogAt, st.DialogAnswers = name, "", t.now(), 0
+		t.revisitAt(r.ID, st.DialogAt.Add(dialogSettle))
+		return d, Stay(poll), false
+	}
+	wait := dialogRetry
+	if st.DialogAnswers == 0 {
+		wait = dialogSettle
+	}
+	if t.now.since(st.DialogAt) < wait {
+		t.revisitAt(r.ID, st.DialogAt.Add(wait))
+		return d, Stay(poll), false
+	}
+	if st.DialogAnswers >= dialogAnswers {
+		msg := fmt.Sprintf("ace answered the agent's %s dialog %d times, but it is still there. Answer with the keys "+
+			"or text that pass it.", name, st.DialogAnswers)
+		return d, askFor(msg, screen).then(func() { clearDialog(r) }), false
+	}
+	return d, Result{}, true
+}
+
+// dialogStill reports whether screen still shows the dialog dialogDue found due (same name, and for a retry the
+// screen answered before): the dialog a later step answers.
+func dialogStill(r *store.Run, prof agents.Profile, screen string) (agents.Dialog, bool) {
+	d, ok := prof.DialogOn(screen)
+	st := &r.State
+	if !ok || d.Name != st.Dialog || st.DialogAnswers > 0 && st.DialogScreen != screenDigest(screen) {
+		return d, false
+	}
+	return d, true
+}
+
 // awaitsKeys reports whether an agent in state s waits for something ace may answer with keys: a dialog, a
 // permission, a question (its menu), a limit menu or an idle composer (a nudge, compaction).
 func awaitsKeys(s agents.State) bool {
 	return s != agents.StateBusy && s != agents.StateStarting
-}
-
-// onIdle is the tell_agent step's part for an agent that sits at its prompt without having finished: at its
-// budget, or after max_nudges nudges, a human is asked to look; else it is nudged (how says why).
-func (t *tmuxRunner) onIdle(ctx context.Context, r *store.Run, screen, how string) (Result, error) {
-	m := t.cfg.Monitor
-	if res, ok, err := t.spend.budgetStop(ctx, r, screen); ok {
-		return res, err
-	}
-	if r.Nudges >= m.MaxNudges {
-		msg := fmt.Sprintf("The agent has been idle for %s after %d nudges without finishing. Its screen:", m.IdleAfter.Duration, r.Nudges)
-		return askFor(msg, screen), nil
-	}
-	if err := t.type_(ctx, r, t.prompts.nudgePrompt()); err != nil {
-		return Result{}, fmt.Errorf("nudge: %w", err)
-	}
-	r.Nudges++
-	r.State.NudgedAt = t.now()
-	t.core.event(ctx, r, "nudge", fmt.Sprintf("%s (%d/%d)", how, r.Nudges, m.MaxNudges))
-	return Result{Next: StepMonitor, Wait: m.Interval.Duration}, nil
-}
-
-// tell acts on the idle agent as the monitor's look decided (the tell_agent step): it types its compaction
-// command, or it is nudged or a human asked (onIdle). An agent gone meanwhile goes back to the look, which
-// restarts it.
-func (t *tmuxRunner) tell(ctx context.Context, r *store.Run, what string) (Result, error) {
-	pane, found, err := t.panes.pane(ctx, r.Session)
-	if err != nil {
-		return Result{}, err
-	}
-	if !found || pane.Dead {
-		return Goto(StepMonitor), nil
-	}
-	if what == tellIdle || what == tellStopped {
-		screen, err := t.tmux.Capture(ctx, r.Session, 0)
-		if err != nil {
-			return Result{}, fmt.Errorf("capture screen: %w", err)
-		}
-		how := "nudged the idle agent"
-		if what == tellStopped {
-			how = "continued the agent's turn, which its CLI had stopped"
-		}
-		return t.onIdle(ctx, r, screen, how)
-	}
-	prof, err := t.agent.profile(r)
-	if err != nil {
-		return Result{}, err
-	}
-	t.compact(ctx, r, prof)
-	return Result{Next: StepMonitor, Wait: t.cfg.Monitor.Interval.Duration}, nil
-}
-
-// onAgentExit handles a dead pane (or a vanished session): keep what the agent committed, else have the start step
-// restart it — a bounded number of times when it ended by itself (restart_cause.go) — else give up with its last
-// screen.
-func (t *tmuxRunner) onAgentExit(ctx context.Context, r *store.Run, pane tmuxops.Pane, found bool) (Result, error) {
-	screen := ""
-	if found {
-		screen, _ = t.tmux.Capture(ctx, r.Session, 0)
-	}
-	worked, err := t.core.leftWork(ctx, r)
-	if err != nil {
-		return Result{}, err
-	}
-	c := t.exitCause(ctx, r, pane, found)
-	if worked {
-		t.core.event(ctx, r, "agent-exited", c.how+"; finalizing what it did")
-		return Goto(StepFinalize), nil
-	}
-	if t.core.mayRestart(r, c) {
-		// The look decides; the start step starts the agent again (Start), in a visit of its own and stored at
-		// start_session, so an ace that stops in between starts it on its next visit.
-		t.core.restarted(ctx, r, c, "restarting it")
-		t.forget(r.ID)
-		r.State.PromptDelivered, r.State.Resume = false, true
-		return Goto(StepStartSession), nil
-	}
-	r.Error = fmt.Sprintf("%s %d times without making changes", c.how, r.Restarts+1)
-	r.State.LastScreen = screen
-	return Goto(StepFailed), nil
-}
-
-// exitCause reads why the agent is gone (paneCause).
-func (t *tmuxRunner) exitCause(ctx context.Context, r *store.Run, pane tmuxops.Pane, found bool) exitCause {
-	return paneCause("the agent", pane, found, func() string { return t.panes.sessionGone(ctx, r) })
 }
 
 // answerSettle is how long after an answer (or the prompt) a menu on screen is taken for the one answered, not

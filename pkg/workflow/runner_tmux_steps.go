@@ -11,8 +11,8 @@ import (
 // The tmux runner's steps: what the graph's nodes call (Runner). They sit above the screen, keys, delivery and
 // session files they use; runner_tmux.go holds the runner's parts and describes a run of it.
 
-// Start opens the agent's tmux session, or re-attaches to the one a previous ace process left running; the
-// monitor's look sends a gone agent here to be started again (onAgentExit).
+// Start opens the agent's tmux session, or re-attaches to the one a previous ace process left running; an agent
+// the monitor's look found gone is sent here by tell_agent to be started again (onAgentExit).
 func (t *tmuxRunner) Start(ctx context.Context, r *store.Run) (Result, error) {
 	name, err := t.panes.sessionName(ctx, r)
 	if err != nil {

@@ -25,7 +25,7 @@ const (
 	StepDeliver      Step = "deliver_prompt"
 	StepMonitor      Step = "monitor"
 	StepAsk          Step = "ask_human"  // a question a node decided on, posted on the issue (node_ask.go)
-	StepTell         Step = "tell_agent" // a nudge or a compaction the monitor decided on, typed (node_tell.go)
+	StepTell         Step = "tell_agent" // what the monitor decided to do to its agent, done (node_tell.go)
 	StepHandover     Step = "handover"   // to a fallback agent at a usage limit (node_handover.go)
 	StepWaitingInput Step = "waiting_input"
 	StepFinalize     Step = "finalize"
@@ -52,6 +52,22 @@ type Result struct {
 // sawLimit is a runner's report of usage limit l, marked seen (limitReport).
 func sawLimit(l agents.Limit, seen int) Result {
 	return Result{limit: &limitReport{Limit: l, Seen: seen}}
+}
+
+// limitSeen is the limit ace last acted on: a count of screen messages (tmux) or a turn number (headless).
+func limitSeen(r *store.Run) int {
+	if r.State.Limit == nil {
+		return 0
+	}
+	return r.State.Limit.Seen
+}
+
+// limitState is the run's limit bookkeeping, made on first use.
+func limitState(r *store.Run) *store.LimitState {
+	if r.State.Limit == nil {
+		r.State.Limit = &store.LimitState{}
+	}
+	return r.State.Limit
 }
 
 // With is r with the run's status set to s.
@@ -139,11 +155,19 @@ func (res Result) then(f func()) Result {
 	return res
 }
 
-// What the monitor may decide on its idle agent (State.Tell), for the tell_agent step (node_tell.go).
+// What the monitor may decide on its agent (State.Tell), for the tell_agent step (node_tell.go).
 const (
 	tellIdle    = "idle"    // it sits at its prompt without having finished: a nudge, or a human asked
 	tellCompact = "compact" // its CLI's compaction command: its transcript grew past monitor.compact_threshold
 	tellStopped = "stopped" // its CLI stopped its turn and says a message goes on (Profile.TurnStopped): a nudge now
+	// The keys of a menu the look found to answer, sent by tell_agent only on a screen read then that still shows
+	// it (runner_tmux_tell.go).
+	tellDialog    = "dialog"     // a dialog settled on screen (State.Dialog*): its answer
+	tellApprove   = "approve"    // a permission prompt, auto_approve set: its "allow once" option
+	tellLimitMenu = "limit-menu" // the menu a usage limit opened: the option that keeps the user's choice
+	// An agent gone: what it left is finalized, or it is restarted (start_session), or the run fails (onAgentExit).
+	tellExited = "exited" // its pane dead, or its session not in the pane list
+	tellGone   = "gone"   // its session went after the pane list was read (its tmux server killed or crashed)
 )
 
 // tellAgent is the monitor's decision to act on its idle agent: the tell_agent step acts on what.
