@@ -63,6 +63,7 @@ type options struct {
 	splash        time.Duration
 	trust         bool
 	swallowEnters int
+	lostEnters    time.Duration
 	pasteLag      time.Duration
 	tick          time.Duration
 	readyMarker   string
@@ -87,6 +88,7 @@ func Main(args []string) int {
 	fs.DurationVar(&o.splash, "splash", 0, "show a splash screen that discards input for this long")
 	fs.BoolVar(&o.trust, "trust", false, "ask \"Trust this folder?\" first")
 	fs.IntVar(&o.swallowEnters, "swallow-enters", 0, "ignore the first N Enters after each paste")
+	fs.DurationVar(&o.lostEnters, "lost-enters", 0, "an Enter within this long of a paste clears the composer for a moment, then the text comes back unsent (gemini 0.61)")
 	fs.DurationVar(&o.pasteLag, "paste-lag", 0, "show a paste only after this long; an Enter meanwhile is a newline in it (claude 2.1 on a loaded machine)")
 	fs.DurationVar(&o.tick, "tick", 0, "print a line this often")
 	fs.StringVar(&o.readyMarker, "ready-marker", "› Ask fake-agent anything", "composer placeholder when idle")
@@ -304,6 +306,12 @@ func (a *agent) handle(in input, sigs chan os.Signal) (int, bool) {
 			return 0, false
 		}
 		a.composer = ""
+		if in.at.Sub(a.pastedAt) < a.o.lostEnters {
+			a.draw() // taken, to look at
+			time.Sleep(300 * time.Millisecond)
+			a.composer = prompt
+			break
+		}
 		if strings.TrimSpace(prompt) == "/exit" {
 			return 0, true
 		}

@@ -35,6 +35,8 @@ type RunState struct {
 	// ApprovedAt is when ace last allowed a permission on the agent's screen itself (auto_approve): the menu
 	// it answered may stay drawn a moment, and is not answered again meanwhile.
 	ApprovedAt time.Time `json:"approved_at,omitzero"`
+	// PromptResent counts the Enters ace pressed again on a prompt the agent left unsent in its composer.
+	PromptResent int `json:"prompt_resent,omitzero"`
 	// IssueChecked is when the issue was last looked at for being closed or unlabeled.
 	IssueChecked time.Time `json:"issue_checked,omitzero"`
 	// Summary is the agent's .ace/DONE.

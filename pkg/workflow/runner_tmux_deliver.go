@@ -133,7 +133,7 @@ func (t *tmuxRunner) submitPrompt(ctx context.Context, r *store.Run, prof agents
 // delivered records that the agent has its prompt and hands the run to the monitor.
 func (t *tmuxRunner) delivered(ctx context.Context, r *store.Run, msg string) Result {
 	r.State.PromptDelivered = true
-	r.State.PastesLost = 0
+	r.State.PastesLost, r.State.PromptResent = 0, 0
 	r.State.PastedAt = time.Time{}
 	r.State.Resume = false
 	r.State.DeliverSince = time.Time{}

@@ -58,6 +58,15 @@ func (t *tmuxRunner) observeScreen(ctx context.Context, r *store.Run) (Result, e
 	if t.core.timedOut(r, o.screen) {
 		return Goto(StepFailed), nil
 	}
+	if o.state == agents.StateStarting && r.State.PromptResent < pasteAttempts && prof.PromptUnsent(o.screen, t.prompts.promptText(r)) {
+		// The prompt ace delivered sits in the composer, unsent: Enter again once the screen settled, before the
+		// stuck check asks a human about an agent that never had its task.
+		if still := latest(o.changedAt, pane.Activity).Add(m.Settle.Duration); t.now().Before(still) {
+			t.revisitAt(r.ID, still)
+			return Stay(m.Interval.Duration), nil
+		}
+		return tellAgent(r, tellSubmit), nil
+	}
 	if o.state == agents.StateBusy || o.state == agents.StateStarting {
 		res, stuck, err := t.stuck(ctx, r, prof, pane, o) // liveness.go: working, or nothing ace knows
 		if stuck || err != nil {

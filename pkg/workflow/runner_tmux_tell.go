@@ -30,7 +30,7 @@ func (t *tmuxRunner) tell(ctx context.Context, r *store.Run, what string) (Resul
 		return Goto(StepMonitor), nil // gone meanwhile: the look decides on it (or it is there: looked at again)
 	}
 	switch what {
-	case tellDialog, tellApprove, tellLimitMenu:
+	case tellDialog, tellApprove, tellLimitMenu, tellSubmit:
 		return t.tellKeys(ctx, r, what)
 	case tellIdle, tellStopped:
 		screen, err := t.tmux.Capture(ctx, r.Session, 0)
@@ -76,6 +76,17 @@ func (t *tmuxRunner) tellKeys(ctx context.Context, r *store.Run, what string) (R
 	case tellApprove:
 		if state == agents.StateApproval && prof.AutoApprove && prof.Approve != nil {
 			return t.approve(ctx, r, screen, after)
+		}
+	case tellSubmit:
+		if prof.PromptUnsent(screen, t.prompts.promptText(r)) {
+			if err := t.tmux.SendKeys(ctx, r.Session, "Enter"); err != nil {
+				return Result{}, err
+			}
+			r.State.PromptResent++
+			t.forget(r.ID)
+			t.core.event(ctx, r, "prompt", fmt.Sprintf("the prompt sat unsent in the agent's composer: Enter again (%d/%d)",
+				r.State.PromptResent, pasteAttempts))
+			return after, nil
 		}
 	case tellLimitMenu:
 		if state != agents.StateBusy {

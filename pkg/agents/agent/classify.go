@@ -101,6 +101,22 @@ func transcript(screen string) string {
 	return strings.Join(lines[:cut], "\n")
 }
 
+// PromptUnsent reports whether the screen shows prompt still in the composer, not taken: no state ace knows (not
+// working, and no ready composer: its placeholder is gone because the text is in it) and the prompt's beginning —
+// or the placeholder of a long paste — near the bottom. gemini 0.61 sat so for minutes after ace had seen its
+// Enter taken (the screen went to a known state for a moment), on a quiet machine too (seen in CI).
+func (p Profile) PromptUnsent(screen, prompt string) bool {
+	if p.Markers.Ready == nil || p.Classify(screen, false, 0) != StateStarting {
+		return false
+	}
+	b := bottom(screen)
+	if p.Markers.Pasted != nil && p.Markers.Pasted.MatchString(b) {
+		return true
+	}
+	probe := promptProbe(prompt)
+	return probe != "" && strings.Contains(b, probe)
+}
+
 // IsReady reports whether the composer takes input.
 func (p Profile) IsReady(screen string) bool { return p.Classify(screen, false, 0) == StateReady }
 

@@ -1,0 +1,49 @@
+package e2e_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aceworks/ace/pkg/config"
+	"github.com/aceworks/ace/pkg/store"
+	"github.com/aceworks/ace/pkg/workflow"
+)
+
+// TestPromptLeftUnsentIsSubmitted: an agent that takes the prompt's Enter only to look at — its composer clears
+// for a moment, then the text comes back, unsent (gemini 0.61 in CI, its prompt in the composer for two minutes
+// and then "stuck" sent to a human) — gets Enter again once its screen settled, and the run goes on to a pull
+// request.
+func TestPromptLeftUnsentIsSubmitted(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, workScript, func(c *config.Config) {
+		a := c.Agents["fake"]
+		// Its ready marker is the composer's placeholder, as gemini's is: text in the composer hides it.
+		a.Command += " --lost-enters 2s --status-line ''"
+		a.Markers.Ready = `Ask fake-agent anything`
+		c.Agents["fake"] = a
+		c.Monitor.Settle = config.D(3 * time.Second) // Enter again only past the lost Enters' 2 s
+	})
+	r := w.run(workflow.UntilSettled)
+	if r.Status != store.StatusDone {
+		t.Fatalf("run %s at %s (%s), want done; its screen:\n%s", r.Status, r.Step, r.Error, r.State.LastScreen)
+	}
+	p := w.prompts()
+	if len(p) != 1 || !strings.HasPrefix(p[0], "Read ACE_TASK.md") {
+		t.Errorf("prompts %q, want the task once", p)
+	}
+	evs, err := w.svc.Store.Events(context.Background(), r.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resent := 0
+	for _, e := range evs {
+		if e.Kind == "prompt" && strings.Contains(e.Message, "unsent") {
+			resent++
+		}
+	}
+	if resent != 1 || r.Nudges != 0 {
+		t.Errorf("%d Enters again, %d nudges; want one Enter again, no nudge", resent, r.Nudges)
+	}
+}
