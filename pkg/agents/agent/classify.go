@@ -94,7 +94,7 @@ func transcript(screen string) string {
 	lines := strings.Split(strings.TrimRight(screen, "\n "), "\n")
 	cut := len(lines)
 	for i := len(lines) - 1; i >= 0 && i >= len(lines)-composerLines; i-- {
-		if t := strings.TrimSpace(lines[i]); len(t) >= 10*len("─") && strings.Trim(t, "─") == "" {
+		if isRule(lines[i]) {
 			cut = i
 		}
 	}
@@ -109,12 +109,31 @@ func (p Profile) PromptUnsent(screen, prompt string) bool {
 	if p.Markers.Ready == nil || p.Classify(screen, false, 0) != StateStarting {
 		return false
 	}
-	b := bottom(screen)
+	b := belowLastRule(screen)
 	if p.Markers.Pasted != nil && p.Markers.Pasted.MatchString(b) {
 		return true
 	}
 	probe := promptProbe(prompt)
 	return probe != "" && strings.Contains(b, probe)
+}
+
+// belowLastRule is what a CLI draws under the last rule near the bottom of its screen: its composer and the
+// hints under it (gemini, the fake agent) — not the transcript above, where a submitted prompt is echoed, nor a
+// dialog drawn in the composer's place. "" when there is no rule near the bottom.
+func belowLastRule(screen string) string {
+	lines := strings.Split(strings.TrimRight(screen, "\n "), "\n")
+	for i := len(lines) - 1; i >= 0 && i >= len(lines)-bottomLines; i-- {
+		if isRule(lines[i]) {
+			return strings.Join(lines[i+1:], "\n")
+		}
+	}
+	return ""
+}
+
+// isRule reports whether line is a horizontal rule a CLI draws around its composer: ten or more ─ alone.
+func isRule(line string) bool {
+	t := strings.TrimSpace(line)
+	return len(t) >= 10*len("─") && strings.Trim(t, "─") == ""
 }
 
 // IsReady reports whether the composer takes input.
