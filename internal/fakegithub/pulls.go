@@ -146,6 +146,29 @@ func (s *Server) AddReview(fullName string, number int, user, state, body string
 	return rv.ID
 }
 
+// AddReviewInTwo adds a review's line comments now and returns what adds the review itself: a review submitted
+// between a reader's two requests (the reviews, then the review comments) shows its comments without itself.
+func (s *Server) AddReviewInTwo(fullName string, number int, user, state, body string, comments ...LineComment) (publish func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp := s.repos[fullName]
+	p := rp.pull(number)
+	sha := s.headSHA(rp, p)
+	s.nextID++
+	now := time.Now().UTC()
+	rv := &review{ID: s.nextID, Author: user, State: state, Body: body, Submitted: now, CommitID: sha}
+	for _, c := range comments {
+		s.nextID++
+		p.ReviewComments = append(p.ReviewComments, &reviewComment{ID: s.nextID, ReviewID: rv.ID, Author: user, Body: c.Body,
+			Path: c.Path, Line: c.Line, DiffHunk: c.DiffHunk, Created: now, CommitID: sha})
+	}
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		p.Reviews = append(p.Reviews, rv)
+	}
+}
+
 // SetHeadSHA pins a pull request's head SHA (instead of following its branch).
 func (s *Server) SetHeadSHA(fullName string, number int, sha string) {
 	s.mu.Lock()

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/aceworks/ace/pkg/store"
@@ -72,8 +73,21 @@ func (ft *followThrough) collectRound(ctx context.Context, r *store.Run, f *stor
 	seenRC, seenRv, seenC := f.ReviewCommentSeen, f.ReviewSeen, f.CommentSeen
 	var comments []string
 	var commentSections []string
+	// A review and its comments are read by two requests: a review submitted between them shows its comments
+	// without itself, and the next look would make the same review a round of its own ("changes requested, 0
+	// review comments", seen in CI). Comments from a review not listed yet wait for the next look, with it.
+	listed := map[int64]bool{}
+	for _, rv := range pr.Reviews {
+		listed[rv.ID] = true
+	}
+	pending := int64(math.MaxInt64)
 	for _, c := range pr.ReviewComments {
-		if c.ID <= f.ReviewCommentSeen {
+		if c.ID > f.ReviewCommentSeen && c.ReviewID != 0 && !listed[c.ReviewID] {
+			pending = min(pending, c.ID)
+		}
+	}
+	for _, c := range pr.ReviewComments {
+		if c.ID <= f.ReviewCommentSeen || c.ID >= pending {
 			continue
 		}
 		seenRC = max(seenRC, c.ID)
