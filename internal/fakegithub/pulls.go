@@ -131,18 +131,8 @@ type LineComment struct {
 func (s *Server) AddReview(fullName string, number int, user, state, body string, comments ...LineComment) int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rp := s.repos[fullName]
-	p := rp.pull(number)
-	sha := s.headSHA(rp, p)
-	s.nextID++
-	now := time.Now().UTC()
-	rv := &review{ID: s.nextID, Author: user, State: state, Body: body, Submitted: now, CommitID: sha}
+	rv, p := s.stageReview(fullName, number, user, state, body, comments)
 	p.Reviews = append(p.Reviews, rv)
-	for _, c := range comments {
-		s.nextID++
-		p.ReviewComments = append(p.ReviewComments, &reviewComment{ID: s.nextID, ReviewID: rv.ID, Author: user, Body: c.Body,
-			Path: c.Path, Line: c.Line, DiffHunk: c.DiffHunk, Created: now, CommitID: sha})
-	}
 	return rv.ID
 }
 
@@ -151,6 +141,16 @@ func (s *Server) AddReview(fullName string, number int, user, state, body string
 func (s *Server) AddReviewInTwo(fullName string, number int, user, state, body string, comments ...LineComment) (publish func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	rv, p := s.stageReview(fullName, number, user, state, body, comments)
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		p.Reviews = append(p.Reviews, rv)
+	}
+}
+
+// stageReview makes a review and adds its line comments, with s.mu held; the caller lists the review.
+func (s *Server) stageReview(fullName string, number int, user, state, body string, comments []LineComment) (*review, *pull) {
 	rp := s.repos[fullName]
 	p := rp.pull(number)
 	sha := s.headSHA(rp, p)
@@ -162,11 +162,7 @@ func (s *Server) AddReviewInTwo(fullName string, number int, user, state, body s
 		p.ReviewComments = append(p.ReviewComments, &reviewComment{ID: s.nextID, ReviewID: rv.ID, Author: user, Body: c.Body,
 			Path: c.Path, Line: c.Line, DiffHunk: c.DiffHunk, Created: now, CommitID: sha})
 	}
-	return func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		p.Reviews = append(p.Reviews, rv)
-	}
+	return rv, p
 }
 
 // SetHeadSHA pins a pull request's head SHA (instead of following its branch).
