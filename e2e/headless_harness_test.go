@@ -114,6 +114,22 @@ func (w *world) eventLog(r *store.Run) string {
 	return b.String()
 }
 
+// eventMessages are the messages of the run's events of kind, in order.
+func (w *world) eventMessages(r *store.Run, kind string) []string {
+	w.t.Helper()
+	evs, err := w.svc.Store.Events(context.Background(), r.ID)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	var out []string
+	for _, e := range evs {
+		if e.Kind == kind {
+			out = append(out, e.Message)
+		}
+	}
+	return out
+}
+
 // waitAgent returns the current turn's status once the agent has said its session id (the deadline only bounds
 // a hung test).
 func (w *world) waitAgent(r *store.Run) *headless.Status {

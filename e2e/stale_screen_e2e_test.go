@@ -1,7 +1,6 @@
 package e2e_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -29,20 +28,9 @@ func TestKeysGoToTheScreenAsItIsNow(t *testing.T) {
 	if r.Status != store.StatusDone {
 		t.Fatalf("run %s at %s (%s), want done; its screen:\n%s", r.Status, r.Step, r.Error, r.State.LastScreen)
 	}
-	evs, err := w.svc.Store.Events(context.Background(), r.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var dialogs, approved []string
-	for _, e := range evs {
-		switch e.Kind {
-		case "dialog":
-			dialogs = append(dialogs, e.Message)
-		case "approved":
-			approved = append(approved, e.Message)
-		case "nudge":
-			t.Errorf("the agent was nudged (%s): its turn had ended", e.Message)
-		}
+	dialogs, approved := w.eventMessages(r, "dialog"), w.eventMessages(r, "approved")
+	if nudges := w.eventMessages(r, "nudge"); len(nudges) > 0 {
+		t.Errorf("the agent was nudged (%q): its turn had ended", nudges)
 	}
 	if len(dialogs) != 1 || len(approved) != 1 {
 		t.Errorf("dialog answers %q and approvals %q, want one of each", dialogs, approved)

@@ -1,7 +1,6 @@
 package e2e_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -26,16 +25,7 @@ func TestTurnStoppedByItsCLIIsContinuedAtOnce(t *testing.T) {
 	if r.Status != store.StatusDone {
 		t.Fatalf("run %s at %s (%s), want done; its screen:\n%s", r.Status, r.Step, r.Error, r.State.LastScreen)
 	}
-	evs, err := w.svc.Store.Events(context.Background(), r.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var nudges []string
-	for _, e := range evs {
-		if e.Kind == "nudge" {
-			nudges = append(nudges, e.Message)
-		}
-	}
+	nudges := w.eventMessages(r, "nudge")
 	if len(nudges) != 1 || !strings.Contains(nudges[0], "which its CLI had stopped") {
 		t.Errorf("nudges %q, want the one continuing the stopped turn", nudges)
 	}

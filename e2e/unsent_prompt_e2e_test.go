@@ -1,7 +1,6 @@
 package e2e_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -33,13 +32,9 @@ func TestPromptLeftUnsentIsSubmitted(t *testing.T) {
 	if len(p) != 1 || !strings.HasPrefix(p[0], "Read ACE_TASK.md") {
 		t.Errorf("prompts %q, want the task once", p)
 	}
-	evs, err := w.svc.Store.Events(context.Background(), r.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
 	resent := 0
-	for _, e := range evs {
-		if e.Kind == "prompt" && strings.Contains(e.Message, "unsent") {
+	for _, m := range w.eventMessages(r, "prompt") {
+		if strings.Contains(m, "unsent") {
 			resent++
 		}
 	}
