@@ -34,7 +34,9 @@ func TestReviewReadInTwoIsOneRound(t *testing.T) {
 	publish()
 	r = w.waitRun(r, "round 1 pushed", func(r *store.Run) bool { return roundDone(r, 1) })
 	w.gh.MergePR(testRepo, r.PRNumber)
-	r = w.waitRun(r, "the run ended", func(r *store.Run) bool { return r.Status.Terminal() })
+	if r = w.waitRun(r, "the run ended", func(r *store.Run) bool { return r.Status.Terminal() }); r.Status != store.StatusDone {
+		t.Errorf("after the merge the run is %s at %s: %s", r.Status, r.Step, r.Error)
+	}
 	p := w.prompts()
 	if len(p) != 2 {
 		t.Fatalf("prompts %q, want the task and one review round", p)
