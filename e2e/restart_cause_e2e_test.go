@@ -152,13 +152,26 @@ func (w *world) takeAgent(runner string) {
 		}
 		return
 	}
-	files, _ := filepath.Glob(filepath.Join(w.cfg.Workspace.Root, "run", "headless", "*.status.json"))
-	if len(files) != 1 {
-		w.t.Fatalf("%d headless status files, want 1", len(files))
-	}
-	st, err := headless.ReadStatus(files[0])
-	if err != nil || st.Done {
-		w.t.Fatalf("the running turn's status: %+v, %v", st, err)
+	// The supervisor saves its status once it has started the agent, which may have reached the script's block
+	// (and told the test) before that: wait for the status that names the agent.
+	var st *headless.Status
+	testkit.WaitFor(w.t, "the running turn's status naming its agent", 30*time.Second, func() bool {
+		files, _ := filepath.Glob(filepath.Join(w.cfg.Workspace.Root, "run", "headless", "*.status.json"))
+		if len(files) > 1 {
+			w.t.Fatalf("%d headless status files, want 1", len(files))
+		}
+		if len(files) == 0 {
+			return false
+		}
+		s, err := headless.ReadStatus(files[0])
+		if err != nil || s.AgentPID == 0 {
+			return false
+		}
+		st = s
+		return true
+	})
+	if st.Done {
+		w.t.Fatalf("the running turn's status: %+v: done", st)
 	}
 	if err := (headless.Proc{PID: st.SupervisorPID, Start: st.SupervisorStart}).Signal(syscall.SIGKILL); err != nil {
 		w.t.Fatalf("kill the supervisor: %v", err)
