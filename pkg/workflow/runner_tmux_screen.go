@@ -58,7 +58,7 @@ func (t *tmuxRunner) observeScreen(ctx context.Context, r *store.Run) (Result, e
 	if t.core.timedOut(r, o.screen) {
 		return Goto(StepFailed), nil
 	}
-	if o.state == agents.StateStarting && r.State.PromptResent < pasteAttempts && prof.PromptUnsent(o.screen, t.prompts.promptText(r)) {
+	if o.state == agents.StateStarting && r.State.PromptResent < pasteAttempts && prof.PromptUnsent(o.screen, r.State.PromptHead) {
 		// The prompt ace delivered sits in the composer, unsent: Enter again once the screen settled, before the
 		// stuck check asks a human about an agent that never had its task.
 		if still := latest(o.changedAt, pane.Activity).Add(m.Settle.Duration); t.now().Before(still) {

@@ -78,7 +78,7 @@ func (t *tmuxRunner) tellKeys(ctx context.Context, r *store.Run, what string) (R
 			return t.approve(ctx, r, screen, after)
 		}
 	case tellSubmit:
-		if prof.PromptUnsent(screen, t.prompts.promptText(r)) {
+		if prof.PromptUnsent(screen, r.State.PromptHead) {
 			if err := t.tmux.SendKeys(ctx, r.Session, "Enter"); err != nil {
 				return Result{}, err
 			}
