@@ -76,7 +76,7 @@ type Describer interface {
 
 // runHost is what a runner needs of the engine's core, in the spirit of tailscale's ipnext.Host: the run's events
 // (recorded as a step records them, its watchers told) and the engine's rulings on a run — monitor.timeout, whether
-// an agent gone may start again (run_checks.go), whether it left work, a file the run cannot go on without
+// an agent gone may start again (node_monitor.go), whether it left work, a file the run cannot go on without
 // (engine_files.go). The Engine satisfies it; everything else a runner uses is a part, given to it as such
 // (withRunners).
 type runHost interface {
