@@ -134,7 +134,7 @@ type stuckData struct {
 
 // toHuman reports that a human on the issue is to be asked about run r, whose signals have been flat since
 // p.first while its agent's screen said state ("busy", or "unknown": nothing ace knows), with what the agent
-// shows; once asked (node_reports.go), the stuck event is recorded.
+// shows; once asked (Engine.reported), the stuck event is recorded.
 func (lv *liveness) toHuman(ctx context.Context, r *store.Run, p pulse, state, screen string) (Result, error) {
 	flat := lv.now().Sub(p.first.At).Round(time.Second)
 	why := flatLine(p.first, p.last)
@@ -150,7 +150,7 @@ func (lv *liveness) toHuman(ctx context.Context, r *store.Run, p pulse, state, s
 		q = fmt.Sprintf("The agent shows a screen ace does not know, and nothing has moved for %s: %s. Answer with "+
 			"the keys or text that pass it.", flat, why)
 	}
-	return askFor(q, screen).then(func() { // the node asks (node_reports.go)
+	return askFor(q, screen).then(func() { // the node asks (Engine.reported)
 		data, _ := json.Marshal(stuckData{Flat: why, Since: p.first, Now: p.last, Screen: state})
 		lv.core.eventData(ctx, r, EventStuck, fmt.Sprintf("stuck: no sign of work for %s (%s); asked a human", flat, why), string(data))
 		lv.forget(r.ID)

@@ -26,7 +26,7 @@ func (e *Engine) monitor(ctx context.Context, r *store.Run) (Result, error) {
 	}
 	rn := e.runner(r)
 	if res, busy, err := rn.Busy(ctx, r); busy || err != nil {
-		return e.reported(ctx, r, res, err) // what the runner saw: node_reports.go decides
+		return e.reported(ctx, r, res, err) // what the runner saw: Engine.reported decides
 	}
 	if summary, ok := e.readProtocolFile(ctx, r, doneFile); ok {
 		r.State.Summary = summary
