@@ -10,6 +10,12 @@ import (
 	"github.com/aceworks/ace/pkg/tmuxops"
 )
 
+// Observe is the monitor's look at a tmux run: what the agent spent so far, then its screen.
+func (t *tmuxRunner) Observe(ctx context.Context, r *store.Run) (Result, error) {
+	t.spend.refreshUsage(ctx, r, false) // usage.go: what the agent spent so far, for ace ls and budgets
+	return t.observeScreen(ctx, r)
+}
+
 // observeScreen is the tmux runner's look at its agent: the pane gone or dead, a usage limit, a dialog, a
 // question or an approval on screen, an idle composer (nudge, compaction) — each decided from the screen now.
 func (t *tmuxRunner) observeScreen(ctx context.Context, r *store.Run) (Result, error) {
