@@ -191,3 +191,21 @@ func (t *tmuxRunner) onAgentExit(ctx context.Context, r *store.Run, pane tmuxops
 func (t *tmuxRunner) exitCause(ctx context.Context, r *store.Run, pane tmuxops.Pane, found bool) exitCause {
 	return paneCause("the agent", pane, found, func() string { return t.panes.sessionGone(ctx, r) })
 }
+
+// compact types the agent's compaction command (the tell_agent step, after compactDue). A failure is logged and
+// not fatal: the next idle moment tries again.
+func (t *tmuxRunner) compact(ctx context.Context, r *store.Run, prof agents.Profile) {
+	size, err := t.transcriptSize(r)
+	if err != nil {
+		return
+	}
+	offset := r.State.CompactAt
+	if err := t.type_(ctx, r, prof.CompactCommand); err != nil {
+		t.log.WarnContext(ctx, "compact", "run", r.ID, "session", r.Session, "err", err)
+		return
+	}
+	r.State.CompactAt, r.State.HasCompactAt = size, true
+	r.State.Compacting = true
+	t.core.event(ctx, r, "compact", fmt.Sprintf("asked the agent to compact its context (%s): its transcript grew %d KiB",
+		prof.CompactCommand, agents.Growth(size, offset)>>10))
+}
