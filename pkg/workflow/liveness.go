@@ -28,7 +28,6 @@ type liveness struct {
 	core stuckEvents
 	cfg  *config.Config // monitor.stuck_after, monitor.interval
 	now  clock
-	root string        // ace's root: an isolated agent home's session files (sessionDirs)
 	box  *runbox.Boxes // the run's proxy: the agent's traffic
 
 	mu   sync.Mutex
@@ -155,28 +154,4 @@ func (lv *liveness) toHuman(ctx context.Context, r *store.Run, p pulse, state, s
 		lv.core.eventData(ctx, r, EventStuck, fmt.Sprintf("stuck: no sign of work for %s (%s); asked a human", flat, why), string(data))
 		lv.forget(r.ID)
 	}), nil
-}
-
-// sessionDirs are the directories of the CLI's own session files for run r, where they are the run's alone: the
-// CLI's home for the run (boxed) or ace's isolated home for the agent. In the user's own home they are shared
-// with every other session of the CLI, and tell nothing of this run.
-func (lv *liveness) sessionDirs(r *store.Run, prof agents.Profile) []string {
-	a := prof.Adapter()
-	if a == nil || a.ConfigDir == nil {
-		return nil
-	}
-	home := ""
-	switch {
-	case r.State.Box != nil && r.State.Box.Proxy != "" && r.State.Box.Home != "":
-		home = r.State.Box.Home
-	case prof.Home == "isolated":
-		home = agents.AgentHome(prof, lv.root, agents.CurrentUser()).Home
-	}
-	if home == "" {
-		return nil
-	}
-	if dir := a.ConfigDir(home, nil); dir != "" {
-		return []string{dir}
-	}
-	return nil
 }

@@ -24,7 +24,7 @@ func (t *tmuxRunner) stuck(ctx context.Context, r *store.Run, prof agents.Profil
 				o = fresh
 			}
 		}
-		return vitals{root: pane.PID, withRoot: true, dirs: t.alive.sessionDirs(r, prof), screen: o.screen}
+		return vitals{root: pane.PID, withRoot: true, dirs: t.agent.sessionDirs(r, prof), screen: o.screen}
 	})
 	if err != nil {
 		return Result{}, false, err
