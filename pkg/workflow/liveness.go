@@ -104,6 +104,20 @@ func (lv *liveness) deadline(p pulse) time.Time {
 	return p.first.At.Add(lv.cfg.Monitor.StuckAfter.Duration)
 }
 
+// record is run id's record as its last look left it; ok is false when there is none (ace restarted since, or
+// the run was forgotten).
+func (lv *liveness) record(id int64) (p pulse, ok bool) {
+	lv.mu.Lock()
+	defer lv.mu.Unlock()
+	q := lv.runs[id]
+	if q == nil {
+		return pulse{}, false
+	}
+	p = *q
+	p.moved = nil
+	return p, true
+}
+
 // forget drops run r's record: its agent shows something else than work (ready, a dialog ace answers, a
 // question), or went to a human.
 func (lv *liveness) forget(id int64) {

@@ -14,7 +14,8 @@ import (
 
 // tell acts on the agent as the monitor's look decided (the tell_agent step): it answers the menu the look found
 // (a dialog, a permission with auto_approve, a limit's menu), types its compaction command, or it is nudged or
-// a human asked (onIdle); for an agent the look found gone, it rules on what it left (onAgentExit). An agent gone
+// a human asked (onIdle), or a human asked about it stuck (askStuck); for an agent the look found gone, it rules
+// on what it left (onAgentExit). An agent gone
 // meanwhile goes back to the look, which decides on it.
 func (t *tmuxRunner) tell(ctx context.Context, r *store.Run, what string) (Result, error) {
 	pane, found, err := t.panes.pane(ctx, r.Session)
@@ -32,6 +33,19 @@ func (t *tmuxRunner) tell(ctx context.Context, r *store.Run, what string) (Resul
 	switch what {
 	case tellDialog, tellApprove, tellLimitMenu, tellSubmit:
 		return t.tellKeys(ctx, r, what)
+	case tellStuck:
+		prof, err := t.agent.profile(r)
+		if err != nil {
+			return Result{}, err
+		}
+		screen, err := t.tmux.Capture(ctx, r.Session, 0)
+		if tmuxops.Gone(err) {
+			return Goto(StepMonitor), nil // the look finds it gone and decides
+		}
+		if err != nil {
+			return Result{}, fmt.Errorf("capture screen: %w", err)
+		}
+		return t.askStuck(ctx, r, prof, screen) // liveness_tmux.go
 	case tellIdle, tellStopped:
 		screen, err := t.tmux.Capture(ctx, r.Session, 0)
 		if err != nil {

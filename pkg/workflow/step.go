@@ -162,6 +162,7 @@ const (
 	tellCompact = "compact" // its CLI's compaction command: its transcript grew past monitor.compact_threshold
 	tellStopped = "stopped" // its CLI stopped its turn and says a message goes on (Profile.TurnStopped): a nudge now
 	tellSubmit  = "submit"  // the prompt sits in its composer, unsent (Profile.PromptUnsent): Enter again
+	tellStuck   = "stuck"   // no sign of work for stuck_after, its screen busy or unknown: a human asked (askStuck)
 	// The keys of a menu the look found to answer, sent by tell_agent only on a screen read then that still shows
 	// it (runner_tmux_tell.go).
 	tellDialog    = "dialog"     // a dialog settled on screen (State.Dialog*): its answer
