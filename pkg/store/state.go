@@ -37,6 +37,9 @@ type RunState struct {
 	ApprovedAt time.Time `json:"approved_at,omitzero"`
 	// PromptResent counts the Enters ace pressed again on a prompt the agent left unsent in its composer.
 	PromptResent int `json:"prompt_resent,omitzero"`
+	// PromptHead is the beginning of the prompt deliver_prompt delivered last (the task, or the resume prompt):
+	// what the monitor looks for in the composer of an agent that may have left it unsent.
+	PromptHead string `json:"prompt_head,omitzero"`
 	// IssueChecked is when the issue was last looked at for being closed or unlabeled.
 	IssueChecked time.Time `json:"issue_checked,omitzero"`
 	// Summary is the agent's .ace/DONE.

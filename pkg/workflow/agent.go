@@ -19,7 +19,8 @@ import (
 	"github.com/aceworks/ace/pkg/workspace"
 )
 
-// runAgent is what ace knows of a run's agent: its profile, its environment, its CLI's version.
+// runAgent is what ace knows of a run's agent: its profile, its environment, its CLI's version, where its CLI
+// keeps its sessions (sessionDirs).
 type runAgent struct {
 	core     agentCore
 	profiles func(name string) (agents.Profile, error) // built-in merged with config
@@ -211,4 +212,28 @@ func (ag *runAgent) vars(r *store.Run, prof agents.Profile) agents.Vars {
 		Model: prof.Model, TaskFile: filepath.Join(r.Workdir, "ACE_TASK.md"), Workdir: r.Workdir,
 		Repo: r.Repo, Issue: r.Issue, AceBin: filepath.Join(ag.root, "bin"),
 	}
+}
+
+// sessionDirs are the directories of the CLI's own session files for run r, where they are the run's alone: the
+// CLI's home for the run (boxed) or ace's isolated home for the agent. In the user's own home they are shared
+// with every other session of the CLI, and tell nothing of this run.
+func (ag *runAgent) sessionDirs(r *store.Run, prof agents.Profile) []string {
+	a := prof.Adapter()
+	if a == nil || a.ConfigDir == nil {
+		return nil
+	}
+	home := ""
+	switch {
+	case r.State.Box != nil && r.State.Box.Proxy != "" && r.State.Box.Home != "":
+		home = r.State.Box.Home
+	case prof.Home == "isolated":
+		home = agents.AgentHome(prof, ag.root, agents.CurrentUser()).Home
+	}
+	if home == "" {
+		return nil
+	}
+	if dir := a.ConfigDir(home, nil); dir != "" {
+		return []string{dir}
+	}
+	return nil
 }

@@ -13,7 +13,7 @@ import (
 // day at budget.day dispatches no new run until the next day (UTC); runs already going keep their own budget.
 
 // budgetStop is asked at a run's idle moment, before a nudge: ok when the run reached its budget, and res the
-// report that a human is to be asked now (the node asks: node_reports.go) — or a best-of attempt's way to
+// report that a human is to be asked now (the node asks: Engine.reported) — or a best-of attempt's way to
 // finalize. last is what the human gets to see of the agent (its screen, its last words).
 func (sp *spending) budgetStop(ctx context.Context, r *store.Run, last string) (Result, bool, error) {
 	b := sp.cfg.Budget.Run
@@ -38,7 +38,7 @@ func (sp *spending) budgetStop(ctx context.Context, r *store.Run, last string) (
 	msg := fmt.Sprintf("The run reached its budget: it spent %s (budget.run: %s). The agent is idle and was not "+
 		"nudged on. Reply to let it go on for one more budget, or stop it (`ace stop %d`, or remove the %q label).",
 		spent(u.CostUSD, u.Tokens()), budgetLine(b, r.State.BudgetGrants+1), r.Issue, sp.cfg.Trigger.Label)
-	return askInWords(msg, last).then(func() { // the node asks (node_reports.go)
+	return askInWords(msg, last).then(func() { // the node asks (Engine.reported)
 		r.State.BudgetAsked = true
 		sp.core.event(ctx, r, EventBudget, "stopped at its budget: "+spent(u.CostUSD, u.Tokens()))
 	}), true, nil

@@ -23,7 +23,7 @@
 // same conversation; "live" (runner_live*.go) keeps the CLI's own protocol open in a host process (pkg/livehost)
 // in a tmux pane, sending each message into the running conversation. The tmux and the live runner hold the
 // agents' tmux sessions together (runner_panes.go). A runner acts on its agent only: a usage limit it saw, a human
-// its agent waits for, it reports in its Result, and the node that called it decides (node_reports.go).
+// its agent waits for, it reports in its Result, and the node that called it decides (Engine.reported, step.go).
 // Liveness (liveness*.go) reads what the agent does — its model traffic, its transcript, the CPU of its process
 // tree, its working copy — for every runner; slots (slots.go) say who may have an agent alive; the box (package
 // runbox, through the engine's box field) is where each agent process runs.

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/aceworks/ace/pkg/sanitize"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/untrusted"
 	"github.com/aceworks/ace/pkg/workspace"
@@ -79,7 +80,7 @@ func (e *Engine) readProtocolFile(ctx context.Context, r *store.Run, rel string)
 	b, err := workCopy(r).ReadFile(rel, protocolMax)
 	switch {
 	case err == nil:
-		return strings.TrimSpace(workspace.Sanitize(string(b))), true
+		return strings.TrimSpace(sanitize.Clean(string(b))), true
 	case errors.Is(err, fs.ErrNotExist):
 		return "", false
 	case e.noteRefusal(ctx, r, err):

@@ -6,7 +6,7 @@ package workflow
 // it hands them are e's: withParts calls it once they are made.
 func withRunners(e *Engine) {
 	now := clock(e.o.Now)
-	e.alive = &liveness{core: e, cfg: e.cfg, now: now, root: e.o.Root, box: e.box}
+	e.alive = &liveness{core: e, cfg: e.cfg, now: now, box: e.box}
 	p := &panes{core: e, runs: e.o.Store, agent: e.agent, cfg: e.cfg, root: e.o.Root, self: e.o.Self,
 		launcher: e.o.Launcher, tmux: e.o.Sessions}
 	e.tmux = &tmuxRunner{core: e, cfg: e.cfg, now: now, log: e.log, root: e.o.Root, issueCheckEvery: e.o.IssueCheckEvery,

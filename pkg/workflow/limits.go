@@ -54,7 +54,7 @@ func (ul *usageLimits) gate(ctx context.Context, r *store.Run) (res Result, ok b
 	return res, true, err
 }
 
-// reported acts on a limit a runner saw (Result.limit), for Engine.reported (node_reports.go); anything else
+// reported acts on a limit a runner saw (Result.limit), for Engine.reported (step.go); anything else
 // passes through.
 func (ul *usageLimits) reported(ctx context.Context, r *store.Run, res Result, err error) (Result, error) {
 	if err != nil || res.limit == nil {

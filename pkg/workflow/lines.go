@@ -8,8 +8,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/aceworks/ace/pkg/config"
+	"github.com/aceworks/ace/pkg/sanitize"
 	"github.com/aceworks/ace/pkg/store"
-	"github.com/aceworks/ace/pkg/workspace"
 )
 
 // What ace says of a run in words, read from the stored run alone: the status comment's rows (status.go renders
@@ -192,7 +192,7 @@ func plural(n int, one, many string) string {
 
 // flatten makes untrusted text one sanitized line of at most n bytes.
 func flatten(s string, n int) string {
-	s = strings.Join(strings.Fields(workspace.Sanitize(s)), " ")
+	s = strings.Join(strings.Fields(sanitize.Clean(s)), " ")
 	if len(s) <= n {
 		return s
 	}

@@ -28,7 +28,6 @@ type liveness struct {
 	core stuckEvents
 	cfg  *config.Config // monitor.stuck_after, monitor.interval
 	now  clock
-	root string        // ace's root: an isolated agent home's session files (sessionDirs)
 	box  *runbox.Boxes // the run's proxy: the agent's traffic
 
 	mu   sync.Mutex
@@ -105,6 +104,20 @@ func (lv *liveness) deadline(p pulse) time.Time {
 	return p.first.At.Add(lv.cfg.Monitor.StuckAfter.Duration)
 }
 
+// record is run id's record as its last look left it; ok is false when there is none (ace restarted since, or
+// the run was forgotten).
+func (lv *liveness) record(id int64) (p pulse, ok bool) {
+	lv.mu.Lock()
+	defer lv.mu.Unlock()
+	q := lv.runs[id]
+	if q == nil {
+		return pulse{}, false
+	}
+	p = *q
+	p.moved = nil
+	return p, true
+}
+
 // forget drops run r's record: its agent shows something else than work (ready, a dialog ace answers, a
 // question), or went to a human.
 func (lv *liveness) forget(id int64) {
@@ -134,7 +147,7 @@ type stuckData struct {
 
 // toHuman reports that a human on the issue is to be asked about run r, whose signals have been flat since
 // p.first while its agent's screen said state ("busy", or "unknown": nothing ace knows), with what the agent
-// shows; once asked (node_reports.go), the stuck event is recorded.
+// shows; once asked (Engine.reported), the stuck event is recorded.
 func (lv *liveness) toHuman(ctx context.Context, r *store.Run, p pulse, state, screen string) (Result, error) {
 	flat := lv.now().Sub(p.first.At).Round(time.Second)
 	why := flatLine(p.first, p.last)
@@ -150,33 +163,9 @@ func (lv *liveness) toHuman(ctx context.Context, r *store.Run, p pulse, state, s
 		q = fmt.Sprintf("The agent shows a screen ace does not know, and nothing has moved for %s: %s. Answer with "+
 			"the keys or text that pass it.", flat, why)
 	}
-	return askFor(q, screen).then(func() { // the node asks (node_reports.go)
+	return askFor(q, screen).then(func() { // the node asks (Engine.reported)
 		data, _ := json.Marshal(stuckData{Flat: why, Since: p.first, Now: p.last, Screen: state})
 		lv.core.eventData(ctx, r, EventStuck, fmt.Sprintf("stuck: no sign of work for %s (%s); asked a human", flat, why), string(data))
 		lv.forget(r.ID)
 	}), nil
-}
-
-// sessionDirs are the directories of the CLI's own session files for run r, where they are the run's alone: the
-// CLI's home for the run (boxed) or ace's isolated home for the agent. In the user's own home they are shared
-// with every other session of the CLI, and tell nothing of this run.
-func (lv *liveness) sessionDirs(r *store.Run, prof agents.Profile) []string {
-	a := prof.Adapter()
-	if a == nil || a.ConfigDir == nil {
-		return nil
-	}
-	home := ""
-	switch {
-	case r.State.Box != nil && r.State.Box.Proxy != "" && r.State.Box.Home != "":
-		home = r.State.Box.Home
-	case prof.Home == "isolated":
-		home = agents.AgentHome(prof, lv.root, agents.CurrentUser()).Home
-	}
-	if home == "" {
-		return nil
-	}
-	if dir := a.ConfigDir(home, nil); dir != "" {
-		return []string{dir}
-	}
-	return nil
 }

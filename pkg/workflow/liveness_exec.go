@@ -28,7 +28,7 @@ func (x *execRunner) stuck(ctx context.Context, r *store.Run, st *headless.Statu
 			v.root, v.withRoot = st.AgentPID, true
 		}
 		if prof, err := x.agent.profile(r); err == nil {
-			v.dirs = x.alive.sessionDirs(r, prof)
+			v.dirs = x.agent.sessionDirs(r, prof)
 		}
 		return v
 	})

@@ -19,7 +19,7 @@ func (l *liveRunner) stuck(ctx context.Context, r *store.Run) (Result, bool, err
 			v.root = pane.PID // the host, whose own CPU answers ace's looks: only the CLI below it counts
 		}
 		if prof, err := l.agent.profile(r); err == nil {
-			v.dirs = l.alive.sessionDirs(r, prof)
+			v.dirs = l.agent.sessionDirs(r, prof)
 		}
 		v.screen, _ = l.panes.screen(ctx, r, 0)
 		return v

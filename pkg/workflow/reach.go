@@ -149,7 +149,7 @@ func (rc *reach) ask(r *store.Run, screen string) (Result, bool, error) {
 		q += "\n\n" + st.Hint
 	}
 	q += "\n\nOnce it answers, reply here: ace passes your reply to the agent, which keeps trying meanwhile."
-	return askFor(q, screen).then(func() { st.Asked = true }), true, nil // the node asks (node_reports.go)
+	return askFor(q, screen).then(func() { st.Asked = true }), true, nil // the node asks (Engine.reported)
 }
 
 // fromBox takes in what the run's proxy saw of the model (runbox.Boxes.Keep): a connection that worked ends the

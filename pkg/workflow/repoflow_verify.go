@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/aceworks/ace/pkg/config"
+	"github.com/aceworks/ace/pkg/sanitize"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/transcript"
 	"github.com/aceworks/ace/pkg/workspace"
@@ -81,7 +82,7 @@ func (fl *repoFlow) verifyBeforePR(ctx context.Context, r *store.Run, ws *worksp
 	}
 	details := fmt.Sprintf("# Verify failed\n\nBefore opening the pull request ace ran `%s` in this working copy; it %s. "+
 		"This file was written by ace; it is not part of the repository. The end of the command's output:\n\n%s\n",
-		cmd, flatten(why, 200), quote(workspace.Sanitize(tail)))
+		cmd, flatten(why, 200), quote(sanitize.Clean(tail)))
 	if err := workCopy(r).WriteFile(verifyFile, []byte(details), 0o644); err != nil {
 		return Result{}, true, fl.core.needFile(ctx, r, "write "+verifyFile, err)
 	}

@@ -16,7 +16,7 @@ import (
 // headless supervisor killed or stopped, its live host stopped, its process ended by SIGTERM or SIGHUP (a stop, a
 // shutdown, a hangup) — says nothing about the run, and a few of them must not fail a run that did nothing wrong.
 // The fence and a move to another host start the agent afresh from claim and spend nothing either. Restarts for
-// the host are bounded by monitor.timeout alone. The ruling is the engine's (mayRestart, restarted: run_checks.go); the cause, here, is the
+// the host are bounded by monitor.timeout alone. The ruling is the engine's (mayRestart, restarted: node_monitor.go); the cause, here, is the
 // runners' evidence.
 //
 // The evidence, by runner: tmux — a dead pane with the agent's exit status is the agent's, a session that is not

@@ -13,7 +13,7 @@ import (
 // the CLI's own protocol, held by a host in the run's tmux session). The graph's nodes and ace's commands never
 // ask which one a run has: they call these methods. A runner reports what it saw that is not its own business —
 // a usage limit, a human to ask (Result.limit, Result.ask) — and the node that called it decides
-// (node_reports.go). A new runner is its files implementing Runner, runnerDefaults embedded for the methods it
+// (Engine.reported, step.go). A new runner is its files implementing Runner, runnerDefaults embedded for the methods it
 // has nothing to do in, its kind (runner_kinds.go: its name and description) with a line in runnerKinds, and its
 // making in withRunners.
 type Runner interface {
@@ -28,7 +28,7 @@ type Runner interface {
 	Busy(ctx context.Context, r *store.Run) (res Result, busy bool, err error)
 	// Observe is the monitor's look once neither .ace/DONE nor .ace/QUESTION is there: the agent idle, at a
 	// dialog, asking on its screen, at a usage limit, or gone — and what to do about it (nudge, answer, restart,
-	// compact), or what the monitor is to act on (a human to ask, a limit: node_reports.go).
+	// compact), or what the monitor is to act on (a human to ask, a limit: Engine.reported).
 	Observe(ctx context.Context, r *store.Run) (Result, error)
 	// Type gives text to the live agent now; Queue keeps it in the run for the agent's next turn. A runner does
 	// one or the other (the other is runnerDefaults' no-op), so that callers do both: Type once, Queue in a change of the run
@@ -76,7 +76,7 @@ type Describer interface {
 
 // runHost is what a runner needs of the engine's core, in the spirit of tailscale's ipnext.Host: the run's events
 // (recorded as a step records them, its watchers told) and the engine's rulings on a run — monitor.timeout, whether
-// an agent gone may start again (run_checks.go), whether it left work, a file the run cannot go on without
+// an agent gone may start again (node_monitor.go), whether it left work, a file the run cannot go on without
 // (engine_files.go). The Engine satisfies it; everything else a runner uses is a part, given to it as such
 // (withRunners).
 type runHost interface {

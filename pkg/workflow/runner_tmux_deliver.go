@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/store"
@@ -132,6 +134,7 @@ func (t *tmuxRunner) submitPrompt(ctx context.Context, r *store.Run, prof agents
 
 // delivered records that the agent has its prompt and hands the run to the monitor.
 func (t *tmuxRunner) delivered(ctx context.Context, r *store.Run, msg string) Result {
+	r.State.PromptHead = promptHead(t.prompts.promptText(r)) // before Resume is cleared: the prompt delivered
 	r.State.PromptDelivered = true
 	r.State.PastesLost, r.State.PromptResent = 0, 0
 	r.State.PastedAt = time.Time{}
@@ -142,6 +145,23 @@ func (t *tmuxRunner) delivered(ctx context.Context, r *store.Run, msg string) Re
 	t.markTranscript(r)
 	t.core.event(ctx, r, "prompt", msg)
 	return Goto(StepMonitor)
+}
+
+// promptHeadMax bounds what the run keeps of a delivered prompt (PromptHead): Profile.PromptUnsent looks for its
+// first words only, and a resume prompt may be a human's whole answer.
+const promptHeadMax = 64
+
+// promptHead is the beginning of prompt, trimmed, cut at a character within promptHeadMax bytes.
+func promptHead(prompt string) string {
+	s := strings.TrimSpace(prompt)
+	if len(s) <= promptHeadMax {
+		return s
+	}
+	n := promptHeadMax
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // promptTaken reports whether an agent ace pasted the prompt into took it: it wrote .ace/DONE or .ace/QUESTION,

@@ -3,12 +3,20 @@ package workflow
 import (
 	"context"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/aceworks/ace/pkg/agents"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/tmuxops"
+	"github.com/aceworks/ace/pkg/transcript"
 )
+
+// Observe is the monitor's look at a tmux run: what the agent spent so far, then its screen.
+func (t *tmuxRunner) Observe(ctx context.Context, r *store.Run) (Result, error) {
+	t.spend.refreshUsage(ctx, r, false) // usage.go: what the agent spent so far, for ace ls and budgets
+	return t.observeScreen(ctx, r)
+}
 
 // observeScreen is the tmux runner's look at its agent: the pane gone or dead, a usage limit, a dialog, a
 // question or an approval on screen, an idle composer (nudge, compaction) — each decided from the screen now.
@@ -58,7 +66,7 @@ func (t *tmuxRunner) observeScreen(ctx context.Context, r *store.Run) (Result, e
 	if t.core.timedOut(r, o.screen) {
 		return Goto(StepFailed), nil
 	}
-	if o.state == agents.StateStarting && r.State.PromptResent < pasteAttempts && prof.PromptUnsent(o.screen, t.prompts.promptText(r)) {
+	if o.state == agents.StateStarting && r.State.PromptResent < pasteAttempts && prof.PromptUnsent(o.screen, r.State.PromptHead) {
 		// The prompt ace delivered sits in the composer, unsent: Enter again once the screen settled, before the
 		// stuck check asks a human about an agent that never had its task.
 		if still := latest(o.changedAt, pane.Activity).Add(m.Settle.Duration); t.now().Before(still) {
@@ -193,3 +201,58 @@ func awaitsKeys(s agents.State) bool {
 // answerSettle is how long after an answer (or the prompt) a menu on screen is taken for the one answered, not
 // a new one: gemini 0.61 still showed the permission dialog just allowed, and it went to the human twice.
 const answerSettle = 2 * time.Second
+
+// Compaction: long sessions fill an agent's context. The pane transcript (<root>/logs/<session>.log) grows with
+// everything the agent shows, so its growth since the last compaction is a cheap, agent-independent measure of how
+// much the context has taken in. The offset lives in the run's state: the count survives a restart of ace. The
+// look decides on it here; the tell_agent step types the command (compact, runner_tmux_tell.go).
+
+// compactDue reports whether an idle agent is to compact its context with its own command: its transcript grew
+// past monitor.compact_threshold since the last compaction. The monitor decides it; the tell_agent step types the
+// command (compact).
+func (t *tmuxRunner) compactDue(r *store.Run, prof agents.Profile, st agents.State) bool {
+	threshold := t.cfg.Monitor.CompactThreshold
+	if threshold <= 0 || prof.CompactCommand == "" || st != agents.StateReady {
+		return false
+	}
+	size, err := t.transcriptSize(r)
+	if err != nil {
+		return false
+	}
+	if !r.State.HasCompactAt || r.State.Compacting {
+		// A run from before compaction existed, or the agent is back at its prompt after compacting: count from
+		// here, so that what the compaction itself printed never calls for another one.
+		r.State.CompactAt, r.State.HasCompactAt = size, true
+		r.State.Compacting = false
+		return false
+	}
+	return agents.CompactDue(size, r.State.CompactAt, threshold, st)
+}
+
+// markTranscript starts the compaction count at the transcript's current size: a new or restarted agent has an
+// empty context, whatever an earlier agent in the same session wrote to the transcript.
+func (t *tmuxRunner) markTranscript(r *store.Run) {
+	r.State.Compacting = false
+	if size, err := t.transcriptSize(r); err == nil {
+		r.State.CompactAt, r.State.HasCompactAt = size, true
+	}
+}
+
+func (t *tmuxRunner) transcriptSize(r *store.Run) (int64, error) {
+	return fileSize(transcript.TerminalLog(t.root, r.Session))
+}
+
+// fileSize is the size of the file at path; 0 when there is none (yet).
+func fileSize(path string) (int64, error) {
+	if path == "" {
+		return 0, nil
+	}
+	fi, err := os.Stat(path)
+	if os.IsNotExist(err) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	return fi.Size(), nil
+}

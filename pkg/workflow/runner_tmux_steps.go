@@ -9,7 +9,8 @@ import (
 )
 
 // The tmux runner's steps: what the graph's nodes call (Runner). They sit above the screen, keys, delivery and
-// session files they use; runner_tmux.go holds the runner's parts and describes a run of it.
+// session files they use; runner_tmux.go holds the runner's parts and describes a run of it. The monitor's look
+// (Observe) is with its decisions, in runner_tmux_screen.go.
 
 // Start opens the agent's tmux session, or re-attaches to the one a previous ace process left running; an agent
 // the monitor's look found gone is sent here by tell_agent to be started again (onAgentExit).
@@ -42,11 +43,6 @@ func (t *tmuxRunner) Start(ctx context.Context, r *store.Run) (Result, error) {
 
 func (t *tmuxRunner) Deliver(ctx context.Context, r *store.Run) (Result, error) {
 	return t.deliverPrompt(ctx, r)
-}
-
-func (t *tmuxRunner) Observe(ctx context.Context, r *store.Run) (Result, error) {
-	t.spend.refreshUsage(ctx, r, false) // usage.go: what the agent spent so far, for ace ls and budgets
-	return t.observeScreen(ctx, r)
 }
 
 func (t *tmuxRunner) Type(ctx context.Context, r *store.Run, text string) error {

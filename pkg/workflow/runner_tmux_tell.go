@@ -14,7 +14,8 @@ import (
 
 // tell acts on the agent as the monitor's look decided (the tell_agent step): it answers the menu the look found
 // (a dialog, a permission with auto_approve, a limit's menu), types its compaction command, or it is nudged or
-// a human asked (onIdle); for an agent the look found gone, it rules on what it left (onAgentExit). An agent gone
+// a human asked (onIdle), or a human asked about it stuck (askStuck); for an agent the look found gone, it rules
+// on what it left (onAgentExit). An agent gone
 // meanwhile goes back to the look, which decides on it.
 func (t *tmuxRunner) tell(ctx context.Context, r *store.Run, what string) (Result, error) {
 	pane, found, err := t.panes.pane(ctx, r.Session)
@@ -32,6 +33,19 @@ func (t *tmuxRunner) tell(ctx context.Context, r *store.Run, what string) (Resul
 	switch what {
 	case tellDialog, tellApprove, tellLimitMenu, tellSubmit:
 		return t.tellKeys(ctx, r, what)
+	case tellStuck:
+		prof, err := t.agent.profile(r)
+		if err != nil {
+			return Result{}, err
+		}
+		screen, err := t.tmux.Capture(ctx, r.Session, 0)
+		if tmuxops.Gone(err) {
+			return Goto(StepMonitor), nil // the look finds it gone and decides
+		}
+		if err != nil {
+			return Result{}, fmt.Errorf("capture screen: %w", err)
+		}
+		return t.askStuck(ctx, r, prof, screen) // liveness_tmux.go
 	case tellIdle, tellStopped:
 		screen, err := t.tmux.Capture(ctx, r.Session, 0)
 		if err != nil {
@@ -78,7 +92,7 @@ func (t *tmuxRunner) tellKeys(ctx context.Context, r *store.Run, what string) (R
 			return t.approve(ctx, r, screen, after)
 		}
 	case tellSubmit:
-		if prof.PromptUnsent(screen, t.prompts.promptText(r)) {
+		if prof.PromptUnsent(screen, r.State.PromptHead) {
 			if err := t.tmux.SendKeys(ctx, r.Session, "Enter"); err != nil {
 				return Result{}, err
 			}
@@ -190,4 +204,22 @@ func (t *tmuxRunner) onAgentExit(ctx context.Context, r *store.Run, pane tmuxops
 // exitCause reads why the agent is gone (paneCause).
 func (t *tmuxRunner) exitCause(ctx context.Context, r *store.Run, pane tmuxops.Pane, found bool) exitCause {
 	return paneCause("the agent", pane, found, func() string { return t.panes.sessionGone(ctx, r) })
+}
+
+// compact types the agent's compaction command (the tell_agent step, after compactDue). A failure is logged and
+// not fatal: the next idle moment tries again.
+func (t *tmuxRunner) compact(ctx context.Context, r *store.Run, prof agents.Profile) {
+	size, err := t.transcriptSize(r)
+	if err != nil {
+		return
+	}
+	offset := r.State.CompactAt
+	if err := t.type_(ctx, r, prof.CompactCommand); err != nil {
+		t.log.WarnContext(ctx, "compact", "run", r.ID, "session", r.Session, "err", err)
+		return
+	}
+	r.State.CompactAt, r.State.HasCompactAt = size, true
+	r.State.Compacting = true
+	t.core.event(ctx, r, "compact", fmt.Sprintf("asked the agent to compact its context (%s): its transcript grew %d KiB",
+		prof.CompactCommand, agents.Growth(size, offset)>>10))
 }

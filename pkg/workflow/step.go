@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -43,7 +44,7 @@ type Result struct {
 	Wait   time.Duration
 	Status store.Status
 	// limit and ask are a runner's reports, of a usage limit it saw and of a human its agent waits for: the
-	// node that asked the runner decides on them (Engine.reported, node_reports.go); they move nothing by
+	// node that asked the runner decides on them (Engine.reported, below); they move nothing by
 	// themselves.
 	limit *limitReport
 	ask   *humanAsk
@@ -161,6 +162,7 @@ const (
 	tellCompact = "compact" // its CLI's compaction command: its transcript grew past monitor.compact_threshold
 	tellStopped = "stopped" // its CLI stopped its turn and says a message goes on (Profile.TurnStopped): a nudge now
 	tellSubmit  = "submit"  // the prompt sits in its composer, unsent (Profile.PromptUnsent): Enter again
+	tellStuck   = "stuck"   // no sign of work for stuck_after, its screen busy or unknown: a human asked (askStuck)
 	// The keys of a menu the look found to answer, sent by tell_agent only on a screen read then that still shows
 	// it (runner_tmux_tell.go).
 	tellDialog    = "dialog"     // a dialog settled on screen (State.Dialog*): its answer
@@ -175,4 +177,26 @@ const (
 func tellAgent(r *store.Run, what string) Result {
 	r.State.Tell = what
 	return Goto(StepTell)
+}
+
+// Runners report, nodes decide: a runner's look returns what it saw that is not its own business — a usage limit
+// (Result.limit), an agent waiting for a human (Result.ask) — and the node that called it decides on it here,
+// after every call of a runner that returns a Result. A runner never posts on the issue nor pauses a run itself,
+// and the node does not post either: the question goes to the ask_human step (node_ask.go).
+
+// reported decides on what a runner returned: a usage limit it saw is decided on (usageLimits.reported); a human
+// it asks for is kept in the run for the ask_human step, which posts the question, and what the runner changes
+// once it asked (humanAsk.asked) is done with the move, saved in the same write; anything else passes through.
+func (e *Engine) reported(ctx context.Context, r *store.Run, res Result, err error) (Result, error) {
+	if err != nil {
+		return res, err
+	}
+	if a := res.ask; a != nil {
+		if a.asked != nil {
+			a.asked()
+		}
+		r.State.Ask = &store.Ask{Message: a.msg, Screen: a.screen, InWords: a.inWords}
+		return Goto(StepAsk).With(store.StatusActive), nil
+	}
+	return e.limits.reported(ctx, r, res, nil)
 }
