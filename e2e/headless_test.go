@@ -108,8 +108,9 @@ sh echo "$HOME" > ` + probe + `/home
 func TestHeadlessSilentBusyAgentIsNotKilled(t *testing.T) {
 	t.Parallel()
 	// Three idle timeouts of silence with a process working on the CPU (a quarter of a core when it has it): above
-	// the 5 % of a core that counts as work, even on a loaded machine.
-	w := newHeadlessWorld(t, "claude", "say Running the tests.\nsh "+testkit.BusyShell(9*time.Second)+"\n"+workScript, func(c *config.Config) {
+	// the 5 % of a core that counts as work, even on a loaded machine. It works on for half a timeout more, so that
+	// each of the three looks falls inside its work, none at its end.
+	w := newHeadlessWorld(t, "claude", "say Running the tests.\nsh "+testkit.BusyShell(10500*time.Millisecond)+"\n"+workScript, func(c *config.Config) {
 		c.Monitor.ExecIdleTimeout = config.Duration{Duration: 3 * time.Second}
 		c.Monitor.MaxRestarts = 0
 	})

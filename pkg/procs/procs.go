@@ -119,31 +119,58 @@ func (t Table) Descendants(pid int) []int {
 // It walks the tree down from pid through each thread's /proc/<pid>/task/<tid>/children — a few reads for an
 // agent's tree, where a Snapshot reads every process of the machine — and reads the whole table only where the
 // kernel has no such files.
+//
+// A process is read after the processes below it: one that ends and is reaped during the walk then shows in its
+// parent's children's time, read later, where reading the parent first lost it for that look — a build ending at
+// the moment of an idle check took the tree's CPU down and the agent for idle. Read this way a process's time may
+// be counted twice for that look (before its end and in its parent's), which only errs toward work.
 func TreeCPU(pid int, withRoot bool) time.Duration {
 	if _, err := os.Stat("/proc/" + strconv.Itoa(pid) + "/task"); err != nil {
 		return 0
 	}
-	var sum time.Duration
-	seen := map[int]bool{pid: true}
-	for queue := []int{pid}; len(queue) > 0; queue = queue[1:] {
-		p := queue[0]
-		if p != pid || withRoot {
-			if st, err := Read(p); err == nil {
-				sum += st.CPU + st.ChildCPU
-			}
-		}
-		kids, ok := children(p)
-		if !ok {
-			return Snapshot().TreeCPU(pid, withRoot)
-		}
-		for _, c := range kids {
-			if !seen[c] {
-				seen[c] = true
-				queue = append(queue, c)
-			}
-		}
+	sum, ok := subtreeCPU(liveProcs{}, pid, withRoot, map[int]bool{pid: true})
+	if !ok {
+		return Snapshot().TreeCPU(pid, withRoot)
 	}
 	return sum
+}
+
+// procSource is where subtreeCPU reads processes: /proc (liveProcs), or a test's table that changes between reads.
+type procSource interface {
+	children(pid int) (kids []int, ok bool)
+	read(pid int) (Stat, error)
+}
+
+type liveProcs struct{}
+
+func (liveProcs) children(pid int) ([]int, bool) { return children(pid) }
+func (liveProcs) read(pid int) (Stat, error)     { return Read(pid) }
+
+// subtreeCPU is the CPU time of every process below p, and p's own when self, each read after its children; ok is
+// false where the kernel has no children files.
+func subtreeCPU(src procSource, p int, self bool, seen map[int]bool) (sum time.Duration, ok bool) {
+	kids, ok := src.children(p)
+	if !ok {
+		return 0, false
+	}
+	for _, c := range kids {
+		if seen[c] {
+			continue
+		}
+		seen[c] = true
+		cpu, ok := subtreeCPU(src, c, true, seen)
+		if !ok {
+			return 0, false
+		}
+		sum += cpu
+	}
+	if !self {
+		return sum, true
+	}
+	if st, err := src.read(p); err == nil {
+		sum += st.CPU + st.ChildCPU
+	}
+	return sum, true
 }
 
 // children lists pid's children from its threads' children files; ok is false where the kernel has none.

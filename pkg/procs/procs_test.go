@@ -95,3 +95,46 @@ func TestTreeCPUKeepsReapedCommands(t *testing.T) {
 		t.Errorf("walking the tree found %s, the whole table %s", walked, table)
 	}
 }
+
+// reapingTable is a process table in which a process ends and is reaped by its parent during a walk: once the
+// walk has listed the parent's children, the child is gone and its time is in the parent's children's time.
+type reapingTable struct {
+	parent, child int
+	stats         map[int]Stat
+	reaped        bool
+}
+
+func (r *reapingTable) children(pid int) ([]int, bool) {
+	if pid != r.parent || r.reaped {
+		return nil, true
+	}
+	kids := []int{r.child}
+	// Between this listing and the reads that follow, the child ends and its parent reaps it.
+	r.reaped = true
+	st := r.stats[r.parent]
+	st.ChildCPU += r.stats[r.child].CPU
+	r.stats[r.parent] = st
+	delete(r.stats, r.child)
+	return kids, true
+}
+
+func (r *reapingTable) read(pid int) (Stat, error) {
+	st, ok := r.stats[pid]
+	if !ok {
+		return Stat{}, os.ErrNotExist
+	}
+	return st, nil
+}
+
+// TestTreeCPUKeepsACommandReapedMidWalk: a command that ends while its tree is read (a build ending at the moment
+// of an idle check) still counts, in its parent's children's time: its parent is read after it.
+func TestTreeCPUKeepsACommandReapedMidWalk(t *testing.T) {
+	tab := &reapingTable{parent: 10, child: 11, stats: map[int]Stat{
+		10: {CPU: 50 * time.Millisecond},
+		11: {CPU: 3 * time.Second}, // the build
+	}}
+	cpu, ok := subtreeCPU(tab, 10, true, map[int]bool{10: true})
+	if !ok || cpu != 3050*time.Millisecond {
+		t.Fatalf("tree CPU %s (ok %v), want 3.05s: the reaped build's time lost", cpu, ok)
+	}
+}
