@@ -19,10 +19,12 @@ func TestPromptLeftUnsentIsSubmitted(t *testing.T) {
 	w := newWorld(t, workScript, func(c *config.Config) {
 		a := c.Agents["fake"]
 		// Its ready marker is the composer's placeholder, as gemini's is: text in the composer hides it.
-		a.Command += " --lost-enters 2s --status-line ''"
+		// An Enter within 5 s of the paste is lost: ace's first Enters are, even on a loaded machine where the
+		// paste takes seconds to show (with 2 s, one came after and the prompt went in at once).
+		a.Command += " --lost-enters 5s --status-line ''"
 		a.Markers.Ready = `Ask fake-agent anything`
 		c.Agents["fake"] = a
-		c.Monitor.Settle = config.D(3 * time.Second) // Enter again only past the lost Enters' 2 s
+		c.Monitor.Settle = config.D(6 * time.Second) // Enter again only past the lost Enters' 5 s
 	})
 	r := w.run(workflow.UntilSettled)
 	if r.Status != store.StatusDone {

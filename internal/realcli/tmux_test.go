@@ -130,11 +130,24 @@ func TestInteractiveFirstRun(t *testing.T) {
 			for _, f := range recorded {
 				names = append(names, strings.TrimSuffix(filepath.Base(f)[3:], ".txt"))
 			}
-			if !slices.Equal(names, passed) {
-				t.Errorf("screens passed %v, recorded %v (%s)", passed, names, fixtures)
+			// A screen met again is not a new one: under load gemini restarting to apply its trust drew its auth
+			// screen before and after, and the trust dialog's remains stayed above the restart notice.
+			if seen := firstSeen(passed); !slices.Equal(names, seen) {
+				t.Errorf("screens passed %v (%v), recorded %v (%s)", seen, passed, names, fixtures)
 			}
 		})
 	}
+}
+
+// firstSeen is names without the ones met before, in the order they were first met.
+func firstSeen(names []string) []string {
+	var out []string
+	for _, n := range names {
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // driveScreens answers each screen of spec the CLI in tm shows, submits text at the ready marker once, and returns

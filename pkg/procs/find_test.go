@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+	"time"
 )
 
 // TestTagNamesAProcessUntilItEnds: a tag is this process's while it lives; a tag of a process that has ended is
@@ -28,7 +29,14 @@ func TestTagNamesAProcessUntilItEnds(t *testing.T) {
 	if TagGone(tag) {
 		t.Error("a running process's tag is gone")
 	}
-	if argv := Cmdline(cmd.Process.Pid); !slices.Equal(argv, []string{"sleep", "60"}) {
+	// Start returns once the exec began; the kernel sets the new command line a moment later.
+	var argv []string
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if argv = Cmdline(cmd.Process.Pid); len(argv) > 0 {
+			break
+		}
+	}
+	if !slices.Equal(argv, []string{"sleep", "60"}) {
 		t.Errorf("command line %q", argv)
 	}
 	_ = cmd.Process.Kill()
