@@ -7,9 +7,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/aceworks/ace/pkg/agents"
+	"github.com/aceworks/ace/pkg/sanitize"
 	"github.com/aceworks/ace/pkg/store"
 	"github.com/aceworks/ace/pkg/tmuxops"
 )
@@ -152,17 +152,7 @@ func (t *tmuxRunner) delivered(ctx context.Context, r *store.Run, msg string) Re
 const promptHeadMax = 64
 
 // promptHead is the beginning of prompt, trimmed, cut at a character within promptHeadMax bytes.
-func promptHead(prompt string) string {
-	s := strings.TrimSpace(prompt)
-	if len(s) <= promptHeadMax {
-		return s
-	}
-	n := promptHeadMax
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
-}
+func promptHead(prompt string) string { return sanitize.Cut(strings.TrimSpace(prompt), promptHeadMax) }
 
 // promptTaken reports whether an agent ace pasted the prompt into took it: it wrote .ace/DONE or .ace/QUESTION,
 // or it is working (what it draws last says so). An agent that shows its composer is given the prompt (again).

@@ -34,16 +34,12 @@ func (t *tmuxRunner) tell(ctx context.Context, r *store.Run, what string) (Resul
 	case tellDialog, tellApprove, tellLimitMenu, tellSubmit:
 		return t.tellKeys(ctx, r, what)
 	case tellStuck:
-		prof, err := t.agent.profile(r)
+		prof, screen, gone, err := t.screenNow(ctx, r)
 		if err != nil {
 			return Result{}, err
 		}
-		screen, err := t.tmux.Capture(ctx, r.Session, 0)
-		if tmuxops.Gone(err) {
+		if gone {
 			return Goto(StepMonitor), nil // the look finds it gone and decides
-		}
-		if err != nil {
-			return Result{}, fmt.Errorf("capture screen: %w", err)
 		}
 		return t.askStuck(ctx, r, prof, screen) // liveness_tmux.go
 	case tellIdle, tellStopped:
@@ -69,16 +65,12 @@ func (t *tmuxRunner) tell(ctx context.Context, r *store.Run, what string) (Resul
 // that menu. A screen that moved on since the look goes back to it at once, to be looked at afresh (claude
 // 2.1.332 replaced a dialog by a permission prompt, "No" preselected: an Enter meant for the dialog said No).
 func (t *tmuxRunner) tellKeys(ctx context.Context, r *store.Run, what string) (Result, error) {
-	prof, err := t.agent.profile(r)
+	prof, screen, gone, err := t.screenNow(ctx, r)
 	if err != nil {
 		return Result{}, err
 	}
-	screen, err := t.tmux.Capture(ctx, r.Session, 0)
-	if tmuxops.Gone(err) {
+	if gone {
 		return Goto(StepMonitor), nil // the look finds it gone and decides
-	}
-	if err != nil {
-		return Result{}, fmt.Errorf("capture screen: %w", err)
 	}
 	after := Result{Next: StepMonitor, Wait: t.cfg.Monitor.Interval.Duration}
 	state := prof.Classify(screen, false, 0)
@@ -222,4 +214,19 @@ func (t *tmuxRunner) compact(ctx context.Context, r *store.Run, prof agents.Prof
 	r.State.Compacting = true
 	t.core.event(ctx, r, "compact", fmt.Sprintf("asked the agent to compact its context (%s): its transcript grew %d KiB",
 		prof.CompactCommand, agents.Growth(size, offset)>>10))
+}
+
+// screenNow is the agent's profile and its screen read now; gone when its session went meanwhile.
+func (t *tmuxRunner) screenNow(ctx context.Context, r *store.Run) (prof agents.Profile, screen string, gone bool, err error) {
+	if prof, err = t.agent.profile(r); err != nil {
+		return prof, "", false, err
+	}
+	screen, err = t.tmux.Capture(ctx, r.Session, 0)
+	if tmuxops.Gone(err) {
+		return prof, "", true, nil
+	}
+	if err != nil {
+		return prof, "", false, fmt.Errorf("capture screen: %w", err)
+	}
+	return prof, screen, false, nil
 }
