@@ -22,6 +22,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -145,21 +146,32 @@ func (c *Cluster) launch() error {
 	}
 	cmd.Dir, cmd.Env = c.dir, pgEnv()
 	// If this process dies without stopping it, postgres gets SIGQUIT (immediate shutdown) rather than living on.
-	// (Linux sends it when the forking thread ends; Go ends a thread only after LockOSThread, which ace never calls.)
+	// Linux sends it when the thread that forked it ends, not the process, and Go ends a thread when a goroutine
+	// locked to it returns — as ace's tmux control clients' do (tmuxops.startTied), on whatever thread they were
+	// given, perhaps the one that had forked this postgres: it then went down in the middle of a test (a fleet
+	// test's six agents never started, every host's store refused). So postgres is forked from a thread of its
+	// own, locked to the goroutine that waits for it: that thread ends only after postgres.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: c.cred, Pdeathsig: syscall.SIGQUIT}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		return fmt.Errorf("pgtest: %w", err)
 	}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("pgtest: start postgres: %w", err)
-	}
+	started := make(chan error)
 	done := make(chan struct{})
 	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine, after postgres
+		defer close(done)
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
 		io.Copy(c.log, stderr)
 		cmd.Wait()
-		close(done)
 	}()
+	if err := <-started; err != nil {
+		return fmt.Errorf("pgtest: start postgres: %w", err)
+	}
 	c.mu.Lock()
 	c.cmd, c.done = cmd, done
 	c.mu.Unlock()

@@ -3,6 +3,7 @@ package pgtest
 import (
 	"context"
 	"os"
+	"runtime"
 	"sync"
 	"syscall"
 	"testing"
@@ -123,4 +124,35 @@ func TestRestartKeepsPortAndData(t *testing.T) {
 	if err := conn.QueryRow(ctx, "SELECT count(*) FROM t").Scan(&n); err != nil || n != 3 {
 		t.Fatalf("%d rows (%v), want the 3 written across the restarts", n, err)
 	}
+}
+
+// TestPostmasterOutlivesEndingThreads: threads of this process that end — as Go ends the thread of a goroutine
+// that returns locked to it (ace's tmux control clients) — do not take postgres down. Linux sends the postmaster
+// its parent-death signal when the thread that forked it ends; before it had a thread of its own, one such
+// thread in the test process was enough to shut it down in the middle of a fleet test.
+func TestPostmasterOutlivesEndingThreads(t *testing.T) {
+	t.Parallel()
+	c := SharedCluster(t)
+	pid := c.PID()
+	// Each round ends threads the scheduler was using: a goroutine per P locks its thread and returns.
+	for range 200 {
+		var wg sync.WaitGroup
+		for range runtime.GOMAXPROCS(0) + 2 {
+			wg.Go(func() {
+				runtime.LockOSThread()
+				time.Sleep(time.Millisecond)
+			})
+		}
+		wg.Wait()
+	}
+	if err := syscall.Kill(pid, 0); err != nil {
+		t.Fatalf("the postmaster (pid %d) is gone after threads of this process ended: %v\n%s", pid, err, c.log)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, c.URL("postgres"))
+	if err != nil {
+		t.Fatalf("postgres does not answer after threads of this process ended: %v\n%s", err, c.log)
+	}
+	conn.Close(ctx)
 }
