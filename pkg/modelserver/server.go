@@ -195,10 +195,19 @@ func stringsIn(v any, out *[]string) {
 	}
 }
 
-func (s *Server) log(r Request) {
+// log records r and returns its place in the record.
+func (s *Server) log(r Request) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.requests = append(s.requests, r)
+	return len(s.requests) - 1
+}
+
+// complete replaces the record at i, logged when its answer started, with the request as it ended.
+func (s *Server) complete(i int, r Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.requests[i] = r
 }
 
 // abs resolves a turn's path against the scenario's directory.
@@ -246,8 +255,24 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			req.Body = body
 		}
 	}
+	// The request is on record once its answer starts, not only once the handler returns: a CLI that has read
+	// the answer's last event may end its turn, and a test ask what the turn sent, before the handler is done
+	// (codex's typed line was missing from UserTexts after its turn had ended). The entry is completed at the end.
+	logged := -1
 	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
-	defer func() { req.Status, req.Took = rec.status, time.Since(at); s.log(req) }()
+	rec.started = func(status int) {
+		snap := req
+		snap.Status = status
+		logged = s.log(snap)
+	}
+	defer func() {
+		req.Status, req.Took = rec.status, time.Since(at)
+		if logged >= 0 {
+			s.complete(logged, req)
+		} else {
+			s.log(req)
+		}
+	}()
 
 	path := r.URL.Path
 	switch {
@@ -329,12 +354,26 @@ func (d *dripWriter) Flush() {
 
 type statusRecorder struct {
 	http.ResponseWriter
-	status int
+	status  int
+	started func(status int) // called once, as the answer starts
+}
+
+func (r *statusRecorder) start(code int) {
+	if f := r.started; f != nil {
+		r.started = nil
+		f(code)
+	}
 }
 
 func (r *statusRecorder) WriteHeader(code int) {
 	r.status = code
+	r.start(code)
 	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Write(b []byte) (int, error) {
+	r.start(r.status)
+	return r.ResponseWriter.Write(b)
 }
 
 func (r *statusRecorder) Flush() {
