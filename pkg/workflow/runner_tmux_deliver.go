@@ -54,7 +54,7 @@ func (t *tmuxRunner) deliverPrompt(ctx context.Context, r *store.Run) (Result, e
 	if pasted {
 		if how, ok := t.promptTaken(r, prof, screen); ok {
 			// ace pasted the prompt, then was killed before it saved that it was delivered: the agent has it.
-			return t.delivered(ctx, r, "the agent had taken the prompt before ace restarted ("+how+")"), nil
+			return t.delivered(ctx, r, t.prompts.promptText(r), "the agent had taken the prompt before ace restarted ("+how+")"), nil
 		}
 	}
 	if pasted && prof.ShowsPaste(screen, t.prompts.promptText(r)) {
@@ -129,12 +129,12 @@ func (t *tmuxRunner) submitPrompt(ctx context.Context, r *store.Run, prof agents
 		}
 		return Result{}, fmt.Errorf("deliver the prompt: %w", err)
 	}
-	return t.delivered(ctx, r, "prompt delivered"), nil
+	return t.delivered(ctx, r, text, "prompt delivered"), nil
 }
 
-// delivered records that the agent has its prompt and hands the run to the monitor.
-func (t *tmuxRunner) delivered(ctx context.Context, r *store.Run, msg string) Result {
-	r.State.PromptHead = promptHead(t.prompts.promptText(r)) // before Resume is cleared: the prompt delivered
+// delivered records that the agent has its prompt, text, and hands the run to the monitor.
+func (t *tmuxRunner) delivered(ctx context.Context, r *store.Run, text, msg string) Result {
+	r.State.PromptHead = promptHead(text)
 	r.State.PromptDelivered = true
 	r.State.PastesLost, r.State.PromptResent = 0, 0
 	r.State.PastedAt = time.Time{}
