@@ -16,13 +16,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
 	"os/user"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -30,6 +28,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/aceworks/ace/pkg/procs"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -51,8 +50,8 @@ type Cluster struct {
 
 	mu   sync.Mutex
 	seq  int
-	cmd  *exec.Cmd     // the postmaster: replaced by Restart
-	done chan struct{} // closed when cmd has exited
+	cmd  *exec.Cmd       // the postmaster: replaced by Restart
+	done <-chan struct{} // closed when cmd has exited
 }
 
 // Start initialises a cluster in a new temp dir and starts it, listening on 127.0.0.1 only (no Unix socket),
@@ -146,30 +145,13 @@ func (c *Cluster) launch() error {
 	}
 	cmd.Dir, cmd.Env = c.dir, pgEnv()
 	// If this process dies without stopping it, postgres gets SIGQUIT (immediate shutdown) rather than living on.
-	// Linux sends it when the thread that forked it ends, not the process, and Go ends a thread when a goroutine
-	// locked to it returns — as ace's tmux control clients' do (tmuxops.startTied), on whatever thread they were
-	// given, perhaps the one that had forked this postgres: it then went down in the middle of a test (a fleet
-	// test's six agents never started, every host's store refused). So postgres is forked from a thread of its
-	// own, locked to the goroutine that waits for it: that thread ends only after postgres.
+	// Forked from a thread of its own (procs.StartOnOwnThread): forked from any thread, it went down in the middle
+	// of a test when one of ace's tmux control clients ended on that thread (a fleet test's six agents never
+	// started, every host's store refused).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: c.cred, Pdeathsig: syscall.SIGQUIT}
-	stderr, err := cmd.StderrPipe()
+	cmd.Stderr = c.log
+	done, err := procs.StartOnOwnThread(cmd)
 	if err != nil {
-		return fmt.Errorf("pgtest: %w", err)
-	}
-	started := make(chan error)
-	done := make(chan struct{})
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine, after postgres
-		defer close(done)
-		if err := cmd.Start(); err != nil {
-			started <- err
-			return
-		}
-		started <- nil
-		io.Copy(c.log, stderr)
-		cmd.Wait()
-	}()
-	if err := <-started; err != nil {
 		return fmt.Errorf("pgtest: start postgres: %w", err)
 	}
 	c.mu.Lock()
@@ -179,7 +161,7 @@ func (c *Cluster) launch() error {
 }
 
 // postmaster is the current postmaster process and the channel closed when it exits.
-func (c *Cluster) postmaster() (*exec.Cmd, chan struct{}) {
+func (c *Cluster) postmaster() (*exec.Cmd, <-chan struct{}) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.cmd, c.done

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -97,25 +96,12 @@ func (c *Client) dialControl(ctx context.Context) (*control, error) {
 	return ct, nil
 }
 
-// startTied starts cmd so that the kernel kills it when this process dies (tieToParent). Linux sends that signal
-// when the thread that forked the child ends, not the process, and a Go thread ends when a goroutine locked to
-// it returns: cmd is started from a goroutine locked to its thread for the child's whole life, which reaps it.
-// The channel is closed once the child has exited.
+// startTied starts cmd so that the kernel kills it when this process dies (tieToParent), from a thread of its own
+// that reaps it (procs.StartOnOwnThread): Linux sends that signal when the thread that forked the child ends, not
+// the process. The channel is closed once the child has exited.
 func startTied(cmd *exec.Cmd) (<-chan struct{}, error) {
 	tieToParent(cmd)
-	started := make(chan error)
-	exited := make(chan struct{})
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine, after the child
-		defer close(exited)
-		if err := cmd.Start(); err != nil {
-			started <- err
-			return
-		}
-		started <- nil
-		_ = cmd.Wait()
-	}()
-	return exited, <-started
+	return procs.StartOnOwnThread(cmd)
 }
 
 // exec runs one tmux command over the connection and returns its output.
